@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { InvalidAgentNameError } from "./errors.ts";
+
+/** The Lead's reserved name: teammates may never take it. */
+export const LEAD = "lead";
+
+export const AGENT_NAME_MAX_LENGTH = 40;
+
+const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+// Names become directory and file names, so anything Windows refuses as a file
+// name is refused everywhere, whatever the host.
+const WINDOWS_RESERVED = new Set([
+  "con",
+  "prn",
+  "aux",
+  "nul",
+  ...Array.from({ length: 9 }, (_, i) => `com${i + 1}`),
+  ...Array.from({ length: 9 }, (_, i) => `lpt${i + 1}`),
+]);
+
+/** Why `name` is not a valid agent name, or undefined when it is. */
+export function agentNameProblem(name: string): string | undefined {
+  if (name.length === 0) return "it is empty";
+  if (name.length > AGENT_NAME_MAX_LENGTH) return `it is longer than ${AGENT_NAME_MAX_LENGTH} characters`;
+  if (name.includes("/") || name.includes("\\") || name.includes("..")) return "it contains a path piece";
+  if (name !== name.toLowerCase()) return "it has upper-case letters";
+  if (!SLUG.test(name)) return "only a-z, 0-9 and single inner hyphens are allowed";
+  if (WINDOWS_RESERVED.has(name)) return "it is a reserved device name on Windows";
+  return undefined;
+}
+
+export const AgentName = z.string().superRefine((name, ctx) => {
+  const problem = agentNameProblem(name);
+  if (problem) ctx.addIssue({ code: "custom", message: `invalid agent name: ${problem}` });
+});
+export type AgentName = z.infer<typeof AgentName>;
+
+/** Validates a name before any work is done; throws `InvalidAgentNameError`. */
+export function assertAgentName(name: string): AgentName {
+  const problem = agentNameProblem(name);
+  if (problem) throw new InvalidAgentNameError(name, problem);
+  return name;
+}
+
+/** A teammate name: a valid agent name that is not the Lead's. */
+export function assertTeammateName(name: string): AgentName {
+  assertAgentName(name);
+  if (name === LEAD) throw new InvalidAgentNameError(name, `"${LEAD}" is reserved for the Lead`);
+  return name;
+}

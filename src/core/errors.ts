@@ -1,0 +1,133 @@
+/**
+ * Typed errors with stable codes. Every error a user can cause is an `AgentError`
+ * whose message is one line naming the cause and the fix; the CLI entry maps
+ * `category` to an exit code and is the only place that prints them.
+ */
+export type ErrorCategory =
+  | "usage" // bad flag, bad name, malformed id, bad config
+  | "not_found" // unknown agent, unknown message
+  | "busy" // state dir owned by another live runtime
+  | "state" // corrupt state file, storage failure, conflicting data
+  | "model" // model/API failures
+  | "agent"; // the agent's run ended in error
+
+export abstract class AgentError extends Error {
+  abstract readonly code: string;
+  abstract readonly category: ErrorCategory;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class UsageError extends AgentError {
+  readonly code = "USAGE";
+  readonly category = "usage" as const;
+}
+
+export class InvalidAgentNameError extends AgentError {
+  readonly code = "INVALID_AGENT_NAME";
+  readonly category = "usage" as const;
+  constructor(
+    readonly agentName: string,
+    readonly reason: string,
+  ) {
+    super(
+      `invalid agent name ${JSON.stringify(agentName)}: ${reason}; use a lowercase slug like "alice" or "api-writer"`,
+    );
+  }
+}
+
+export class InvalidMessageIdError extends AgentError {
+  readonly code = "INVALID_MESSAGE_ID";
+  readonly category = "usage" as const;
+  constructor(readonly messageId: string) {
+    super(
+      `invalid message id ${JSON.stringify(messageId)}: expected a canonical lowercase UUID such as 0190b8a6-7c1e-7d3a-9f00-3b2a1c4d5e6f`,
+    );
+  }
+}
+
+export class InvalidMessageError extends AgentError {
+  readonly code = "INVALID_MESSAGE";
+  readonly category = "usage" as const;
+  constructor(readonly issues: string) {
+    super(`invalid mailbox message: ${issues}`);
+  }
+}
+
+export class UnknownAgentError extends AgentError {
+  readonly code = "UNKNOWN_AGENT";
+  readonly category = "not_found" as const;
+  constructor(
+    readonly agentName: string,
+    hint = "run `agent mailbox list` to see the agents that have mailboxes",
+  ) {
+    super(`unknown agent "${agentName}": ${hint}`);
+  }
+}
+
+export class MessageNotFoundError extends AgentError {
+  readonly code = "MESSAGE_NOT_FOUND";
+  readonly category = "not_found" as const;
+  constructor(
+    readonly messageId: string,
+    where: string,
+  ) {
+    super(`message ${messageId} not found ${where}; run \`agent mailbox list\` to see where messages are`);
+  }
+}
+
+/** Any failure of the durable mailbox: I/O, lock, conflicting or corrupt data. */
+export class MailboxStorageError extends AgentError {
+  readonly code: string = "MAILBOX_STORAGE";
+  readonly category = "state" as const;
+}
+
+export class DuplicateMessageIdError extends MailboxStorageError {
+  override readonly code = "DUPLICATE_MESSAGE_ID";
+  constructor(readonly messageId: string) {
+    super(`message id ${messageId} already exists in the mailbox store; every message needs a fresh id`);
+  }
+}
+
+export class AckConflictError extends MailboxStorageError {
+  override readonly code = "ACK_CONFLICT";
+  constructor(readonly messageId: string) {
+    super(
+      `cannot ack message ${messageId}: done/ already holds a different message with this id; inspect it with \`agent mailbox show ${messageId}\``,
+    );
+  }
+}
+
+export class LockError extends AgentError {
+  readonly code = "LOCK";
+  readonly category = "state" as const;
+}
+
+/** The state dir is owned by another live runtime. */
+export class StateDirBusyError extends AgentError {
+  readonly code = "STATE_DIR_BUSY";
+  readonly category = "busy" as const;
+  constructor(
+    readonly stateDir: string,
+    readonly owner: { pid: number; host: string } | undefined,
+    fix: string,
+  ) {
+    const who = owner ? `owned by pid ${owner.pid} on host ${owner.host}` : "owned by another runtime";
+    super(`state dir ${stateDir} is busy, ${who}; ${fix}`);
+  }
+}
+
+/** A state file that exists but cannot be trusted. Never silently replaced. */
+export class CorruptStateFileError extends AgentError {
+  readonly code = "CORRUPT_STATE_FILE";
+  readonly category = "state" as const;
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`corrupt state file ${path}: ${reason}; fix or move the file away, then retry`);
+  }
+}

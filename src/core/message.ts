@@ -1,0 +1,105 @@
+import { z } from "zod";
+import type { Clock } from "./clock.ts";
+import type { IdSource } from "./ids.ts";
+import { AgentName } from "./agent-name.ts";
+import { InvalidMessageError, InvalidMessageIdError } from "./errors.ts";
+
+export const MESSAGE_KINDS = ["task", "message", "result"] as const;
+export const MessageKind = z.enum(MESSAGE_KINDS);
+export type MessageKind = z.infer<typeof MessageKind>;
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function isMessageId(value: string): boolean {
+  return CANONICAL_UUID.test(value);
+}
+
+export function assertMessageId(value: string): string {
+  if (!isMessageId(value)) throw new InvalidMessageIdError(value);
+  return value;
+}
+
+export const MessageId = z.string().regex(CANONICAL_UUID, "must be a canonical lowercase UUID");
+
+/**
+ * A UTC instant in the one form `Date.prototype.toISOString()` produces, so the
+ * stored text sorts the same way as the time it names.
+ */
+export const UtcInstant = z.iso.datetime({ offset: false, local: false, precision: 3 });
+
+export const MailboxMessage = z
+  .strictObject({
+    id: MessageId,
+    sender: AgentName,
+    recipient: AgentName,
+    kind: MessageKind,
+    // Never trimmed or normalised: delivered byte-for-byte as sent.
+    content: z.string().min(1, "content must not be empty"),
+    createdAtUtc: UtcInstant,
+    idempotencyKey: MessageId,
+  })
+  .refine((m) => m.idempotencyKey === m.id, {
+    message: "idempotencyKey must equal id",
+    path: ["idempotencyKey"],
+  })
+  .readonly();
+export type MailboxMessage = z.infer<typeof MailboxMessage>;
+
+/** The stable id a message has as a runtime event. */
+export function eventIdOf(message: MailboxMessage): string {
+  return message.id;
+}
+
+/** One line summarising what is wrong, for errors and quarantine reasons. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
+    .join("; ");
+}
+
+export function parseMailboxMessage(value: unknown): MailboxMessage {
+  const parsed = MailboxMessage.safeParse(value);
+  if (!parsed.success) throw new InvalidMessageError(describeIssues(parsed.error));
+  return parsed.data;
+}
+
+export interface NewMessage {
+  sender: string;
+  recipient: string;
+  kind: MessageKind;
+  content: string;
+}
+
+/** Builds a validated message with a fresh id and the current time. */
+export function createMessage(fields: NewMessage, ctx: { clock: Clock; ids: IdSource }): MailboxMessage {
+  const id = ctx.ids.next();
+  return parseMailboxMessage({
+    id,
+    sender: fields.sender,
+    recipient: fields.recipient,
+    kind: fields.kind,
+    content: fields.content,
+    createdAtUtc: ctx.clock.now().toISOString(),
+    idempotencyKey: id,
+  });
+}
+
+/** Field order is fixed so the same message always serialises to the same bytes. */
+export function serializeMessage(message: MailboxMessage): string {
+  const { id, sender, recipient, kind, content, createdAtUtc, idempotencyKey } = message;
+  return `${JSON.stringify({ id, sender, recipient, kind, content, createdAtUtc, idempotencyKey }, null, 2)}\n`;
+}
+
+export function sameMessage(a: MailboxMessage, b: MailboxMessage): boolean {
+  return serializeMessage(a) === serializeMessage(b);
+}
+
+/** FIFO order: `(createdAtUtc, id)`. Both are fixed-width canonical text. */
+export function compareFifo(
+  a: { createdAtUtc: string; id: string },
+  b: { createdAtUtc: string; id: string },
+): number {
+  if (a.createdAtUtc !== b.createdAtUtc) return a.createdAtUtc < b.createdAtUtc ? -1 : 1;
+  if (a.id !== b.id) return a.id < b.id ? -1 : 1;
+  return 0;
+}

@@ -1,0 +1,77 @@
+import type { AgentName } from "../core/agent-name.ts";
+import type { MailboxState } from "../core/mailbox-state.ts";
+import type { MailboxMessage, MessageKind } from "../core/message.ts";
+
+/** One entry of a mailbox as an operator sees it. Content only comes with `show`. */
+export interface MailboxEntry {
+  /** The message id, or null for a quarantined file that is not a readable message. */
+  id: string | null;
+  file: string;
+  state: MailboxState;
+  sender: string | null;
+  kind: MessageKind | null;
+  createdAtUtc: string | null;
+  size: number;
+  /** Why it was quarantined (quarantine only). */
+  reason?: string;
+}
+
+export type MailboxCounts = Record<MailboxState, number>;
+
+export interface AgentMailboxListing {
+  name: AgentName;
+  counts: MailboxCounts;
+  messages: MailboxEntry[];
+}
+
+export interface ListOptions {
+  agent?: AgentName;
+  state?: MailboxState;
+}
+
+export interface FoundMessage {
+  agent: AgentName;
+  state: MailboxState;
+  file: string;
+  message: MailboxMessage | null;
+  /** Raw text when the file is not a valid message (quarantine). */
+  raw?: string;
+  reason?: string;
+}
+
+export interface RecoverResult {
+  recovered: { agent: AgentName; id: string }[];
+  skipped: { agent: AgentName; file: string; reason: string }[];
+}
+
+export interface PruneResult {
+  pruned: { agent: AgentName; id: string }[];
+}
+
+/**
+ * The durable mailbox: one file per message, its state the directory it is in.
+ * Every transition is one atomic rename under both locks; a failed transition
+ * leaves the source where it was.
+ */
+export interface MailboxStore {
+  /** Durably places `message` in its recipient's `ready/`. Fails on a duplicate id anywhere. */
+  send(message: MailboxMessage): Promise<void>;
+  /** Moves the oldest valid ready message to `processing/` and returns it; null when none. */
+  claim(agent: AgentName): Promise<MailboxMessage | null>;
+  /** `processing/` → `done/`; idempotent for an identical message already done. */
+  ack(message: MailboxMessage): Promise<void>;
+  /** `processing/` → `ready/`. */
+  release(message: MailboxMessage): Promise<void>;
+  /** `processing/` → `quarantine/` under a fresh name, with `reason` recorded beside it. */
+  quarantine(message: MailboxMessage, reason: string): Promise<void>;
+  /** Every message in the agent's `processing/` back to `ready/` (at-least-once after a crash). */
+  recover(agent: AgentName): Promise<RecoverResult>;
+  /** Agents with a mailbox, their counts per state and their messages. */
+  list(options?: ListOptions): Promise<AgentMailboxListing[]>;
+  /** The names of agents that have a mailbox. */
+  agents(): Promise<AgentName[]>;
+  /** Finds one message by id in any agent and state. */
+  find(id: string): Promise<FoundMessage | null>;
+  /** Deletes done messages created before `before`. */
+  prune(before: Date): Promise<PruneResult>;
+}

@@ -1,0 +1,70 @@
+import { constants } from "node:fs";
+import { dirname } from "node:path";
+import { type FsOps, realFs } from "./fs-ops.ts";
+
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
+
+export function isErrno(error: unknown, code: string): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
+}
+
+export function ensureDir(path: string, fs: FsOps = realFs): void {
+  fs.mkdirSync(path, { recursive: true, mode: DIR_MODE });
+}
+
+/** Makes the directory's entries (a create, rename or unlink in it) durable. */
+export function fsyncDir(path: string, fs: FsOps = realFs): void {
+  const fd = fs.openSync(path, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Creates `path` (which must not exist), writes `data` and fsyncs it. */
+export function writeNewFileSynced(path: string, data: string | Uint8Array, fs: FsOps = realFs): void {
+  const fd = fs.openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE);
+  try {
+    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    let offset = 0;
+    while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export function unlinkQuietly(path: string, fs: FsOps = realFs): void {
+  try {
+    fs.unlinkSync(path);
+  } catch {
+    // Cleanup after an earlier failure: the original error is the one that matters.
+  }
+}
+
+let tempCounter = 0;
+
+/** A temp name beside `target` that no other writer in any process will pick. */
+export function tempPathFor(target: string): string {
+  tempCounter += 1;
+  return `${dirname(target)}/.${process.pid}.${tempCounter}.${Date.now().toString(36)}.tmp`;
+}
+
+/**
+ * Replaces `target` atomically: temp file in the same directory, fsync, rename,
+ * fsync the directory. A reader sees the old content or the new, never a mix,
+ * and after a crash the file is one or the other. On failure no temp file remains.
+ */
+export function writeFileAtomic(target: string, data: string | Uint8Array, fs: FsOps = realFs): void {
+  const temp = tempPathFor(target);
+  try {
+    writeNewFileSynced(temp, data, fs);
+    fs.renameSync(temp, target);
+  } catch (error) {
+    unlinkQuietly(temp, fs);
+    throw error;
+  }
+  fsyncDir(dirname(target), fs);
+}

@@ -1,0 +1,35 @@
+/**
+ * An async mutex. proper-lockfile refuses a lock the same process already holds
+ * (ELOCKED), so every store instance in a process first queues here, keyed by the
+ * lock file's path, and only then takes the cross-process lock.
+ */
+export class Mutex {
+  #tail: Promise<void> = Promise.resolve();
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    const previous = this.#tail;
+    let unlock!: () => void;
+    this.#tail = new Promise<void>((resolve) => {
+      unlock = resolve;
+    });
+    await previous;
+    try {
+      return await work();
+    } finally {
+      unlock();
+    }
+  }
+}
+
+// Process-wide by design: the point is to serialise *all* instances in this
+// process that share one lock file, so the registry cannot live in an instance.
+const byLockPath = new Map<string, Mutex>();
+
+export function processMutexFor(lockPath: string): Mutex {
+  let mutex = byLockPath.get(lockPath);
+  if (!mutex) {
+    mutex = new Mutex();
+    byLockPath.set(lockPath, mutex);
+  }
+  return mutex;
+}

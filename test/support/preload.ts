@@ -1,0 +1,13 @@
+// Loaded before every test file (bunfig.toml): a private HOME and state dir per
+// test process, and no API keys or endpoints leaking in from the developer's shell.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const home = mkdtempSync(join(tmpdir(), "agent-test-home-"));
+process.env.HOME = home;
+process.env.AGENT_STATE_DIR = join(home, "state");
+for (const key of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_MODEL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"]) {
+  delete process.env[key];
+}
+process.on("exit", () => rmSync(home, { recursive: true, force: true }));
