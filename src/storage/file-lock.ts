@@ -48,6 +48,9 @@ export async function withFileLock<T>(
         },
       });
     } catch (error) {
+      if ((error as { code?: string }).code !== "ELOCKED") {
+        throw new LockError(`could not take the lock ${lockPath}: ${(error as Error).message}`, { cause: error });
+      }
       throw new LockError(
         `could not take the lock ${lockPath} within ${Math.round(waitMs / 1000)} s: another process holds it; ` +
           `if none is running, the lock goes stale after ${staleMs / 1000} s — retry then`,

@@ -22,7 +22,7 @@ export type FsOps = Pick<
   | "readdirSync"
   | "mkdirSync"
   | "rmSync"
-  | "existsSync"
+  | "writeFileSync"
 >;
 
 export const realFs: FsOps = fs;

@@ -1,0 +1,115 @@
+import type { Stats } from "node:fs";
+import { join } from "node:path";
+import type { AgentName } from "../core/agent-name.ts";
+import { MAILBOX_STATES, type MailboxState } from "../core/mailbox-state.ts";
+import { compareFifo } from "../core/message.ts";
+import { isErrno } from "../storage/atomic-file.ts";
+import type { FsOps } from "../storage/fs-ops.ts";
+import { checkEntry, checkMessageBytes } from "./message-file.ts";
+import { type MailboxPaths, REASON_SUFFIX, fileNameOf } from "./paths.ts";
+import { readQuarantineReason } from "./quarantine.ts";
+import type { AgentMailboxListing, FoundMessage, ListOptions, MailboxCounts, MailboxEntry } from "./store.ts";
+
+/** Reads every entry of the selected mailboxes, for operators. Runs under the mailbox lock. */
+export function listMailboxes(
+  paths: MailboxPaths,
+  fs: FsOps,
+  agents: AgentName[],
+  options: ListOptions,
+): AgentMailboxListing[] {
+  const selected = options.agent === undefined ? agents : agents.filter((name) => name === options.agent);
+  return selected.map((name) => {
+    const counts = Object.fromEntries(MAILBOX_STATES.map((state) => [state, 0])) as MailboxCounts;
+    const messages: MailboxEntry[] = [];
+    for (const state of MAILBOX_STATES) {
+      const entries = readState(paths, fs, name, state);
+      counts[state] = entries.length;
+      if (options.state === undefined || options.state === state) messages.push(...entries);
+    }
+    return { name, counts, messages };
+  });
+}
+
+function readState(paths: MailboxPaths, fs: FsOps, agent: AgentName, state: MailboxState): MailboxEntry[] {
+  const dir = paths.stateDirOf(agent, state);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return [];
+    throw error;
+  }
+  const entries: MailboxEntry[] = [];
+  for (const file of names) {
+    if (state === "quarantine" && file.endsWith(REASON_SUFFIX)) continue;
+    const entry = describeEntry(fs, join(dir, file), agent, state, file);
+    if (entry) entries.push(entry);
+  }
+  return entries.sort(byFifoThenName);
+}
+
+function describeEntry(
+  fs: FsOps,
+  path: string,
+  agent: AgentName,
+  state: MailboxState,
+  file: string,
+): MailboxEntry | undefined {
+  let stats: Stats;
+  try {
+    stats = fs.lstatSync(path);
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return undefined;
+    throw error;
+  }
+  const entry: MailboxEntry = { id: null, file, state, sender: null, kind: null, createdAtUtc: null, size: stats.size };
+  if (state === "quarantine") entry.reason = readQuarantineReason(fs, path) ?? "(no reason recorded)";
+  // Quarantined copies may carry a suffix; the id is still the name's UUID part.
+  const checked = checkEntry(state === "quarantine" ? baseMessageName(file) : file, stats);
+  if (!checked.ok) return entry;
+  const parsed = checkMessageBytes(fs.readFileSync(path), { id: checked.id, recipient: agent });
+  if (!parsed.ok) {
+    if (state !== "quarantine") entry.reason = parsed.reason;
+    return entry;
+  }
+  const { id, sender, kind, createdAtUtc } = parsed.message;
+  return { ...entry, id, sender, kind, createdAtUtc };
+}
+
+function baseMessageName(file: string): string {
+  const match = /^(.*\.json)(?:\.\d+)?$/.exec(file);
+  return match?.[1] ?? file;
+}
+
+function byFifoThenName(a: MailboxEntry, b: MailboxEntry): number {
+  if (a.id && a.createdAtUtc && b.id && b.createdAtUtc) {
+    return compareFifo({ id: a.id, createdAtUtc: a.createdAtUtc }, { id: b.id, createdAtUtc: b.createdAtUtc });
+  }
+  if (a.id && !b.id) return -1;
+  if (!a.id && b.id) return 1;
+  return a.file < b.file ? -1 : a.file > b.file ? 1 : 0;
+}
+
+/** Looks for `<id>.json` in every agent and state; the first hit wins (there is at most one). */
+export function findMessage(paths: MailboxPaths, fs: FsOps, agents: AgentName[], id: string): FoundMessage | null {
+  for (const agent of agents) {
+    for (const state of MAILBOX_STATES) {
+      const file = fileNameOf(id);
+      const path = join(paths.stateDirOf(agent, state), file);
+      let bytes: Buffer;
+      try {
+        if (!fs.lstatSync(path).isFile()) continue;
+        bytes = fs.readFileSync(path);
+      } catch (error) {
+        if (isErrno(error, "ENOENT")) continue;
+        throw error;
+      }
+      const parsed = checkMessageBytes(bytes, { id, recipient: agent });
+      if (parsed.ok) return { agent, state, file, message: parsed.message };
+      const found: FoundMessage = { agent, state, file, message: null, raw: bytes.toString("utf8"), reason: parsed.reason };
+      if (state === "quarantine") found.reason = readQuarantineReason(fs, path) ?? parsed.reason;
+      return found;
+    }
+  }
+  return null;
+}

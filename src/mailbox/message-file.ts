@@ -1,0 +1,50 @@
+import type { Stats } from "node:fs";
+import type { AgentName } from "../core/agent-name.ts";
+import { describeIssues, isMessageId, MailboxMessage } from "../core/message.ts";
+
+export type Checked = { ok: true; message: MailboxMessage } | { ok: false; reason: string };
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Checks a directory entry's name and kind before its content is read: only a
+ * regular file named `<canonical uuid>.json` can hold a message.
+ */
+export function checkEntry(name: string, stats: Stats): { ok: true; id: string } | { ok: false; reason: string } {
+  if (stats.isSymbolicLink()) return { ok: false, reason: "entry is a symbolic link, not a regular file" };
+  if (stats.isDirectory()) return { ok: false, reason: "entry is a directory, not a regular file" };
+  if (!stats.isFile()) return { ok: false, reason: "entry is not a regular file" };
+  if (!name.endsWith(".json")) return { ok: false, reason: "file name does not end in .json" };
+  const id = name.slice(0, -".json".length);
+  if (!isMessageId(id)) return { ok: false, reason: "file name is not a canonical lowercase UUID" };
+  return { ok: true, id };
+}
+
+/**
+ * Strictly parses a message file's bytes: UTF-8, JSON, the schema, and the id and
+ * recipient must match the path the file was found at.
+ */
+export function checkMessageBytes(bytes: Uint8Array, expected: { id: string; recipient: AgentName }): Checked {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return { ok: false, reason: "content is not valid UTF-8" };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, reason: `content is not valid JSON (${(error as Error).message})` };
+  }
+  const parsed = MailboxMessage.safeParse(json);
+  if (!parsed.success) return { ok: false, reason: `not a valid message: ${describeIssues(parsed.error)}` };
+  const message = parsed.data;
+  if (message.id !== expected.id) {
+    return { ok: false, reason: `id ${message.id} does not match the file name ${expected.id}.json` };
+  }
+  if (message.recipient !== expected.recipient) {
+    return { ok: false, reason: `recipient "${message.recipient}" does not match the mailbox "${expected.recipient}"` };
+  }
+  return { ok: true, message };
+}

@@ -1,0 +1,54 @@
+import { join } from "node:path";
+import type { AgentName } from "../core/agent-name.ts";
+import type { MailboxState } from "../core/mailbox-state.ts";
+
+/**
+ * Where everything of the mailbox lives under a state dir:
+ *
+ *   mailboxes.lock                        cross-process lock for every transition
+ *   mailboxes/.ids/<uuid>                 one empty marker per id ever sent (global uniqueness in O(1))
+ *   mailboxes/<agent>/<state>/<uuid>.json one file per message; the directory is its state
+ *   mailboxes/<agent>/tmp/                sends in flight (never visible in ready/)
+ *   mailboxes/<agent>/.ready-version      changes whenever ready/ changes (lets a reader skip readdir)
+ */
+export class MailboxPaths {
+  readonly root: string;
+  readonly lock: string;
+  readonly ids: string;
+
+  constructor(readonly stateDir: string) {
+    this.root = join(stateDir, "mailboxes");
+    this.lock = join(stateDir, "mailboxes.lock");
+    this.ids = join(this.root, ".ids");
+  }
+
+  agentDir(agent: AgentName): string {
+    return join(this.root, agent);
+  }
+
+  stateDirOf(agent: AgentName, state: MailboxState): string {
+    return join(this.root, agent, state);
+  }
+
+  messageFile(agent: AgentName, state: MailboxState, id: string): string {
+    return join(this.root, agent, state, fileNameOf(id));
+  }
+
+  tmpDir(agent: AgentName): string {
+    return join(this.root, agent, "tmp");
+  }
+
+  readyVersion(agent: AgentName): string {
+    return join(this.root, agent, ".ready-version");
+  }
+
+  idMarker(id: string): string {
+    return join(this.ids, id);
+  }
+}
+
+export function fileNameOf(id: string): string {
+  return `${id}.json`;
+}
+
+export const REASON_SUFFIX = ".reason.json";

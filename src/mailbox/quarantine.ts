@@ -1,0 +1,96 @@
+import { join } from "node:path";
+import { z } from "zod";
+import type { AgentName } from "../core/agent-name.ts";
+import { MailboxStorageError } from "../core/errors.ts";
+import type { MailboxState } from "../core/mailbox-state.ts";
+import { UtcInstant } from "../core/message.ts";
+import { fsyncDir, isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
+import type { FsOps } from "../storage/fs-ops.ts";
+import { type MailboxPaths, REASON_SUFFIX } from "./paths.ts";
+
+/** What is recorded beside each quarantined entry, as `<entry>.reason.json`. */
+export const QuarantineRecord = z.strictObject({
+  agent: z.string(),
+  from: z.enum(["ready", "processing", "done", "quarantine"]),
+  originalName: z.string(),
+  reason: z.string(),
+  quarantinedAtUtc: UtcInstant,
+});
+export type QuarantineRecord = z.infer<typeof QuarantineRecord>;
+
+export function reasonFileOf(entryPath: string): string {
+  return `${entryPath}${REASON_SUFFIX}`;
+}
+
+/**
+ * Moves a bad or failed entry (file, directory or symlink alike) into
+ * quarantine/ under a name nothing else holds — an earlier piece of evidence with
+ * the same name is never overwritten — and records why. Runs under the mailbox
+ * lock, which is what makes "check the name is free, then rename" safe: rename
+ * itself would silently replace an existing file.
+ */
+export function moveToQuarantine(
+  paths: MailboxPaths,
+  fs: FsOps,
+  entry: { agent: AgentName; from: MailboxState; name: string; reason: string; now: Date },
+): string {
+  const dir = paths.stateDirOf(entry.agent, "quarantine");
+  const source = join(paths.stateDirOf(entry.agent, entry.from), entry.name);
+  const target = join(dir, freshName(fs, dir, entry.name));
+  try {
+    fs.renameSync(source, target);
+  } catch (error) {
+    throw new MailboxStorageError(
+      `could not quarantine ${entry.from}/${entry.name} of "${entry.agent}": ${(error as Error).message}; it stays in ${entry.from}/`,
+      { cause: error },
+    );
+  }
+  const record: QuarantineRecord = {
+    agent: entry.agent,
+    from: entry.from,
+    originalName: entry.name,
+    reason: entry.reason,
+    quarantinedAtUtc: entry.now.toISOString(),
+  };
+  // The evidence is already safe in quarantine/; the record is best effort on top.
+  try {
+    writeFileAtomic(reasonFileOf(target), `${JSON.stringify(record, null, 2)}\n`, fs);
+    fsyncDir(paths.stateDirOf(entry.agent, entry.from), fs);
+  } catch (error) {
+    throw new MailboxStorageError(
+      `quarantined ${entry.from}/${entry.name} of "${entry.agent}" as ${target} but could not record why: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  return target;
+}
+
+function freshName(fs: FsOps, dir: string, name: string): string {
+  // A name ending like a reason file would be mistaken for one: always suffix it.
+  let attempt = name.endsWith(REASON_SUFFIX) ? 1 : 0;
+  for (;;) {
+    const candidate = attempt === 0 ? name : `${name}.${attempt}`;
+    if (!taken(fs, join(dir, candidate)) && !taken(fs, reasonFileOf(join(dir, candidate)))) return candidate;
+    attempt += 1;
+  }
+}
+
+function taken(fs: FsOps, path: string): boolean {
+  try {
+    fs.lstatSync(path);
+    return true;
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return false;
+    throw error;
+  }
+}
+
+/** Reads the reason recorded for a quarantined entry, if there is a readable one. */
+export function readQuarantineReason(fs: FsOps, entryPath: string): string | undefined {
+  try {
+    const parsed = QuarantineRecord.safeParse(JSON.parse(fs.readFileSync(reasonFileOf(entryPath), "utf8")));
+    return parsed.success ? parsed.data.reason : "(reason record is unreadable)";
+  } catch {
+    return undefined;
+  }
+}
