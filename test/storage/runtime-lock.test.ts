@@ -1,0 +1,182 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ManualClock } from "../../src/core/clock.ts";
+import { LockError, StateDirBusyError } from "../../src/core/errors.ts";
+import { RuntimeLock, UNKNOWN_OWNER, readRuntimeOwner } from "../../src/storage/runtime-lock.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+const HOLDER = join(import.meta.dir, "../fixtures/runtime-lock-holder.ts");
+const children: Bun.Subprocess[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    child.kill("SIGKILL");
+    await child.exited;
+  }
+});
+
+/** Starts a child runtime holding the lock; resolves once it printed whether it got it. */
+async function startHolder(stateDir: string, { staleMs = 10_000, holdMs = -1 } = {}) {
+  const child = Bun.spawn([process.execPath, HOLDER, stateDir, String(staleMs), String(holdMs)], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  children.push(child);
+  const reader = child.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`holder exited before reporting (code ${await child.exited})`);
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  const report = JSON.parse(text.slice(0, text.indexOf("\n"))) as { locked?: number; busy?: string };
+  return { child, report };
+}
+
+async function busyError(stateDir: string, options: { staleMs?: number } = {}): Promise<StateDirBusyError> {
+  const error = await RuntimeLock.acquire(stateDir, options).then(
+    async (lock) => {
+      await lock.release();
+      return undefined;
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(StateDirBusyError);
+  return error as StateDirBusyError;
+}
+
+describe("RuntimeLock", () => {
+  test("acquire writes the owner record; release is idempotent; the dir can be taken again", async () => {
+    const stateDir = join(tempDir(), "state");
+    const clock = new ManualClock("2026-03-01T12:00:00.000Z");
+    const lock = await RuntimeLock.acquire(stateDir, { clock });
+    expect(lock.owner).toEqual({ pid: process.pid, host: hostname(), startedAtUtc: "2026-03-01T12:00:00.000Z" });
+    const record = JSON.parse(readFileSync(join(stateDir, "runtime.owner.json"), "utf8"));
+    expect(record).toEqual({
+      ...lock.owner,
+      lockIno: statSync(join(stateDir, "runtime.lock"), { bigint: true }).ino.toString(),
+    });
+    expect(await readRuntimeOwner(stateDir)).toEqual(lock.owner);
+    lock.assertHeld();
+
+    await lock.release();
+    await lock.release();
+    expect(existsSync(join(stateDir, "runtime.lock"))).toBe(false);
+    expect(await readRuntimeOwner(stateDir)).toBeNull();
+    expect(() => lock.assertHeld()).toThrow(LockError);
+
+    {
+      await using again = await RuntimeLock.acquire(stateDir);
+      again.assertHeld();
+    }
+    expect(existsSync(join(stateDir, "runtime.lock"))).toBe(false);
+  });
+
+  test("a second runtime gets StateDirBusyError naming the live owner's pid and host", async () => {
+    const stateDir = tempDir();
+    const { child, report } = await startHolder(stateDir);
+    expect(report.locked).toBe(child.pid);
+
+    const error = await busyError(stateDir);
+    expect(error.owner).toMatchObject({ pid: child.pid, host: hostname() });
+    expect(error.message).toContain(`is busy, owned by pid ${child.pid} on host ${hostname()}; wait for it to finish`);
+    expect(await readRuntimeOwner(stateDir)).toMatchObject({ pid: child.pid, host: hostname() });
+
+    // And the other way round, once the child is gone: a child cannot take it from this process.
+    child.kill("SIGKILL");
+    await child.exited;
+    await using _us = await RuntimeLock.acquire(stateDir);
+    const other = await startHolder(stateDir);
+    expect(other.report.busy).toContain(`owned by pid ${process.pid} on host ${hostname()}`);
+    expect(await other.child.exited).toBe(3);
+  });
+
+  test("runtimes racing to break a dead owner's lock: exactly one gets it", async () => {
+    const stateDir = tempDir();
+    const { child } = await startHolder(stateDir);
+    child.kill("SIGKILL");
+    await child.exited;
+    const racers = await Promise.all([1, 2, 3, 4, 5].map(() => startHolder(stateDir)));
+    const winners = racers.filter((r) => r.report.locked !== undefined);
+    expect(winners).toHaveLength(1);
+    const winner = winners[0]!.child.pid;
+    for (const loser of racers.filter((r) => r.report.busy !== undefined)) {
+      expect(loser.report.busy).toContain(`owned by pid ${winner} `);
+    }
+    expect(await readRuntimeOwner(stateDir)).toMatchObject({ pid: winner });
+  });
+
+  test("waitMs waits for the owner to release", async () => {
+    const stateDir = tempDir();
+    const { child } = await startHolder(stateDir, { holdMs: 1_000 });
+    const started = performance.now();
+    const lock = await RuntimeLock.acquire(stateDir, { waitMs: 15_000 });
+    expect(performance.now() - started).toBeGreaterThan(500);
+    expect(await child.exited).toBe(0); // the holder still held it when it released: nothing broke it
+    await lock.release();
+  });
+
+  test("a runtime killed with SIGKILL frees the dir at once by the dead-pid rule, not mtime staleness", async () => {
+    const stateDir = tempDir();
+    const { child } = await startHolder(stateDir); // staleMs 10 000
+    expect(await readRuntimeOwner(stateDir)).toMatchObject({ pid: child.pid });
+    child.kill("SIGKILL");
+    await child.exited; // reaped: a zombie still answers kill(pid, 0)
+
+    const killedAt = performance.now();
+    expect(existsSync(join(stateDir, "runtime.lock"))).toBe(true); // left behind, and still fresh
+    expect(await readRuntimeOwner(stateDir)).toBeNull();
+    const lock = await RuntimeLock.acquire(stateDir);
+    expect(performance.now() - killedAt).toBeLessThan(5_000);
+    expect(lock.owner.pid).toBe(process.pid);
+    expect(await readRuntimeOwner(stateDir)).toMatchObject({ pid: process.pid });
+    await lock.release();
+  });
+
+  test("the owner refreshes the lock: still busy after more than staleMs", async () => {
+    const stateDir = tempDir();
+    const { child } = await startHolder(stateDir, { staleMs: 2_000 });
+    await sleep(3_500);
+    const error = await busyError(stateDir, { staleMs: 2_000 });
+    expect(error.owner?.pid).toBe(child.pid);
+    expect(await readRuntimeOwner(stateDir, { staleMs: 2_000 })).toMatchObject({ pid: child.pid });
+    expect(Date.now() - statSync(join(stateDir, "runtime.lock")).mtimeMs).toBeLessThan(2_000);
+  }, 20_000);
+
+  test("a corrupt owner record means 'owner unknown': busy while fresh, free once stale", async () => {
+    const stateDir = tempDir();
+    const lock = await RuntimeLock.acquire(stateDir);
+    writeFileSync(join(stateDir, "runtime.owner.json"), "{not json");
+    expect(await readRuntimeOwner(stateDir)).toEqual(UNKNOWN_OWNER);
+    const error = await busyError(stateDir);
+    expect(error.owner).toBeUndefined();
+    expect(error.message).toContain("owned by another runtime");
+    await lock.release();
+
+    // A lock left behind with an unreadable record (or none) waits for mtime staleness.
+    mkdirSync(join(stateDir, "runtime.lock"));
+    writeFileSync(join(stateDir, "runtime.owner.json"), JSON.stringify({ pid: "x" }));
+    await busyError(stateDir);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(join(stateDir, "runtime.lock"), old, old);
+    expect(await readRuntimeOwner(stateDir)).toBeNull();
+    const taken = await RuntimeLock.acquire(stateDir);
+    expect(await readRuntimeOwner(stateDir)).toEqual(taken.owner);
+    await taken.release();
+  });
+
+  test("a lost lock calls onLost and makes assertHeld throw instead of crashing the process", async () => {
+    const stateDir = tempDir();
+    const lost: Error[] = [];
+    const lock = await RuntimeLock.acquire(stateDir, { staleMs: 2_000, onLost: (e) => lost.push(e) });
+    rmdirSync(join(stateDir, "runtime.lock"));
+    for (let i = 0; i < 50 && lost.length === 0; i += 1) await sleep(100);
+    expect(lost).toHaveLength(1);
+    expect(() => lock.assertHeld()).toThrow(LockError);
+    await lock.release(); // does not throw, and leaves whatever is there now alone
+  });
+});
