@@ -1,0 +1,146 @@
+import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
+import { UsageError } from "../core/errors.ts";
+
+// citty accepts any flag and treats the first bare word as the subcommand. This
+// walks the raw tokens against the command tree first, so a typo is an error
+// naming it instead of being silently ignored, and hands citty a normalised argv.
+
+// `any`: one tree holds commands whose args have different types.
+export type AnyCommand = CommandDef<any>;
+
+export interface Invocation {
+  /** The root, then each subcommand named on the command line. */
+  path: AnyCommand[];
+  /** The subcommand names, e.g. ["mailbox", "send"]. */
+  names: string[];
+  /** What to give citty's `runCommand(root)`: names first, then flags as `--name=value`. */
+  argv: string[];
+  help: boolean;
+  version: boolean;
+}
+
+/** A citty `Resolvable` (value, promise or function) as its value. */
+export async function resolve<T>(value: Resolvable<T> | undefined): Promise<T | undefined> {
+  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
+}
+
+function aliasesOf(def: ArgDef): string[] {
+  if (!("alias" in def) || def.alias === undefined) return [];
+  return Array.isArray(def.alias) ? def.alias : [def.alias];
+}
+
+/** The arg a flag token names: `--name` by its exact name, `-x` by a one-letter alias. */
+function findFlag(args: ArgsDef, token: string): [string, ArgDef] | undefined {
+  for (const [name, def] of Object.entries(args)) {
+    if (def.type === "positional") continue;
+    if (token === `--${name}`) return [name, def];
+    if (aliasesOf(def).some((alias) => token === (alias.length === 1 ? `-${alias}` : `--${alias}`))) {
+      return [name, def];
+    }
+  }
+  return undefined;
+}
+
+/** Parses the raw command line against the tree rooted at `root`; throws `UsageError`. */
+export async function resolveInvocation(root: AnyCommand, rawArgs: readonly string[]): Promise<Invocation> {
+  const path: AnyCommand[] = [root];
+  const names: string[] = [];
+  // Flags met before the last subcommand: citty only parses the leaf's own tokens
+  // as its args, so these move to just after the subcommand names.
+  const moved: string[] = [];
+  const leaf: string[] = [];
+  const seen = new Set<string>();
+  let help = false;
+  let version = false;
+  let positionals = 0;
+  let firstError: UsageError | undefined;
+  const fail = (message: string) => {
+    firstError ??= new UsageError(`${message}; run \`${commandLine(names)} --help\``);
+  };
+
+  let cmd = root;
+  let args: ArgsDef = (await resolve(cmd.args)) ?? {};
+  let subCommands = await resolve(cmd.subCommands);
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i] as string;
+    if (token === "--") {
+      // Everything after `--` is an operand, even if it starts with a dash.
+      const rest = rawArgs.slice(i + 1);
+      if (subCommands) fail(`unexpected argument after "--" for "${commandLine(names)}"`);
+      positionals += rest.length;
+      leaf.push("--", ...rest);
+      break;
+    }
+    if (token.startsWith("-") && token !== "-") {
+      const eq = token.startsWith("--") ? token.indexOf("=") : -1;
+      const flag = eq === -1 ? token : token.slice(0, eq);
+      const found = findFlag(args, flag);
+      if (!found) {
+        fail(`unknown option ${flag} for "${commandLine(names)}"`);
+        continue;
+      }
+      const [name, def] = found;
+      if (seen.has(name)) fail(`option --${name} is given more than once`);
+      seen.add(name);
+      if (name === "help") help = true;
+      if (name === "version") version = true;
+      let normalised: string;
+      if (def.type === "boolean" || def.type === undefined) {
+        if (eq !== -1) fail(`option --${name} takes no value`);
+        normalised = `--${name}`;
+      } else {
+        // An option's value is the next token whatever it looks like (POSIX), so
+        // `--content -x` sends "-x"; `--name=value` says the same unambiguously.
+        const value = eq === -1 ? rawArgs[++i] : token.slice(eq + 1);
+        if (value === undefined) {
+          fail(`option --${name} needs a value`);
+          continue;
+        }
+        if (def.type === "enum" && def.options && !def.options.includes(value)) {
+          fail(`invalid value ${JSON.stringify(value)} for --${name}: expected one of ${def.options.join(", ")}`);
+        }
+        normalised = `--${name}=${value}`;
+      }
+      (subCommands ? moved : leaf).push(normalised);
+      continue;
+    }
+    if (subCommands) {
+      const sub = await resolve(subCommands[token]);
+      if (!sub) {
+        fail(`unknown command "${token}" for "${commandLine(names)}"`);
+        break;
+      }
+      cmd = sub;
+      path.push(cmd);
+      names.push(token);
+      args = (await resolve(cmd.args)) ?? {};
+      subCommands = await resolve(cmd.subCommands);
+      continue;
+    }
+    positionals += 1;
+    leaf.push(token);
+  }
+
+  // Help and version answer whatever else is wrong with the line: the user is
+  // asking how to write it.
+  if (help || version) return { path, names, argv: [...names, ...moved, ...leaf], help, version };
+  if (firstError) throw firstError;
+  if (subCommands) {
+    fail(`"${commandLine(names)}" needs a command: ${Object.keys(subCommands).join(", ")}`);
+    throw firstError;
+  }
+  const operands = Object.entries(args).filter(([, def]) => def.type === "positional");
+  if (positionals > operands.length) fail(`too many arguments for "${commandLine(names)}"`);
+  operands.slice(positionals).forEach(([name, def]) => {
+    if (def.required !== false && def.default === undefined) fail(`missing argument ${name.toUpperCase()}`);
+  });
+  for (const [name, def] of Object.entries(args)) {
+    if (def.type !== "positional" && def.required === true && !seen.has(name)) fail(`missing required option --${name}`);
+  }
+  if (firstError) throw firstError;
+  return { path, names, argv: [...names, ...moved, ...leaf], help, version };
+}
+
+export function commandLine(names: readonly string[]): string {
+  return ["agent", ...names].join(" ");
+}

@@ -1,0 +1,57 @@
+import { defineCommand } from "citty";
+import { type AgentName, LEAD, assertAgentName } from "../../core/agent-name.ts";
+import { StateDirBusyError, UnknownAgentError } from "../../core/errors.ts";
+import type { RecoverResult } from "../../mailbox/store.ts";
+import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
+import { agentFilterArg, globalArgs, jsonArg } from "../args.ts";
+import { openMailboxStore, resolveStateDir } from "../context.ts";
+import { writeJson, writeOut } from "../output.ts";
+
+export const recoverCommand = defineCommand({
+  meta: {
+    name: "recover",
+    description: "Move processing messages back to ready (refused while a live runtime owns the state dir)",
+  },
+  args: {
+    ...agentFilterArg,
+    force: { type: "boolean", description: "Recover even while a live runtime owns the state dir" },
+    ...jsonArg,
+    ...globalArgs,
+  },
+  async run({ args }) {
+    const agent = args.agent === undefined ? undefined : assertAgentName(args.agent);
+    const stateDir = resolveStateDir(args);
+    const store = openMailboxStore(stateDir);
+    const known = await store.agents();
+    if (agent !== undefined && agent !== LEAD && !known.includes(agent)) throw new UnknownAgentError(agent);
+    // A live runtime's processing/ holds work in progress: moving it back to ready
+    // would have it done twice.
+    if (!args.force) {
+      const owner = await readRuntimeOwner(stateDir);
+      if (owner) {
+        throw new StateDirBusyError(
+          stateDir,
+          owner,
+          "its processing messages are in progress; stop it first, or pass --force if you are sure it is not working on them",
+        );
+      }
+    }
+    const result: RecoverResult = { recovered: [], skipped: [] };
+    const targets: AgentName[] = agent === undefined ? known : known.filter((name) => name === agent);
+    for (const name of targets) {
+      const one = await store.recover(name);
+      result.recovered.push(...one.recovered);
+      result.skipped.push(...one.skipped);
+    }
+    if (args.json) await writeJson(result);
+    else await writeOut(recoverText(result));
+  },
+});
+
+function recoverText({ recovered, skipped }: RecoverResult): string {
+  const lines = [`recovered ${recovered.length} message(s) to ready/`];
+  for (const r of recovered) lines.push(`  ${r.agent}  ${r.id}`);
+  if (skipped.length > 0) lines.push(`skipped ${skipped.length}:`);
+  for (const s of skipped) lines.push(`  ${s.agent}  ${s.file}  ${s.reason}`);
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,34 @@
+/**
+ * Everything the CLI prints goes through here. stdout carries only the result;
+ * writes are awaited so nothing is cut off when the entry calls process.exit.
+ */
+export async function writeOut(text: string): Promise<void> {
+  await Bun.write(Bun.stdout, text);
+}
+
+export async function writeErr(text: string): Promise<void> {
+  await Bun.write(Bun.stderr, text);
+}
+
+/** One JSON object on one line: the whole result for `--json`. */
+export async function writeJson(value: unknown): Promise<void> {
+  await writeOut(`${JSON.stringify(value)}\n`);
+}
+
+/** Left-aligned columns, two spaces apart; the last column is not padded. */
+export function formatTable(rows: readonly (readonly string[])[]): string {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, Bun.stringWidth(cell));
+    });
+  }
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat((widths[i] ?? 0) - Bun.stringWidth(cell))))
+        .join("  "),
+    )
+    .map((line) => `${line}\n`)
+    .join("");
+}

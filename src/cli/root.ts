@@ -1,0 +1,17 @@
+import { defineCommand } from "citty";
+import { globalArgs } from "./args.ts";
+import { mailboxCommand } from "./mailbox/index.ts";
+import { VERSION } from "./version.ts";
+
+export const rootCommand = defineCommand({
+  meta: {
+    name: "agent",
+    version: VERSION,
+    description: "A headless LLM coding agent whose Lead works with persistent teammates over a durable file mailbox",
+  },
+  args: {
+    ...globalArgs,
+    version: { type: "boolean", description: "Print the version" },
+  },
+  subCommands: { mailbox: mailboxCommand },
+});

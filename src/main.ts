@@ -1,0 +1,64 @@
+#!/usr/bin/env bun
+// The entry point: runs the CLI, and is the only place that prints errors and
+// decides the exit code (see src/cli/exit-codes.ts and the README's table).
+import { runCommand } from "citty";
+import { AgentError } from "./core/errors.ts";
+import { resolveInvocation } from "./cli/argv.ts";
+import { EXIT_CODES, exitCodeFor, isSystemError } from "./cli/exit-codes.ts";
+import { renderHelp } from "./cli/help.ts";
+import { writeErr, writeOut } from "./cli/output.ts";
+import { rootCommand } from "./cli/root.ts";
+import { VERSION } from "./cli/version.ts";
+
+async function main(argv: string[]): Promise<number> {
+  try {
+    const invocation = await resolveInvocation(rootCommand, argv);
+    if (invocation.help) {
+      await writeOut(await renderHelp(invocation));
+    } else if (invocation.version) {
+      await writeOut(`${VERSION}\n`);
+    } else {
+      await runCommand(rootCommand, { rawArgs: invocation.argv });
+    }
+    return EXIT_CODES.ok;
+  } catch (error) {
+    await writeErr(errorReport(error, wantsVerbose(argv)));
+    return exitCodeFor(error);
+  }
+}
+
+// Read from the raw tokens, not the parse: a line that fails to parse must still
+// honour --verbose.
+function wantsVerbose(argv: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).includes("--verbose");
+}
+
+function errorReport(error: unknown, verbose: boolean): string {
+  const line = `agent: ${oneLine(summary(error))}\n`;
+  return verbose ? `${line}${stackOf(error)}` : line;
+}
+
+function summary(error: unknown): string {
+  if (error instanceof AgentError) return error.message;
+  if (error instanceof Error && error.name === "CLIError") return `${error.message}; run \`agent --help\``;
+  if (isSystemError(error)) return `${error.message}; check that the state dir is writable and the disk is not full`;
+  const message = error instanceof Error ? error.message : String(error);
+  return `internal error: ${message} (a bug: rerun with --verbose and report the stack trace)`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").trim();
+}
+
+/** The stack and every cause below it, for --verbose. */
+function stackOf(error: unknown): string {
+  let text = "";
+  for (let current = error, depth = 0; current !== undefined && depth < 10; depth += 1) {
+    text += `${depth === 0 ? "" : "caused by: "}${current instanceof Error ? (current.stack ?? current.message) : String(current)}\n`;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return text;
+}
+
+process.exit(await main(process.argv.slice(2)));
