@@ -1,0 +1,407 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import packageJson from "../../package.json" with { type: "json" };
+import { ManualClock, systemClock } from "../../src/core/clock.ts";
+import { uuidV7Source } from "../../src/core/ids.ts";
+import { type MailboxMessage, createMessage } from "../../src/core/message.ts";
+import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
+import { RuntimeLock } from "../../src/storage/runtime-lock.ts";
+import { tempDir } from "../support/temp-dir.ts";
+import { type AgentResult, type RunOptions, ensureBinary, runAgent } from "./agent-binary.ts";
+
+beforeAll(() => {
+  ensureBinary();
+}, 120_000);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A state dir and an `agent` runner bound to it through --state-dir. */
+function setup() {
+  const stateDir = join(tempDir("agent-e2e-"), "state");
+  const agentWith = (options: RunOptions, ...args: string[]) => runAgent([...args, "--state-dir", stateDir], options);
+  const agent = (...args: string[]) => agentWith({}, ...args);
+  const store = new FileMailboxStore({ stateDir });
+  return { stateDir, agent, agentWith, store };
+}
+type Agent = ReturnType<typeof setup>["agent"];
+
+function message(recipient: string, content: string, clock = systemClock, sender = "lead"): MailboxMessage {
+  return createMessage({ sender, recipient, kind: "task", content }, { clock, ids: uuidV7Source });
+}
+
+function expectOk(result: AgentResult): void {
+  if (result.code !== 0) throw new Error(`agent exited ${result.code}: ${result.stderr}`);
+  expect(result.stderr).toBe("");
+}
+
+/** The error contract: exit code, nothing on stdout, one `agent: …` line on stderr. */
+function expectError(result: AgentResult, code: number, pattern: RegExp): void {
+  expect({ code: result.code, stdout: result.stdout }).toEqual({ code, stdout: "" });
+  expect(result.stderr).toMatch(/^agent: [^\n]+\n$/);
+  expect(result.stderr).toMatch(pattern);
+}
+
+async function showJson(agent: Agent, id: string) {
+  const shown = await agent("mailbox", "show", id, "--json");
+  expectOk(shown);
+  return JSON.parse(shown.stdout);
+}
+
+describe("agent --version / --help", () => {
+  test("--version prints the package version and the build", async () => {
+    const result = await runAgent(["--version"]);
+    expectOk(result);
+    expect(result.stdout).toMatch(new RegExp(`^${packageJson.version.replaceAll(".", "\\.")}(\\+[0-9a-f]+)?\\n$`));
+  });
+
+  test("--help works at every level and lists the options", async () => {
+    const cases: [string[], string[]][] = [
+      [["--help"], ["Usage: agent <command>", "mailbox", "--state-dir <dir>", "--version"]],
+      [["mailbox", "--help"], ["Usage: agent mailbox <command>", "send", "list", "show", "recover", "prune"]],
+      [["mailbox", "send", "--help"], ["--to <name>", "--content-file <path|->", "--kind <task|message|result>"]],
+      [["mailbox", "list", "-h"], ["--agent <name>", "--state <ready|processing|done|quarantine>", "--json"]],
+      [["mailbox", "show", "--help"], ["Usage: agent mailbox show <ID>"]],
+      [["mailbox", "recover", "--help"], ["--force", "--agent <name>"]],
+      [["--help", "mailbox", "prune"], ["--older-than <duration>"]],
+    ];
+    for (const [args, expected] of cases) {
+      const result = await runAgent(args);
+      expectOk(result);
+      for (const text of expected) expect(result.stdout).toContain(text);
+      expect(result.stdout).not.toContain("\u001b[");
+    }
+  });
+});
+
+describe("agent mailbox send", () => {
+  test("sends inline content to lead and prints the new id", async () => {
+    const { agent } = setup();
+    const sent = await agent("mailbox", "send", "--to", "lead", "--from", "alice", "--content", "hello");
+    expectOk(sent);
+    const id = sent.stdout.trimEnd();
+    expect(id).toMatch(UUID);
+    const shown = await showJson(agent, id);
+    expect(shown).toMatchObject({ agent: "lead", state: "ready" });
+    expect(shown.message).toMatchObject({ id, sender: "alice", recipient: "lead", kind: "message", content: "hello" });
+  });
+
+  test("keeps content byte-for-byte from --content, --content-file and stdin", async () => {
+    const { agent, agentWith } = setup();
+    const tricky = "  \tleading and trailing whitespace, CRLF\r\n, unicode é 🚀, a BOM \ufeff and blank lines\n\n\n";
+    const file = join(tempDir(), "content.txt");
+    writeFileSync(file, `\ufeff${tricky}`);
+    const sources: [string[], string | undefined, string][] = [
+      [["--content", tricky], undefined, tricky],
+      [["--content-file", file], undefined, `\ufeff${tricky}`],
+      [["--content-file", "-"], tricky, tricky],
+    ];
+    for (const [flags, stdin, expected] of sources) {
+      const sent = await agentWith(stdin === undefined ? {} : { stdin }, "mailbox", "send", "--to", "lead", "--from", "alice", ...flags);
+      expectOk(sent);
+      const shown = await showJson(agent, sent.stdout.trimEnd());
+      expect(shown.message.content).toBe(expected);
+    }
+  });
+
+  test("--json prints the whole message; --kind sets the kind; a value may start with a dash", async () => {
+    const { agent } = setup();
+    const sent = await agent("mailbox", "send", "--to", "lead", "--from", "bob", "--kind", "result", "--content", "--x", "--json");
+    expectOk(sent);
+    const lines = sent.stdout.split("\n");
+    expect(lines).toHaveLength(2);
+    const json = JSON.parse(lines[0] as string);
+    expect(json).toMatchObject({ sender: "bob", recipient: "lead", kind: "result", content: "--x" });
+    expect(json.idempotencyKey).toBe(json.id);
+  });
+
+  test("sends to a teammate that has a mailbox, and refuses an unknown one before writing", async () => {
+    const { agent, store, stateDir } = setup();
+    expectError(await agent("mailbox", "send", "--to", "bob", "--from", "lead", "--content", "x"), 6, /unknown agent "bob"/);
+    expect(existsSync(join(stateDir, "mailboxes", "bob"))).toBe(false);
+    await store.send(message("bob", "first"));
+    const sent = await agent("mailbox", "send", "--to", "bob", "--from", "lead", "--content", "second");
+    expectOk(sent);
+    expect((await showJson(agent, sent.stdout.trimEnd())).agent).toBe("bob");
+  });
+
+  test("rejects invalid agent names with exit 2 and writes nothing", async () => {
+    const { agent, stateDir } = setup();
+    for (const [to, from, why] of [
+      ["Bob", "alice", /invalid agent name "Bob": it has upper-case letters/],
+      ["lead", "../x", /invalid agent name "\.\.\/x": it contains a path piece/],
+      ["con", "alice", /invalid agent name "con": it is a reserved device name/],
+      ["lead", "a_b", /invalid agent name "a_b"/],
+    ] as const) {
+      expectError(await agent("mailbox", "send", "--to", to, "--from", from, "--content", "x"), 2, why);
+    }
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
+  test("content errors: none, both, empty, missing file, not UTF-8", async () => {
+    const { agent, agentWith } = setup();
+    const base = ["mailbox", "send", "--to", "lead", "--from", "alice"];
+    expectError(await agent(...base), 2, /exactly one of --content TEXT or --content-file/);
+    expectError(await agent(...base, "--content", "a", "--content-file", "-"), 2, /exactly one of/);
+    expectError(await agent(...base, "--content", ""), 2, /content from --content is empty/);
+    expectError(await agent(...base, "--content-file", "/nonexistent/file"), 2, /cannot read --content-file \/nonexistent\/file: no such file/);
+    expectError(await agentWith({ stdin: new Uint8Array([0x61, 0xff]) }, ...base, "--content-file", "-"), 2, /not valid UTF-8/);
+    expectError(await agent(...base, "--content", "a", "--kind", "note"), 2, /invalid value "note" for --kind: expected one of task, message, result/);
+    expectError(await agent("mailbox", "send", "--from", "alice", "--content", "a"), 2, /missing required option --to/);
+  });
+});
+
+describe("global options", () => {
+  test("--state-dir and --verbose work before and after the subcommand", async () => {
+    const stateDir = join(tempDir(), "state");
+    const before = await runAgent(["--state-dir", stateDir, "--verbose", "mailbox", "send", "--to", "lead", "--from", "a", "--content", "1"]);
+    const middle = await runAgent(["mailbox", "--state-dir", stateDir, "send", "--to", "lead", "--from", "a", "--content", "2"]);
+    const after = await runAgent(["mailbox", "send", "--to", "lead", "--from", "a", "--content", "3", `--state-dir=${stateDir}`]);
+    for (const result of [before, middle, after]) expectOk(result);
+    const listed = await runAgent(["--state-dir", stateDir, "mailbox", "list", "--json"]);
+    expect(JSON.parse(listed.stdout).agents[0].counts.ready).toBe(3);
+  });
+
+  test("the state dir comes from AGENT_STATE_DIR, else <cwd>/.agent", async () => {
+    const cwd = tempDir();
+    const fromEnv = join(tempDir(), "env-state");
+    const args = ["mailbox", "send", "--to", "lead", "--from", "a", "--content", "x"];
+    expectOk(await runAgent(args, { cwd, env: { AGENT_STATE_DIR: fromEnv } }));
+    expect(readdirSync(join(fromEnv, "mailboxes", "lead", "ready"))).toHaveLength(1);
+    expectOk(await runAgent(args, { cwd, env: { AGENT_STATE_DIR: undefined } }));
+    expect(readdirSync(join(cwd, ".agent", "mailboxes", "lead", "ready"))).toHaveLength(1);
+  });
+
+  test("errors are one line; --verbose adds the stack", async () => {
+    const { agent } = setup();
+    const plain = await agent("mailbox", "show", "not-a-uuid");
+    expectError(plain, 2, /invalid message id "not-a-uuid": expected a canonical lowercase UUID/);
+    const verbose = await agent("mailbox", "show", "not-a-uuid", "--verbose");
+    expect(verbose.code).toBe(2);
+    expect(verbose.stderr.split("\n")[0]).toBe(plain.stderr.trimEnd());
+    expect(verbose.stderr).toContain("InvalidMessageIdError");
+    expect(verbose.stderr).toContain("src/cli/mailbox/show.ts");
+  });
+
+  test("unknown flags, subcommands and arguments are usage errors pointing at --help", async () => {
+    const { agent } = setup();
+    expectError(await agent("mailbox", "list", "--bogus"), 2, /unknown option --bogus for "agent mailbox list"; run `agent mailbox list --help`/);
+    expectError(await agent("mailbox", "send", "--to=lead", "--from", "a", "--content", "x", "--tos", "b"), 2, /unknown option --tos/);
+    expectError(await agent("--jsn", "mailbox", "list"), 2, /unknown option --jsn for "agent"/);
+    expectError(await agent("mailbox", "lst"), 2, /unknown command "lst" for "agent mailbox"; run `agent mailbox --help`/);
+    expectError(await agent("mailbx"), 2, /unknown command "mailbx" for "agent"/);
+    expectError(await runAgent([]), 2, /"agent" needs a command: mailbox; run `agent --help`/);
+    expectError(await agent("mailbox"), 2, /"agent mailbox" needs a command: send, list, show, recover, prune/);
+    expectError(await agent("mailbox", "list", "extra"), 2, /too many arguments for "agent mailbox list"/);
+    expectError(await agent("mailbox", "list", "--json", "--json"), 2, /option --json is given more than once/);
+    expectError(await agent("mailbox", "list", "--json=yes"), 2, /option --json takes no value/);
+    expectError(await runAgent(["mailbox", "list", "--state-dir"]), 2, /option --state-dir needs a value/);
+  });
+});
+
+describe("agent mailbox list", () => {
+  async function populate(store: FileMailboxStore) {
+    const old = new ManualClock("2026-01-01T00:00:00.000Z");
+    const first = message("alice", "one", old);
+    old.advance(1000);
+    const second = message("alice", "two", old);
+    await store.send(first);
+    await store.send(second);
+    await store.send(message("lead", "to the lead", systemClock, "alice"));
+    const claimed = await store.claim("alice");
+    return { first, second, claimed };
+  }
+
+  test("--json: one object with counts and messages per agent, no content", async () => {
+    const { agent, store } = setup();
+    const { first, second, claimed } = await populate(store);
+    expect(claimed?.id).toBe(first.id);
+    const listed = await agent("mailbox", "list", "--json");
+    expectOk(listed);
+    expect(listed.stdout.split("\n")).toHaveLength(2);
+    const json = JSON.parse(listed.stdout);
+    expect(Object.keys(json)).toEqual(["agents"]);
+    expect(json.agents.map((a: { name: string }) => a.name)).toEqual(["alice", "lead"]);
+    const alice = json.agents[0];
+    expect(alice.counts).toEqual({ ready: 1, processing: 1, done: 0, quarantine: 0 });
+    expect(alice.messages).toEqual([
+      { id: second.id, sender: "lead", kind: "task", state: "ready", createdAtUtc: second.createdAtUtc, size: expect.any(Number) },
+      { id: first.id, sender: "lead", kind: "task", state: "processing", createdAtUtc: first.createdAtUtc, size: expect.any(Number) },
+    ]);
+    expect(listed.stdout).not.toContain("two");
+  });
+
+  test("--agent and --state filter; counts stay whole", async () => {
+    const { agent, store } = setup();
+    const { second } = await populate(store);
+    const json = JSON.parse((await agent("mailbox", "list", "--agent", "alice", "--state", "ready", "--json")).stdout);
+    expect(json.agents).toHaveLength(1);
+    expect(json.agents[0].counts).toEqual({ ready: 1, processing: 1, done: 0, quarantine: 0 });
+    expect(json.agents[0].messages.map((m: { id: string }) => m.id)).toEqual([second.id]);
+  });
+
+  test("the human table shows each agent's counts and messages", async () => {
+    const { agent, store } = setup();
+    const { first, second } = await populate(store);
+    const listed = await agent("mailbox", "list");
+    expectOk(listed);
+    expect(listed.stdout).toContain("alice: 1 ready, 1 processing, 0 done, 0 quarantine");
+    expect(listed.stdout).toContain("lead: 1 ready, 0 processing, 0 done, 0 quarantine");
+    expect(listed.stdout).toMatch(new RegExp(`ready\\s+${second.id}\\s+task\\s+lead\\s+2026-01-01T00:00:01.000Z`));
+    expect(listed.stdout).toMatch(new RegExp(`processing\\s+${first.id}`));
+  });
+
+  test("an empty or missing state dir lists nothing and is not created", async () => {
+    const { agent, stateDir } = setup();
+    const listed = await agent("mailbox", "list");
+    expectOk(listed);
+    expect(listed.stdout).toBe(`no mailboxes in ${stateDir}\n`);
+    expect(JSON.parse((await agent("mailbox", "list", "--json")).stdout)).toEqual({ agents: [] });
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
+  test("bad filters: unknown agent is exit 6, bad state and bad name exit 2", async () => {
+    const { agent, store } = setup();
+    await populate(store);
+    expectError(await agent("mailbox", "list", "--agent", "zed"), 6, /unknown agent "zed"/);
+    expectError(await agent("mailbox", "list", "--state", "pending"), 2, /invalid value "pending" for --state: expected one of ready, processing, done, quarantine/);
+    expectError(await agent("mailbox", "list", "--agent", "Zed"), 2, /invalid agent name "Zed"/);
+  });
+});
+
+describe("agent mailbox show", () => {
+  test("prints the whole message, its state and agent", async () => {
+    const { agent, store } = setup();
+    const sent = message("lead", "  line one\nline two  \n", systemClock, "alice");
+    await store.send(sent);
+    const shown = await agent("mailbox", "show", sent.id);
+    expectOk(shown);
+    expect(shown.stdout).toMatch(/^agent: +lead$/m);
+    expect(shown.stdout).toMatch(/^state: +ready$/m);
+    expect(shown.stdout).toMatch(new RegExp(`^id: +${sent.id}$`, "m"));
+    expect(shown.stdout.endsWith(`\n\n${sent.content}`)).toBe(true);
+    const json = await showJson(agent, sent.id);
+    expect(json).toEqual({ agent: "lead", state: "ready", file: `${sent.id}.json`, message: { ...sent } });
+  });
+
+  test("malformed id is exit 2, an absent one exit 6", async () => {
+    const { agent, store } = setup();
+    await store.send(message("lead", "x"));
+    expectError(await agent("mailbox", "show", "0190B8A6-7C1E-7D3A-9F00-3B2A1C4D5E6F"), 2, /invalid message id/);
+    expectError(await agent("mailbox", "show"), 2, /missing argument ID/);
+    const absent = "0190b8a6-7c1e-7d3a-9f00-3b2a1c4d5e6f";
+    expectError(await agent("mailbox", "show", absent), 6, new RegExp(`message ${absent} not found`));
+  });
+});
+
+describe("a corrupt message file", () => {
+  test("list still works and flags it; show names the file and the problem", async () => {
+    const { agent, store, stateDir } = setup();
+    const good = message("alice", "fine");
+    await store.send(good);
+    const badId = "0190b8a6-7c1e-7d3a-9f00-3b2a1c4d5e6f";
+    const badPath = join(stateDir, "mailboxes", "alice", "ready", `${badId}.json`);
+    writeFileSync(badPath, "{ this is not json");
+
+    const listed = await agent("mailbox", "list", "--json");
+    expectOk(listed);
+    const alice = JSON.parse(listed.stdout).agents[0];
+    expect(alice.counts.ready).toBe(2);
+    expect(alice.messages).toContainEqual(expect.objectContaining({ id: good.id, state: "ready" }));
+    expect(alice.messages).toContainEqual(
+      expect.objectContaining({ id: null, state: "ready", file: `${badId}.json`, reason: expect.stringContaining("not valid JSON") }),
+    );
+    expectOk(await agent("mailbox", "list"));
+
+    const shown = await agent("mailbox", "show", badId);
+    expectError(shown, 5, /corrupt state file .*alice\/ready\/0190b8a6-7c1e-7d3a-9f00-3b2a1c4d5e6f\.json: content is not valid JSON/);
+    expect(existsSync(badPath)).toBe(true);
+  });
+
+  test("once quarantined by a claim, show prints the evidence and the reason", async () => {
+    const { agent, store, stateDir } = setup();
+    await store.send(message("alice", "fine"));
+    const badId = "0190b8a6-7c1e-7d3a-9f00-3b2a1c4d5e6f";
+    writeFileSync(join(stateDir, "mailboxes", "alice", "ready", `${badId}.json`), "garbage");
+    await store.claim("alice");
+    const json = await showJson(agent, badId);
+    expect(json).toMatchObject({ agent: "alice", state: "quarantine", message: null, raw: "garbage" });
+    expect(json.reason).toContain("not valid JSON");
+  });
+});
+
+describe("agent mailbox recover", () => {
+  test("moves processing back to ready for all agents or one", async () => {
+    const { agent, store } = setup();
+    const forAlice = message("alice", "a");
+    const forBob = message("bob", "b");
+    await store.send(forAlice);
+    await store.send(forBob);
+    await store.claim("alice");
+    await store.claim("bob");
+
+    const one = await agent("mailbox", "recover", "--agent", "alice", "--json");
+    expectOk(one);
+    expect(JSON.parse(one.stdout)).toEqual({ recovered: [{ agent: "alice", id: forAlice.id }], skipped: [] });
+    expect((await showJson(agent, forBob.id)).state).toBe("processing");
+
+    const all = await agent("mailbox", "recover");
+    expectOk(all);
+    expect(all.stdout).toContain("recovered 1 message(s)");
+    expect(all.stdout).toContain(forBob.id);
+    expect((await showJson(agent, forBob.id)).state).toBe("ready");
+    expectError(await agent("mailbox", "recover", "--agent", "zed"), 6, /unknown agent "zed"/);
+  });
+
+  test("refuses while a live runtime owns the state dir, unless --force", async () => {
+    const { agent, store, stateDir } = setup();
+    const sent = message("alice", "in progress");
+    await store.send(sent);
+    await store.claim("alice");
+    const lock = await RuntimeLock.acquire(stateDir);
+    try {
+      const refused = await agent("mailbox", "recover", "--json");
+      expectError(refused, 4, new RegExp(`busy, owned by pid ${process.pid} on host .*--force`));
+      expect((await showJson(agent, sent.id)).state).toBe("processing");
+
+      const forced = await agent("mailbox", "recover", "--force", "--json");
+      expectOk(forced);
+      expect(JSON.parse(forced.stdout).recovered).toEqual([{ agent: "alice", id: sent.id }]);
+    } finally {
+      await lock.release();
+    }
+    expectOk(await agent("mailbox", "recover"));
+  });
+});
+
+describe("agent mailbox prune", () => {
+  test("deletes done messages older than the duration and nothing else", async () => {
+    const { agent, store } = setup();
+    const old = message("alice", "old", new ManualClock("2020-01-01T00:00:00.000Z"));
+    const fresh = message("alice", "fresh");
+    const waiting = message("alice", "waiting", new ManualClock("2020-01-02T00:00:00.000Z"));
+    for (const m of [old, fresh]) {
+      await store.send(m);
+      const claimed = await store.claim("alice");
+      if (claimed) await store.ack(claimed);
+    }
+    await store.send(waiting);
+
+    const pruned = await agent("mailbox", "prune", "--older-than", "7d", "--json");
+    expectOk(pruned);
+    expect(JSON.parse(pruned.stdout)).toEqual({ pruned: [{ agent: "alice", id: old.id }] });
+    expectError(await agent("mailbox", "show", old.id), 6, /not found/);
+    expect((await showJson(agent, fresh.id)).state).toBe("done");
+    expect((await showJson(agent, waiting.id)).state).toBe("ready");
+
+    const again = await agent("mailbox", "prune", "--older-than", "1h30m");
+    expectOk(again);
+    expect(again.stdout).toBe("pruned 0 done message(s) older than 1h30m\n");
+  });
+
+  test("a bad or missing duration is exit 2", async () => {
+    const { agent } = setup();
+    expectError(await agent("mailbox", "prune", "--older-than", "7 days"), 2, /invalid duration "7 days"/);
+    expectError(await agent("mailbox", "prune"), 2, /missing required option --older-than/);
+  });
+});
