@@ -55,8 +55,7 @@ export class FileMailboxStore implements MailboxStore {
   readonly #lockOptions: FileLockOptions;
   readonly #indexes = new Map<AgentName, ReadyIndex>();
   readonly #preparedAgents = new Set<AgentName>();
-  #versionCounter = 0;
-  #stateDirReady = false;
+    #stateDirReady = false;
 
   constructor(options: FileMailboxStoreOptions) {
     this.paths = new MailboxPaths(options.stateDir);
@@ -73,31 +72,33 @@ export class FileMailboxStore implements MailboxStore {
       const fs = this.#fs;
       const marker = this.paths.idMarker(id);
       const target = this.paths.messageFile(recipient, "ready", id);
-      const temp = join(this.paths.tmpDir(recipient), `${id}.tmp`);
-      // The marker is the global uniqueness check: O(1) whatever the number of
-      // agents or messages, and created exclusively so two senders cannot both pass.
+      const index = this.#currentIndex(recipient);
+      // The message is first written as its id marker, created exclusively: that
+      // is the global uniqueness check, O(1) whatever the number of agents or
+      // messages, and the file is then hard-linked into ready/ — a link, unlike a
+      // rename, never replaces an existing file. Both names share one inode, so
+      // the marker costs no second write.
       try {
-        fs.closeSync(fs.openSync(marker, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600));
+        writeNewFileSynced(marker, serializeMessage(message), fs);
       } catch (error) {
         if (isErrno(error, "EEXIST")) throw new DuplicateMessageIdError(id);
+        unlinkQuietly(marker, fs);
         throw storageError(`send ${id}`, error, "nothing was written");
       }
-      const index = this.#currentIndex(recipient);
-      let placed = false;
+      let linked = false;
       try {
-        if (exists(fs, target)) throw new DuplicateMessageIdError(id);
-        writeNewFileSynced(temp, serializeMessage(message), fs);
-        fs.renameSync(temp, target);
-        placed = true;
+        fs.linkSync(marker, target);
+        linked = true;
+        // One journal commit makes both the marker and the ready/ entry durable;
+        // the second fsync finds nothing left to write on journaling file systems.
         fsyncDir(this.paths.stateDirOf(recipient, "ready"), fs);
         fsyncDir(this.paths.ids, fs);
       } catch (error) {
-        // Nothing of a failed send may remain: not the message, not the temp file,
-        // not the marker that would block a retry with the same id.
-        if (placed) unlinkQuietly(target, fs);
-        unlinkQuietly(temp, fs);
+        // Nothing of a failed send may remain: not the message, and not the marker
+        // that would block a retry with the same id.
+        if (linked) unlinkQuietly(target, fs);
         unlinkQuietly(marker, fs);
-        if (error instanceof AgentError) throw error;
+        if (isErrno(error, "EEXIST")) throw new DuplicateMessageIdError(id);
         throw storageError(`send ${id}`, error, "nothing was written");
       }
       this.#readyChanged(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
@@ -145,14 +146,14 @@ export class FileMailboxStore implements MailboxStore {
     await this.#locked(() => {
       const source = this.paths.messageFile(agent, "processing", id);
       const target = this.paths.messageFile(agent, "done", id);
-      const done = this.#readMessageAt(target, agent, id);
-      if (done !== "gone") {
+      if (exists(this.#fs, target)) {
         // A late ack (the message was recovered, re-claimed and finished elsewhere)
         // succeeds only for the very same message, and never re-queues it.
-        if (done.ok && sameMessage(done.message, message)) return;
+        const done = this.#readMessageAt(target, agent, id);
+        if (done !== "gone" && done.ok && sameMessage(done.message, message)) return;
         throw new AckConflictError(id);
       }
-      this.#expectInProcessing(message, source, "ack");
+      if (!exists(this.#fs, source)) throw notInProcessing(message, "ack");
       this.#move(`ack ${id}`, source, target, "processing/");
     });
   }
@@ -189,9 +190,6 @@ export class FileMailboxStore implements MailboxStore {
       if (!exists(this.#fs, this.paths.agentDir(agent))) return result;
       this.#prepareAgent(agent);
       const fs = this.#fs;
-      // Under the lock no send is in flight, so anything left in tmp/ is from a
-      // send that died before it was placed: it was never delivered.
-      for (const name of fs.readdirSync(this.paths.tmpDir(agent))) unlinkQuietly(join(this.paths.tmpDir(agent), name), fs);
 
       const processing = this.paths.stateDirOf(agent, "processing");
       for (const name of fs.readdirSync(processing).sort()) {
@@ -278,7 +276,6 @@ export class FileMailboxStore implements MailboxStore {
   #prepareAgent(agent: AgentName): void {
     if (this.#preparedAgents.has(agent)) return;
     for (const state of MAILBOX_STATES) ensureDir(this.paths.stateDirOf(agent, state), this.#fs);
-    ensureDir(this.paths.tmpDir(agent), this.#fs);
     ensureDir(this.paths.ids, this.#fs);
     this.#preparedAgents.add(agent);
   }
@@ -319,18 +316,13 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   /**
-   * What identifies the current content of ready/: the version every locked
-   * transition writes, plus the directory's mtime for files put there by hand.
+   * What identifies the current content of ready/: its mtime. Every locked change
+   * to ready/ also sets the mtime to a value above the one it found (see
+   * #readyChanged), so a change by any process is seen even when it falls in the
+   * same clock tick; files dropped there by hand change it as well.
    */
-  #readyStamp(agent: AgentName): string {
-    let version = "none";
-    try {
-      version = this.#fs.readFileSync(this.paths.readyVersion(agent), "utf8");
-    } catch (error) {
-      if (!isErrno(error, "ENOENT")) throw error;
-    }
-    const stats = this.#fs.statSync(this.paths.stateDirOf(agent, "ready"), { bigint: true });
-    return `${version}/${stats.mtimeNs}`;
+  #readyStamp(agent: AgentName): bigint {
+    return this.#fs.statSync(this.paths.stateDirOf(agent, "ready"), { bigint: true }).mtimeNs;
   }
 
   /** This process's cached queue of `agent`, if it still matches ready/ on disk. */
@@ -345,11 +337,15 @@ export class FileMailboxStore implements MailboxStore {
    * current before the change — so this one does not have to.
    */
   #readyChanged(agent: AgentName, index: ReadyIndex | undefined, update: (index: ReadyIndex) => void): void {
-    this.#versionCounter += 1;
-    const version = `${process.pid}.${this.#versionCounter}.${Math.random().toString(36).slice(2)}`;
-    // Not fsynced: the version only has to outlive this boot's processes, whose
-    // caches die with them.
-    this.#fs.writeFileSync(this.paths.readyVersion(agent), version, { mode: 0o600 });
+    const readyDir = this.paths.stateDirOf(agent, "ready");
+    const current = this.#readyStamp(agent);
+    const previous = index?.stamp ?? current;
+    // Strictly above both what this process last saw and what is there now.
+    const floor = (previous > current ? previous : current) + 1_000n;
+    const now = BigInt(Date.now()) * 1_000_000n;
+    const next = now > floor ? now : floor;
+    const seconds = Number(next / 1_000n) / 1_000_000;
+    this.#fs.utimesSync(readyDir, seconds, seconds);
     if (!index) return;
     update(index);
     index.stamp = this.#readyStamp(agent);
@@ -390,12 +386,7 @@ export class FileMailboxStore implements MailboxStore {
 
   #expectInProcessing(message: MailboxMessage, source: string, op: string): void {
     const current = this.#readMessageAt(source, message.recipient, message.id);
-    if (current === "gone") {
-      throw new MailboxStorageError(
-        `cannot ${op} ${message.id}: it is not in processing/ of "${message.recipient}" (already recovered or finished?); ` +
-          `find it with \`agent mailbox show ${message.id}\``,
-      );
-    }
+    if (current === "gone") throw notInProcessing(message, op);
     if (!current.ok || !sameMessage(current.message, message)) {
       throw new MailboxStorageError(
         `cannot ${op} ${message.id}: processing/ holds a different message with this id; inspect it with \`agent mailbox show ${message.id}\``,
@@ -411,9 +402,11 @@ export class FileMailboxStore implements MailboxStore {
     } catch (error) {
       throw storageError(what, error, `the message stays in ${from}`);
     }
+    // One fsync, of the destination: a rename is a single journal transaction on
+    // the journaling file systems this runs on, so committing it makes both the new
+    // entry and the removal of the old one durable — never both, never neither.
     try {
       fsyncDir(dirnameOf(target), fs);
-      fsyncDir(dirnameOf(source), fs);
     } catch (error) {
       // Not known to be durable: put it back so the caller's failure is the truth.
       try {
@@ -455,6 +448,13 @@ function exists(fs: FsOps, path: string): boolean {
 
 function dirnameOf(path: string): string {
   return path.slice(0, path.lastIndexOf("/"));
+}
+
+function notInProcessing(message: MailboxMessage, op: string): MailboxStorageError {
+  return new MailboxStorageError(
+    `cannot ${op} ${message.id}: it is not in processing/ of "${message.recipient}" (already recovered or finished?); ` +
+      `find it with \`agent mailbox show ${message.id}\``,
+  );
 }
 
 function storageError(what: string, cause: unknown, outcome: string): MailboxStorageError {

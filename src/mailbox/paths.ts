@@ -6,10 +6,9 @@ import type { MailboxState } from "../core/mailbox-state.ts";
  * Where everything of the mailbox lives under a state dir:
  *
  *   mailboxes.lock                        cross-process lock for every transition
- *   mailboxes/.ids/<uuid>                 one empty marker per id ever sent (global uniqueness in O(1))
+ *   mailboxes/.ids/<uuid>                 one per message id in the store, created exclusively (global
+ *                                         uniqueness in O(1)); a hard link to the message's file
  *   mailboxes/<agent>/<state>/<uuid>.json one file per message; the directory is its state
- *   mailboxes/<agent>/tmp/                sends in flight (never visible in ready/)
- *   mailboxes/<agent>/.ready-version      changes whenever ready/ changes (lets a reader skip readdir)
  */
 export class MailboxPaths {
   readonly root: string;
@@ -32,14 +31,6 @@ export class MailboxPaths {
 
   messageFile(agent: AgentName, state: MailboxState, id: string): string {
     return join(this.root, agent, state, fileNameOf(id));
-  }
-
-  tmpDir(agent: AgentName): string {
-    return join(this.root, agent, "tmp");
-  }
-
-  readyVersion(agent: AgentName): string {
-    return join(this.root, agent, ".ready-version");
   }
 
   idMarker(id: string): string {

@@ -4,7 +4,7 @@ import type { AgentName } from "../core/agent-name.ts";
 import { MailboxStorageError } from "../core/errors.ts";
 import type { MailboxState } from "../core/mailbox-state.ts";
 import { UtcInstant } from "../core/message.ts";
-import { fsyncDir, isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
+import { isErrno, unlinkQuietly, writeFileAtomic } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { type MailboxPaths, REASON_SUFFIX } from "./paths.ts";
 
@@ -37,13 +37,11 @@ export function moveToQuarantine(
   const dir = paths.stateDirOf(entry.agent, "quarantine");
   const source = join(paths.stateDirOf(entry.agent, entry.from), entry.name);
   const target = join(dir, freshName(fs, dir, entry.name));
+  const stays = `it stays in ${entry.from}/`;
   try {
     fs.renameSync(source, target);
   } catch (error) {
-    throw new MailboxStorageError(
-      `could not quarantine ${entry.from}/${entry.name} of "${entry.agent}": ${(error as Error).message}; it stays in ${entry.from}/`,
-      { cause: error },
-    );
+    throw quarantineError(entry, `${(error as Error).message}; ${stays}`, error);
   }
   const record: QuarantineRecord = {
     agent: entry.agent,
@@ -52,17 +50,27 @@ export function moveToQuarantine(
     reason: entry.reason,
     quarantinedAtUtc: entry.now.toISOString(),
   };
-  // The evidence is already safe in quarantine/; the record is best effort on top.
   try {
+    // Its directory fsync also commits the rename above: evidence and reason
+    // become durable together.
     writeFileAtomic(reasonFileOf(target), `${JSON.stringify(record, null, 2)}\n`, fs);
-    fsyncDir(paths.stateDirOf(entry.agent, entry.from), fs);
   } catch (error) {
-    throw new MailboxStorageError(
-      `quarantined ${entry.from}/${entry.name} of "${entry.agent}" as ${target} but could not record why: ${(error as Error).message}`,
-      { cause: error },
-    );
+    // Not known to be durable: undo, so the failure the caller sees is the truth.
+    try {
+      fs.renameSync(target, source);
+    } catch {
+      throw quarantineError(entry, `${(error as Error).message}; the entry is at ${target} without its reason`, error);
+    }
+    unlinkQuietly(reasonFileOf(target), fs);
+    throw quarantineError(entry, `${(error as Error).message}; ${stays}`, error);
   }
   return target;
+}
+
+function quarantineError(entry: { agent: string; from: string; name: string }, detail: string, cause: unknown) {
+  return new MailboxStorageError(`could not quarantine ${entry.from}/${entry.name} of "${entry.agent}": ${detail}`, {
+    cause,
+  });
 }
 
 function freshName(fs: FsOps, dir: string, name: string): string {

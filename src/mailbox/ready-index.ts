@@ -18,7 +18,7 @@ export interface IndexedEntry {
 export class ReadyIndex {
   #entries: IndexedEntry[] = [];
   #byName = new Map<string, IndexedEntry>();
-  stamp: string | undefined;
+  stamp: bigint | undefined;
 
   get size(): number {
     return this.#entries.length;

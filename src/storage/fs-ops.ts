@@ -23,6 +23,8 @@ export type FsOps = Pick<
   | "mkdirSync"
   | "rmSync"
   | "writeFileSync"
+  | "linkSync"
+  | "utimesSync"
 >;
 
 export const realFs: FsOps = fs;
