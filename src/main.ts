@@ -6,7 +6,7 @@ import { AgentError } from "./core/errors.ts";
 import { resolveInvocation } from "./cli/argv.ts";
 import { EXIT_CODES, exitCodeFor, isSystemError } from "./cli/exit-codes.ts";
 import { renderHelp } from "./cli/help.ts";
-import { writeErr, writeOut } from "./cli/output.ts";
+import { StdoutClosedError, writeErr, writeOut } from "./cli/output.ts";
 import { rootCommand } from "./cli/root.ts";
 import { VERSION } from "./cli/version.ts";
 
@@ -22,6 +22,8 @@ async function main(argv: string[]): Promise<number> {
     }
     return EXIT_CODES.ok;
   } catch (error) {
+    // Like other Unix tools in a pipeline: stop quietly once nobody reads.
+    if (error instanceof StdoutClosedError) return EXIT_CODES.ok;
     await writeErr(errorReport(error, wantsVerbose(argv)));
     return exitCodeFor(error);
   }

@@ -1,9 +1,17 @@
+/** The reader of stdout went away (`agent mailbox list | head -1`): not a failure of ours. */
+export class StdoutClosedError extends Error {}
+
 /**
  * Everything the CLI prints goes through here. stdout carries only the result;
  * writes are awaited so nothing is cut off when the entry calls process.exit.
  */
 export async function writeOut(text: string): Promise<void> {
-  await Bun.write(Bun.stdout, text);
+  try {
+    await Bun.write(Bun.stdout, text);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "EPIPE") throw new StdoutClosedError("stdout was closed", { cause: error });
+    throw error;
+  }
 }
 
 export async function writeErr(text: string): Promise<void> {

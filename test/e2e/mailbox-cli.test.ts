@@ -8,7 +8,7 @@ import { type MailboxMessage, createMessage } from "../../src/core/message.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { RuntimeLock } from "../../src/storage/runtime-lock.ts";
 import { tempDir } from "../support/temp-dir.ts";
-import { type AgentResult, type RunOptions, ensureBinary, runAgent } from "./agent-binary.ts";
+import { AGENT_BINARY, type AgentResult, type RunOptions, ensureBinary, runAgent } from "./agent-binary.ts";
 
 beforeAll(() => {
   ensureBinary();
@@ -282,6 +282,18 @@ describe("agent mailbox show", () => {
     expect(shown.stdout.endsWith(`\n\n${sent.content}`)).toBe(true);
     const json = await showJson(agent, sent.id);
     expect(json).toEqual({ agent: "lead", state: "ready", file: `${sent.id}.json`, message: { ...sent } });
+  });
+
+  test("a reader that stops early (| head) ends it quietly", async () => {
+    const { store, stateDir } = setup();
+    const big = message("lead", "x".repeat(1_000_000));
+    await store.send(big);
+    const pipeline = Bun.spawn(
+      ["bash", "-c", `"$0" mailbox show ${big.id} --state-dir "$1" | head -c 5 >/dev/null; exit "\${PIPESTATUS[0]}"`, AGENT_BINARY, stateDir],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    const [stderr, code] = await Promise.all([new Response(pipeline.stderr).text(), pipeline.exited]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
   });
 
   test("malformed id is exit 2, an absent one exit 6", async () => {
