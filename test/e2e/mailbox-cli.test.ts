@@ -1,52 +1,16 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
 import { ManualClock, systemClock } from "../../src/core/clock.ts";
-import { uuidV7Source } from "../../src/core/ids.ts";
-import { type MailboxMessage, createMessage } from "../../src/core/message.ts";
-import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
-import { RuntimeLock } from "../../src/storage/runtime-lock.ts";
+import type { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { tempDir } from "../support/temp-dir.ts";
-import { AGENT_BINARY, type AgentResult, type RunOptions, ensureBinary, runAgent } from "./agent-binary.ts";
+import { AGENT_BINARY, ensureBinary, runAgent } from "./agent-binary.ts";
+import { UUID, expectError, expectOk, message, setup, showJson } from "./fixture.ts";
 
 beforeAll(() => {
   ensureBinary();
 }, 120_000);
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** A state dir and an `agent` runner bound to it through --state-dir. */
-function setup() {
-  const stateDir = join(tempDir("agent-e2e-"), "state");
-  const agentWith = (options: RunOptions, ...args: string[]) => runAgent([...args, "--state-dir", stateDir], options);
-  const agent = (...args: string[]) => agentWith({}, ...args);
-  const store = new FileMailboxStore({ stateDir });
-  return { stateDir, agent, agentWith, store };
-}
-type Agent = ReturnType<typeof setup>["agent"];
-
-function message(recipient: string, content: string, clock = systemClock, sender = "lead"): MailboxMessage {
-  return createMessage({ sender, recipient, kind: "task", content }, { clock, ids: uuidV7Source });
-}
-
-function expectOk(result: AgentResult): void {
-  if (result.code !== 0) throw new Error(`agent exited ${result.code}: ${result.stderr}`);
-  expect(result.stderr).toBe("");
-}
-
-/** The error contract: exit code, nothing on stdout, one `agent: …` line on stderr. */
-function expectError(result: AgentResult, code: number, pattern: RegExp): void {
-  expect({ code: result.code, stdout: result.stdout }).toEqual({ code, stdout: "" });
-  expect(result.stderr).toMatch(/^agent: [^\n]+\n$/);
-  expect(result.stderr).toMatch(pattern);
-}
-
-async function showJson(agent: Agent, id: string) {
-  const shown = await agent("mailbox", "show", id, "--json");
-  expectOk(shown);
-  return JSON.parse(shown.stdout);
-}
 
 describe("agent --version / --help", () => {
   test("--version prints the package version and the build", async () => {
@@ -303,117 +267,5 @@ describe("agent mailbox show", () => {
     expectError(await agent("mailbox", "show"), 2, /missing argument ID/);
     const absent = "0190b8a6-7c1e-7d3a-9f00-3b2a1c4d5e6f";
     expectError(await agent("mailbox", "show", absent), 6, new RegExp(`message ${absent} not found`));
-  });
-});
-
-describe("a corrupt message file", () => {
-  test("list still works and flags it; show names the file and the problem", async () => {
-    const { agent, store, stateDir } = setup();
-    const good = message("alice", "fine");
-    await store.send(good);
-    const badId = "0190b8a6-7c1e-7d3a-9f00-3b2a1c4d5e6f";
-    const badPath = join(stateDir, "mailboxes", "alice", "ready", `${badId}.json`);
-    writeFileSync(badPath, "{ this is not json");
-
-    const listed = await agent("mailbox", "list", "--json");
-    expectOk(listed);
-    const alice = JSON.parse(listed.stdout).agents[0];
-    expect(alice.counts.ready).toBe(2);
-    expect(alice.messages).toContainEqual(expect.objectContaining({ id: good.id, state: "ready" }));
-    expect(alice.messages).toContainEqual(
-      expect.objectContaining({ id: null, state: "ready", file: `${badId}.json`, reason: expect.stringContaining("not valid JSON") }),
-    );
-    expectOk(await agent("mailbox", "list"));
-
-    const shown = await agent("mailbox", "show", badId);
-    expectError(shown, 5, /corrupt state file .*alice\/ready\/0190b8a6-7c1e-7d3a-9f00-3b2a1c4d5e6f\.json: content is not valid JSON/);
-    expect(existsSync(badPath)).toBe(true);
-  });
-
-  test("once quarantined by a claim, show prints the evidence and the reason", async () => {
-    const { agent, store, stateDir } = setup();
-    await store.send(message("alice", "fine"));
-    const badId = "0190b8a6-7c1e-7d3a-9f00-3b2a1c4d5e6f";
-    writeFileSync(join(stateDir, "mailboxes", "alice", "ready", `${badId}.json`), "garbage");
-    await store.claim("alice");
-    const json = await showJson(agent, badId);
-    expect(json).toMatchObject({ agent: "alice", state: "quarantine", message: null, raw: "garbage" });
-    expect(json.reason).toContain("not valid JSON");
-  });
-});
-
-describe("agent mailbox recover", () => {
-  test("moves processing back to ready for all agents or one", async () => {
-    const { agent, store } = setup();
-    const forAlice = message("alice", "a");
-    const forBob = message("bob", "b");
-    await store.send(forAlice);
-    await store.send(forBob);
-    await store.claim("alice");
-    await store.claim("bob");
-
-    const one = await agent("mailbox", "recover", "--agent", "alice", "--json");
-    expectOk(one);
-    expect(JSON.parse(one.stdout)).toEqual({ recovered: [{ agent: "alice", id: forAlice.id }], skipped: [] });
-    expect((await showJson(agent, forBob.id)).state).toBe("processing");
-
-    const all = await agent("mailbox", "recover");
-    expectOk(all);
-    expect(all.stdout).toContain("recovered 1 message(s)");
-    expect(all.stdout).toContain(forBob.id);
-    expect((await showJson(agent, forBob.id)).state).toBe("ready");
-    expectError(await agent("mailbox", "recover", "--agent", "zed"), 6, /unknown agent "zed"/);
-  });
-
-  test("refuses while a live runtime owns the state dir, unless --force", async () => {
-    const { agent, store, stateDir } = setup();
-    const sent = message("alice", "in progress");
-    await store.send(sent);
-    await store.claim("alice");
-    const lock = await RuntimeLock.acquire(stateDir);
-    try {
-      const refused = await agent("mailbox", "recover", "--json");
-      expectError(refused, 4, new RegExp(`busy, owned by pid ${process.pid} on host .*--force`));
-      expect((await showJson(agent, sent.id)).state).toBe("processing");
-
-      const forced = await agent("mailbox", "recover", "--force", "--json");
-      expectOk(forced);
-      expect(JSON.parse(forced.stdout).recovered).toEqual([{ agent: "alice", id: sent.id }]);
-    } finally {
-      await lock.release();
-    }
-    expectOk(await agent("mailbox", "recover"));
-  });
-});
-
-describe("agent mailbox prune", () => {
-  test("deletes done messages older than the duration and nothing else", async () => {
-    const { agent, store } = setup();
-    const old = message("alice", "old", new ManualClock("2020-01-01T00:00:00.000Z"));
-    const fresh = message("alice", "fresh");
-    const waiting = message("alice", "waiting", new ManualClock("2020-01-02T00:00:00.000Z"));
-    for (const m of [old, fresh]) {
-      await store.send(m);
-      const claimed = await store.claim("alice");
-      if (claimed) await store.ack(claimed);
-    }
-    await store.send(waiting);
-
-    const pruned = await agent("mailbox", "prune", "--older-than", "7d", "--json");
-    expectOk(pruned);
-    expect(JSON.parse(pruned.stdout)).toEqual({ pruned: [{ agent: "alice", id: old.id }] });
-    expectError(await agent("mailbox", "show", old.id), 6, /not found/);
-    expect((await showJson(agent, fresh.id)).state).toBe("done");
-    expect((await showJson(agent, waiting.id)).state).toBe("ready");
-
-    const again = await agent("mailbox", "prune", "--older-than", "1h30m");
-    expectOk(again);
-    expect(again.stdout).toBe("pruned 0 done message(s) older than 1h30m\n");
-  });
-
-  test("a bad or missing duration is exit 2", async () => {
-    const { agent } = setup();
-    expectError(await agent("mailbox", "prune", "--older-than", "7 days"), 2, /invalid duration "7 days"/);
-    expectError(await agent("mailbox", "prune"), 2, /missing required option --older-than/);
   });
 });
