@@ -89,10 +89,9 @@ export class FileMailboxStore implements MailboxStore {
       try {
         fs.linkSync(marker, target);
         linked = true;
-        // One journal commit makes both the marker and the ready/ entry durable;
-        // the second fsync finds nothing left to write on journaling file systems.
+        // The marker's creation and the link are in one journal transaction, which
+        // this fsync commits: both are durable together (see README, "Durability").
         fsyncDir(this.paths.stateDirOf(recipient, "ready"), fs);
-        fsyncDir(this.paths.ids, fs);
       } catch (error) {
         // Nothing of a failed send may remain: not the message, and not the marker
         // that would block a retry with the same id.
@@ -101,7 +100,7 @@ export class FileMailboxStore implements MailboxStore {
         if (isErrno(error, "EEXIST")) throw new DuplicateMessageIdError(id);
         throw storageError(`send ${id}`, error, "nothing was written");
       }
-      this.#readyChanged(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
+      this.#readyGained(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
     });
   }
 
@@ -133,7 +132,7 @@ export class FileMailboxStore implements MailboxStore {
           continue;
         }
         this.#move(`claim ${message.id}`, this.paths.messageFile(agent, "ready", message.id), target, "ready/");
-        this.#readyChanged(agent, index, (i) => i.remove(entry.name));
+        this.#readyLost(agent, index, entry.name);
         return message;
       }
       return null;
@@ -170,7 +169,7 @@ export class FileMailboxStore implements MailboxStore {
         throw new MailboxStorageError(`cannot release ${id}: ready/ already holds a message with this id; it stays in processing/`);
       }
       this.#move(`release ${id}`, source, target, "processing/");
-      this.#readyChanged(agent, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
+      this.#readyGained(agent, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
     });
   }
 
@@ -208,7 +207,7 @@ export class FileMailboxStore implements MailboxStore {
         }
         const index = this.#currentIndex(agent);
         this.#move(`recover ${id}`, join(processing, name), target, "processing/");
-        this.#readyChanged(agent, index, (i) => i.insert({ name, id, createdAtUtc: checked.message.createdAtUtc }));
+        this.#readyGained(agent, index, (i) => i.insert({ name, id, createdAtUtc: checked.message.createdAtUtc }));
         result.recovered.push({ agent, id });
       }
       return result;
@@ -332,11 +331,11 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   /**
-   * Records that this process just changed ready/ of `agent`, so other processes
+   * Records that this process just added to ready/ of `agent`, so other processes
    * re-read it, and applies the same change to `index` — which must have been
    * current before the change — so this one does not have to.
    */
-  #readyChanged(agent: AgentName, index: ReadyIndex | undefined, update: (index: ReadyIndex) => void): void {
+  #readyGained(agent: AgentName, index: ReadyIndex | undefined, update: (index: ReadyIndex) => void): void {
     const readyDir = this.paths.stateDirOf(agent, "ready");
     const current = this.#readyStamp(agent);
     const previous = index?.stamp ?? current;
@@ -348,6 +347,17 @@ export class FileMailboxStore implements MailboxStore {
     this.#fs.utimesSync(readyDir, seconds, seconds);
     if (!index) return;
     update(index);
+    index.stamp = this.#readyStamp(agent);
+  }
+
+  /**
+   * Records that this process just took `name` out of ready/. Other processes need
+   * no signal for a removal: a cached entry that is gone is dropped when it is
+   * reached. The kernel moved the mtime, so a current index is re-stamped.
+   */
+  #readyLost(agent: AgentName, index: ReadyIndex | undefined, name: string): void {
+    if (!index) return;
+    index.remove(name);
     index.stamp = this.#readyStamp(agent);
   }
 
@@ -432,7 +442,7 @@ export class FileMailboxStore implements MailboxStore {
       reason,
       now: this.#clock.now(),
     });
-    if (from === "ready") this.#readyChanged(agent, index, (i) => i.remove(name));
+    if (from === "ready") this.#readyLost(agent, index, name);
   }
 }
 
