@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { type AgentName, LEAD, assertAgentName } from "../../core/agent-name.ts";
 import { StateDirBusyError, UnknownAgentError } from "../../core/errors.ts";
 import type { RecoverResult } from "../../mailbox/store.ts";
-import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
+import { UNKNOWN_OWNER, readRuntimeOwner } from "../../storage/runtime-lock.ts";
 import { agentFilterArg, globalArgs, jsonArg } from "../args.ts";
 import { openMailboxStore, resolveStateDir } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
@@ -31,7 +31,7 @@ export const recoverCommand = defineCommand({
       if (owner) {
         throw new StateDirBusyError(
           stateDir,
-          owner,
+          owner.pid === UNKNOWN_OWNER.pid ? undefined : owner,
           "its processing messages are in progress; stop it first, or pass --force if you are sure it is not working on them",
         );
       }
