@@ -236,6 +236,7 @@ export class FileMailboxStore implements MailboxStore {
       for (const agent of this.#agentNames()) {
         const doneDir = this.paths.stateDirOf(agent, "done");
         if (!exists(fs, doneDir)) continue;
+        const before = pruned.length;
         for (const name of fs.readdirSync(doneDir)) {
           const checked = this.#checkFile(agent, doneDir, name);
           if (checked === "gone" || !checked.ok || checked.message.createdAtUtc >= cutoff) continue;
@@ -243,11 +244,39 @@ export class FileMailboxStore implements MailboxStore {
           unlinkQuietly(this.paths.idMarker(checked.message.id), fs);
           pruned.push({ agent, id: checked.message.id });
         }
-        if (pruned.length > 0) fsyncDir(doneDir, fs);
+        if (pruned.length > before) fsyncDir(doneDir, fs);
       }
-      if (pruned.length > 0) fsyncDir(this.paths.ids, fs);
-      return { pruned };
+      const orphanMarkers = this.#pruneOrphanMarkers(before.getTime());
+      if (pruned.length > 0 || orphanMarkers > 0) fsyncDir(this.paths.ids, fs);
+      return { pruned, orphanMarkers };
     });
+  }
+
+  /**
+   * Removes markers whose message file is gone: left by a send killed before its
+   * link into ready/ (never delivered, never reported as sent) or by a message
+   * deleted by hand. Under the lock no send is in flight, so a marker with no
+   * second link is an orphan.
+   */
+  #pruneOrphanMarkers(beforeMs: number): number {
+    const fs = this.#fs;
+    let removed = 0;
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.paths.ids);
+    } catch (error) {
+      if (isErrno(error, "ENOENT")) return 0;
+      throw error;
+    }
+    for (const name of names) {
+      const path = join(this.paths.ids, name);
+      const stats = fs.lstatSync(path);
+      if (stats.nlink === 1 && stats.mtimeMs < beforeMs) {
+        fs.unlinkSync(path);
+        removed += 1;
+      }
+    }
+    return removed;
   }
 
   // ---- internals ----------------------------------------------------------

@@ -46,6 +46,8 @@ export interface RecoverResult {
 
 export interface PruneResult {
   pruned: { agent: AgentName; id: string }[];
+  /** Id markers removed because no message file was linked to them any more. */
+  orphanMarkers: number;
 }
 
 /**
@@ -72,6 +74,6 @@ export interface MailboxStore {
   agents(): Promise<AgentName[]>;
   /** Finds one message by id in any agent and state. */
   find(id: string): Promise<FoundMessage | null>;
-  /** Deletes done messages created before `before`. */
+  /** Deletes done messages created before `before`, and orphan id markers older than it. */
   prune(before: Date): Promise<PruneResult>;
 }

@@ -107,7 +107,7 @@ describe("agent mailbox prune", () => {
 
     const pruned = await agent("mailbox", "prune", "--older-than", "7d", "--json");
     expectOk(pruned);
-    expect(JSON.parse(pruned.stdout)).toEqual({ pruned: [{ agent: "alice", id: old.id }] });
+    expect(JSON.parse(pruned.stdout)).toEqual({ pruned: [{ agent: "alice", id: old.id }], orphanMarkers: 0 });
     expectError(await agent("mailbox", "show", old.id), 6, /not found/);
     expect((await showJson(agent, fresh.id)).state).toBe("done");
     expect((await showJson(agent, waiting.id)).state).toBe("ready");

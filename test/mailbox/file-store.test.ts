@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   AckConflictError,
@@ -318,5 +318,20 @@ describe("list, find, prune", () => {
     expect(result.pruned).toEqual([{ agent: "alice", id: old.id }]);
     expect(f.files("alice", "done")).toEqual([`${recent.id}.json`]);
     expect(readdirSync(join(f.stateDir, "mailboxes/.ids"))).toEqual([recent.id]);
+    expect(result.orphanMarkers).toBe(0);
+  });
+
+  test("prune removes old orphan id markers left by a send that died before its link", async () => {
+    const f = fixture();
+    const live = f.message("alice");
+    await f.store.send(live);
+    const orphan = join(f.stateDir, "mailboxes/.ids", f.ids.next());
+    writeFileSync(orphan, "{}");
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(orphan, anHourAgo, anHourAgo);
+    utimesSync(join(f.stateDir, "mailboxes/.ids", live.id), anHourAgo, anHourAgo);
+    const result = await f.store.prune(new Date(Date.now() - 60_000));
+    expect(result).toEqual({ pruned: [], orphanMarkers: 1 });
+    expect(readdirSync(join(f.stateDir, "mailboxes/.ids"))).toEqual([live.id]);
   });
 });

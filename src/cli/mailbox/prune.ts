@@ -20,7 +20,7 @@ export const pruneCommand = defineCommand({
     const ms = parseDuration(args["older-than"]);
     const store = openMailboxStore(resolveStateDir(args));
     // Only done/ is pruned: ready, processing and quarantine are work or evidence.
-    const result = (await store.agents()).length === 0 ? { pruned: [] } : await store.prune(new Date(Date.now() - ms));
+    const result = (await store.agents()).length === 0 ? { pruned: [], orphanMarkers: 0 } : await store.prune(new Date(Date.now() - ms));
     if (args.json) await writeJson(result);
     else await writeOut(`pruned ${result.pruned.length} done message(s) older than ${args["older-than"]}\n`);
   },
