@@ -106,10 +106,10 @@ export class FileMailboxStore implements MailboxStore {
 
   async claim(agentName: AgentName): Promise<MailboxMessage | null> {
     const agent = assertAgentName(agentName);
-    return this.#locked(() => {
+    return this.#locked(async () => {
       if (!exists(this.#fs, this.paths.agentDir(agent))) return null;
       this.#prepareAgent(agent);
-      const index = this.#freshIndex(agent);
+      const index = await this.#freshIndex(agent);
       for (let entry = index.head(); entry; entry = index.head()) {
         const checked = this.#readReady(agent, entry.name, entry.id);
         if (checked === "gone") {
@@ -216,7 +216,7 @@ export class FileMailboxStore implements MailboxStore {
 
   async list(options: ListOptions = {}): Promise<AgentMailboxListing[]> {
     if (options.agent !== undefined) assertAgentName(options.agent);
-    return this.#locked(() => listMailboxes(this.paths, this.#fs, this.#agentNames(), options));
+    return this.#locked(() => listMailboxes(this.paths, this.#fs, this.#agentNames(), options, pause));
   }
 
   async agents(): Promise<AgentName[]> {
@@ -230,14 +230,16 @@ export class FileMailboxStore implements MailboxStore {
 
   async prune(before: Date): Promise<PruneResult> {
     const cutoff = before.toISOString();
-    return this.#locked(() => {
+    return this.#locked(async () => {
       const fs = this.#fs;
       const pruned: PruneResult["pruned"] = [];
+      let read = 0;
       for (const agent of this.#agentNames()) {
         const doneDir = this.paths.stateDirOf(agent, "done");
         if (!exists(fs, doneDir)) continue;
         const before = pruned.length;
         for (const name of fs.readdirSync(doneDir)) {
+          if (++read % PAUSE_EVERY === 0) await pause();
           const checked = this.#checkFile(agent, doneDir, name);
           if (checked === "gone" || !checked.ok || checked.message.createdAtUtc >= cutoff) continue;
           fs.unlinkSync(join(doneDir, name));
@@ -287,7 +289,7 @@ export class FileMailboxStore implements MailboxStore {
     return parsed.data;
   }
 
-  async #locked<T>(work: () => T): Promise<T> {
+  async #locked<T>(work: () => T | Promise<T>): Promise<T> {
     if (!this.#stateDirReady) {
       ensureDir(this.paths.stateDir, this.#fs);
       this.#stateDirReady = true;
@@ -320,7 +322,7 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   /** The ready/ queue of `agent`, re-read only when ready/ changed since it was last seen. */
-  #freshIndex(agent: AgentName): ReadyIndex {
+  async #freshIndex(agent: AgentName): Promise<ReadyIndex> {
     let index = this.#indexes.get(agent);
     const stamp = this.#readyStamp(agent);
     if (index && index.stamp === stamp) return index;
@@ -329,8 +331,10 @@ export class FileMailboxStore implements MailboxStore {
     const readyDir = this.paths.stateDirOf(agent, "ready");
     const present = new Set(this.#fs.readdirSync(readyDir));
     for (const name of [...index.names()]) if (!present.has(name)) index.remove(name);
+    let read = 0;
     for (const name of present) {
       if (index.has(name)) continue;
+      if (++read % PAUSE_EVERY === 0) await pause();
       const checked = this.#checkFile(agent, readyDir, name);
       if (checked === "gone") continue;
       if (!checked.ok) {
@@ -473,6 +477,14 @@ export class FileMailboxStore implements MailboxStore {
     });
     if (from === "ready") this.#readyLost(agent, index, name);
   }
+}
+
+// Long passes over a deep directory give the event loop a turn now and then, so
+// the lock's refresh timer runs and the lock never looks abandoned while held.
+const PAUSE_EVERY = 500;
+
+function pause(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function exists(fs: FsOps, path: string): boolean {

@@ -11,26 +11,35 @@ import { readQuarantineReason } from "./quarantine.ts";
 import type { AgentMailboxListing, FoundMessage, ListOptions, MailboxCounts, MailboxEntry } from "./store.ts";
 
 /** Reads every entry of the selected mailboxes, for operators. Runs under the mailbox lock. */
-export function listMailboxes(
+export async function listMailboxes(
   paths: MailboxPaths,
   fs: FsOps,
   agents: AgentName[],
   options: ListOptions,
-): AgentMailboxListing[] {
+  pause: () => Promise<void>,
+): Promise<AgentMailboxListing[]> {
   const selected = options.agent === undefined ? agents : agents.filter((name) => name === options.agent);
-  return selected.map((name) => {
+  const listings: AgentMailboxListing[] = [];
+  for (const name of selected) {
     const counts = Object.fromEntries(MAILBOX_STATES.map((state) => [state, 0])) as MailboxCounts;
     const messages: MailboxEntry[] = [];
     for (const state of MAILBOX_STATES) {
-      const entries = readState(paths, fs, name, state);
+      const entries = await readState(paths, fs, name, state, pause);
       counts[state] = entries.length;
       if (options.state === undefined || options.state === state) messages.push(...entries);
     }
-    return { name, counts, messages };
-  });
+    listings.push({ name, counts, messages });
+  }
+  return listings;
 }
 
-function readState(paths: MailboxPaths, fs: FsOps, agent: AgentName, state: MailboxState): MailboxEntry[] {
+async function readState(
+  paths: MailboxPaths,
+  fs: FsOps,
+  agent: AgentName,
+  state: MailboxState,
+  pause: () => Promise<void>,
+): Promise<MailboxEntry[]> {
   const dir = paths.stateDirOf(agent, state);
   let names: string[];
   try {
@@ -40,7 +49,9 @@ function readState(paths: MailboxPaths, fs: FsOps, agent: AgentName, state: Mail
     throw error;
   }
   const entries: MailboxEntry[] = [];
-  for (const file of names) {
+  for (const [n, file] of names.entries()) {
+    // Hands the event loop a turn now and then (see PAUSE_EVERY in file-store.ts).
+    if (n % 500 === 499) await pause();
     if (state === "quarantine" && file.endsWith(REASON_SUFFIX)) continue;
     const entry = describeEntry(fs, join(dir, file), agent, state, file);
     if (entry) entries.push(entry);

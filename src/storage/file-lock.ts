@@ -4,13 +4,26 @@ import { LockError } from "../core/errors.ts";
 import { processMutexFor } from "./process-mutex.ts";
 
 export interface FileLockOptions {
-  /** A lock whose holder stopped refreshing it for this long is broken (≥ 2000 ms, proper-lockfile's floor). */
+  /**
+   * A lock whose holder stopped refreshing it for this long is taken to be left
+   * by a dead process and is broken (at least 2 000 ms; the holder refreshes it
+   * every second).
+   */
   staleMs?: number;
   /** Give up waiting for the lock after this long. */
   waitMs?: number;
 }
 
-const DEFAULT_STALE_MS = 2_000;
+// Generous on purpose: breaking the lock of a holder that is only slow (a long
+// fsync on a loaded disk) would let two processes in. A dead holder costs the
+// next taker this long, and dying inside a critical section is rare.
+export const DEFAULT_STALE_MS = 10_000;
+const REFRESH_MS = 1_000;
+// proper-lockfile's own stale breaking checks and removes in separate steps, so
+// several waiters that saw the same stale lock each remove the lock the previous
+// one just took. It is switched off (a staleness it never reaches) in favour of
+// breakStaleLock below.
+const NEVER_STALE_MS = 365 * 24 * 3_600_000;
 const DEFAULT_WAIT_MS = 60_000;
 const MAX_RETRY_DELAY_MS = 20;
 
@@ -45,11 +58,56 @@ const lockFs = {
   rmdirSync: (path: string) => nodeFs.rmdirSync(path),
 };
 
+/** Whether `path` exists and was last modified more than `ms` ago; false when it is gone. */
+function staleFor(path: string, ms: number): boolean {
+  try {
+    return nodeFs.statSync(path).mtimeMs < Date.now() - ms;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+}
+
+/**
+ * Removes `lockPath` if it is stale, deciding and removing under a second, short
+ * lock (`<lockPath>.break`, a plain exclusive mkdir) so that two waiters can never
+ * both act on the same observation: the second one looks again after the first
+ * is done, and finds the first one's fresh lock. Returns whether it broke it.
+ */
+function breakStaleLock(lockPath: string, staleMs: number): boolean {
+  if (!staleFor(lockPath, staleMs)) return false;
+  const breakPath = `${lockPath}.break`;
+  try {
+    nodeFs.mkdirSync(breakPath, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    // Held for microseconds by its taker: one this old belongs to a process that
+    // died holding it.
+    if (staleFor(breakPath, staleMs)) removeDir(breakPath);
+    return false;
+  }
+  try {
+    if (!staleFor(lockPath, staleMs)) return false;
+    removeDir(lockPath);
+    return true;
+  } finally {
+    removeDir(breakPath);
+  }
+}
+
+function removeDir(path: string): void {
+  try {
+    nodeFs.rmdirSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+}
+
 /**
  * Runs `work` while holding both locks for `lockPath`: the in-process mutex first
  * (proper-lockfile would refuse this process a second time with ELOCKED), then the
  * cross-process lock directory. A lock left by a killed process goes stale after
- * `staleMs` and is broken by the next taker.
+ * `staleMs` and is broken by the next taker (see breakStaleLock).
  */
 export async function withFileLock<T>(
   lockPath: string,
@@ -101,7 +159,8 @@ async function acquire(
         lockfilePath: lockPath,
         realpath: false,
         fs: lockFs,
-        stale: staleMs,
+        stale: NEVER_STALE_MS,
+        update: REFRESH_MS,
         retries: 0,
         onCompromised,
       });
@@ -110,6 +169,7 @@ async function acquire(
       if (code !== "ELOCKED") {
         throw new LockError(`could not take the lock ${lockPath}: ${(error as Error).message}`, { cause: error });
       }
+      if (breakStaleLock(lockPath, staleMs)) continue;
       if (Date.now() >= deadline) {
         throw new LockError(
           `could not take the lock ${lockPath} within ${Math.round(waitMs / 1000)} s: another process holds it; ` +
