@@ -1,6 +1,7 @@
 import * as nodeFs from "node:fs";
 import lockfile from "proper-lockfile";
 import { LockError } from "../core/errors.ts";
+import { LockDir, isDeadHere, isLiveHere, readLockOwner, removeLockDir } from "./lock-dir.ts";
 import { processMutexFor } from "./process-mutex.ts";
 
 export interface FileLockOptions {
@@ -22,41 +23,26 @@ const REFRESH_MS = 1_000;
 // proper-lockfile's own stale breaking checks and removes in separate steps, so
 // several waiters that saw the same stale lock each remove the lock the previous
 // one just took. It is switched off (a staleness it never reaches) in favour of
-// breakStaleLock below.
+// breakAbandonedLock below.
 const NEVER_STALE_MS = 365 * 24 * 3_600_000;
 const DEFAULT_WAIT_MS = 60_000;
 const MAX_RETRY_DELAY_MS = 20;
 
-type Callback<T> = (error: NodeJS.ErrnoException | null, value?: T) => void;
+// One LockDir per lock path in this process, each with its spare directory,
+// removed when the process exits.
+const lockDirs = new Map<string, LockDir>();
+process.on("exit", () => {
+  for (const dir of lockDirs.values()) dir.dispose();
+});
 
-function viaSync<A extends unknown[], T>(call: (...args: A) => T) {
-  return (...args: [...A, Callback<T>]) => {
-    const callback = args.pop() as Callback<T>;
-    let value: T;
-    try {
-      value = call(...(args as unknown as A));
-    } catch (error) {
-      process.nextTick(callback, error as NodeJS.ErrnoException);
-      return;
-    }
-    process.nextTick(callback, null, value);
-  };
+function lockDirFor(lockPath: string): LockDir {
+  let dir = lockDirs.get(lockPath);
+  if (!dir) {
+    dir = new LockDir(lockPath);
+    lockDirs.set(lockPath, dir);
+  }
+  return dir;
 }
-
-/**
- * The calls proper-lockfile makes, done synchronously. Its default (graceful-fs,
- * async) costs four thread-pool round trips per lock, which made the lock several
- * times dearer than the fsync'ed rename it protects. Each call is one quick
- * metadata syscall; the results still arrive asynchronously, as it expects.
- */
-const lockFs = {
-  mkdir: viaSync((path: string) => nodeFs.mkdirSync(path, { mode: 0o700 })),
-  rmdir: viaSync((path: string) => nodeFs.rmdirSync(path)),
-  stat: viaSync((path: string) => nodeFs.statSync(path)),
-  utimes: viaSync((path: string, atime: Date, mtime: Date) => nodeFs.utimesSync(path, atime, mtime)),
-  realpath: viaSync((path: string) => nodeFs.realpathSync(path)),
-  rmdirSync: (path: string) => nodeFs.rmdirSync(path),
-};
 
 /** Whether `path` exists and was last modified more than `ms` ago; false when it is gone. */
 function staleFor(path: string, ms: number): boolean {
@@ -69,13 +55,24 @@ function staleFor(path: string, ms: number): boolean {
 }
 
 /**
- * Removes `lockPath` if it is stale, deciding and removing under a second, short
- * lock (`<lockPath>.break`, a plain exclusive mkdir) so that two waiters can never
- * both act on the same observation: the second one looks again after the first
- * is done, and finds the first one's fresh lock. Returns whether it broke it.
+ * Whether the holder of `lockPath` is gone: a dead process of this host at once;
+ * otherwise no refresh for `staleMs` — or, for a live process of this host (its
+ * pid may have been reused), for ten times that.
  */
-function breakStaleLock(lockPath: string, staleMs: number): boolean {
-  if (!staleFor(lockPath, staleMs)) return false;
+function abandoned(lockPath: string, staleMs: number): boolean {
+  const owner = readLockOwner(lockPath);
+  if (isDeadHere(owner)) return nodeFs.existsSync(lockPath);
+  return staleFor(lockPath, isLiveHere(owner) ? staleMs * 10 : staleMs);
+}
+
+/**
+ * Removes `lockPath` if its holder is gone, deciding and removing under a second,
+ * short lock (`<lockPath>.break`, a plain exclusive mkdir) so that two waiters
+ * never both act on one observation: the second looks again after the first is
+ * done, and finds the first one's fresh lock. Returns whether it broke it.
+ */
+function breakAbandonedLock(lockPath: string, staleMs: number): boolean {
+  if (!abandoned(lockPath, staleMs)) return false;
   const breakPath = `${lockPath}.break`;
   try {
     nodeFs.mkdirSync(breakPath, { mode: 0o700 });
@@ -83,23 +80,15 @@ function breakStaleLock(lockPath: string, staleMs: number): boolean {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     // Held for microseconds by its taker: one this old belongs to a process that
     // died holding it.
-    if (staleFor(breakPath, staleMs)) removeDir(breakPath);
+    if (staleFor(breakPath, staleMs)) removeLockDir(breakPath);
     return false;
   }
   try {
-    if (!staleFor(lockPath, staleMs)) return false;
-    removeDir(lockPath);
+    if (!abandoned(lockPath, staleMs)) return false;
+    removeLockDir(lockPath);
     return true;
   } finally {
-    removeDir(breakPath);
-  }
-}
-
-function removeDir(path: string): void {
-  try {
-    nodeFs.rmdirSync(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    removeLockDir(breakPath);
   }
 }
 
@@ -107,7 +96,8 @@ function removeDir(path: string): void {
  * Runs `work` while holding both locks for `lockPath`: the in-process mutex first
  * (proper-lockfile would refuse this process a second time with ELOCKED), then the
  * cross-process lock directory. A lock left by a killed process goes stale after
- * `staleMs` and is broken by the next taker (see breakStaleLock).
+ * `staleMs` (at once, when it was a process of this host) and is broken by the next
+ * taker (see breakAbandonedLock).
  */
 export async function withFileLock<T>(
   lockPath: string,
@@ -158,7 +148,7 @@ async function acquire(
       return await lockfile.lock(lockPath, {
         lockfilePath: lockPath,
         realpath: false,
-        fs: lockFs,
+        fs: lockDirFor(lockPath).fs,
         stale: NEVER_STALE_MS,
         update: REFRESH_MS,
         retries: 0,
@@ -169,11 +159,13 @@ async function acquire(
       if (code !== "ELOCKED") {
         throw new LockError(`could not take the lock ${lockPath}: ${(error as Error).message}`, { cause: error });
       }
-      if (breakStaleLock(lockPath, staleMs)) continue;
+      if (breakAbandonedLock(lockPath, staleMs)) continue;
       if (Date.now() >= deadline) {
+        const owner = readLockOwner(lockPath);
+        const who = owner ? `pid ${owner.pid} on host ${owner.host}` : "another process";
         throw new LockError(
-          `could not take the lock ${lockPath} within ${Math.round(waitMs / 1000)} s: another process holds it; ` +
-            `if none is running, the lock goes stale after ${staleMs / 1000} s — retry then`,
+          `could not take the lock ${lockPath} within ${Math.round(waitMs / 1000)} s: ${who} holds it; ` +
+            `wait for it to finish, or stop it and retry`,
           { cause: error },
         );
       }

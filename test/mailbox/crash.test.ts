@@ -2,7 +2,7 @@
 // releases: afterwards every message is in exactly one state, whole, and none is
 // lost; recover (after the dead holder's lock went stale) and a drain finish them all.
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, statSync, utimesSync } from "node:fs";
+import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { systemClock } from "../../src/core/clock.ts";
@@ -223,7 +223,7 @@ describe("FileMailboxStore under SIGKILL", () => {
   );
 
   test(
-    "mailboxes.lock left by a process killed while holding it goes stale and the next operation breaks it",
+    "mailboxes.lock left by a process killed while holding it is broken at once: its owner is a dead pid of this host",
     async () => {
       const stateDir = tempDir("agent-mailbox-crash-");
       const lockPath = join(stateDir, "mailboxes.lock");
@@ -235,26 +235,54 @@ describe("FileMailboxStore under SIGKILL", () => {
       started.push(holder);
       await holder.waitFor((e) => e.locked !== undefined);
 
-      // While the holder lives the lock is really held: nobody else gets in.
+      // While the holder lives the lock is really held: nobody else gets in, and
+      // the error names the holder.
       const impatient = new FileMailboxStore({ stateDir, lock: { waitMs: 300 } });
-      await expect(impatient.send(message)).rejects.toBeInstanceOf(LockError);
+      const refused = await impatient.send(message).catch((e) => e);
+      expect(refused).toBeInstanceOf(LockError);
+      expect(refused.message).toContain(`pid ${holder.child.pid}`);
 
       holder.child.kill("SIGKILL");
       expect(await holder.finished).toMatchObject({ signalCode: "SIGKILL" });
       expect(existsSync(lockPath)).toBe(true);
-      const lastRefreshMs = Math.floor(statSync(lockPath).mtimeMs);
 
-      // The store's default threshold, as users get it.
+      // The store's default threshold, as users get it: the dead holder is seen
+      // for what it is and its lock broken well before it would go stale.
       const store = new FileMailboxStore({ stateDir });
+      const before = Date.now();
       await store.send(message);
-      const sentAt = Date.now();
-      // It got in only once the dead holder's lock was stale (no refresh for DEFAULT_STALE_MS).
-      expect(sentAt).toBeGreaterThanOrEqual(lastRefreshMs + DEFAULT_STALE_MS);
+      expect(Date.now() - before).toBeLessThan(DEFAULT_STALE_MS);
       expect(existsSync(lockPath)).toBe(false);
       const claimed = await store.claim("alice");
       expect(claimed).toEqual(message);
       await store.ack(claimed!);
       expect(idsIn(takeCensus(stateDir), "done")).toEqual([message.id]);
+    },
+    30_000,
+  );
+
+  test(
+    "a lock whose holder cannot be checked (another host) is broken only once it went stale",
+    async () => {
+      const stateDir = tempDir("agent-mailbox-crash-");
+      const lockPath = join(stateDir, "mailboxes.lock");
+      const holder = startWorker("hold-lock", stateDir, { staleMs: STALE_MS });
+      started.push(holder);
+      await holder.waitFor((e) => e.locked !== undefined);
+      holder.child.kill("SIGKILL");
+      await holder.finished;
+      // As if the holder ran on another machine sharing the state dir.
+      const ownerFile = join(lockPath, "owner.json");
+      const owner = JSON.parse(readFileSync(ownerFile, "utf8"));
+      writeFileSync(ownerFile, JSON.stringify({ ...owner, host: `${owner.host}-elsewhere` }));
+      const lastRefreshMs = Math.floor(statSync(lockPath).mtimeMs);
+
+      const store = new FileMailboxStore({ stateDir, lock: { staleMs: STALE_MS } });
+      await store.send(
+        createMessage({ sender: "lead", recipient: "alice", kind: "task", content: "x" }, { clock: systemClock, ids: uuidV7Source }),
+      );
+      expect(Date.now()).toBeGreaterThanOrEqual(lastRefreshMs + STALE_MS);
+      expect(existsSync(lockPath)).toBe(false);
     },
     30_000,
   );
