@@ -3,6 +3,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+// Registers the temp-dir cleanup hook here, where bun applies hooks to every test
+// file: registered from a test file's import it would only run for the first one.
+import "./temp-dir.ts";
 
 const home = mkdtempSync(join(tmpdir(), "agent-test-home-"));
 process.env.HOME = home;
