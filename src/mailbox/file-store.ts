@@ -1,10 +1,8 @@
-import { constants } from "node:fs";
 import { join } from "node:path";
 import { type AgentName, agentNameProblem, assertAgentName } from "../core/agent-name.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
 import {
   AckConflictError,
-  AgentError,
   DuplicateMessageIdError,
   InvalidMessageError,
   MailboxStorageError,
@@ -17,14 +15,24 @@ import {
   sameMessage,
   serializeMessage,
 } from "../core/message.ts";
-import { ensureDir, fsyncDir, isErrno, unlinkQuietly, writeNewFileSynced } from "../storage/atomic-file.ts";
+import {
+  ensureDir,
+  fsyncDir,
+  isErrno,
+  pathExists,
+  unlinkQuietly,
+  writeNewFileSynced,
+} from "../storage/atomic-file.ts";
 import { type FileLockOptions, withFileLock } from "../storage/file-lock.ts";
 import { type FsOps, realFs } from "../storage/fs-ops.ts";
-import { checkEntry, checkMessageBytes } from "./message-file.ts";
+import { differentInProcessing, notInProcessing, storageError } from "./failures.ts";
+import { findMessage, listMailboxes } from "./listing.ts";
+import { checkFile, readMessageAt } from "./message-file.ts";
 import { MailboxPaths, fileNameOf } from "./paths.ts";
-import { listMailboxes, findMessage } from "./listing.ts";
+import { pruneMailboxes } from "./prune.ts";
 import { moveToQuarantine } from "./quarantine.ts";
-import { ReadyIndex } from "./ready-index.ts";
+import type { ReadyIndex } from "./ready-index.ts";
+import { ReadyQueues } from "./ready-queues.ts";
 import type {
   AgentMailboxListing,
   FoundMessage,
@@ -53,15 +61,18 @@ export class FileMailboxStore implements MailboxStore {
   readonly #fs: FsOps;
   readonly #clock: Clock;
   readonly #lockOptions: FileLockOptions;
-  readonly #indexes = new Map<AgentName, ReadyIndex>();
+  readonly #queues: ReadyQueues;
   readonly #preparedAgents = new Set<AgentName>();
-    #stateDirReady = false;
+  #stateDirReady = false;
 
   constructor(options: FileMailboxStoreOptions) {
     this.paths = new MailboxPaths(options.stateDir);
     this.#fs = options.fs ?? realFs;
     this.#clock = options.clock ?? systemClock;
     this.#lockOptions = options.lock ?? {};
+    this.#queues = new ReadyQueues(this.paths, this.#fs, (agent, name, reason) =>
+      this.#quarantineFrom(agent, "ready", name, reason, undefined),
+    );
   }
 
   async send(input: MailboxMessage): Promise<void> {
@@ -72,7 +83,7 @@ export class FileMailboxStore implements MailboxStore {
       const fs = this.#fs;
       const marker = this.paths.idMarker(id);
       const target = this.paths.messageFile(recipient, "ready", id);
-      const index = this.#currentIndex(recipient);
+      const index = this.#queues.current(recipient);
       // The message is first written as its id marker, created exclusively: that
       // is the global uniqueness check, O(1) whatever the number of agents or
       // messages, and the file is then hard-linked into ready/ — a link, unlike a
@@ -100,18 +111,21 @@ export class FileMailboxStore implements MailboxStore {
         if (isErrno(error, "EEXIST")) throw new DuplicateMessageIdError(id);
         throw storageError(`send ${id}`, error, "nothing was written");
       }
-      this.#readyGained(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
+      this.#queues.gained(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
     });
   }
 
   async claim(agentName: AgentName): Promise<MailboxMessage | null> {
     const agent = assertAgentName(agentName);
     return this.#locked(async () => {
-      if (!exists(this.#fs, this.paths.agentDir(agent))) return null;
+      if (!pathExists(this.paths.agentDir(agent), this.#fs)) return null;
       this.#prepareAgent(agent);
-      const index = await this.#freshIndex(agent);
+      const index = await this.#queues.fresh(agent);
       for (let entry = index.head(); entry; entry = index.head()) {
-        const checked = this.#readReady(agent, entry.name, entry.id);
+        const checked = readMessageAt(this.#fs, join(this.paths.stateDirOf(agent, "ready"), entry.name), {
+          id: entry.id,
+          recipient: agent,
+        });
         if (checked === "gone") {
           index.remove(entry.name);
           continue;
@@ -127,12 +141,12 @@ export class FileMailboxStore implements MailboxStore {
           continue;
         }
         const target = this.paths.messageFile(agent, "processing", message.id);
-        if (exists(this.#fs, target)) {
+        if (pathExists(target, this.#fs)) {
           this.#quarantineFrom(agent, "ready", entry.name, `a message with id ${message.id} is already in processing/`, index);
           continue;
         }
         this.#move(`claim ${message.id}`, this.paths.messageFile(agent, "ready", message.id), target, "ready/");
-        this.#readyLost(agent, index, entry.name);
+        this.#queues.lost(agent, index, entry.name);
         return message;
       }
       return null;
@@ -145,14 +159,14 @@ export class FileMailboxStore implements MailboxStore {
     await this.#locked(() => {
       const source = this.paths.messageFile(agent, "processing", id);
       const target = this.paths.messageFile(agent, "done", id);
-      if (exists(this.#fs, target)) {
+      if (pathExists(target, this.#fs)) {
         // A late ack (the message was recovered, re-claimed and finished elsewhere)
         // succeeds only for the very same message, and never re-queues it.
-        const done = this.#readMessageAt(target, agent, id);
+        const done = readMessageAt(this.#fs, target, { id, recipient: agent });
         if (done !== "gone" && done.ok && sameMessage(done.message, message)) return;
         throw new AckConflictError(id);
       }
-      if (!exists(this.#fs, source)) throw notInProcessing(message, "ack");
+      if (!pathExists(source, this.#fs)) throw notInProcessing(message, "ack");
       this.#move(`ack ${id}`, source, target, "processing/");
     });
   }
@@ -164,12 +178,12 @@ export class FileMailboxStore implements MailboxStore {
       const source = this.paths.messageFile(agent, "processing", id);
       const target = this.paths.messageFile(agent, "ready", id);
       this.#expectInProcessing(message, source, "release");
-      const index = this.#currentIndex(agent);
-      if (exists(this.#fs, target)) {
+      const index = this.#queues.current(agent);
+      if (pathExists(target, this.#fs)) {
         throw new MailboxStorageError(`cannot release ${id}: ready/ already holds a message with this id; it stays in processing/`);
       }
       this.#move(`release ${id}`, source, target, "processing/");
-      this.#readyGained(agent, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
+      this.#queues.gained(agent, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
     });
   }
 
@@ -186,13 +200,13 @@ export class FileMailboxStore implements MailboxStore {
     const agent = assertAgentName(agentName);
     return this.#locked(() => {
       const result: RecoverResult = { recovered: [], skipped: [] };
-      if (!exists(this.#fs, this.paths.agentDir(agent))) return result;
+      if (!pathExists(this.paths.agentDir(agent), this.#fs)) return result;
       this.#prepareAgent(agent);
       const fs = this.#fs;
 
       const processing = this.paths.stateDirOf(agent, "processing");
       for (const name of fs.readdirSync(processing).sort()) {
-        const checked = this.#checkFile(agent, processing, name);
+        const checked = checkFile(fs, agent, processing, name);
         if (checked === "gone") continue;
         if (!checked.ok) {
           this.#quarantineFrom(agent, "processing", name, checked.reason, undefined);
@@ -201,13 +215,13 @@ export class FileMailboxStore implements MailboxStore {
         }
         const { id } = checked.message;
         const target = this.paths.messageFile(agent, "ready", id);
-        if (exists(fs, target)) {
+        if (pathExists(target, this.#fs)) {
           result.skipped.push({ agent, file: name, reason: "ready/ already holds a message with this id" });
           continue;
         }
-        const index = this.#currentIndex(agent);
+        const index = this.#queues.current(agent);
         this.#move(`recover ${id}`, join(processing, name), target, "processing/");
-        this.#readyGained(agent, index, (i) => i.insert({ name, id, createdAtUtc: checked.message.createdAtUtc }));
+        this.#queues.gained(agent, index, (i) => i.insert({ name, id, createdAtUtc: checked.message.createdAtUtc }));
         result.recovered.push({ agent, id });
       }
       return result;
@@ -216,7 +230,7 @@ export class FileMailboxStore implements MailboxStore {
 
   async list(options: ListOptions = {}): Promise<AgentMailboxListing[]> {
     if (options.agent !== undefined) assertAgentName(options.agent);
-    return this.#locked(() => listMailboxes(this.paths, this.#fs, this.#agentNames(), options, pause));
+    return this.#locked(() => listMailboxes(this.paths, this.#fs, this.#agentNames(), options));
   }
 
   async agents(): Promise<AgentName[]> {
@@ -229,56 +243,7 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   async prune(before: Date): Promise<PruneResult> {
-    const cutoff = before.toISOString();
-    return this.#locked(async () => {
-      const fs = this.#fs;
-      const pruned: PruneResult["pruned"] = [];
-      let read = 0;
-      for (const agent of this.#agentNames()) {
-        const doneDir = this.paths.stateDirOf(agent, "done");
-        if (!exists(fs, doneDir)) continue;
-        const before = pruned.length;
-        for (const name of fs.readdirSync(doneDir)) {
-          if (++read % PAUSE_EVERY === 0) await pause();
-          const checked = this.#checkFile(agent, doneDir, name);
-          if (checked === "gone" || !checked.ok || checked.message.createdAtUtc >= cutoff) continue;
-          fs.unlinkSync(join(doneDir, name));
-          unlinkQuietly(this.paths.idMarker(checked.message.id), fs);
-          pruned.push({ agent, id: checked.message.id });
-        }
-        if (pruned.length > before) fsyncDir(doneDir, fs);
-      }
-      const orphanMarkers = this.#pruneOrphanMarkers(before.getTime());
-      if (pruned.length > 0 || orphanMarkers > 0) fsyncDir(this.paths.ids, fs);
-      return { pruned, orphanMarkers };
-    });
-  }
-
-  /**
-   * Removes markers whose message file is gone: left by a send killed before its
-   * link into ready/ (never delivered, never reported as sent) or by a message
-   * deleted by hand. Under the lock no send is in flight, so a marker with no
-   * second link is an orphan.
-   */
-  #pruneOrphanMarkers(beforeMs: number): number {
-    const fs = this.#fs;
-    let removed = 0;
-    let names: string[];
-    try {
-      names = fs.readdirSync(this.paths.ids);
-    } catch (error) {
-      if (isErrno(error, "ENOENT")) return 0;
-      throw error;
-    }
-    for (const name of names) {
-      const path = join(this.paths.ids, name);
-      const stats = fs.lstatSync(path);
-      if (stats.nlink === 1 && stats.mtimeMs < beforeMs) {
-        fs.unlinkSync(path);
-        removed += 1;
-      }
-    }
-    return removed;
+    return this.#locked(() => pruneMailboxes(this.paths, this.#fs, this.#agentNames(), before));
   }
 
   // ---- internals ----------------------------------------------------------
@@ -298,7 +263,7 @@ export class FileMailboxStore implements MailboxStore {
       return await withFileLock(this.paths.lock, work, this.#lockOptions);
     } catch (error) {
       // After a failure the cached queues may not match the disk any more.
-      this.#indexes.clear();
+      this.#queues.clear();
       throw error;
     }
   }
@@ -321,120 +286,10 @@ export class FileMailboxStore implements MailboxStore {
     return names.filter((name) => agentNameProblem(name) === undefined).sort();
   }
 
-  /** The ready/ queue of `agent`, re-read only when ready/ changed since it was last seen. */
-  async #freshIndex(agent: AgentName): Promise<ReadyIndex> {
-    let index = this.#indexes.get(agent);
-    const stamp = this.#readyStamp(agent);
-    if (index && index.stamp === stamp) return index;
-    index ??= new ReadyIndex();
-    this.#indexes.set(agent, index);
-    const readyDir = this.paths.stateDirOf(agent, "ready");
-    const present = new Set(this.#fs.readdirSync(readyDir));
-    for (const name of [...index.names()]) if (!present.has(name)) index.remove(name);
-    let read = 0;
-    for (const name of present) {
-      if (index.has(name)) continue;
-      if (++read % PAUSE_EVERY === 0) await pause();
-      const checked = this.#checkFile(agent, readyDir, name);
-      if (checked === "gone") continue;
-      if (!checked.ok) {
-        this.#quarantineFrom(agent, "ready", name, checked.reason, undefined);
-        continue;
-      }
-      index.insert({ name, id: checked.message.id, createdAtUtc: checked.message.createdAtUtc });
-    }
-    index.stamp = this.#readyStamp(agent);
-    return index;
-  }
-
-  /**
-   * What identifies the current content of ready/: its mtime. Every locked change
-   * to ready/ also sets the mtime to a value above the one it found (see
-   * #readyChanged), so a change by any process is seen even when it falls in the
-   * same clock tick; files dropped there by hand change it as well.
-   */
-  #readyStamp(agent: AgentName): bigint {
-    return this.#fs.statSync(this.paths.stateDirOf(agent, "ready"), { bigint: true }).mtimeNs;
-  }
-
-  /** This process's cached queue of `agent`, if it still matches ready/ on disk. */
-  #currentIndex(agent: AgentName): ReadyIndex | undefined {
-    const index = this.#indexes.get(agent);
-    return index && index.stamp === this.#readyStamp(agent) ? index : undefined;
-  }
-
-  /**
-   * Records that this process just added to ready/ of `agent`, so other processes
-   * re-read it, and applies the same change to `index` — which must have been
-   * current before the change — so this one does not have to.
-   */
-  #readyGained(agent: AgentName, index: ReadyIndex | undefined, update: (index: ReadyIndex) => void): void {
-    const readyDir = this.paths.stateDirOf(agent, "ready");
-    const current = this.#readyStamp(agent);
-    const previous = index?.stamp ?? current;
-    // Strictly above both what this process last saw and what is there now.
-    const floor = (previous > current ? previous : current) + 1_000n;
-    const now = BigInt(Date.now()) * 1_000_000n;
-    const next = now > floor ? now : floor;
-    const seconds = Number(next / 1_000n) / 1_000_000;
-    this.#fs.utimesSync(readyDir, seconds, seconds);
-    if (!index) return;
-    update(index);
-    index.stamp = this.#readyStamp(agent);
-  }
-
-  /**
-   * Records that this process just took `name` out of ready/. Other processes need
-   * no signal for a removal: a cached entry that is gone is dropped when it is
-   * reached. The kernel moved the mtime, so a current index is re-stamped.
-   */
-  #readyLost(agent: AgentName, index: ReadyIndex | undefined, name: string): void {
-    if (!index) return;
-    index.remove(name);
-    index.stamp = this.#readyStamp(agent);
-  }
-
-  /** Reads and checks a ready/ file at claim time; "gone" when it vanished. */
-  #readReady(agent: AgentName, name: string, id: string) {
-    return this.#readMessageAt(join(this.paths.stateDirOf(agent, "ready"), name), agent, id);
-  }
-
-  #readMessageAt(path: string, agent: AgentName, id: string) {
-    let bytes: Uint8Array;
-    try {
-      const stats = this.#fs.lstatSync(path);
-      if (!stats.isFile()) return { ok: false as const, reason: "entry is not a regular file" };
-      bytes = this.#fs.readFileSync(path);
-    } catch (error) {
-      if (isErrno(error, "ENOENT")) return "gone" as const;
-      throw storageError(`read ${path}`, error, "nothing was changed");
-    }
-    return checkMessageBytes(bytes, { id, recipient: agent });
-  }
-
-  /** Full strict check of one directory entry: its kind, its name, then its content. */
-  #checkFile(agent: AgentName, dir: string, name: string) {
-    const path = join(dir, name);
-    let stats;
-    try {
-      stats = this.#fs.lstatSync(path);
-    } catch (error) {
-      if (isErrno(error, "ENOENT")) return "gone" as const;
-      throw storageError(`read ${path}`, error, "nothing was changed");
-    }
-    const entry = checkEntry(name, stats);
-    if (!entry.ok) return entry;
-    return this.#readMessageAt(path, agent, entry.id);
-  }
-
   #expectInProcessing(message: MailboxMessage, source: string, op: string): void {
-    const current = this.#readMessageAt(source, message.recipient, message.id);
+    const current = readMessageAt(this.#fs, source, { id: message.id, recipient: message.recipient });
     if (current === "gone") throw notInProcessing(message, op);
-    if (!current.ok || !sameMessage(current.message, message)) {
-      throw new MailboxStorageError(
-        `cannot ${op} ${message.id}: processing/ holds a different message with this id; inspect it with \`agent mailbox show ${message.id}\``,
-      );
-    }
+    if (!current.ok || !sameMessage(current.message, message)) throw differentInProcessing(message, op);
   }
 
   /** One durable transition. On failure the source stays where it was. */
@@ -475,40 +330,10 @@ export class FileMailboxStore implements MailboxStore {
       reason,
       now: this.#clock.now(),
     });
-    if (from === "ready") this.#readyLost(agent, index, name);
-  }
-}
-
-// Long passes over a deep directory give the event loop a turn now and then, so
-// the lock's refresh timer runs and the lock never looks abandoned while held.
-const PAUSE_EVERY = 500;
-
-function pause(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-function exists(fs: FsOps, path: string): boolean {
-  try {
-    fs.lstatSync(path);
-    return true;
-  } catch (error) {
-    if (isErrno(error, "ENOENT")) return false;
-    throw error;
+    if (from === "ready") this.#queues.lost(agent, index, name);
   }
 }
 
 function dirnameOf(path: string): string {
   return path.slice(0, path.lastIndexOf("/"));
-}
-
-function notInProcessing(message: MailboxMessage, op: string): MailboxStorageError {
-  return new MailboxStorageError(
-    `cannot ${op} ${message.id}: it is not in processing/ of "${message.recipient}" (already recovered or finished?); ` +
-      `find it with \`agent mailbox show ${message.id}\``,
-  );
-}
-
-function storageError(what: string, cause: unknown, outcome: string): MailboxStorageError {
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  return new MailboxStorageError(`mailbox ${what} failed: ${detail}; ${outcome}`, { cause });
 }

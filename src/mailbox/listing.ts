@@ -5,6 +5,7 @@ import { MAILBOX_STATES, type MailboxState } from "../core/mailbox-state.ts";
 import { compareFifo } from "../core/message.ts";
 import { isErrno } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
+import { Pacer } from "../storage/pacer.ts";
 import { checkEntry, checkMessageBytes } from "./message-file.ts";
 import { type MailboxPaths, REASON_SUFFIX, fileNameOf } from "./paths.ts";
 import { readQuarantineReason } from "./quarantine.ts";
@@ -16,15 +17,15 @@ export async function listMailboxes(
   fs: FsOps,
   agents: AgentName[],
   options: ListOptions,
-  pause: () => Promise<void>,
 ): Promise<AgentMailboxListing[]> {
+  const pacer = new Pacer();
   const selected = options.agent === undefined ? agents : agents.filter((name) => name === options.agent);
   const listings: AgentMailboxListing[] = [];
   for (const name of selected) {
     const counts = Object.fromEntries(MAILBOX_STATES.map((state) => [state, 0])) as MailboxCounts;
     const messages: MailboxEntry[] = [];
     for (const state of MAILBOX_STATES) {
-      const entries = await readState(paths, fs, name, state, pause);
+      const entries = await readState(paths, fs, name, state, pacer);
       counts[state] = entries.length;
       if (options.state === undefined || options.state === state) messages.push(...entries);
     }
@@ -38,7 +39,7 @@ async function readState(
   fs: FsOps,
   agent: AgentName,
   state: MailboxState,
-  pause: () => Promise<void>,
+  pacer: Pacer,
 ): Promise<MailboxEntry[]> {
   const dir = paths.stateDirOf(agent, state);
   let names: string[];
@@ -49,9 +50,8 @@ async function readState(
     throw error;
   }
   const entries: MailboxEntry[] = [];
-  for (const [n, file] of names.entries()) {
-    // Hands the event loop a turn now and then (see PAUSE_EVERY in file-store.ts).
-    if (n % 500 === 499) await pause();
+  for (const file of names) {
+    await pacer.step();
     if (state === "quarantine" && file.endsWith(REASON_SUFFIX)) continue;
     const entry = describeEntry(fs, join(dir, file), agent, state, file);
     if (entry) entries.push(entry);

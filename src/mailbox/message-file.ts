@@ -1,6 +1,10 @@
 import type { Stats } from "node:fs";
+import { join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
 import { describeIssues, isMessageId, MailboxMessage } from "../core/message.ts";
+import { isErrno } from "../storage/atomic-file.ts";
+import type { FsOps } from "../storage/fs-ops.ts";
+import { storageError } from "./failures.ts";
 
 export type Checked = { ok: true; message: MailboxMessage } | { ok: false; reason: string };
 
@@ -47,4 +51,33 @@ export function checkMessageBytes(bytes: Uint8Array, expected: { id: string; rec
     return { ok: false, reason: `recipient "${message.recipient}" does not match the mailbox "${expected.recipient}"` };
   }
   return { ok: true, message };
+}
+
+/** Reads and strictly checks the message file at `path`; "gone" when nothing is there. */
+export function readMessageAt(fs: FsOps, path: string, expected: { id: string; recipient: AgentName }): Checked | "gone" {
+  let bytes: Uint8Array;
+  try {
+    const stats = fs.lstatSync(path);
+    if (!stats.isFile()) return { ok: false, reason: "entry is not a regular file" };
+    bytes = fs.readFileSync(path);
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return "gone";
+    throw storageError(`read ${path}`, error, "nothing was changed");
+  }
+  return checkMessageBytes(bytes, expected);
+}
+
+/** The full strict check of one directory entry: its kind, its name, then its content. */
+export function checkFile(fs: FsOps, agent: AgentName, dir: string, name: string): Checked | "gone" {
+  const path = join(dir, name);
+  let stats: Stats;
+  try {
+    stats = fs.lstatSync(path);
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return "gone";
+    throw storageError(`read ${path}`, error, "nothing was changed");
+  }
+  const entry = checkEntry(name, stats);
+  if (!entry.ok) return entry;
+  return readMessageAt(fs, path, { id: entry.id, recipient: agent });
 }

@@ -4,7 +4,7 @@ import type { AgentName } from "../core/agent-name.ts";
 import { MailboxStorageError } from "../core/errors.ts";
 import type { MailboxState } from "../core/mailbox-state.ts";
 import { UtcInstant } from "../core/message.ts";
-import { isErrno, unlinkQuietly, writeFileAtomic } from "../storage/atomic-file.ts";
+import { pathExists, unlinkQuietly, writeFileAtomic } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { type MailboxPaths, REASON_SUFFIX } from "./paths.ts";
 
@@ -78,18 +78,8 @@ function freshName(fs: FsOps, dir: string, name: string): string {
   let attempt = name.endsWith(REASON_SUFFIX) ? 1 : 0;
   for (;;) {
     const candidate = attempt === 0 ? name : `${name}.${attempt}`;
-    if (!taken(fs, join(dir, candidate)) && !taken(fs, reasonFileOf(join(dir, candidate)))) return candidate;
+    if (!pathExists(join(dir, candidate), fs) && !pathExists(reasonFileOf(join(dir, candidate)), fs)) return candidate;
     attempt += 1;
-  }
-}
-
-function taken(fs: FsOps, path: string): boolean {
-  try {
-    fs.lstatSync(path);
-    return true;
-  } catch (error) {
-    if (isErrno(error, "ENOENT")) return false;
-    throw error;
   }
 }
 

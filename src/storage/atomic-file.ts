@@ -9,6 +9,17 @@ export function isErrno(error: unknown, code: string): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
 }
 
+/** Whether anything (file, directory, symlink) is at `path`. */
+export function pathExists(path: string, fs: FsOps = realFs): boolean {
+  try {
+    fs.lstatSync(path);
+    return true;
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return false;
+    throw error;
+  }
+}
+
 export function ensureDir(path: string, fs: FsOps = realFs): void {
   fs.mkdirSync(path, { recursive: true, mode: DIR_MODE });
 }
