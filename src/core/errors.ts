@@ -131,3 +131,58 @@ export class CorruptStateFileError extends AgentError {
     super(`corrupt state file ${path}: ${reason}; fix or move the file away, then retry`);
   }
 }
+
+/** Any failure talking to the model endpoint. */
+export class ModelError extends AgentError {
+  readonly code: string = "MODEL";
+  readonly category = "model" as const;
+}
+
+/** No API key where one is needed. */
+export class MissingApiKeyError extends ModelError {
+  override readonly code = "MISSING_API_KEY";
+  constructor() {
+    super(
+      "no API key: set OPENAI_API_KEY (or apiKey in config.json); for a local endpoint that needs none (Ollama, llama.cpp) any value will do",
+    );
+  }
+}
+
+/** The endpoint could not be reached, or kept failing after every retry. */
+export class ModelUnavailableError extends ModelError {
+  override readonly code = "MODEL_UNAVAILABLE";
+}
+
+/** The endpoint refused the request (bad key, unknown model, bad request). */
+export class ModelRequestError extends ModelError {
+  override readonly code = "MODEL_REQUEST";
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The request was longer than the model's context window. */
+export class ContextOverflowError extends ModelError {
+  override readonly code = "CONTEXT_OVERFLOW";
+}
+
+/** A --replay cassette has no answer for this request. */
+export class CassetteMismatchError extends ModelError {
+  override readonly code = "CASSETTE_MISMATCH";
+}
+
+/** A run that cannot go on: max turns reached, a hook stopped it, … (exit 1). */
+export class AgentRunError extends AgentError {
+  readonly code: string = "AGENT_RUN";
+  readonly category = "agent" as const;
+}
+
+/** A configuration file or value that is not valid. */
+export class ConfigError extends AgentError {
+  readonly code = "CONFIG";
+  readonly category = "usage" as const;
+}

@@ -1,0 +1,97 @@
+import { z } from "zod";
+
+/**
+ * The conversation as the runner keeps it: provider-neutral, so the canonical
+ * history on disk does not depend on the wire format of one SDK. The OpenAI
+ * adapter translates to and from chat completions.
+ */
+export const ToolCall = z.strictObject({
+  id: z.string().min(1),
+  name: z.string().min(1),
+  /** The arguments exactly as the model wrote them (JSON text, possibly malformed). */
+  arguments: z.string(),
+});
+export type ToolCall = z.infer<typeof ToolCall>;
+
+export const ChatMessage = z.discriminatedUnion("role", [
+  z.strictObject({ role: z.literal("system"), content: z.string() }),
+  z.strictObject({ role: z.literal("user"), content: z.string() }),
+  z.strictObject({
+    role: z.literal("assistant"),
+    content: z.string().nullable(),
+    toolCalls: z.array(ToolCall).optional(),
+  }),
+  z.strictObject({
+    role: z.literal("tool"),
+    toolCallId: z.string().min(1),
+    content: z.string(),
+    isError: z.boolean().optional(),
+  }),
+]);
+export type ChatMessage = z.infer<typeof ChatMessage>;
+export type AssistantMessage = Extract<ChatMessage, { role: "assistant" }>;
+export type ToolResultMessage = Extract<ChatMessage, { role: "tool" }>;
+
+/** What the model is told about one tool: its JSON schema is generated from the tool's zod schema. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export const Usage = z.strictObject({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
+}
+
+export const FINISH_REASONS = ["stop", "tool_calls", "length", "content_filter", "other"] as const;
+export type FinishReason = (typeof FINISH_REASONS)[number];
+
+export interface ModelRequest {
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  /** The agent asking (`lead`, a teammate's name, a subagent's id): sent as the X-Agent-Name header. */
+  identity: string;
+  signal?: AbortSignal;
+}
+
+export interface ModelResponse {
+  message: AssistantMessage;
+  finishReason: FinishReason;
+  usage: Usage;
+}
+
+/**
+ * One model endpoint. `complete` makes one request (retries on 429/5xx/network
+ * errors live in the implementation) and throws a `ModelError` subclass on failure.
+ */
+export interface ModelClient {
+  readonly model: string;
+  complete(request: ModelRequest): Promise<ModelResponse>;
+  close(): Promise<void>;
+}
+
+/** Everything needed to build the model client, after flags, environment and config are merged. */
+export interface ModelClientOptions {
+  model: string;
+  /** OpenAI-compatible endpoint; the SDK's default (api.openai.com) when absent. */
+  baseUrl?: string;
+  apiKey?: string;
+  /** Per-request timeout. */
+  timeoutMs: number;
+  /** Retries on 429/5xx/network errors before giving up. */
+  maxRetries?: number;
+  /** Append every request/response to this JSONL cassette. */
+  recordPath?: string;
+  /** Answer from this cassette, with no network. */
+  replayPath?: string;
+  /** Told before each retry (for progress on stderr). */
+  onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+}

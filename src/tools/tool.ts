@@ -1,0 +1,48 @@
+import type { z } from "zod";
+
+/** What every tool call carries: who asks, under which idempotency key, where, and how to stop. */
+export interface ToolContext {
+  /** The agent making the call (`lead`, a teammate name, a subagent id): trusted, never model input. */
+  identity: string;
+  /** The key of the turn this call belongs to (for a teammate: the mailbox message id). */
+  idempotencyKey: string;
+  /** Absolute, real path of the workspace the file tools and `shell` are confined to. */
+  workspace: string;
+  signal: AbortSignal;
+}
+
+export interface ToolResult {
+  content: string;
+  isError?: boolean;
+}
+
+/**
+ * How a tool touches the world, for the permission modes: `read` tools run in
+ * every mode; `edit` tools are allowed by `acceptEdits`; `execute` tools (shell)
+ * need an explicit allow (or `bypassPermissions`) when headless.
+ */
+export type ToolEffect = "read" | "edit" | "execute";
+
+export interface Tool<Input extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly description: string;
+  /** Strict zod schema of the input; the model's JSON schema is generated from it. */
+  readonly input: Input;
+  readonly effect: ToolEffect;
+  /** The text permission rules and hook matchers see for a call, e.g. the command or the path. */
+  subject(input: z.infer<Input>): string;
+  run(input: z.infer<Input>, context: ToolContext): Promise<ToolResult>;
+}
+
+/** Helps define a tool with its input type inferred from the schema. */
+export function defineTool<Input extends z.ZodType>(tool: Tool<Input>): Tool<Input> {
+  return tool;
+}
+
+/** Runs the model's tool calls through the whole pipeline; what the runner depends on. */
+export interface ToolExecutor {
+  /** What the model is told, in the tools' fixed order. */
+  specs(): import("../model/types.ts").ToolSpec[];
+  /** Never throws for a bad call: invalid input, a block, a denial or a handler error come back as error results. */
+  execute(call: import("../model/types.ts").ToolCall, context: ToolContext): Promise<ToolResult>;
+}

@@ -1,0 +1,168 @@
+/**
+ * A scripted OpenAI-compatible chat-completions server on 127.0.0.1 (port 0),
+ * standing in for the model API in tests. It answers each request with the next
+ * scripted reply (for replies bound to an identity, the next one for the agent
+ * named in the request's X-Agent-Name header) and records every request.
+ *
+ * `assertDone()` fails the test when the server was called more or fewer times
+ * than scripted: a surplus request gets HTTP 500 and is counted.
+ */
+import type { Server } from "bun";
+
+export interface ScriptedToolCall {
+  name: string;
+  /** An object is JSON-encoded; a string is sent as is (so a test can send malformed JSON). */
+  arguments: string | Record<string, unknown>;
+  id?: string;
+}
+
+export interface ScriptedReply {
+  /** Only a request from this agent (X-Agent-Name) takes this reply. */
+  identity?: string;
+  /** Assistant text. */
+  text?: string | null;
+  toolCalls?: ScriptedToolCall[];
+  finishReason?: "stop" | "tool_calls" | "length" | "content_filter";
+  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** A raw HTTP answer instead of a completion: e.g. 429 with Retry-After, 500, 400 context overflow. */
+  status?: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+  /** Wait this long before answering. */
+  delayMs?: number;
+  /** Runs on the request before answering; a throw is reported by assertDone. */
+  check?: (request: RecordedRequest) => void;
+}
+
+export interface RecordedRequest {
+  identity: string | undefined;
+  headers: Record<string, string>;
+  body: {
+    model: string;
+    messages: Array<Record<string, unknown>>;
+    tools?: Array<{ type: string; function: { name: string; description?: string; parameters?: unknown } }>;
+    [key: string]: unknown;
+  };
+  /** When it arrived (ms since epoch). */
+  at: number;
+}
+
+export class ScriptedModelServer {
+  readonly requests: RecordedRequest[] = [];
+  readonly problems: string[] = [];
+  readonly #script: ScriptedReply[];
+  readonly #server: Server<undefined>;
+  #completionCounter = 0;
+
+  private constructor(script: ScriptedReply[]) {
+    this.#script = [...script];
+    this.#server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (request) => this.#answer(request),
+    });
+  }
+
+  static start(script: ScriptedReply[] = []): ScriptedModelServer {
+    return new ScriptedModelServer(script);
+  }
+
+  /** Base URL to give the OpenAI SDK (`--base-url`). */
+  get url(): string {
+    return `http://127.0.0.1:${this.#server.port}/v1`;
+  }
+
+  /** Adds replies to the end of the script. */
+  push(...replies: ScriptedReply[]): void {
+    this.#script.push(...replies);
+  }
+
+  /** Replies not used yet. */
+  get remaining(): number {
+    return this.#script.length;
+  }
+
+  /** Throws when a reply was not used, a request had no reply, or a `check` failed. */
+  assertDone(): void {
+    const problems = [...this.problems];
+    if (this.#script.length > 0) problems.push(`${this.#script.length} scripted repl(ies) never requested`);
+    if (problems.length > 0) throw new Error(`scripted model server: ${problems.join("; ")}`);
+  }
+
+  async close(): Promise<void> {
+    await this.#server.stop(true);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #answer(request: Request): Promise<Response> {
+    const path = new URL(request.url).pathname;
+    if (request.method !== "POST" || !path.endsWith("/chat/completions")) {
+      this.problems.push(`unexpected ${request.method} ${path}`);
+      return Response.json({ error: { message: `no route ${path}` } }, { status: 404 });
+    }
+    const headers = Object.fromEntries(request.headers.entries());
+    const recorded: RecordedRequest = {
+      identity: headers["x-agent-name"],
+      headers,
+      body: (await request.json()) as RecordedRequest["body"],
+      at: Date.now(),
+    };
+    this.requests.push(recorded);
+    const index = this.#script.findIndex((reply) => reply.identity === undefined || reply.identity === recorded.identity);
+    if (index < 0) {
+      this.problems.push(`unscripted request #${this.requests.length} from ${recorded.identity ?? "(no identity)"}`);
+      return Response.json({ error: { message: "no scripted reply left", type: "server_error" } }, { status: 500 });
+    }
+    const [reply] = this.#script.splice(index, 1) as [ScriptedReply];
+    try {
+      reply.check?.(recorded);
+    } catch (error) {
+      this.problems.push(`check of request #${this.requests.length} failed: ${(error as Error).message}`);
+    }
+    if (reply.delayMs) await Bun.sleep(reply.delayMs);
+    if (reply.status !== undefined) {
+      return Response.json(reply.body ?? { error: { message: `scripted ${reply.status}` } }, {
+        status: reply.status,
+        headers: reply.headers,
+      });
+    }
+    return Response.json(this.#completion(recorded, reply), { headers: reply.headers });
+  }
+
+  #completion(request: RecordedRequest, reply: ScriptedReply) {
+    this.#completionCounter += 1;
+    const toolCalls = reply.toolCalls?.map((call, i) => ({
+      id: call.id ?? `call_${this.#completionCounter}_${i}`,
+      type: "function",
+      function: {
+        name: call.name,
+        arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+      },
+    }));
+    return {
+      id: `chatcmpl-${this.#completionCounter}`,
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: request.body.model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: reply.text ?? null,
+            ...(toolCalls && toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          },
+          finish_reason: reply.finishReason ?? (toolCalls && toolCalls.length > 0 ? "tool_calls" : "stop"),
+        },
+      ],
+      usage: {
+        prompt_tokens: reply.usage?.prompt_tokens ?? 10,
+        completion_tokens: reply.usage?.completion_tokens ?? 5,
+        total_tokens: (reply.usage?.prompt_tokens ?? 10) + (reply.usage?.completion_tokens ?? 5),
+      },
+    };
+  }
+}
