@@ -1,0 +1,41 @@
+import type { Usage } from "../model/types.ts";
+
+/** How a run ended. Every subtype but "success" is an error (non-zero exit). */
+export const RUN_SUBTYPES = [
+  "success",
+  "error_max_turns", // the turn cap was reached before a final answer
+  "error_model", // the model endpoint failed after every retry
+  "error_blocked", // a UserPromptSubmit hook refused the prompt
+  "error_interrupted", // cancelled (signal, --timeout)
+] as const;
+export type RunSubtype = (typeof RUN_SUBTYPES)[number];
+
+export interface RunResult {
+  /** The final assistant text (or, for an error, what went wrong in one line). */
+  result: string;
+  subtype: RunSubtype;
+  isError: boolean;
+  /** Model calls made in this run. */
+  turns: number;
+  usage: Usage;
+  durationMs: number;
+}
+
+/** What a run reports as it goes, for progress on stderr and `--output stream-json`. */
+export type RunEvent =
+  | { type: "user"; agent: string; content: string }
+  | { type: "assistant"; agent: string; text: string }
+  | { type: "tool_call"; agent: string; id: string; name: string; arguments: string }
+  | { type: "tool_result"; agent: string; id: string; name: string; content: string; isError: boolean }
+  | { type: "model_request"; agent: string; turn: number }
+  | { type: "model_retry"; agent: string; attempt: number; delayMs: number; reason: string }
+  | { type: "compaction"; agent: string; summarisedMessages: number; persistedResults: number }
+  | { type: "warning"; agent: string; message: string };
+
+export type RunObserver = (event: RunEvent) => void;
+
+export interface RunOptions {
+  /** Stable key of this turn, passed to every tool call; refused when empty. */
+  idempotencyKey: string;
+  signal?: AbortSignal;
+}
