@@ -1,0 +1,144 @@
+import { closeSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { z } from "zod";
+import type { AgentName } from "../core/agent-name.ts";
+import { CorruptStateFileError } from "../core/errors.ts";
+import { UtcInstant } from "../core/message.ts";
+import { ChatMessage } from "../model/types.ts";
+import { ensureDir, FILE_MODE, fsyncDir, isErrno, pathExists } from "../storage/atomic-file.ts";
+import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
+
+/**
+ * One line of `<state-dir>/agents/<name>.jsonl`, the agent's canonical history.
+ * The log is append-only; a `snapshot` (written by compaction) replaces
+ * everything before it. `v` versions the record format.
+ */
+export const HistoryRecord = z.discriminatedUnion("type", [
+  z.strictObject({ v: z.literal(1), type: z.literal("message"), at: UtcInstant, message: ChatMessage }),
+  z.strictObject({ v: z.literal(1), type: z.literal("snapshot"), at: UtcInstant, messages: z.array(ChatMessage) }),
+  z.strictObject({
+    v: z.literal(1),
+    type: z.literal("turn"),
+    at: UtcInstant,
+    key: z.string().min(1),
+    status: z.enum(["started", "finished"]),
+    subtype: z.enum(RUN_SUBTYPES).optional(),
+  }),
+]);
+export type HistoryRecord = z.infer<typeof HistoryRecord>;
+
+export type TurnStatus = "started" | "finished";
+
+/**
+ * An agent's history on disk and in memory. Every append is written and fsynced
+ * before it returns, so a later process sees exactly what this one had.
+ */
+export class HistoryStore {
+  readonly path: string;
+  #messages: ChatMessage[] = [];
+  #turns = new Map<string, TurnStatus>();
+  #fd: number | undefined;
+  /** Set when loading found and cut off a record a crash left half-written. */
+  readonly repaired: string | undefined;
+
+  private constructor(path: string, records: HistoryRecord[], repaired: string | undefined) {
+    this.path = path;
+    this.repaired = repaired;
+    for (const record of records) this.#apply(record);
+  }
+
+  /** Opens (creating if needed) the history of `agent` under `stateDir` and reads it back, validated. */
+  static open(stateDir: string, agent: AgentName): HistoryStore {
+    const dir = join(stateDir, "agents");
+    ensureDir(dir);
+    const path = join(dir, `${agent}.jsonl`);
+    const { records, repaired } = readRecords(path);
+    return new HistoryStore(path, records, repaired);
+  }
+
+  /** The conversation so far (without the system prompt). */
+  get messages(): readonly ChatMessage[] {
+    return this.#messages;
+  }
+
+  turnStatus(key: string): TurnStatus | undefined {
+    return this.#turns.get(key);
+  }
+
+  appendMessages(messages: ChatMessage[], at: Date): void {
+    this.#append(messages.map((message) => ({ v: 1, type: "message", at: at.toISOString(), message })));
+  }
+
+  /** Replaces the whole history (compaction). */
+  snapshot(messages: ChatMessage[], at: Date): void {
+    this.#append([{ v: 1, type: "snapshot", at: at.toISOString(), messages }]);
+  }
+
+  markTurn(key: string, status: TurnStatus, at: Date, subtype?: RunSubtype): void {
+    this.#append([{ v: 1, type: "turn", at: at.toISOString(), key, status, ...(subtype ? { subtype } : {}) }]);
+  }
+
+  close(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+
+  #append(records: HistoryRecord[]): void {
+    if (this.#fd === undefined) {
+      const created = !pathExists(this.path);
+      this.#fd = openSync(this.path, "a", FILE_MODE);
+      if (created) fsyncDir(dirname(this.path));
+    }
+    const text = records.map((record) => `${JSON.stringify(HistoryRecord.parse(record))}\n`).join("");
+    const bytes = Buffer.from(text, "utf8");
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(this.#fd, bytes, offset, bytes.length - offset);
+    fsyncSync(this.#fd);
+    for (const record of records) this.#apply(record);
+  }
+
+  #apply(record: HistoryRecord): void {
+    if (record.type === "message") this.#messages.push(record.message);
+    else if (record.type === "snapshot") this.#messages = [...record.messages];
+    else this.#turns.set(record.key, record.status);
+  }
+}
+
+/**
+ * Reads and validates every record. A last line without its newline is a record
+ * whose append never returned (the process died writing it): it is cut off, and
+ * the cut reported; any other bad line means the file cannot be trusted.
+ */
+function readRecords(path: string): { records: HistoryRecord[]; repaired: string | undefined } {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return { records: [], repaired: undefined };
+    throw error;
+  }
+  let repaired: string | undefined;
+  if (text.length > 0 && !text.endsWith("\n")) {
+    const keep = text.lastIndexOf("\n") + 1;
+    repaired = `${path}: removed a half-written last record (${text.length - keep} bytes) left by a crash`;
+    truncateSync(path, Buffer.byteLength(text.slice(0, keep), "utf8"));
+    text = text.slice(0, keep);
+  }
+  const records: HistoryRecord[] = [];
+  const lines = text.split("\n");
+  lines.pop();
+  for (const [index, line] of lines.entries()) {
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      throw new CorruptStateFileError(`${path}:${index + 1}`, "not valid JSON");
+    }
+    const parsed = HistoryRecord.safeParse(json);
+    if (!parsed.success) {
+      throw new CorruptStateFileError(`${path}:${index + 1}`, parsed.error.issues[0]?.message ?? "not a valid history record");
+    }
+    records.push(parsed.data);
+  }
+  return { records, repaired };
+}
