@@ -1,0 +1,43 @@
+import { ConfigError, UsageError } from "../core/errors.ts";
+import { PERMISSION_MODES, type PermissionMode } from "./config.ts";
+
+/**
+ * Where a text value came from: a flag (`--max-turns`) or an environment variable
+ * (`AGENT_MAX_TURNS`). Errors name it and say how to fix it in that place.
+ */
+export type ValueSource = { flag: string } | { env: string };
+
+function invalid(source: ValueSource, value: string, expected: string): Error {
+  if ("flag" in source) return new UsageError(`invalid value ${JSON.stringify(value)} for ${source.flag}: expected ${expected}`);
+  return new ConfigError(`invalid ${source.env}=${JSON.stringify(value)} in the environment: expected ${expected}; fix or unset it`);
+}
+
+export function parsePositiveInt(value: string, source: ValueSource): number {
+  // Digits only: Number("1e3"), Number(" 7") and Number("0x10") would all pass otherwise.
+  const n = /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n <= 0) throw invalid(source, value, "a whole number greater than 0, e.g. 20");
+  return n;
+}
+
+export function parseBaseUrl(value: string, source: ValueSource): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw invalid(source, value, "an http(s) URL of an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1");
+  }
+  return value;
+}
+
+export function parsePermissionMode(value: string, source: ValueSource): PermissionMode {
+  if (!(PERMISSION_MODES as readonly string[]).includes(value)) throw invalid(source, value, `one of ${PERMISSION_MODES.join(", ")}`);
+  return value as PermissionMode;
+}
+
+export function parseNonEmpty(value: string, source: ValueSource): string {
+  if (value.trim().length === 0) throw invalid(source, value, "a non-empty value");
+  return value;
+}
