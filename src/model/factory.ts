@@ -1,0 +1,43 @@
+import { parseBaseUrl } from "../config/values.ts";
+import { MissingApiKeyError, UsageError } from "../core/errors.ts";
+import { RecordingModelClient, ReplayModelClient } from "./cassette.ts";
+import { OpenAIModelClient } from "./openai-client.ts";
+import type { RetryDeps, RetryTiming } from "./retry.ts";
+import type { ModelClient, ModelClientOptions } from "./types.ts";
+
+/** What tests (and benchmarks) may swap in; production passes nothing. */
+export interface ModelClientOverrides {
+  retryTiming?: Partial<RetryTiming>;
+  retryDeps?: Partial<RetryDeps>;
+}
+
+/**
+ * The one way the runtime gets a model client. Replay needs no key and no
+ * network; otherwise a key is required, and recording wraps the live client.
+ */
+export function createModelClient(options: ModelClientOptions, overrides: ModelClientOverrides = {}): ModelClient {
+  if (options.replayPath !== undefined && options.recordPath !== undefined) {
+    throw new UsageError("--record and --replay cannot be used together: record once, then replay that file");
+  }
+  if (options.replayPath !== undefined) return new ReplayModelClient(options.replayPath, options.model);
+  if (!options.apiKey) throw new MissingApiKeyError();
+  // The CLI has checked it already, naming its source; this guards every other caller.
+  if (options.baseUrl !== undefined) parseBaseUrl(options.baseUrl, { flag: "--base-url" });
+  if (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0) {
+    throw new UsageError(`invalid model timeout ${options.timeoutMs} ms: use a positive duration such as 120s`);
+  }
+  if (options.maxRetries !== undefined && !(Number.isInteger(options.maxRetries) && options.maxRetries >= 0)) {
+    throw new UsageError(`invalid maxRetries ${options.maxRetries}: use a whole number, 0 or more`);
+  }
+  const live = new OpenAIModelClient({
+    model: options.model,
+    apiKey: options.apiKey,
+    baseUrl: options.baseUrl,
+    timeoutMs: options.timeoutMs,
+    maxRetries: options.maxRetries,
+    onRetry: options.onRetry,
+    retryTiming: overrides.retryTiming,
+    retryDeps: overrides.retryDeps,
+  });
+  return options.recordPath === undefined ? live : new RecordingModelClient(live, options.recordPath);
+}
