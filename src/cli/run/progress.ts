@@ -1,0 +1,65 @@
+import type { RunEvent } from "../../runtime/run-types.ts";
+import type { Spinner } from "./spinner.ts";
+
+/** How much `agent run` tells on stderr: errors only, a line per tool call, or everything. */
+export type ProgressLevel = "quiet" | "normal" | "verbose";
+
+const BRIEF = 100;
+const LONG = 300;
+
+/**
+ * The stderr line for an event at a level, or undefined to say nothing. Tool
+ * failures, retries and warnings show by default: they explain a slow or odd run.
+ */
+export function progressLine(event: RunEvent, level: ProgressLevel): string | undefined {
+  if (level === "quiet") return undefined;
+  const who = `[${event.agent}]`;
+  const verbose = level === "verbose";
+  switch (event.type) {
+    case "tool_call":
+      return `${who} ${event.name} ${clip(event.arguments, verbose ? LONG : BRIEF)}`;
+    case "tool_result":
+      if (event.isError) return `${who} ${event.name} failed: ${clip(event.content, verbose ? LONG : BRIEF)}`;
+      return verbose ? `${who} ${event.name} ok: ${clip(event.content, LONG)}` : undefined;
+    case "model_retry":
+      return `${who} model request failed (${clip(event.reason, LONG)}); retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)} s`;
+    case "warning":
+      return `${who} warning: ${clip(event.message, LONG)}`;
+    case "assistant":
+      return verbose ? `${who} ${clip(event.text, LONG)}` : undefined;
+    case "model_request":
+      return verbose ? `${who} model request ${event.turn}` : undefined;
+    case "compaction":
+      return verbose
+        ? `${who} compacted the history: ${event.summarisedMessages} message(s) summarised, ${event.persistedResults} large result(s) saved to files`
+        : undefined;
+    case "user":
+      return undefined; // the user knows what they asked
+  }
+}
+
+/** One line, at most `max` characters: newlines shown as ⏎, the rest cut with an ellipsis. */
+export function clip(text: string, max: number): string {
+  const flat = text.replace(/\r?\n/g, "⏎");
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+/** The RunObserver behind stderr progress, with the spinner shown while the model is working. */
+export class ProgressPrinter {
+  constructor(
+    private readonly write: (text: string) => void,
+    private readonly level: ProgressLevel,
+    private readonly spinner?: Spinner,
+  ) {}
+
+  readonly observe = (event: RunEvent): void => {
+    this.spinner?.stop();
+    const line = progressLine(event, this.level);
+    if (line !== undefined) this.write(`${line}\n`);
+    if (event.type === "model_request" && this.level !== "quiet") this.spinner?.start(`${event.agent}: waiting for the model`);
+  };
+
+  stop(): void {
+    this.spinner?.stop();
+  }
+}

@@ -1,0 +1,60 @@
+import type { RunEvent, RunResult } from "../../runtime/run-types.ts";
+
+// The machine-readable shapes of `agent run --output json|stream-json`. Keys are
+// snake_case (the convention of JSON CLIs scripts already parse); the result object
+// is the same in both formats, so a script can switch format without changing code.
+
+export const OUTPUT_FORMATS = ["text", "json", "stream-json"] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** What the run was, beside what it returned: printed in the result and the init line. */
+export interface RunInfo {
+  agent: string;
+  model: string;
+  workspace: string;
+  stateDir: string;
+  permissionMode: string;
+  /** The user turn's key (a UUIDv7): what to grep the history for. */
+  idempotencyKey: string;
+}
+
+export function resultJson(result: RunResult, info: RunInfo) {
+  return {
+    type: "result",
+    subtype: result.subtype,
+    is_error: result.isError,
+    result: result.result,
+    turns: result.turns,
+    usage: { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens },
+    duration_ms: result.durationMs,
+    agent: info.agent,
+    model: info.model,
+    idempotency_key: info.idempotencyKey,
+    workspace: info.workspace,
+    state_dir: info.stateDir,
+  };
+}
+
+/** The first stream-json line: what is about to run, before any model call. */
+export function initJson(info: RunInfo, version: string) {
+  return {
+    type: "system",
+    subtype: "init",
+    agent: info.agent,
+    model: info.model,
+    permission_mode: info.permissionMode,
+    idempotency_key: info.idempotencyKey,
+    workspace: info.workspace,
+    state_dir: info.stateDir,
+    version,
+  };
+}
+
+/** A RunEvent as one stream-json object: the same fields, snake_case keys. */
+export function eventJson(event: RunEvent): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(event).map(([key, value]) => [snakeCase(key), value]));
+}
+
+function snakeCase(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}

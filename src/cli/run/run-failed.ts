@@ -1,0 +1,22 @@
+import { AgentError, type ErrorCategory } from "../../core/errors.ts";
+import type { RunResult, RunSubtype } from "../../runtime/run-types.ts";
+
+/**
+ * A run that finished with an error subtype. Thrown by `agent run` after the
+ * result is printed, so the entry reports it like any error: one line on stderr
+ * and the exit code of its category — model failures 3, every other 1 — which
+ * keeps the exit code non-zero exactly when the JSON says `is_error`.
+ */
+export class RunFailedError extends AgentError {
+  readonly code = "RUN_FAILED";
+  readonly category: ErrorCategory;
+
+  constructor(readonly result: RunResult) {
+    super(`run ended with ${result.subtype}: ${result.result || "no detail given"}`);
+    this.category = runErrorCategory(result.subtype);
+  }
+}
+
+export function runErrorCategory(subtype: RunSubtype): ErrorCategory {
+  return subtype === "error_model" ? "model" : "agent";
+}

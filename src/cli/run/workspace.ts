@@ -1,0 +1,33 @@
+import { realpathSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { UsageError } from "../../core/errors.ts";
+import { type GlobalValues } from "../args.ts";
+import { resolveStateDir } from "../context.ts";
+
+/**
+ * The workspace as a real path: the file tools compare real paths to keep the
+ * agent inside it, so a symlinked workspace must be resolved once, here.
+ */
+export function resolveWorkspace(flag: string | undefined, cwd: string = process.cwd()): string {
+  if (flag !== undefined && flag.length === 0) throw new UsageError("--workspace needs a directory path");
+  const path = resolve(cwd, flag ?? ".");
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    throw new UsageError(`workspace ${path} does not exist; create it or pass an existing directory with --workspace`);
+  }
+  if (!statSync(real).isDirectory()) throw new UsageError(`workspace ${path} is not a directory; pass a directory with --workspace`);
+  return real;
+}
+
+/** `--state-dir`, else `$AGENT_STATE_DIR`, else `<workspace>/.agent` (SPEC §2): the state follows the workspace. */
+export function runStateDir(
+  globals: GlobalValues,
+  workspace: string,
+  env: Record<string, string | undefined> = process.env,
+  cwd: string = process.cwd(),
+): string {
+  const explicit = globals["state-dir"] !== undefined || (env.AGENT_STATE_DIR ?? "") !== "";
+  return explicit ? resolveStateDir(globals, env, cwd) : join(workspace, ".agent");
+}

@@ -1,0 +1,43 @@
+import { expect, test } from "bun:test";
+import { readPrompt } from "../../../src/cli/run/prompt.ts";
+import { UsageError } from "../../../src/core/errors.ts";
+
+const stdin = (text: string | Uint8Array) => async () => (typeof text === "string" ? new TextEncoder().encode(text) : text);
+const noStdin = async (): Promise<Uint8Array> => {
+  throw new Error("stdin must not be read");
+};
+
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return (error as Error).message;
+  }
+  throw new Error("expected a refusal");
+}
+
+test("the PROMPT operand or --prompt, verbatim", async () => {
+  expect(await readPrompt({ positional: "  fix it\n" }, noStdin)).toBe("  fix it\n");
+  expect(await readPrompt({ flag: "add tests" }, noStdin)).toBe("add tests");
+});
+
+test("- in either place reads all of stdin", async () => {
+  expect(await readPrompt({ positional: "-" }, stdin("line 1\nline 2\n"))).toBe("line 1\nline 2\n");
+  expect(await readPrompt({ flag: "-" }, stdin("from a pipe"))).toBe("from a pipe");
+});
+
+test("exactly one source", async () => {
+  expect(await refusal(readPrompt({}, noStdin))).toContain("no prompt: give it as an argument");
+  expect(await refusal(readPrompt({ positional: "a", flag: "b" }, noStdin))).toContain("not both");
+});
+
+test("an empty or blank prompt is refused, naming where it came from", async () => {
+  expect(await refusal(readPrompt({ positional: "" }, noStdin))).toBe("the prompt from the PROMPT argument is empty; tell the agent what to do");
+  expect(await refusal(readPrompt({ flag: " \n" }, noStdin))).toContain("the prompt from --prompt is empty");
+  expect(await refusal(readPrompt({ positional: "-" }, stdin("")))).toContain("the prompt from stdin is empty");
+});
+
+test("stdin that is not UTF-8 is refused", async () => {
+  expect(await refusal(readPrompt({ flag: "-" }, stdin(new Uint8Array([0xff, 0xfe, 0x41]))))).toContain("not valid UTF-8");
+});
