@@ -1,0 +1,114 @@
+import type { ConfigFile, HookConfig, HookEvent } from "../config/config.ts";
+import { ConfigError } from "../core/errors.ts";
+import { runProcessGroup } from "../tools/process-group.ts";
+import type { HookOutcome, Hooks } from "./types.ts";
+
+export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
+/** A block reason longer than this is cut: it goes back to the model. */
+const MAX_REASON_CHARS = 10_000;
+/** The exit code by which a hook blocks the action; its stderr is the reason. */
+export const BLOCK_EXIT_CODE = 2;
+
+interface CompiledHook {
+  config: HookConfig;
+  /** Absent: every tool. */
+  matcher: RegExp | undefined;
+}
+
+export interface ShellHooksOptions {
+  /** Default timeout for a hook without `timeoutMs`. */
+  timeoutMs?: number;
+  /** Environment of the hook processes; `process.env` when absent. */
+  env?: Record<string, string | undefined>;
+}
+
+function compileMatcher(event: HookEvent, source: string | undefined): RegExp | undefined {
+  if (source === undefined || source === "" || source === "*") return undefined;
+  try {
+    // Anchored: "shell|write_file" means those two tools, not every name containing "file".
+    return new RegExp(`^(?:${source})$`);
+  } catch (error) {
+    throw new ConfigError(
+      `invalid hooks.${event} matcher ${JSON.stringify(source)} in config.json: ${(error as Error).message}; use a regular expression over tool names such as "shell|write_file"`,
+    );
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+/**
+ * The hooks of config.json, run as `sh -c` commands in the workspace with the
+ * event as JSON on stdin (`{"event": …, …payload}`) and AGENT_HOOK_EVENT set.
+ * Contract: exit 0 continues; exit 2 blocks, its stderr being the reason; any
+ * other exit, a timeout (the hook is killed) or a failure to start is a warning
+ * and the action goes on. Hooks of one event run in order; the first block wins
+ * and the later ones do not run.
+ */
+export class ShellHooks implements Hooks {
+  readonly #hooks: Partial<Record<HookEvent, CompiledHook[]>> = {};
+  readonly #timeoutMs: number;
+  readonly #env: Record<string, string | undefined>;
+
+  /** Throws `ConfigError` for a matcher that is not a valid regular expression. */
+  constructor(config: ConfigFile["hooks"] = {}, options: ShellHooksOptions = {}) {
+    for (const [event, hooks] of Object.entries(config) as Array<[HookEvent, HookConfig[]]>) {
+      this.#hooks[event] = hooks.map((hook) => ({ config: hook, matcher: compileMatcher(event, hook.matcher) }));
+    }
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
+    this.#env = options.env ?? process.env;
+  }
+
+  async run(
+    event: HookEvent,
+    payload: Record<string, unknown>,
+    context: { workspace: string; toolName?: string; signal?: AbortSignal },
+  ): Promise<HookOutcome> {
+    const warnings: string[] = [];
+    const stdin = new TextEncoder().encode(JSON.stringify({ event, ...payload }));
+    for (const hook of this.#hooks[event] ?? []) {
+      // Matchers select tools; for events without a tool every hook runs.
+      if (hook.matcher && context.toolName !== undefined && !hook.matcher.test(context.toolName)) continue;
+      const blocked = await this.#runOne(event, hook.config, stdin, context, warnings);
+      if (blocked !== undefined) return { blocked, warnings };
+    }
+    return { warnings };
+  }
+
+  /** Returns the block reason, or undefined after pushing any warning. */
+  async #runOne(
+    event: HookEvent,
+    hook: HookConfig,
+    stdin: Uint8Array,
+    context: { workspace: string; signal?: AbortSignal },
+    warnings: string[],
+  ): Promise<string | undefined> {
+    const name = `${event} hook ${JSON.stringify(hook.command)}`;
+    const timeoutMs = hook.timeoutMs ?? this.#timeoutMs;
+    let result: Awaited<ReturnType<typeof runProcessGroup>>;
+    try {
+      result = await runProcessGroup({
+        cmd: ["sh", "-c", hook.command],
+        cwd: context.workspace,
+        env: { ...this.#env, AGENT_HOOK_EVENT: event },
+        stdin,
+        capture: "stderr",
+        maxChars: MAX_REASON_CHARS,
+        timeoutMs,
+        ...(context.signal ? { signal: context.signal } : {}),
+      });
+    } catch (error) {
+      warnings.push(`${name} could not start: ${(error as Error).message}`);
+      return undefined;
+    }
+    const stderr = result.output.text.trim();
+    if (result.timedOut) warnings.push(`${name} timed out after ${timeoutMs} ms and was killed`);
+    else if (result.aborted) warnings.push(`${name} was interrupted`);
+    else if (result.exitCode === BLOCK_EXIT_CODE) return stderr === "" ? `${name} exited 2 without a reason on stderr` : stderr;
+    else if (result.exitCode === null) warnings.push(`${name} was killed by signal ${result.signalCode}`);
+    else if (result.exitCode !== 0) warnings.push(`${name} exited ${result.exitCode}${stderr ? `: ${firstLine(stderr)}` : ""}`);
+    return undefined;
+  }
+}

@@ -1,0 +1,67 @@
+import { ConfigError } from "../core/errors.ts";
+import type { ToolEffect } from "../tools/tool.ts";
+
+/**
+ * A permission rule from config or flags: `read_file` (every call of the tool)
+ * or `tool(pattern)`, the pattern matched against the whole of the tool's
+ * subject (its command or path). In patterns `**` matches anything; `*` matches
+ * anything within one path segment, except for `execute` tools, whose subject
+ * is a command line where `/` is not a separator (`shell(npm test*)` must match
+ * `npm test src/a.test.ts`).
+ */
+export interface PermissionRule {
+  /** The rule as written, for messages. */
+  readonly source: string;
+  readonly tool: string;
+  readonly pattern: string | undefined;
+  matches(tool: { name: string; effect: ToolEffect }, subject: string): boolean;
+}
+
+const RULE_SYNTAX = /^([A-Za-z_][\w-]*)(?:\((.*)\))?$/s;
+
+function globToRegExp(pattern: string, star: string): RegExp {
+  let source = "";
+  for (let i = 0; i < pattern.length; i += 1) {
+    const char = pattern[i] as string;
+    if (pattern.startsWith("**/", i)) {
+      source += "(?:.*/)?";
+      i += 2;
+    } else if (pattern.startsWith("**", i)) {
+      source += ".*";
+      i += 1;
+    } else if (char === "*") {
+      source += star;
+    } else {
+      source += char.replace(/[\\^$.|?+()[\]{}]/g, "\\$&");
+    }
+  }
+  return new RegExp(`^${source}$`, "s");
+}
+
+/** Throws `ConfigError` naming the rule and the expected form when it is malformed. */
+export function parseRule(source: string, list: "allow" | "deny" = "allow"): PermissionRule {
+  const parsed = RULE_SYNTAX.exec(source);
+  if (!parsed || parsed[2] === "") {
+    throw new ConfigError(
+      `malformed permissions.${list} rule ${JSON.stringify(source)}: write a tool name ("read_file") or a tool name with a pattern ("shell(git status*)", "write_file(src/**)")`,
+    );
+  }
+  const tool = parsed[1] as string;
+  const pattern = parsed[2];
+  const inPath = pattern === undefined ? undefined : globToRegExp(pattern, "[^/]*");
+  const inCommand = pattern === undefined ? undefined : globToRegExp(pattern, ".*");
+  return {
+    source,
+    tool,
+    pattern,
+    matches(candidate, subject) {
+      if (candidate.name !== tool) return false;
+      const regexp = candidate.effect === "execute" ? inCommand : inPath;
+      return regexp === undefined || regexp.test(subject);
+    },
+  };
+}
+
+export function parseRules(sources: readonly string[] = [], list: "allow" | "deny" = "allow"): PermissionRule[] {
+  return sources.map((source) => parseRule(source, list));
+}

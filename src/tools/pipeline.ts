@@ -1,0 +1,120 @@
+import type { z } from "zod";
+import type { HookOutcome, Hooks } from "../hooks/types.ts";
+import type { ToolCall, ToolSpec } from "../model/types.ts";
+import type { PermissionPolicy } from "../permissions/policy.ts";
+import { toolSpecs } from "./schemas.ts";
+import type { Tool, ToolContext, ToolExecutor, ToolResult } from "./tool.ts";
+
+export interface ToolPipelineOptions {
+  /** In the order the model is told about them. */
+  tools: readonly Tool[];
+  policy: PermissionPolicy;
+  hooks?: Hooks;
+  /** Told each hook warning (a hook that failed, timed out or could not start), e.g. to print on stderr. */
+  onWarning?: (warning: string) => void;
+}
+
+function failure(content: string): ToolResult {
+  return { content, isError: true };
+}
+
+function formatIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(input)"}: ${issue.message}`).join("; ");
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Runs one tool call in the fixed order: find the tool → parse the arguments →
+ * validate → PreToolUse hooks → permission policy → handler → PostToolUse hooks.
+ * Each step sees only calls the previous ones let through, so a hook never sees
+ * invalid input and the person asked for permission never sees a call a hook
+ * blocked. Everything that goes wrong becomes an error result for the model: a
+ * bad call must not end the turn.
+ */
+export class ToolPipeline implements ToolExecutor {
+  readonly #tools: readonly Tool[];
+  readonly #byName: Map<string, Tool>;
+  readonly #policy: PermissionPolicy;
+  readonly #hooks: Hooks | undefined;
+  readonly #onWarning: (warning: string) => void;
+
+  constructor(options: ToolPipelineOptions) {
+    this.#tools = options.tools;
+    this.#byName = new Map(options.tools.map((tool) => [tool.name, tool]));
+    if (this.#byName.size !== options.tools.length) throw new Error("two tools share a name; tool names must be unique");
+    this.#policy = options.policy;
+    this.#hooks = options.hooks;
+    this.#onWarning = options.onWarning ?? (() => {});
+  }
+
+  specs(): ToolSpec[] {
+    return toolSpecs(this.#tools);
+  }
+
+  async execute(call: ToolCall, context: ToolContext): Promise<ToolResult> {
+    try {
+      return await this.#execute(call, context);
+    } catch (error) {
+      // A throwing hook runner or policy is a bug, but still not a reason to end the turn.
+      return failure(`${call.name} failed: ${messageOf(error)}`);
+    }
+  }
+
+  async #execute(call: ToolCall, context: ToolContext): Promise<ToolResult> {
+    if (context.signal.aborted) return failure("interrupted");
+    const tool = this.#byName.get(call.name);
+    if (!tool) return failure(`unknown tool ${JSON.stringify(call.name)}; available tools: ${[...this.#byName.keys()].join(", ")}`);
+
+    let raw: unknown;
+    try {
+      // Some models send "" for a call without arguments.
+      raw = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+    } catch (error) {
+      return failure(`invalid JSON arguments: ${messageOf(error)}; send the arguments as one JSON object`);
+    }
+    const parsed = tool.input.safeParse(raw);
+    if (!parsed.success) return failure(`invalid input for ${tool.name}: ${formatIssues(parsed.error)}`);
+    const input = parsed.data;
+
+    const base = { tool: tool.name, input, identity: context.identity, idempotencyKey: context.idempotencyKey };
+    const pre = await this.#runHooks("PreToolUse", base, tool.name, context);
+    if (pre?.blocked !== undefined) return failure(`blocked by PreToolUse hook: ${pre.blocked}`);
+
+    const decision = await this.#policy.decide(tool, input, context);
+    if (decision.behavior === "deny") return failure(decision.reason);
+
+    const result = await this.#runHandler(tool, input, context);
+    if (context.signal.aborted) return result;
+
+    const post = await this.#runHooks("PostToolUse", { ...base, result }, tool.name, context);
+    if (post?.blocked !== undefined) {
+      // The action already happened; the model must still learn that a hook objected to it.
+      return failure(`${result.content}\n\n[blocked by PostToolUse hook: ${post.blocked}]`);
+    }
+    return result;
+  }
+
+  async #runHandler(tool: Tool, input: unknown, context: ToolContext): Promise<ToolResult> {
+    try {
+      const result = await tool.run(input, context);
+      return context.signal.aborted ? failure("interrupted") : result;
+    } catch (error) {
+      return failure(context.signal.aborted ? "interrupted" : messageOf(error));
+    }
+  }
+
+  async #runHooks(
+    event: "PreToolUse" | "PostToolUse",
+    payload: Record<string, unknown>,
+    toolName: string,
+    context: ToolContext,
+  ): Promise<HookOutcome | undefined> {
+    if (!this.#hooks) return undefined;
+    const outcome = await this.#hooks.run(event, payload, { workspace: context.workspace, toolName, signal: context.signal });
+    for (const warning of outcome.warnings) this.#onWarning(warning);
+    return outcome;
+  }
+}

@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { type GroupResult, runProcessGroup } from "./process-group.ts";
+import { compileShellDeny, findShellDenial } from "./shell-deny.ts";
+import { defineTool } from "./tool.ts";
+import { withTruncationNote } from "./truncate.ts";
+
+export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
+/** The longest a single call may ask for: a stuck command must not hold a turn for ever. */
+export const MAX_SHELL_TIMEOUT_MS = 600_000;
+export const DEFAULT_SHELL_OUTPUT_CHARS = 50_000;
+
+export const ShellInput = z.strictObject({
+  command: z.string().min(1).describe("The command, run with `sh -c` in the workspace directory."),
+  timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .max(MAX_SHELL_TIMEOUT_MS)
+    .optional()
+    .describe(`Kill the command (and everything it started) after this many milliseconds; default ${DEFAULT_SHELL_TIMEOUT_MS}.`),
+});
+export type ShellInput = z.infer<typeof ShellInput>;
+
+export interface ShellToolOptions {
+  /** Default timeout of a call (config `shell.timeoutMs`). */
+  timeoutMs?: number;
+  /** Extra regular expressions refused as destructive (config `shell.deny`), on top of the built-in list. */
+  deny?: readonly string[];
+  maxOutputChars?: number;
+}
+
+/** How the command ended, in words the model can act on. */
+function exitLine(result: Pick<GroupResult, "exitCode" | "signalCode" | "timedOut">, timeoutMs: number): string {
+  if (result.timedOut) return `[timed out after ${timeoutMs} ms; the command and its child processes were killed]`;
+  if (result.exitCode === null) return `[killed by signal ${result.signalCode ?? "unknown"}]`;
+  return `[exit code ${result.exitCode}]`;
+}
+
+/** Throws `ConfigError` for an invalid `deny` pattern, so a bad config fails at start-up, not on the first call. */
+export function shellTool(options: ShellToolOptions = {}) {
+  const deny = compileShellDeny(options.deny);
+  const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
+  const maxChars = options.maxOutputChars ?? DEFAULT_SHELL_OUTPUT_CHARS;
+  return defineTool({
+    name: "shell",
+    description:
+      "Run a shell command (`sh -c`) in the workspace directory and return its combined stdout and stderr " +
+      `(cut after ${maxChars} characters) and its exit code. Stdin is empty; there is no terminal. ` +
+      "Destructive commands (rm -rf /, mkfs, dd to a device, shutdown, force-push to main, …) are refused.",
+    input: ShellInput,
+    effect: "execute",
+    subject: (input) => input.command,
+    async run(input, context) {
+      const denial = findShellDenial(input.command, deny);
+      if (denial) {
+        return {
+          content: `refused: this command ${denial.why} (deny pattern /${denial.pattern}/); it was not run`,
+          isError: true,
+        };
+      }
+      const timeoutMs = input.timeout_ms ?? defaultTimeoutMs;
+      const result = await runProcessGroup({
+        cmd: ["sh", "-c", input.command],
+        cwd: context.workspace,
+        capture: "combined",
+        maxChars,
+        timeoutMs,
+        signal: context.signal,
+      });
+      // The pipeline turns an abort into "interrupted"; the group is already killed.
+      if (result.aborted) throw new Error("interrupted");
+      const output = withTruncationNote(result.output, "redirect the output to a file and read parts of it, or filter it");
+      const body = output === "" ? "(no output)\n" : output.endsWith("\n") ? output : `${output}\n`;
+      return { content: `${body}${exitLine(result, timeoutMs)}`, ...(result.timedOut ? { isError: true } : {}) };
+    },
+  });
+}

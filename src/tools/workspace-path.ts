@@ -1,0 +1,67 @@
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { AgentError } from "../core/errors.ts";
+import { isErrno } from "../storage/atomic-file.ts";
+
+/** A file tool was asked for a path outside the workspace (by `..`, an absolute path or a symlink). */
+export class WorkspaceEscapeError extends AgentError {
+  readonly code = "WORKSPACE_ESCAPE";
+  readonly category = "usage" as const;
+  constructor(
+    readonly requested: string,
+    readonly resolved: string,
+    readonly workspace: string,
+  ) {
+    super(
+      `path ${JSON.stringify(requested)} resolves to ${resolved}, outside the workspace ${workspace}; file tools only work on paths inside the workspace`,
+    );
+  }
+}
+
+/** Symlink hops followed before giving up, as the kernel does (ELOOP). */
+const MAX_LINK_HOPS = 40;
+
+/**
+ * The real path `path` names, also when it does not exist yet: the nearest
+ * existing ancestor is resolved and the missing rest appended. A dangling
+ * symlink is followed to where it points, since writing through it would
+ * create its target, wherever that is.
+ */
+function realPathOf(path: string, hops = 0): string {
+  try {
+    return realpathSync(path);
+  } catch (error) {
+    if (!isErrno(error, "ENOENT")) throw error;
+  }
+  if (hops >= MAX_LINK_HOPS) throw new Error(`too many levels of symbolic links at ${path}`);
+  let isLink = false;
+  try {
+    isLink = lstatSync(path).isSymbolicLink();
+  } catch (error) {
+    if (!isErrno(error, "ENOENT")) throw error;
+  }
+  if (isLink) return realPathOf(resolve(dirname(path), readlinkSync(path)), hops + 1);
+  const parent = dirname(path);
+  // The root always exists, so this ends; `parent === path` only at the root.
+  return parent === path ? path : join(realPathOf(parent, hops), basename(path));
+}
+
+export interface WorkspacePath {
+  /** Absolute real path, inside the workspace. */
+  absolute: string;
+  /** Relative to the workspace, for messages to the model (`.` for the workspace itself). */
+  display: string;
+}
+
+/**
+ * Resolves a path the model gave (relative to the workspace, or absolute) to a
+ * real path inside the workspace, or throws `WorkspaceEscapeError`. Symlinks are
+ * resolved before the check, so a link inside pointing outside is refused.
+ */
+export function resolveInWorkspace(workspace: string, path: string): WorkspacePath {
+  const root = realpathSync(workspace);
+  const absolute = realPathOf(resolve(root, path));
+  const rel = relative(root, absolute);
+  if (rel === ".." || rel.startsWith("../") || isAbsolute(rel)) throw new WorkspaceEscapeError(path, absolute, root);
+  return { absolute, display: rel === "" ? "." : rel };
+}

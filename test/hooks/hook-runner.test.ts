@@ -1,0 +1,107 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError } from "../../src/core/errors.ts";
+import { ShellHooks } from "../../src/hooks/hook-runner.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+function workspace(): string {
+  return realpathSync(tempDir("agent-hooks-"));
+}
+
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+describe("ShellHooks", () => {
+  test("the event arrives as JSON on stdin, with AGENT_HOOK_EVENT, in the workspace; exit 0 continues", async () => {
+    const ws = workspace();
+    const hooks = new ShellHooks({ PreToolUse: [{ command: 'cat > event.json; echo "$AGENT_HOOK_EVENT $PWD" > env.txt' }] });
+    const outcome = await hooks.run("PreToolUse", { tool: "shell", input: { command: "ls" } }, { workspace: ws, toolName: "shell" });
+    expect(outcome).toEqual({ warnings: [] });
+    expect(JSON.parse(readFileSync(join(ws, "event.json"), "utf8"))).toEqual({
+      event: "PreToolUse",
+      tool: "shell",
+      input: { command: "ls" },
+    });
+    expect(readFileSync(join(ws, "env.txt"), "utf8")).toBe(`PreToolUse ${ws}\n`);
+  });
+
+  test("exit 2 blocks with stderr, trimmed, as the reason; the first block wins", async () => {
+    const ws = workspace();
+    const hooks = new ShellHooks({
+      PreToolUse: [
+        { command: "echo '  no pushes on Friday  ' >&2; exit 2" },
+        { command: "touch second-ran" },
+      ],
+    });
+    const outcome = await hooks.run("PreToolUse", {}, { workspace: ws, toolName: "shell" });
+    expect(outcome).toEqual({ blocked: "no pushes on Friday", warnings: [] });
+    expect(existsSync(join(ws, "second-ran"))).toBe(false);
+  });
+
+  test("another non-zero exit is a warning and the next hooks still run", async () => {
+    const ws = workspace();
+    const hooks = new ShellHooks({ Stop: [{ command: "echo lint broke >&2; exit 1" }, { command: "touch second-ran" }] });
+    const outcome = await hooks.run("Stop", {}, { workspace: ws });
+    expect(outcome).toEqual({ warnings: ['Stop hook "echo lint broke >&2; exit 1" exited 1: lint broke'] });
+    expect(existsSync(join(ws, "second-ran"))).toBe(true);
+  });
+
+  test("a hook past its timeout is killed, with its children, and is a warning", async () => {
+    const ws = workspace();
+    const hooks = new ShellHooks({ UserPromptSubmit: [{ command: "echo $$ > pid; sleep 30 | cat", timeoutMs: 200 }] });
+    const started = Date.now();
+    const outcome = await hooks.run("UserPromptSubmit", { prompt: "hi" }, { workspace: ws });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(outcome).toEqual({ warnings: ['UserPromptSubmit hook "echo $$ > pid; sleep 30 | cat" timed out after 200 ms and was killed'] });
+    const pid = Number(readFileSync(join(ws, "pid"), "utf8"));
+    for (let i = 0; i < 50 && alive(pid); i += 1) await Bun.sleep(20);
+    expect(alive(pid)).toBe(false);
+  });
+
+  test("the default timeout applies to hooks without one", async () => {
+    const hooks = new ShellHooks({ Stop: [{ command: "sleep 30" }] }, { timeoutMs: 100 });
+    const outcome = await hooks.run("Stop", {}, { workspace: workspace() });
+    expect(outcome.warnings).toEqual(['Stop hook "sleep 30" timed out after 100 ms and was killed']);
+  });
+
+  test("a hook that cannot start is a warning", async () => {
+    const hooks = new ShellHooks({ Stop: [{ command: "true" }] });
+    const outcome = await hooks.run("Stop", {}, { workspace: join(workspace(), "missing") });
+    expect(outcome.warnings).toHaveLength(1);
+    expect(outcome.warnings[0]).toStartWith('Stop hook "true" could not start: ');
+  });
+
+  test("matchers are anchored regular expressions over tool names", async () => {
+    const ws = workspace();
+    const hooks = new ShellHooks({
+      PostToolUse: [
+        { matcher: "write_file|edit_file", command: "echo $AGENT_HOOK_EVENT >> edits.log" },
+        { matcher: "file", command: "echo never >> never.log" },
+        { matcher: "*", command: "echo any >> any.log" },
+      ],
+    });
+    await hooks.run("PostToolUse", {}, { workspace: ws, toolName: "edit_file" });
+    await hooks.run("PostToolUse", {}, { workspace: ws, toolName: "shell" });
+    expect(readFileSync(join(ws, "edits.log"), "utf8")).toBe("PostToolUse\n");
+    expect(existsSync(join(ws, "never.log"))).toBe(false);
+    expect(readFileSync(join(ws, "any.log"), "utf8")).toBe("any\nany\n");
+  });
+
+  test("a large event is delivered whole to a hook that reads it, and does not break one that does not", async () => {
+    const ws = workspace();
+    const big = "x".repeat(1_000_000);
+    const hooks = new ShellHooks({ PostToolUse: [{ command: "true" }, { command: "wc -c > size" }] });
+    expect(await hooks.run("PostToolUse", { big }, { workspace: ws, toolName: "shell" })).toEqual({ warnings: [] });
+    expect(Number(readFileSync(join(ws, "size"), "utf8"))).toBe(JSON.stringify({ event: "PostToolUse", big }).length);
+  });
+
+  test("an invalid matcher is a ConfigError at construction", () => {
+    expect(() => new ShellHooks({ PreToolUse: [{ matcher: "(", command: "true" }] })).toThrow(ConfigError);
+  });
+});

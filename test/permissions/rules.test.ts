@@ -1,0 +1,41 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../../src/core/errors.ts";
+import { parseRule } from "../../src/permissions/rules.ts";
+
+const shell = { name: "shell", effect: "execute" } as const;
+const writeFile = { name: "write_file", effect: "edit" } as const;
+
+describe("permission rules", () => {
+  test("a bare tool name matches every call of that tool only", () => {
+    const rule = parseRule("write_file");
+    expect(rule.matches(writeFile, "anything/at/all")).toBe(true);
+    expect(rule.matches(shell, "ls")).toBe(false);
+  });
+
+  test("in a command, * matches anything, slashes included", () => {
+    const rule = parseRule("shell(git status*)");
+    expect(rule.matches(shell, "git status")).toBe(true);
+    expect(rule.matches(shell, "git status --short src/a.ts")).toBe(true);
+    expect(rule.matches(shell, "git stash")).toBe(false);
+    expect(rule.matches(shell, "echo; git status")).toBe(false);
+  });
+
+  test("in a path, * stays within a segment and ** crosses them", () => {
+    expect(parseRule("write_file(src/*)").matches(writeFile, "src/a.ts")).toBe(true);
+    expect(parseRule("write_file(src/*)").matches(writeFile, "src/x/a.ts")).toBe(false);
+    expect(parseRule("write_file(src/**)").matches(writeFile, "src/x/a.ts")).toBe(true);
+    expect(parseRule("write_file(**/*.md)").matches(writeFile, "README.md")).toBe(true);
+    expect(parseRule("write_file(**/*.md)").matches(writeFile, "docs/a/b.md")).toBe(true);
+    expect(parseRule("write_file(a.ts)").matches(writeFile, "aXts")).toBe(false);
+  });
+
+  test.each(["", "shell()", "shell(ls", "two words", "(x)", "shell(ls) extra"])("%p is a ConfigError", (source) => {
+    expect(() => parseRule(source, "deny")).toThrow(ConfigError);
+  });
+
+  test("the error names the rule, the list and the expected form", () => {
+    expect(() => parseRule("shell(", "deny")).toThrow(
+      'malformed permissions.deny rule "shell(": write a tool name ("read_file") or a tool name with a pattern ("shell(git status*)", "write_file(src/**)")',
+    );
+  });
+});

@@ -1,0 +1,150 @@
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import type { HookConfig } from "../../src/config/config.ts";
+import { ShellHooks } from "../../src/hooks/hook-runner.ts";
+import { type PermissionAsker, PermissionPolicy } from "../../src/permissions/policy.ts";
+import { baseTools } from "../../src/tools/base-tools.ts";
+import { ToolPipeline } from "../../src/tools/pipeline.ts";
+import { defineTool, type Tool, type ToolContext } from "../../src/tools/tool.ts";
+import { workspaceContext } from "./helpers.ts";
+
+/**
+ * Every step writes one line to `steps.log` in the workspace: the hooks as real
+ * shell commands, the asker and the handler from here. The log is the order.
+ */
+function setup(options: { pre?: string; post?: string; ask?: boolean; mode?: "default" | "bypassPermissions"; fail?: boolean } = {}) {
+  const context = workspaceContext();
+  const log = join(context.workspace, "steps.log");
+  const step = (name: string) => appendFileSync(log, `${name}\n`);
+  const hook = (name: string, extra = ""): HookConfig[] => [{ command: `cat > ${name}.json; echo ${name} >> steps.log${extra}` }];
+  const hooks = new ShellHooks({ PreToolUse: hook("pre", options.pre), PostToolUse: hook("post", options.post) });
+  const ask: PermissionAsker = async () => {
+    step("ask");
+    return options.ask ?? true;
+  };
+  const echo = defineTool({
+    name: "echo",
+    description: "Echoes its text.",
+    input: z.strictObject({ text: z.string() }),
+    effect: "execute",
+    subject: (input) => input.text,
+    async run(input) {
+      step("run");
+      if (options.fail) throw new Error("the handler broke");
+      return { content: `echo: ${input.text}` };
+    },
+  });
+  const warnings: string[] = [];
+  const pipeline = new ToolPipeline({
+    tools: [echo as Tool, ...baseTools()],
+    policy: new PermissionPolicy({ mode: options.mode ?? "default", ask }),
+    hooks,
+    onWarning: (warning) => warnings.push(warning),
+  });
+  const steps = () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : []);
+  const event = (name: string) => JSON.parse(readFileSync(join(context.workspace, `${name}.json`), "utf8"));
+  const run = (args: string, name = "echo", ctx: ToolContext = context) => pipeline.execute({ id: "call_1", name, arguments: args }, ctx);
+  return { context, pipeline, steps, event, run, warnings };
+}
+
+describe("ToolPipeline", () => {
+  test("runs validation → PreToolUse → permission → handler → PostToolUse, and PostToolUse sees the result", async () => {
+    const { run, steps, event, context } = setup();
+    expect(await run('{"text":"hi"}')).toEqual({ content: "echo: hi" });
+    expect(steps()).toEqual(["pre", "ask", "run", "post"]);
+    const base = { tool: "echo", input: { text: "hi" }, identity: "lead", idempotencyKey: context.idempotencyKey };
+    expect(event("pre")).toEqual({ event: "PreToolUse", ...base });
+    expect(event("post")).toEqual({ event: "PostToolUse", ...base, result: { content: "echo: hi" } });
+  });
+
+  test("malformed JSON arguments are an error result; nothing else runs", async () => {
+    const { run, steps } = setup();
+    const result = await run('{"text": "unterminated');
+    expect(result.isError).toBe(true);
+    expect(result.content).toStartWith("invalid JSON arguments: ");
+    expect(steps()).toEqual([]);
+  });
+
+  test("invalid input is an error result naming the issues and never reaches the hooks", async () => {
+    const { run, steps } = setup();
+    const result = await run('{"text": 5, "extra": true}');
+    expect(result.isError).toBe(true);
+    expect(result.content).toStartWith("invalid input for echo: ");
+    expect(result.content).toContain("text: ");
+    expect(result.content).toContain('Unrecognized key: "extra"');
+    expect(steps()).toEqual([]);
+  });
+
+  test("an unknown tool is an error result listing the tools", async () => {
+    const { run } = setup();
+    expect(await run("{}", "delete_everything")).toEqual({
+      content: 'unknown tool "delete_everything"; available tools: echo, shell, read_file, write_file, edit_file, glob',
+      isError: true,
+    });
+  });
+
+  test("a PreToolUse block never reaches the asker or the handler", async () => {
+    const { run, steps } = setup({ pre: "; echo 'not on main' >&2; exit 2" });
+    expect(await run('{"text":"hi"}')).toEqual({ content: "blocked by PreToolUse hook: not on main", isError: true });
+    expect(steps()).toEqual(["pre"]);
+  });
+
+  test("a denial never reaches the handler or PostToolUse", async () => {
+    const { run, steps } = setup({ ask: false });
+    expect(await run('{"text":"hi"}')).toEqual({ content: "permission denied by the user for echo(hi)", isError: true });
+    expect(steps()).toEqual(["pre", "ask"]);
+  });
+
+  test("a handler that throws is an error result, which PostToolUse sees", async () => {
+    const { run, steps, event } = setup({ fail: true });
+    expect(await run('{"text":"hi"}')).toEqual({ content: "the handler broke", isError: true });
+    expect(steps()).toEqual(["pre", "ask", "run", "post"]);
+    expect(event("post").result).toEqual({ content: "the handler broke", isError: true });
+  });
+
+  test("a PostToolUse block turns the result into an error carrying the reason", async () => {
+    const { run } = setup({ post: "; echo 'secret in output' >&2; exit 2" });
+    expect(await run('{"text":"hi"}')).toEqual({
+      content: "echo: hi\n\n[blocked by PostToolUse hook: secret in output]",
+      isError: true,
+    });
+  });
+
+  test("hook warnings go to the observer and the call goes on", async () => {
+    const { run, warnings } = setup({ mode: "bypassPermissions", pre: "; exit 1" });
+    expect(await run('{"text":"hi"}')).toEqual({ content: "echo: hi" });
+    expect(warnings).toEqual([expect.stringMatching(/^PreToolUse hook ".*" exited 1$/)]);
+  });
+
+  test("an abort during the handler is an interrupted result", async () => {
+    const { run, context } = setup({ mode: "bypassPermissions" });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 200);
+    const started = Date.now();
+    const result = await run('{"command":"sleep 30"}', "shell", { ...context, signal: controller.signal });
+    expect(result).toEqual({ content: "interrupted", isError: true });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  test("headless, an edit that needs approval is denied with the fix and nothing is written", async () => {
+    const context = workspaceContext();
+    const pipeline = new ToolPipeline({ tools: baseTools(), policy: PermissionPolicy.fromConfig({}) });
+    const args = JSON.stringify({ path: "a.txt", content: "x" });
+    const result = await pipeline.execute({ id: "call_1", name: "write_file", arguments: args }, context);
+    expect(result.isError).toBe(true);
+    expect(result.content).toStartWith("permission denied: write_file needs approval and there is no TTY to ask; allow it with permissions.allow");
+    expect(existsSync(join(context.workspace, "a.txt"))).toBe(false);
+  });
+
+  test("specs() are the tools' JSON schemas in order", () => {
+    const { pipeline } = setup();
+    expect(pipeline.specs().map((spec) => spec.name)).toEqual(["echo", "shell", "read_file", "write_file", "edit_file", "glob"]);
+  });
+
+  test("two tools with one name are refused", () => {
+    const tools = [...baseTools(), ...baseTools()];
+    expect(() => new ToolPipeline({ tools, policy: new PermissionPolicy({ mode: "default" }) })).toThrow("unique");
+  });
+});
