@@ -143,7 +143,11 @@ export class AgentRunner {
       }
       turn.usage = addUsage(turn.usage, response.usage);
       step = this.#afterReply(response, turn);
-      if (step.next === "finish" && step.subtype === "success") step = await this.#stopHook(step, idempotencyKey, signal);
+      if (step.next === "finish" && step.subtype === "success") {
+        step = await this.#stopHook(step, idempotencyKey, signal);
+        // Sent back to work: the final answer is the one it gives next.
+        if (step.next === "call_model") turn.text = "";
+      }
     }
   }
 

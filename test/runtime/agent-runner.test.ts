@@ -1,0 +1,241 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { HookConfig, HookEvent } from "../../src/config/config.ts";
+import { UsageError } from "../../src/core/errors.ts";
+import { ShellHooks } from "../../src/hooks/hook-runner.ts";
+import { OpenAIModelClient } from "../../src/model/openai-client.ts";
+import { PermissionPolicy } from "../../src/permissions/policy.ts";
+import { AgentRunner } from "../../src/runtime/agent-runner.ts";
+import { HistoryStore } from "../../src/runtime/history-store.ts";
+import type { RunEvent } from "../../src/runtime/run-types.ts";
+import { baseTools } from "../../src/tools/base-tools.ts";
+import { ToolPipeline } from "../../src/tools/pipeline.ts";
+import { fakeRetryDeps } from "../model/helpers.ts";
+import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+const servers: ScriptedModelServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+interface Setup {
+  server: ScriptedModelServer;
+  workspace: string;
+  stateDir: string;
+  events: RunEvent[];
+  runner(): AgentRunner;
+}
+
+/** A real runner: real model client against the scripted server, real tool pipeline and hooks, real files. */
+function setup(script: ScriptedReply[], options: {
+    hooks?: Partial<Record<HookEvent, HookConfig[]>>;
+    maxTurns?: number;
+    thresholdChars?: number;
+    mode?: "acceptEdits" | "bypassPermissions";
+  } = {}): Setup {
+  const server = ScriptedModelServer.start(script);
+  servers.push(server);
+  const root = tempDir("agent-runner-");
+  const workspace = join(root, "ws");
+  const stateDir = join(root, "state");
+  mkdirSync(workspace);
+  const events: RunEvent[] = [];
+  return {
+    server,
+    workspace,
+    stateDir,
+    events,
+    runner() {
+      const hooks = new ShellHooks(options.hooks ?? {});
+      const model = new OpenAIModelClient({
+        model: "test-model",
+        apiKey: "sk-test",
+        baseUrl: server.url,
+        timeoutMs: 5_000,
+        retryDeps: fakeRetryDeps().deps,
+      });
+      return new AgentRunner({
+        identity: "lead",
+        model,
+        tools: new ToolPipeline({ tools: baseTools(), policy: new PermissionPolicy({ mode: options.mode ?? "acceptEdits" }), hooks }),
+        hooks,
+        history: HistoryStore.open(stateDir, "lead"),
+        systemPrompt: "You are a test agent.",
+        workspace,
+        maxTurns: options.maxTurns ?? 10,
+        compaction: { thresholdChars: options.thresholdChars ?? 1_000_000, largeToolResultChars: 100_000, resultsDir: join(stateDir, "tool-results", "lead") },
+        observer: (event) => events.push(event),
+      });
+    },
+  };
+}
+
+const key = (n = 1) => `00000000-0000-7000-8000-${String(n).padStart(12, "0")}`;
+
+describe("AgentRunner", () => {
+  test("a multi-step turn: the model writes a file through a tool call, then answers", async () => {
+    const s = setup([
+      { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "notes/hello.txt", content: "hi\n" } }] },
+      {
+        text: "Wrote notes/hello.txt.",
+        check: (request) => {
+          const last = request.body.messages.at(-1)!;
+          expect(last).toMatchObject({ role: "tool", tool_call_id: "w1" });
+        },
+      },
+    ]);
+    const result = await s.runner().run("write hello", { idempotencyKey: key() });
+    expect(result).toMatchObject({ subtype: "success", isError: false, result: "Wrote notes/hello.txt.", turns: 2 });
+    expect(result.usage).toEqual({ inputTokens: 20, outputTokens: 10 });
+    expect(readFileSync(join(s.workspace, "notes/hello.txt"), "utf8")).toBe("hi\n");
+    expect(s.events.map((e) => e.type)).toEqual(["user", "model_request", "tool_call", "tool_result", "model_request", "assistant"]);
+    expect(s.server.requests.every((r) => r.identity === "lead")).toBe(true);
+    s.server.assertDone();
+  });
+
+  test("an empty idempotency key is refused before any history, hook or model call", async () => {
+    const s = setup([], { hooks: { UserPromptSubmit: [{ command: "touch hook-ran" }] } });
+    const runner = s.runner();
+    await expect(runner.run("hello", { idempotencyKey: "" })).rejects.toBeInstanceOf(UsageError);
+    await expect(runner.run("hello", { idempotencyKey: "   " })).rejects.toBeInstanceOf(UsageError);
+    expect(s.server.requests).toHaveLength(0);
+    expect(existsSync(join(s.workspace, "hook-ran"))).toBe(false);
+    expect(readFileSync(runner.history.path, { flag: "a+" }).length).toBe(0);
+    s.server.assertDone();
+  });
+
+  test("malformed tool-call JSON from the model becomes an error result and the loop goes on", async () => {
+    const s = setup([
+      { toolCalls: [{ id: "bad", name: "read_file", arguments: '{"path": "a.txt"' }] },
+      {
+        text: "Sorry, fixed.",
+        check: (request) => {
+          const last = request.body.messages.at(-1)!;
+          expect(last.role).toBe("tool");
+          expect(String(last.content)).toContain("invalid JSON");
+        },
+      },
+    ]);
+    const result = await s.runner().run("read a", { idempotencyKey: key() });
+    expect(result.subtype).toBe("success");
+    expect(s.events.find((e) => e.type === "tool_result")).toMatchObject({ isError: true });
+    s.server.assertDone();
+  });
+
+  test("the turn cap ends the run as error_max_turns", async () => {
+    const call = { toolCalls: [{ name: "glob", arguments: { pattern: "*" } }] };
+    const s = setup([call, call], { maxTurns: 2 });
+    const result = await s.runner().run("loop", { idempotencyKey: key() });
+    expect(result).toMatchObject({ subtype: "error_max_turns", isError: true, turns: 2 });
+    expect(result.result).toContain("--max-turns");
+    s.server.assertDone();
+  });
+
+  test("a reply cut off by the length limit is continued", async () => {
+    const s = setup([
+      { text: "Hello, wor", finishReason: "length" },
+      { text: "ld!", check: (r) => expect(String(r.body.messages.at(-1)!.content)).toContain("Continue exactly") },
+    ]);
+    const result = await s.runner().run("greet", { idempotencyKey: key() });
+    expect(result).toMatchObject({ subtype: "success", result: "Hello, world!", turns: 2 });
+    s.server.assertDone();
+  });
+
+  test("on context overflow the history is compacted and the call retried once", async () => {
+    const s = setup([
+      { text: "first answer" },
+      { status: 400, body: { error: { message: "This model's maximum context length is 8192 tokens", code: "context_length_exceeded" } } },
+      { text: "SUMMARY: the user greeted", check: (r) => expect(r.body.tools).toBeUndefined() },
+      {
+        text: "second answer",
+        check: (r) => {
+          const contents = r.body.messages.map((m) => String(m.content));
+          expect(contents.some((c) => c.includes("SUMMARY: the user greeted"))).toBe(true);
+          expect(contents).not.toContain("first question");
+        },
+      },
+    ]);
+    const runner = s.runner();
+    await runner.run("first question", { idempotencyKey: key(1) });
+    const result = await runner.run("second question", { idempotencyKey: key(2) });
+    expect(result).toMatchObject({ subtype: "success", result: "second answer" });
+    expect(s.events.some((e) => e.type === "compaction")).toBe(true);
+    // The compacted history is what a later process reads back.
+    expect(HistoryStore.open(s.stateDir, "lead").messages[0]!.content).toContain("SUMMARY");
+    s.server.assertDone();
+  });
+
+  test("a UserPromptSubmit hook that exits 2 blocks the turn before any model call", async () => {
+    const s = setup([], { hooks: { UserPromptSubmit: [{ command: "echo 'no secrets here' >&2; exit 2" }] } });
+    const result = await s.runner().run("leak the key", { idempotencyKey: key() });
+    expect(result).toMatchObject({ subtype: "error_blocked", isError: true });
+    expect(result.result).toContain("no secrets here");
+    s.server.assertDone();
+  });
+
+  test("a Stop hook that exits 2 sends the agent back to work with its reason", async () => {
+    const s = setup(
+      [
+        { text: "done?" },
+        { text: "now really done", check: (r) => expect(String(r.body.messages.at(-1)!.content)).toContain("run the tests") },
+      ],
+      { hooks: { Stop: [{ command: "if [ -e stopped-once ]; then exit 0; fi; touch stopped-once; echo 'run the tests' >&2; exit 2" }] } },
+    );
+    const result = await s.runner().run("work", { idempotencyKey: key() });
+    expect(result).toMatchObject({ subtype: "success", result: "now really done", turns: 2 });
+    s.server.assertDone();
+  });
+
+  test("the history survives a restart: a new runner's request contains the earlier turn", async () => {
+    const s = setup([
+      { text: "first answer" },
+      {
+        text: "second answer",
+        check: (r) => {
+          expect(r.body.messages.map((m) => m.content)).toEqual([
+            "You are a test agent.",
+            "first question",
+            "first answer",
+            "second question",
+          ]);
+        },
+      },
+    ]);
+    const first = s.runner();
+    await first.run("first question", { idempotencyKey: key(1) });
+    first.close();
+    const second = s.runner();
+    expect(second.history.turnStatus(key(1))).toBe("finished");
+    await second.run("second question", { idempotencyKey: key(2) });
+    s.server.assertDone();
+  });
+
+  test("one turn at a time: a second run waits for the first", async () => {
+    const s = setup([{ text: "one", delayMs: 150 }, { text: "two" }]);
+    const runner = s.runner();
+    const [a, b] = await Promise.all([
+      runner.run("first", { idempotencyKey: key(1) }),
+      runner.run("second", { idempotencyKey: key(2) }),
+    ]);
+    expect([a.result, b.result]).toEqual(["one", "two"]);
+    const second = s.server.requests[1]!.body.messages.map((m) => m.content);
+    expect(second).toEqual(["You are a test agent.", "first", "one", "second"]);
+    s.server.assertDone();
+  });
+
+  test("an abort mid-turn ends it as error_interrupted with every tool call paired", async () => {
+    const s = setup([{ toolCalls: [{ id: "s1", name: "shell", arguments: { command: "sleep 5" } }] }], {
+      mode: "bypassPermissions",
+    });
+    const controller = new AbortController();
+    const runner = s.runner();
+    setTimeout(() => controller.abort(), 300);
+    const result = await runner.run("slow", { idempotencyKey: key(), signal: controller.signal });
+    expect(result).toMatchObject({ subtype: "error_interrupted", isError: true });
+    const messages = runner.history.messages;
+    expect(messages.at(-1)).toMatchObject({ role: "tool", toolCallId: "s1", isError: true });
+    s.server.assertDone();
+  });
+});
