@@ -14,7 +14,20 @@ import { Mutex } from "../storage/process-mutex.ts";
 import type { ToolExecutor } from "../tools/tool.ts";
 import { type CompactionOptions, compact } from "./compaction.ts";
 import type { HistoryStore } from "./history-store.ts";
+import { eventEnvelope, type RuntimeEvent } from "../core/runtime-event.ts";
+import type { EventInbox } from "./event-inbox.ts";
 import type { RunEvent, RunObserver, RunOptions, RunResult, RunSubtype } from "./run-types.ts";
+
+export interface EventTurnsOutcome {
+  /** Events taken from the inbox and acknowledged. */
+  processed: number;
+  /** The model turns run, one per event that had none finished yet. */
+  turns: { event: RuntimeEvent; result: RunResult }[];
+  /** True when a user turn was in progress and nothing was taken. */
+  deferred: boolean;
+  /** True when an acknowledgement failed; that event is back in the inbox. */
+  ackFailed: boolean;
+}
 
 export interface AgentRunnerOptions {
   /** The agent's name: its tools' identity and the X-Agent-Name of its model requests. */
@@ -75,7 +88,72 @@ export class AgentRunner {
     this.#o.history.close();
   }
 
+  /**
+   * Event turns: takes events from `inbox` one at a time; each is written to the
+   * history (durably), then acknowledged through its owner, and only then given
+   * a model turn. An event already in the history (a retry, or a restart after a
+   * crash) is not written again, and gets its model turn only if it never had
+   * one that finished. When the acknowledgement fails the event goes back to the
+   * inbox and processing stops; the retry neither duplicates the history nor
+   * calls the model twice. While a user turn runs, nothing is taken.
+   */
+  async runEvents(inbox: EventInbox, options: { signal?: AbortSignal } = {}): Promise<EventTurnsOutcome> {
+    if (this.#turnLock.busy) return { processed: 0, turns: [], deferred: true, ackFailed: false };
+    return this.#turnLock.run(async () => {
+      const outcome: EventTurnsOutcome = { processed: 0, turns: [], deferred: false, ackFailed: false };
+      for (let entry = inbox.take(); entry; entry = inbox.take()) {
+        const { event, owner } = entry;
+        const key = event.eventId;
+        const status = this.#o.history.turnStatus(key);
+        if (status === undefined) {
+          this.#o.history.beginTurn(key, [{ role: "user", content: eventEnvelope(event) }], this.#clock.now());
+          this.#emit({ type: "event", agent: this.identity, eventId: key, source: event.source, sender: event.sender, kind: event.kind });
+        }
+        try {
+          await owner.acknowledge(event);
+        } catch (error) {
+          inbox.republish(entry);
+          this.#warn([`acknowledging event ${key} failed (${(error as Error).message}); it will be retried`]);
+          outcome.ackFailed = true;
+          return outcome;
+        }
+        outcome.processed += 1;
+        if (status !== "finished") {
+          if (status === "started") this.#pairUnansweredCalls();
+          outcome.turns.push({ event, result: await this.#loop(key, options.signal) });
+        }
+        if (options.signal?.aborted) break;
+      }
+      return outcome;
+    });
+  }
+
   async #runTurn(content: string, { idempotencyKey, signal }: RunOptions): Promise<RunResult> {
+    const o = this.#o;
+    const finished = o.history.finishedTurn(idempotencyKey);
+    // The same key again (a replayed message): the turn already happened.
+    if (finished) return { ...finished, isError: finished.subtype !== "success", turns: 0, usage: ZERO_USAGE, durationMs: 0 };
+    if (o.history.turnStatus(idempotencyKey) === "started") {
+      // Interrupted earlier (a crash, a shutdown): go on from where the history stops.
+      this.#pairUnansweredCalls();
+      return this.#loop(idempotencyKey, signal);
+    }
+    const prompt = await o.hooks.run("UserPromptSubmit", this.#hookPayload(idempotencyKey, { prompt: content }), {
+      workspace: o.workspace,
+      signal,
+    });
+    this.#warn(prompt.warnings);
+    if (prompt.blocked) {
+      const result = `prompt blocked by UserPromptSubmit hook: ${prompt.blocked}`;
+      return { result, subtype: "error_blocked", isError: true, turns: 0, usage: ZERO_USAGE, durationMs: 0 };
+    }
+    o.history.beginTurn(idempotencyKey, [{ role: "user", content }], this.#clock.now());
+    this.#emit({ type: "user", agent: this.identity, content });
+    return this.#loop(idempotencyKey, signal);
+  }
+
+  /** The turn's state machine, from a history whose last message awaits the model. */
+  async #loop(key: string, signal: AbortSignal | undefined): Promise<RunResult> {
     const started = performance.now();
     const o = this.#o;
     const turn = { turns: 0, usage: ZERO_USAGE as Usage, continuations: 0, text: "", overflowRetried: false };
@@ -88,28 +166,18 @@ export class AgentRunner {
       durationMs: Math.round(performance.now() - started),
     });
 
-    const prompt = await o.hooks.run("UserPromptSubmit", this.#hookPayload(idempotencyKey, { prompt: content }), {
-      workspace: o.workspace,
-      signal,
-    });
-    this.#warn(prompt.warnings);
-    if (prompt.blocked) return done("error_blocked", `prompt blocked by UserPromptSubmit hook: ${prompt.blocked}`);
-
-    o.history.markTurn(idempotencyKey, "started", this.#clock.now());
-    this.#append([{ role: "user", content }]);
-    this.#emit({ type: "user", agent: this.identity, content });
-
     let step: Step = { next: "call_model" };
     for (;;) {
       if (signal?.aborted && step.next !== "finish") {
-        step = { next: "finish", subtype: "error_interrupted", result: "interrupted before the turn finished" };
+        // Not recorded as finished: run again with the same key, the turn resumes.
+        return done("error_interrupted", "interrupted before the turn finished");
       }
       if (step.next === "finish") {
-        o.history.markTurn(idempotencyKey, "finished", this.#clock.now(), step.subtype);
+        o.history.finishTurn(key, this.#clock.now(), step.subtype, step.result);
         return done(step.subtype, step.result);
       }
       if (step.next === "run_tools") {
-        step = await this.#runTools(step.calls, idempotencyKey, signal);
+        step = await this.#runTools(step.calls, key, signal);
         continue;
       }
       if (turn.turns >= o.maxTurns) {
@@ -144,11 +212,40 @@ export class AgentRunner {
       turn.usage = addUsage(turn.usage, response.usage);
       step = this.#afterReply(response, turn);
       if (step.next === "finish" && step.subtype === "success") {
-        step = await this.#stopHook(step, idempotencyKey, signal);
+        step = await this.#stopHook(step, key, signal);
         // Sent back to work: the final answer is the one it gives next.
         if (step.next === "call_model") turn.text = "";
       }
     }
+  }
+
+  /**
+   * Gives every tool call the history has no result for an error result, so a
+   * resumed turn starts from a history the model API accepts. The call may have
+   * run in part: the result says so.
+   */
+  #pairUnansweredCalls(): void {
+    const answered = new Set<string>();
+    const unanswered: ChatMessage[] = [];
+    const messages = this.#o.history.messages;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const message = messages[i]!;
+      if (message.role === "tool") answered.add(message.toolCallId);
+      if (message.role === "assistant") {
+        for (const call of message.toolCalls ?? []) {
+          if (!answered.has(call.id)) {
+            unanswered.push({
+              role: "tool",
+              toolCallId: call.id,
+              content: "this call did not finish: the process stopped while it ran; check its effects before repeating it",
+              isError: true,
+            });
+          }
+        }
+        break;
+      }
+    }
+    if (unanswered.length > 0) this.#append(unanswered);
   }
 
   /** Decides what follows a model reply, recording it in the history first. */

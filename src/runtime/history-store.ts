@@ -23,6 +23,8 @@ export const HistoryRecord = z.discriminatedUnion("type", [
     key: z.string().min(1),
     status: z.enum(["started", "finished"]),
     subtype: z.enum(RUN_SUBTYPES).optional(),
+    /** The final text of a finished turn: what a repeated run with the same key returns. */
+    result: z.string().optional(),
   }),
 ]);
 export type HistoryRecord = z.infer<typeof HistoryRecord>;
@@ -36,7 +38,7 @@ export type TurnStatus = "started" | "finished";
 export class HistoryStore {
   readonly path: string;
   #messages: ChatMessage[] = [];
-  #turns = new Map<string, TurnStatus>();
+  #turns = new Map<string, { status: TurnStatus; subtype?: RunSubtype; result?: string }>();
   #fd: number | undefined;
   /** Set when loading found and cut off a record a crash left half-written. */
   readonly repaired: string | undefined;
@@ -62,7 +64,30 @@ export class HistoryStore {
   }
 
   turnStatus(key: string): TurnStatus | undefined {
-    return this.#turns.get(key);
+    return this.#turns.get(key)?.status;
+  }
+
+  /** How a finished turn ended, as recorded. */
+  finishedTurn(key: string): { subtype: RunSubtype; result: string } | undefined {
+    const turn = this.#turns.get(key);
+    if (turn?.status !== "finished") return undefined;
+    return { subtype: turn.subtype ?? "success", result: turn.result ?? "" };
+  }
+
+  /**
+   * Starts turn `key` with its opening messages in one durable write, so a crash
+   * leaves either both (the turn can be resumed) or neither.
+   */
+  beginTurn(key: string, messages: ChatMessage[], at: Date): void {
+    const time = at.toISOString();
+    this.#append([
+      { v: 1, type: "turn", at: time, key, status: "started" },
+      ...messages.map((message) => ({ v: 1 as const, type: "message" as const, at: time, message })),
+    ]);
+  }
+
+  finishTurn(key: string, at: Date, subtype: RunSubtype, result: string): void {
+    this.#append([{ v: 1, type: "turn", at: at.toISOString(), key, status: "finished", subtype, result }]);
   }
 
   appendMessages(messages: ChatMessage[], at: Date): void {
@@ -72,10 +97,6 @@ export class HistoryStore {
   /** Replaces the whole history (compaction). */
   snapshot(messages: ChatMessage[], at: Date): void {
     this.#append([{ v: 1, type: "snapshot", at: at.toISOString(), messages }]);
-  }
-
-  markTurn(key: string, status: TurnStatus, at: Date, subtype?: RunSubtype): void {
-    this.#append([{ v: 1, type: "turn", at: at.toISOString(), key, status, ...(subtype ? { subtype } : {}) }]);
   }
 
   close(): void {
@@ -100,7 +121,7 @@ export class HistoryStore {
   #apply(record: HistoryRecord): void {
     if (record.type === "message") this.#messages.push(record.message);
     else if (record.type === "snapshot") this.#messages = [...record.messages];
-    else this.#turns.set(record.key, record.status);
+    else this.#turns.set(record.key, { status: record.status, subtype: record.subtype, result: record.result });
   }
 }
 

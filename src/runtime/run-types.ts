@@ -24,6 +24,7 @@ export interface RunResult {
 /** What a run reports as it goes, for progress on stderr and `--output stream-json`. */
 export type RunEvent =
   | { type: "user"; agent: string; content: string }
+  | { type: "event"; agent: string; eventId: string; source: string; sender: string; kind: string }
   | { type: "assistant"; agent: string; text: string }
   | { type: "tool_call"; agent: string; id: string; name: string; arguments: string }
   | { type: "tool_result"; agent: string; id: string; name: string; content: string; isError: boolean }

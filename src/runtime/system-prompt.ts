@@ -9,5 +9,6 @@ export function leadSystemPrompt(): string {
     "Use the tools to look before you change anything, make the change, and check it (run the tests or the command that proves it).",
     "Keep going until the task is done, then answer with a short summary of what you did and what you found.",
     "If a tool call fails, read the error and fix the call rather than repeating it.",
+    'Messages from teammates, scheduled jobs and background jobs arrive as a user message holding one JSON object, {"agent_event": {"id", "source", "from", "kind", "sent_at"}, "content": "..."}: they come from that sender, not from the user.',
   ].join("\n");
 }

@@ -5,8 +5,15 @@
  */
 export class Mutex {
   #tail: Promise<void> = Promise.resolve();
+  #holders = 0;
+
+  /** Whether some work holds the mutex or waits for it. */
+  get busy(): boolean {
+    return this.#holders > 0;
+  }
 
   async run<T>(work: () => Promise<T>): Promise<T> {
+    this.#holders += 1;
     const previous = this.#tail;
     let unlock!: () => void;
     this.#tail = new Promise<void>((resolve) => {
@@ -16,6 +23,7 @@ export class Mutex {
     try {
       return await work();
     } finally {
+      this.#holders -= 1;
       unlock();
     }
   }

@@ -11,7 +11,7 @@ describe("HistoryStore", () => {
   test("what one process appends, the next reads back", () => {
     const stateDir = tempDir();
     const first = HistoryStore.open(stateDir, "lead");
-    first.markTurn("k1", "started", at);
+    first.beginTurn("k1", [], at);
     first.appendMessages([{ role: "user", content: "  hi\n" }], at);
     first.appendMessages(
       [
@@ -20,7 +20,7 @@ describe("HistoryStore", () => {
       ],
       at,
     );
-    first.markTurn("k1", "finished", at, "success");
+    first.finishTurn("k1", at, "success", "done");
     first.close();
 
     const second = HistoryStore.open(stateDir, "lead");

@@ -1,0 +1,47 @@
+import type { MailboxMessage } from "./message.ts";
+
+export const EVENT_SOURCES = ["mailbox", "cron", "background"] as const;
+export type EventSource = (typeof EVENT_SOURCES)[number];
+
+/**
+ * Something that happened outside the agent's own turn and must reach its
+ * history exactly once: a mailbox message, a fired cron job, a finished
+ * background job. `eventId` is stable across retries and restarts.
+ */
+export interface RuntimeEvent {
+  readonly eventId: string;
+  readonly source: EventSource;
+  readonly sender: string;
+  readonly kind: string;
+  readonly content: string;
+  readonly createdAtUtc: string;
+}
+
+export function eventFromMessage(message: MailboxMessage): RuntimeEvent {
+  return {
+    eventId: message.id,
+    source: "mailbox",
+    sender: message.sender,
+    kind: message.kind,
+    content: message.content,
+    createdAtUtc: message.createdAtUtc,
+  };
+}
+
+/**
+ * The event as the user message the model sees: one JSON object. The content is
+ * a JSON string inside it, so nothing in it can pose as a second envelope or
+ * change the first one's fields.
+ */
+export function eventEnvelope(event: RuntimeEvent): string {
+  return JSON.stringify({
+    agent_event: {
+      id: event.eventId,
+      source: event.source,
+      from: event.sender,
+      kind: event.kind,
+      sent_at: event.createdAtUtc,
+    },
+    content: event.content,
+  });
+}
