@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { globalArgs } from "./args.ts";
 import { mailboxCommand } from "./mailbox/index.ts";
+import { runCommand } from "./run.ts";
 import { VERSION } from "./version.ts";
 
 export const rootCommand = defineCommand({
@@ -13,5 +14,5 @@ export const rootCommand = defineCommand({
     ...globalArgs,
     version: { type: "boolean", description: "Print the version" },
   },
-  subCommands: { mailbox: mailboxCommand },
+  subCommands: { run: runCommand, mailbox: mailboxCommand },
 });

@@ -60,7 +60,7 @@ describe("resolveInvocation", () => {
   });
 
   test("missing commands, values and required options are refused", async () => {
-    expect(await usageError([])).toContain('"agent" needs a command: mailbox');
+    expect(await usageError([])).toContain('"agent" needs a command: run, mailbox');
     expect(await usageError(["mailbox"])).toContain('"agent mailbox" needs a command: send, list, show, recover, prune');
     expect(await usageError(["mailbox", "send", "--from", "a", "--to"])).toContain("option --to needs a value");
     expect(await usageError(["mailbox", "send", "--from", "a"])).toContain("missing required option --to");

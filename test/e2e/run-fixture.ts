@@ -1,0 +1,123 @@
+import { afterEach, beforeAll, expect } from "bun:test";
+import { mkdirSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
+import { tempDir } from "../support/temp-dir.ts";
+import { type AgentResult, type RunOptions, ensureBinary, runAgent } from "./agent-binary.ts";
+
+// Shared by the `agent run` end-to-end tests: a workspace and a state dir of their
+// own, the binary bound to them, and zod schemas of the output contract.
+
+/**
+ * Call at the top of a test file: builds the binary once, and closes the scripted
+ * server of each test after it. Returns the function that starts that server.
+ */
+export function scriptedServers(): (script: ScriptedReply[]) => ScriptedModelServer {
+  let current: ScriptedModelServer | undefined;
+  beforeAll(() => {
+    ensureBinary();
+  }, 120_000);
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return (script) => {
+    current = ScriptedModelServer.start(script);
+    return current;
+  };
+}
+
+export function runSetup() {
+  const root = realpathSync(tempDir("agent-run-e2e-"));
+  const workspace = join(root, "workspace");
+  const stateDir = join(root, "state");
+  mkdirSync(workspace);
+  /** `agent run ARGS --workspace W --state-dir S`, with a key unless the test's env says otherwise. */
+  const run = (args: string[], options: RunOptions = {}) =>
+    runAgent(["run", ...args, "--workspace", workspace, "--state-dir", stateDir], {
+      ...options,
+      env: { OPENAI_API_KEY: "test-key", ...options.env },
+    });
+  return { root, workspace, stateDir, run };
+}
+
+const Usage = z.strictObject({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() });
+
+/** The `--output json` object, and the last `--output stream-json` line. */
+export const ResultLine = z.strictObject({
+  type: z.literal("result"),
+  subtype: z.enum(["success", "error_max_turns", "error_model", "error_blocked", "error_interrupted"]),
+  is_error: z.boolean(),
+  result: z.string(),
+  turns: z.number().int().nonnegative(),
+  usage: Usage,
+  duration_ms: z.number().int().nonnegative(),
+  agent: z.literal("lead"),
+  model: z.string().min(1),
+  idempotency_key: z.uuid(),
+  workspace: z.string().min(1),
+  state_dir: z.string().min(1),
+});
+export type ResultLine = z.infer<typeof ResultLine>;
+
+const agent = z.string().min(1);
+
+/** Every line `--output stream-json` may print. */
+export const StreamLine = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("system"),
+    subtype: z.literal("init"),
+    agent,
+    model: z.string().min(1),
+    permission_mode: z.enum(["default", "acceptEdits", "plan", "bypassPermissions"]),
+    idempotency_key: z.uuid(),
+    workspace: z.string(),
+    state_dir: z.string(),
+    version: z.string(),
+  }),
+  z.strictObject({ type: z.literal("user"), agent, content: z.string() }),
+  z.strictObject({ type: z.literal("assistant"), agent, text: z.string() }),
+  z.strictObject({ type: z.literal("model_request"), agent, turn: z.number().int().positive() }),
+  z.strictObject({ type: z.literal("tool_call"), agent, id: z.string().min(1), name: z.string().min(1), arguments: z.string() }),
+  z.strictObject({
+    type: z.literal("tool_result"),
+    agent,
+    id: z.string().min(1),
+    name: z.string().min(1),
+    content: z.string(),
+    is_error: z.boolean(),
+  }),
+  z.strictObject({ type: z.literal("model_retry"), agent, attempt: z.number().int(), delay_ms: z.number(), reason: z.string() }),
+  z.strictObject({
+    type: z.literal("compaction"),
+    agent,
+    summarised_messages: z.number().int(),
+    persisted_results: z.number().int(),
+  }),
+  z.strictObject({ type: z.literal("warning"), agent, message: z.string() }),
+  ResultLine,
+]);
+export type StreamLine = z.infer<typeof StreamLine>;
+
+export function parseResult(stdout: string): ResultLine {
+  expect(stdout.endsWith("\n")).toBe(true);
+  expect(stdout.trimEnd().split("\n")).toHaveLength(1);
+  return ResultLine.parse(JSON.parse(stdout));
+}
+
+/** Every line parsed and validated; the last one must be the result. */
+export function parseStream(stdout: string): StreamLine[] {
+  expect(stdout.endsWith("\n")).toBe(true);
+  const lines = stdout.trimEnd().split("\n").map((line) => StreamLine.parse(JSON.parse(line)));
+  expect(lines.at(-1)?.type).toBe("result");
+  return lines;
+}
+
+/** The error contract: exit code, one `agent: …` line on stderr and no stack trace. */
+export function expectOneLineError(result: AgentResult, code: number, pattern: RegExp): void {
+  expect(result.code).toBe(code);
+  expect(result.stderr).toMatch(/^agent: [^\n]+\n$/);
+  expect(result.stderr).toMatch(pattern);
+  expect(result.stderr).not.toMatch(/\n\s+at /);
+}
