@@ -14,6 +14,9 @@ export class RunFailedError extends AgentError {
   constructor(readonly result: RunResult) {
     super(`run ended with ${result.subtype}: ${result.result || "no detail given"}`);
     this.category = runErrorCategory(result.subtype);
+    // Where it went wrong is in the run's events, not in this frame: --verbose
+    // shows no stack for it.
+    this.stack = `${this.name}: ${this.message}`;
   }
 }
 
