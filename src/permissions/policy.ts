@@ -19,11 +19,14 @@ export type PermissionAsker = (request: PermissionRequest, signal: AbortSignal) 
 type ModeAnswer = "allow" | "ask" | "deny";
 
 /** What each mode does with a call no rule decided, by the tool's effect. */
+// "coordinate" (spawning teammates, messages, the todo list, tasks) touches no
+// file and runs no command: every mode allows it; each teammate's own tools are
+// governed by the same policy.
 const MODES: Record<PermissionMode, Record<ToolEffect, ModeAnswer>> = {
-  default: { read: "allow", edit: "ask", execute: "ask" },
-  acceptEdits: { read: "allow", edit: "allow", execute: "ask" },
-  plan: { read: "allow", edit: "deny", execute: "deny" },
-  bypassPermissions: { read: "allow", edit: "allow", execute: "allow" },
+  default: { read: "allow", coordinate: "allow", edit: "ask", execute: "ask" },
+  acceptEdits: { read: "allow", coordinate: "allow", edit: "allow", execute: "ask" },
+  plan: { read: "allow", coordinate: "allow", edit: "deny", execute: "deny" },
+  bypassPermissions: { read: "allow", coordinate: "allow", edit: "allow", execute: "allow" },
 };
 
 export interface PermissionPolicyOptions {

@@ -1,3 +1,10 @@
+export interface JobHandle {
+  /** Settles when the job has ended (never rejects: failures go to onError). */
+  done: Promise<void>;
+  /** Aborts the job's signal and waits for it to end. */
+  cancel(): Promise<void>;
+}
+
 /**
  * The one owner of every background promise of a runtime (teammate workers,
  * cron, background shell jobs): nothing runs unowned, a failure is reported
@@ -15,8 +22,8 @@ export class JobSupervisor {
     return this.#jobs.size;
   }
 
-  /** Starts `job` under this supervisor; it gets a signal that aborts on close(). */
-  start(name: string, job: (signal: AbortSignal) => Promise<void>): void {
+  /** Starts `job` under this supervisor; it gets a signal that aborts on cancel() or close(). */
+  start(name: string, job: (signal: AbortSignal) => Promise<void>): JobHandle {
     if (this.#closed) throw new Error(`job supervisor is closed; cannot start ${name}`);
     const id = this.#next++;
     const controller = new AbortController();
@@ -31,6 +38,13 @@ export class JobSupervisor {
       }
     })();
     this.#jobs.set(id, { name, controller, promise });
+    return {
+      done: promise,
+      cancel: async () => {
+        controller.abort();
+        await promise;
+      },
+    };
   }
 
   /** Resolves when no job runs. */

@@ -1,20 +1,36 @@
 import { join } from "node:path";
-import { LEAD } from "../core/agent-name.ts";
+import { type AgentName, LEAD } from "../core/agent-name.ts";
+import { systemClock } from "../core/clock.ts";
+import { uuidV7Source } from "../core/ids.ts";
 import { type Settings, modelClientOptions } from "../config/load.ts";
 import { ShellHooks } from "../hooks/hook-runner.ts";
+import { FileMailboxStore } from "../mailbox/file-store.ts";
 import { createModelClient } from "../model/factory.ts";
 import { type PermissionAsker, PermissionPolicy } from "../permissions/policy.ts";
+import { TeamRegistry } from "../team/team-registry.ts";
+import { type TeamEvent, TeammateRuntime } from "../team/teammate-runtime.ts";
+import { readFileTool } from "../tools/read-file.ts";
+import { sendMessageTool } from "../tools/send-message.ts";
+import { shellTool } from "../tools/shell.ts";
+import { spawnTeammateTool } from "../tools/spawn-teammate.ts";
 import { baseTools } from "../tools/base-tools.ts";
 import { ToolPipeline } from "../tools/pipeline.ts";
+import type { Tool } from "../tools/tool.ts";
+import { writeFileTool } from "../tools/write-file.ts";
 import { AgentRunner } from "./agent-runner.ts";
 import { DEFAULT_COMPACTION } from "./compaction.ts";
+import { EventInbox } from "./event-inbox.ts";
 import { HistoryStore } from "./history-store.ts";
+import { JobSupervisor } from "./job-supervisor.ts";
 import type { RunObserver } from "./run-types.ts";
-import { leadSystemPrompt } from "./system-prompt.ts";
+import { leadSystemPrompt, teammateSystemPrompt } from "./system-prompt.ts";
 
 export interface LeadRuntime {
   runner: AgentRunner;
-  /** Closes what was built, newest first. */
+  team: TeammateRuntime;
+  inbox: EventInbox;
+  supervisor: JobSupervisor;
+  /** Closes what was built, newest first: teammates, supervisor, histories, model client. */
   close(): Promise<void>;
 }
 
@@ -22,14 +38,17 @@ export interface LeadContext {
   stateDir: string;
   workspace: string;
   observer?: RunObserver;
+  /** Team and mailbox events (teammate states, sends, claims, acks). */
+  teamObserver?: (event: TeamEvent) => void;
   /** Asks the user on a TTY; absent when headless (asking then means denying). */
   asker?: PermissionAsker;
 }
 
 /**
- * The composition root of a Lead: everything that can fail on bad configuration
- * (rules, hooks, tools) is built before the model client, and whatever was built
- * is closed again, newest first, when a later step fails.
+ * The composition root: one EventInbox and one JobSupervisor, shared by every
+ * component that produces events or background work. Whatever can fail on bad
+ * configuration is built before the model client; whatever was built is closed
+ * again, newest first, also when a later step fails.
  */
 export async function buildLead(settings: Settings, context: LeadContext): Promise<LeadRuntime> {
   const closers: (() => void | Promise<void>)[] = [];
@@ -43,8 +62,9 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       }
     }
     if (errors.length === 1) throw errors[0];
-    if (errors.length > 1) throw new AggregateError(errors, "closing the Lead runtime failed in several places");
+    if (errors.length > 1) throw new AggregateError(errors, "closing the runtime failed in several places");
   };
+  const warn = (agent: string) => (message: string) => context.observer?.({ type: "warning", agent, message });
   try {
     const hooks = new ShellHooks(settings.hooks);
     const policy = new PermissionPolicy({
@@ -53,39 +73,78 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       deny: settings.permissions.deny,
       ask: context.asker,
     });
-    const tools = new ToolPipeline({
-      tools: baseTools({ shell: settings.shell }),
-      policy,
-      hooks,
-      onWarning: (message) => context.observer?.({ type: "warning", agent: LEAD, message }),
-    });
     const model = createModelClient({
       ...modelClientOptions(settings),
       onRetry: (info) => context.observer?.({ type: "model_retry", agent: LEAD, ...info }),
     });
     closers.push(() => model.close());
-    const history = HistoryStore.open(context.stateDir, LEAD);
-    closers.push(() => history.close());
-    if (history.repaired) context.observer?.({ type: "warning", agent: LEAD, message: history.repaired });
-    const runner = new AgentRunner({
-      identity: LEAD,
-      model,
-      tools,
-      hooks,
-      history,
-      systemPrompt: leadSystemPrompt(),
-      workspace: context.workspace,
-      maxTurns: settings.maxTurns,
-      compaction: {
-        thresholdChars: settings.compaction.thresholdChars ?? DEFAULT_COMPACTION.thresholdChars,
-        largeToolResultChars: settings.compaction.largeToolResultChars ?? DEFAULT_COMPACTION.largeToolResultChars,
-        resultsDir: join(context.stateDir, "tool-results", LEAD),
-      },
-      observer: context.observer,
+    const histories: HistoryStore[] = [];
+    closers.push(() => {
+      for (const history of histories) history.close();
     });
-    return { runner, close: closeAll };
+    const inbox = new EventInbox();
+    const supervisor = new JobSupervisor((name, error) => warn(LEAD)(`${name} stopped: ${(error as Error).message}`));
+    closers.push(() => supervisor.close());
+    const openHistory = (agent: AgentName) => {
+      const history = HistoryStore.open(context.stateDir, agent);
+      histories.push(history);
+      if (history.repaired) warn(agent)(history.repaired);
+      return history;
+    };
+    const runnerFor = (identity: AgentName, tools: Tool[], systemPrompt: string) =>
+      new AgentRunner({
+        identity,
+        model,
+        tools: new ToolPipeline({ tools, policy, hooks, onWarning: warn(identity) }),
+        hooks,
+        history: openHistory(identity),
+        systemPrompt,
+        workspace: context.workspace,
+        maxTurns: settings.maxTurns,
+        compaction: {
+          thresholdChars: settings.compaction.thresholdChars ?? DEFAULT_COMPACTION.thresholdChars,
+          largeToolResultChars: settings.compaction.largeToolResultChars ?? DEFAULT_COMPACTION.largeToolResultChars,
+          resultsDir: join(context.stateDir, "tool-results", identity),
+        },
+        observer: context.observer,
+      });
+
+    const team: TeammateRuntime = new TeammateRuntime({
+      store: new FileMailboxStore({ stateDir: context.stateDir }),
+      inbox,
+      supervisor,
+      registry: new TeamRegistry(context.stateDir),
+      // Teammates have exactly these four tools: no spawning, no editing helpers.
+      makeRunner: (name, role) =>
+        runnerFor(
+          name,
+          [shellTool(settings.shell), readFileTool(), writeFileTool(), sendMessageTool(team)],
+          teammateSystemPrompt(name, role),
+        ),
+      clock: systemClock,
+      ids: uuidV7Source,
+      observer: context.teamObserver,
+    });
+    closers.push(() => team.close());
+    assertShared(team, inbox, supervisor);
+
+    const runner = runnerFor(
+      LEAD,
+      [...baseTools({ shell: settings.shell }), spawnTeammateTool(team), sendMessageTool(team)],
+      leadSystemPrompt(),
+    );
+    await team.restore();
+    return { runner, team, inbox, supervisor, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => {});
     throw error;
   }
 }
+
+/** Two queues or two owners of background work would lose events: refuse to build that. */
+function assertShared(team: TeammateRuntime, inbox: EventInbox, supervisor: JobSupervisor): void {
+  if (team.inbox !== inbox || team.supervisor !== supervisor) {
+    throw new Error("composition error: the teammate runtime must share the runtime's one EventInbox and JobSupervisor");
+  }
+}
+

@@ -12,3 +12,13 @@ export function leadSystemPrompt(): string {
     'Messages from teammates, scheduled jobs and background jobs arrive as a user message holding one JSON object, {"agent_event": {"id", "source", "from", "kind", "sent_at"}, "content": "..."}: they come from that sender, not from the user.',
   ].join("\n");
 }
+
+/** A teammate's system prompt: who it is and how it reports. Deterministic, like the Lead's. */
+export function teammateSystemPrompt(name: string, role: string): string {
+  return [
+    `You are ${name}, a teammate (${role}) working for the Lead in a software project on the user's machine.`,
+    "The workspace is your current directory: give file paths relative to it; you cannot reach outside it.",
+    "Do the task you are given with your tools, check the result, then answer with a short report: it is sent to the Lead.",
+    'Use send_message only to ask the Lead (or another teammate) something you cannot find out yourself. Messages to you arrive as a user message holding one JSON object, {"agent_event": {...}, "content": "..."}.',
+  ].join("\n");
+}

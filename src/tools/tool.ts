@@ -17,11 +17,12 @@ export interface ToolResult {
 }
 
 /**
- * How a tool touches the world, for the permission modes: `read` tools run in
- * every mode; `edit` tools are allowed by `acceptEdits`; `execute` tools (shell)
- * need an explicit allow (or `bypassPermissions`) when headless.
+ * How a tool touches the world, for the permission modes: `read` and
+ * `coordinate` (team and planning tools) run in every mode; `edit` tools are
+ * allowed by `acceptEdits`; `execute` tools (shell) need an explicit allow (or
+ * `bypassPermissions`) when headless.
  */
-export type ToolEffect = "read" | "edit" | "execute";
+export type ToolEffect = "read" | "coordinate" | "edit" | "execute";
 
 export interface Tool<Input extends z.ZodType = z.ZodType> {
   readonly name: string;

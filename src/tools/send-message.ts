@@ -1,0 +1,26 @@
+import { z } from "zod";
+import type { TeammateRuntime } from "../team/teammate-runtime.ts";
+import { defineTool } from "./tool.ts";
+
+export const SendMessageInput = z.strictObject({
+  to: z.string().describe('Who gets it: "lead" or the name of a teammate.'),
+  content: z.string().min(1).describe("The message, complete: the recipient sees nothing else of your conversation."),
+});
+export type SendMessageInput = z.infer<typeof SendMessageInput>;
+
+/** The sender is the calling agent's trusted identity, never part of the input. */
+export function sendMessageTool(team: TeammateRuntime) {
+  return defineTool({
+    name: "send_message",
+    description:
+      "Send a message to the lead or to a teammate through the durable mailbox. It is delivered even if the recipient " +
+      "is busy; replies arrive later as messages to you.",
+    input: SendMessageInput,
+    effect: "coordinate",
+    subject: (input) => input.to,
+    async run(input, context) {
+      const message = await team.send(context.identity, input.to, input.content);
+      return { content: `sent message ${message.id} to ${input.to}` };
+    },
+  });
+}
