@@ -1,0 +1,159 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { loadSettings } from "../../src/config/load.ts";
+import { InvalidAgentNameError, UnknownAgentError } from "../../src/core/errors.ts";
+import { uuidV7Source } from "../../src/core/ids.ts";
+import { buildLead, type LeadRuntime } from "../../src/runtime/lead.ts";
+import { runUntilQuiet } from "../../src/runtime/until-quiet.ts";
+import type { TeamEvent } from "../../src/team/teammate-runtime.ts";
+import { TeammateUnavailableError } from "../../src/team/teammate-runtime.ts";
+import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+const open: { server: ScriptedModelServer; lead?: LeadRuntime }[] = [];
+afterEach(async () => {
+  for (const { server, lead } of open.splice(0)) {
+    await lead?.close().catch(() => {});
+    await server.close();
+  }
+});
+
+async function world(script: ScriptedReply[], stateDir?: string) {
+  const server = ScriptedModelServer.start(script);
+  const root = tempDir("agent-team-");
+  const workspace = join(root, "ws");
+  mkdirSync(workspace, { recursive: true });
+  const dir = stateDir ?? join(root, "state");
+  const { settings } = loadSettings({
+    flags: { baseUrl: server.url, permissionMode: "bypassPermissions" },
+    env: { OPENAI_API_KEY: "sk-test" },
+    stateDir: dir,
+  });
+  const teamEvents: TeamEvent[] = [];
+  const entry: { server: ScriptedModelServer; lead?: LeadRuntime } = { server };
+  open.push(entry);
+  const lead = await buildLead(settings, { stateDir: dir, workspace, teamObserver: (e) => teamEvents.push(e) });
+  entry.lead = lead;
+  return { server, lead, stateDir: dir, workspace, teamEvents };
+}
+
+const key = () => uuidV7Source.next();
+const spawn = (name: string, role: string, prompt: string) => ({ name: "spawn_teammate", arguments: { name, role, prompt } });
+
+describe("TeammateRuntime", () => {
+  test("two teammates work in parallel with separate histories; both results reach the Lead as event turns", async () => {
+    const w = await world([
+      { identity: "lead", toolCalls: [spawn("alice", "backend", "write schema.sql"), spawn("bob", "tester", "check schema.sql")] },
+      { identity: "lead", text: "Spawned alice and bob." },
+      { identity: "alice", delayMs: 300, text: "alice: schema.sql has a users table" },
+      { identity: "bob", delayMs: 300, text: "bob: schema looks right" },
+      { identity: "lead", text: "noted one" },
+      { identity: "lead", text: "noted two" },
+    ]);
+    const result = await w.lead.runner.run("build the schema with a team", { idempotencyKey: key() });
+    expect(result.result).toBe("Spawned alice and bob.");
+    const quiet = await runUntilQuiet(w.lead);
+    expect(quiet.events).toBe(2);
+    expect(quiet.turns.map((t) => t.event.sender).sort()).toEqual(["alice", "bob"]);
+    expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([
+      ["alice", "idle"],
+      ["bob", "idle"],
+    ]);
+    // Parallel: bob's request came before alice's answer (each waits 300 ms).
+    const at = (who: string) => w.server.requests.find((r) => r.identity === who)!.at;
+    expect(Math.abs(at("alice") - at("bob"))).toBeLessThan(250);
+    const aliceHistory = readFileSync(join(w.stateDir, "agents/alice.jsonl"), "utf8");
+    expect(aliceHistory).toContain("write schema.sql");
+    expect(aliceHistory).not.toContain("check schema.sql");
+    expect(JSON.parse(readFileSync(join(w.stateDir, "team.json"), "utf8")).teammates).toHaveLength(2);
+    w.server.assertDone();
+  });
+
+  test("a second message to an idle teammate reuses its runner: the request holds the first turn", async () => {
+    const w = await world([
+      { identity: "lead", toolCalls: [spawn("alice", "writer", "first task")] },
+      { identity: "lead", text: "ok" },
+      { identity: "alice", text: "first done" },
+      { identity: "lead", toolCalls: [{ name: "send_message", arguments: { to: "alice", content: "second task" } }] },
+      { identity: "lead", text: "sent" },
+      {
+        identity: "alice",
+        text: "second done",
+        check: (r) => {
+          const contents = r.body.messages.map((m) => String(m.content));
+          expect(contents.some((c) => c.includes("first task"))).toBe(true);
+          expect(contents.some((c) => c.includes("first done"))).toBe(true);
+          expect(contents.at(-1)).toContain("second task");
+        },
+      },
+      { identity: "lead", text: "all done" },
+    ]);
+    await w.lead.runner.run("go", { idempotencyKey: key() });
+    const quiet = await runUntilQuiet(w.lead);
+    expect(quiet.turns.map((t) => t.result.result)).toEqual(["sent", "all done"]);
+    expect(w.teamEvents.filter((e) => e.type === "teammate" && e.name === "alice").map((e) => (e as { state: string }).state)).toEqual([
+      "running",
+      "idle",
+      "running",
+      "idle",
+    ]);
+    w.server.assertDone();
+  });
+
+  test("concurrent spawns of one name: exactly one wins", async () => {
+    const w = await world([{ identity: "alice", text: "done" }, { identity: "lead", text: "noted" }]);
+    const results = await Promise.allSettled([
+      w.lead.team.spawn("alice", "a", "task one"),
+      w.lead.team.spawn("alice", "b", "task two"),
+    ]);
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const rejected = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    expect(rejected.reason).toBeInstanceOf(TeammateUnavailableError);
+    expect(readdirSync(join(w.stateDir, "mailboxes/alice/ready")).length + readdirSync(join(w.stateDir, "mailboxes/alice/processing")).length + readdirSync(join(w.stateDir, "mailboxes/alice/done")).length).toBe(1);
+    await runUntilQuiet(w.lead);
+    w.server.assertDone();
+  });
+
+  test("invalid, reserved and unknown names fail before any work", async () => {
+    const w = await world([]);
+    await expect(w.lead.team.spawn("Bob", "r", "p")).rejects.toBeInstanceOf(InvalidAgentNameError);
+    await expect(w.lead.team.spawn("../x", "r", "p")).rejects.toBeInstanceOf(InvalidAgentNameError);
+    await expect(w.lead.team.spawn("con", "r", "p")).rejects.toBeInstanceOf(InvalidAgentNameError);
+    await expect(w.lead.team.spawn("lead", "r", "p")).rejects.toBeInstanceOf(InvalidAgentNameError);
+    await expect(w.lead.team.send("lead", "ghost", "hi")).rejects.toBeInstanceOf(UnknownAgentError);
+    expect(readdirSync(w.stateDir).filter((n) => n === "mailboxes" || n === "team.json")).toEqual([]);
+    w.server.assertDone();
+  });
+
+  test("a failing teammate: input quarantined, state failed, the Lead told, later messages refused", async () => {
+    const w = await world([
+      { identity: "alice", status: 401, body: { error: { message: "bad key for alice" } } },
+      { identity: "lead", text: "alice failed, noted", check: (r) => expect(String(r.body.messages.at(-1)!.content)).toContain("failed") },
+    ]);
+    await w.lead.team.spawn("alice", "backend", "do it");
+    const quiet = await runUntilQuiet(w.lead);
+    expect(quiet.events).toBe(1);
+    const [alice] = w.lead.team.list();
+    expect(alice).toMatchObject({ name: "alice", state: "failed" });
+    expect(readdirSync(join(w.stateDir, "mailboxes/alice/quarantine")).filter((n) => !n.endsWith(".reason.json"))).toHaveLength(1);
+    await expect(w.lead.team.send("lead", "alice", "again")).rejects.toBeInstanceOf(TeammateUnavailableError);
+    w.server.assertDone();
+  });
+
+  test("close mid-task releases the work; a new runtime on the state dir restores the team and finishes it", async () => {
+    const first = await world([{ identity: "alice", delayMs: 5_000, text: "never seen" }]);
+    await first.lead.team.spawn("alice", "backend", "long task");
+    await Bun.sleep(150);
+    await first.lead.close();
+    expect(first.lead.team.list()[0]!.state).toBe("shutdown");
+    expect(readdirSync(join(first.stateDir, "mailboxes/alice/ready"))).toHaveLength(1);
+    await expect(first.lead.team.spawn("bob", "x", "y")).rejects.toBeInstanceOf(TeammateUnavailableError);
+
+    const second = await world([{ identity: "alice", text: "finished after restore" }, { identity: "lead", text: "great" }], first.stateDir);
+    const quiet = await runUntilQuiet(second.lead);
+    expect(quiet.turns.map((t) => t.event.content)).toEqual(["finished after restore"]);
+    expect(second.lead.team.list()[0]).toMatchObject({ name: "alice", state: "idle" });
+    second.server.assertDone();
+  });
+});
