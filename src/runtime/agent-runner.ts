@@ -42,6 +42,8 @@ export interface AgentRunnerOptions {
   compaction: CompactionOptions;
   observer?: RunObserver;
   clock?: Clock;
+  /** Asked before each model call; a returned text is added to the history as a reminder (the todo list's). */
+  reminder?: () => string | undefined;
 }
 
 /** How many times a reply cut off by the output limit is continued before it is taken as it is. */
@@ -187,6 +189,8 @@ export class AgentRunner {
       let response: ModelResponse;
       try {
         await this.#compactIfNeeded(false, signal, turn);
+        const reminder = o.reminder?.();
+        if (reminder) this.#append([{ role: "user", content: reminder }]);
         turn.turns += 1;
         this.#emit({ type: "model_request", agent: this.identity, turn: turn.turns });
         response = await this.#callModel(signal);

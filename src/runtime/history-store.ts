@@ -40,6 +40,7 @@ export class HistoryStore {
   #messages: ChatMessage[] = [];
   #turns = new Map<string, { status: TurnStatus; subtype?: RunSubtype; result?: string }>();
   #fd: number | undefined;
+  #memoryOnly = false;
   /** Set when loading found and cut off a record a crash left half-written. */
   readonly repaired: string | undefined;
 
@@ -47,6 +48,13 @@ export class HistoryStore {
     this.path = path;
     this.repaired = repaired;
     for (const record of records) this.#apply(record);
+  }
+
+  /** A history kept in memory only: a one-shot subagent's, which nothing resumes. */
+  static inMemory(label: string): HistoryStore {
+    const store = new HistoryStore(`(memory:${label})`, [], undefined);
+    store.#memoryOnly = true;
+    return store;
   }
 
   /** Opens (creating if needed) the history of `agent` under `stateDir` and reads it back, validated. */
@@ -105,6 +113,10 @@ export class HistoryStore {
   }
 
   #append(records: HistoryRecord[]): void {
+    if (this.#memoryOnly) {
+      for (const record of records) this.#apply(HistoryRecord.parse(record));
+      return;
+    }
     if (this.#fd === undefined) {
       const created = !pathExists(this.path);
       this.#fd = openSync(this.path, "a", FILE_MODE);

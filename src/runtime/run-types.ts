@@ -31,7 +31,8 @@ export type RunEvent =
   | { type: "model_request"; agent: string; turn: number }
   | { type: "model_retry"; agent: string; attempt: number; delayMs: number; reason: string }
   | { type: "compaction"; agent: string; summarisedMessages: number; persistedResults: number }
-  | { type: "warning"; agent: string; message: string };
+  | { type: "warning"; agent: string; message: string }
+  | { type: "todos"; agent: string; todos: { content: string; status: string }[] };
 
 export type RunObserver = (event: RunEvent) => void;
 
