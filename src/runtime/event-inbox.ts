@@ -3,6 +3,8 @@ import type { RuntimeEvent } from "../core/runtime-event.ts";
 /** Who acknowledges an event once it is safely in the history (the mailbox moves it to done/, cron records the run). */
 export interface EventOwner {
   acknowledge(event: RuntimeEvent): Promise<void>;
+  /** Gives back an event that was never processed (the mailbox moves it back to ready/). */
+  release?(event: RuntimeEvent): Promise<void>;
 }
 
 export interface InboxEntry {
@@ -38,6 +40,25 @@ export class EventInbox {
 
   take(): InboxEntry | undefined {
     return this.#entries.shift();
+  }
+
+  /**
+   * Hands every queued event back to its owner, at close: a message claimed for
+   * the Lead but never processed goes back to ready/, so `mailbox list` shows it
+   * waiting and the next runtime delivers it. Every entry is tried; one error is
+   * rethrown as is, several as an AggregateError.
+   */
+  async releaseAll(): Promise<void> {
+    const errors: unknown[] = [];
+    for (const entry of this.#entries.splice(0)) {
+      try {
+        await entry.owner.release?.(entry.event);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) throw new AggregateError(errors, `releasing ${errors.length} queued events failed`);
   }
 
   /** Resolves at the next publish (at once when something is queued), or when `signal` aborts. */

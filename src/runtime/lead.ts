@@ -30,7 +30,7 @@ export interface LeadRuntime {
   team: TeammateRuntime;
   inbox: EventInbox;
   supervisor: JobSupervisor;
-  /** Closes what was built, newest first: teammates, supervisor, histories, model client. */
+  /** Closes what was built, newest first: teammates, supervisor, the inbox's unprocessed events, histories, model client. */
   close(): Promise<void>;
 }
 
@@ -83,6 +83,9 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       for (const history of histories) history.close();
     });
     const inbox = new EventInbox();
+    // Runs after the teammates and the supervisor are closed (they are newer), so
+    // nothing publishes any more: what the Lead never processed goes back to ready/.
+    closers.push(() => inbox.releaseAll());
     const supervisor = new JobSupervisor((name, error) => warn(LEAD)(`${name} stopped: ${(error as Error).message}`));
     closers.push(() => supervisor.close());
     const openHistory = (agent: AgentName) => {

@@ -190,6 +190,10 @@ export class TeammateRuntime {
                 await this.#o.store.ack(claimed);
                 this.#emit({ type: "mailbox", op: "ack", agent: LEAD, id: claimed.id, from: claimed.sender, kind: claimed.kind });
               },
+              release: async () => {
+                await this.#o.store.release(claimed);
+                this.#emit({ type: "mailbox", op: "release", agent: LEAD, id: claimed.id, from: claimed.sender, kind: claimed.kind });
+              },
             },
           });
         }
