@@ -1,0 +1,23 @@
+import { z } from "zod";
+import type { FileTaskStore } from "../tasks/task-store.ts";
+import { TaskId } from "../tasks/task.ts";
+import { taskDetail } from "./task-text.ts";
+import { defineTool } from "./tool.ts";
+
+export const GetTaskInput = z.strictObject({
+  id: TaskId.describe('Id of the task, e.g. "t3".'),
+});
+export type GetTaskInput = z.infer<typeof GetTaskInput>;
+
+export function getTaskTool(store: FileTaskStore) {
+  return defineTool({
+    name: "get_task",
+    description: "Show one task of the task graph: status, owner, each blocker and whether it is completed, and its description.",
+    input: GetTaskInput,
+    effect: "coordinate",
+    subject: (input) => input.id,
+    async run(input) {
+      return { content: taskDetail(await store.get(input.id)) };
+    },
+  });
+}
