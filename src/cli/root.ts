@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { globalArgs } from "./args.ts";
+import { cronCommand } from "./cron/index.ts";
 import { mailboxCommand } from "./mailbox/index.ts";
 import { runCommand } from "./run.ts";
 import { VERSION } from "./version.ts";
@@ -14,5 +15,5 @@ export const rootCommand = defineCommand({
     ...globalArgs,
     version: { type: "boolean", description: "Print the version" },
   },
-  subCommands: { run: runCommand, mailbox: mailboxCommand },
+  subCommands: { run: runCommand, mailbox: mailboxCommand, cron: cronCommand },
 });

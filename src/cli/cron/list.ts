@@ -1,0 +1,36 @@
+import { defineCommand } from "citty";
+import { CronStore, type CronJob } from "../../cron/cron-store.ts";
+import { globalArgs, jsonArg } from "../args.ts";
+import { resolveStateDir } from "../context.ts";
+import { formatTable, writeJson, writeOut } from "../output.ts";
+
+const PROMPT_PREVIEW_CHARS = 60;
+
+export const listCommand = defineCommand({
+  meta: { name: "list", description: "The durable cron jobs, soonest first, with their next run" },
+  args: { ...jsonArg, ...globalArgs },
+  async run({ args }) {
+    const stateDir = resolveStateDir(args);
+    // Only durable jobs are on disk: the others live in the process that scheduled them.
+    const jobs = new CronStore(stateDir).list();
+    if (args.json) await writeJson({ jobs });
+    else await writeOut(jobs.length === 0 ? `no durable cron jobs in ${stateDir}\n` : jobsText(jobs));
+  },
+});
+
+function preview(prompt: string): string {
+  const line = prompt.split("\n", 1)[0] ?? "";
+  return line.length > PROMPT_PREVIEW_CHARS || line !== prompt ? `${line.slice(0, PROMPT_PREVIEW_CHARS)}…` : line;
+}
+
+function jobsText(jobs: CronJob[]): string {
+  const rows = jobs.map((job) => [
+    job.id,
+    job.cron,
+    job.recurring ? "recurring" : "once",
+    job.nextRunAtUtc,
+    job.lastRunAtUtc ?? "-",
+    preview(job.prompt),
+  ]);
+  return formatTable([["ID", "CRON", "REPEAT", "NEXT RUN (UTC)", "LAST RUN (UTC)", "PROMPT"], ...rows]);
+}
