@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { BackgroundJobs } from "./background-jobs.ts";
 import { type GroupResult, runProcessGroup } from "./process-group.ts";
 import { compileShellDeny, findShellDenial } from "./shell-deny.ts";
 import { defineTool } from "./tool.ts";
@@ -8,6 +9,8 @@ export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 /** The longest a single call may ask for: a stuck command must not hold a turn for ever. */
 export const MAX_SHELL_TIMEOUT_MS = 600_000;
 export const DEFAULT_SHELL_OUTPUT_CHARS = 50_000;
+/** A background job is meant to outlive a turn, but not to run unattended for ever. */
+export const DEFAULT_BACKGROUND_TIMEOUT_MS = 30 * 60_000;
 
 export const ShellInput = z.strictObject({
   command: z.string().min(1).describe("The command, run with `sh -c` in the workspace directory."),
@@ -21,6 +24,18 @@ export const ShellInput = z.strictObject({
 });
 export type ShellInput = z.infer<typeof ShellInput>;
 
+/** The Lead's shell (built with BackgroundJobs) also takes `run_in_background`; teammates' does not. */
+export const ShellBackgroundInput = ShellInput.extend({
+  run_in_background: z
+    .boolean()
+    .optional()
+    .describe(
+      "Start the command in the background and return its job id at once; its exit code and output arrive later as a message. " +
+        `Its timeout is then ${DEFAULT_BACKGROUND_TIMEOUT_MS / 60_000} minutes unless timeout_ms says otherwise.`,
+    ),
+});
+export type ShellBackgroundInput = z.infer<typeof ShellBackgroundInput>;
+
 export interface ShellToolOptions {
   /** Default timeout of a call (config `shell.timeoutMs`). */
   timeoutMs?: number;
@@ -30,24 +45,30 @@ export interface ShellToolOptions {
 }
 
 /** How the command ended, in words the model can act on. */
-function exitLine(result: Pick<GroupResult, "exitCode" | "signalCode" | "timedOut">, timeoutMs: number): string {
+export function exitLine(result: Pick<GroupResult, "exitCode" | "signalCode" | "timedOut">, timeoutMs: number): string {
   if (result.timedOut) return `[timed out after ${timeoutMs} ms; the command and its child processes were killed]`;
   if (result.exitCode === null) return `[killed by signal ${result.signalCode ?? "unknown"}]`;
   return `[exit code ${result.exitCode}]`;
 }
 
-/** Throws `ConfigError` for an invalid `deny` pattern, so a bad config fails at start-up, not on the first call. */
-export function shellTool(options: ShellToolOptions = {}) {
+/**
+ * Throws `ConfigError` for an invalid `deny` pattern, so a bad config fails at start-up, not on the first call.
+ * With `background`, the tool can also start commands in the background (`run_in_background`).
+ */
+export function shellTool(options: ShellToolOptions = {}, background?: BackgroundJobs) {
   const deny = compileShellDeny(options.deny);
   const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
   const maxChars = options.maxOutputChars ?? DEFAULT_SHELL_OUTPUT_CHARS;
+  // The flag is in the schema only where it works, so no agent is offered what it cannot use.
+  const input: z.ZodType<ShellBackgroundInput> = background ? ShellBackgroundInput : ShellInput;
   return defineTool({
     name: "shell",
     description:
       "Run a shell command (`sh -c`) in the workspace directory and return its combined stdout and stderr " +
       `(cut after ${maxChars} characters) and its exit code. Stdin is empty; there is no terminal. ` +
-      "Destructive commands (rm -rf /, mkfs, dd to a device, shutdown, force-push to main, …) are refused.",
-    input: ShellInput,
+      "Destructive commands (rm -rf /, mkfs, dd to a device, shutdown, force-push to main, …) are refused." +
+      (background ? " With run_in_background it returns a job id at once and reports completion later as a message." : ""),
+    input,
     effect: "execute",
     subject: (input) => input.command,
     async run(input, context) {
@@ -57,6 +78,10 @@ export function shellTool(options: ShellToolOptions = {}) {
           content: `refused: this command ${denial.why} (deny pattern /${denial.pattern}/); it was not run`,
           isError: true,
         };
+      }
+      if (input.run_in_background && background) {
+        const id = background.start(input.command, { workspace: context.workspace, timeoutMs: input.timeout_ms });
+        return { content: `started background job ${id}; its exit code and output will arrive as a message when it ends` };
       }
       const timeoutMs = input.timeout_ms ?? defaultTimeoutMs;
       const result = await runProcessGroup({
