@@ -108,6 +108,8 @@ export class AgentRunner {
         const key = event.eventId;
         const status = this.#o.history.turnStatus(key);
         if (status === undefined) {
+          // A turn the process died in may have left tool calls without results: the API refuses those.
+          this.#pairUnansweredCalls();
           this.#o.history.beginTurn(key, [{ role: "user", content: eventEnvelope(event) }], this.#clock.now());
           this.#emit({ type: "event", agent: this.identity, eventId: key, source: event.source, sender: event.sender, kind: event.kind });
         }
@@ -149,6 +151,7 @@ export class AgentRunner {
       const result = `prompt blocked by UserPromptSubmit hook: ${prompt.blocked}`;
       return { result, subtype: "error_blocked", isError: true, turns: 0, usage: ZERO_USAGE, durationMs: 0 };
     }
+    this.#pairUnansweredCalls();
     o.history.beginTurn(idempotencyKey, [{ role: "user", content }], this.#clock.now());
     this.#emit({ type: "user", agent: this.identity, content });
     return this.#loop(idempotencyKey, signal);
@@ -225,8 +228,8 @@ export class AgentRunner {
 
   /**
    * Gives every tool call the history has no result for an error result, so a
-   * resumed turn starts from a history the model API accepts. The call may have
-   * run in part: the result says so.
+   * resumed turn, or a new one after a turn the process died in, starts from a
+   * history the model API accepts. The call may have run in part: the result says so.
    */
   #pairUnansweredCalls(): void {
     const answered = new Set<string>();

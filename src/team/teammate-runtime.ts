@@ -97,7 +97,8 @@ export class TeammateRuntime {
    * recovered and fed to its inbox.
    */
   async restore(): Promise<void> {
-    for (const record of this.#o.registry.read()) {
+    const records = this.#o.registry.read();
+    for (const record of records) {
       const state: TeammateState = record.state === "failed" ? "failed" : "idle";
       this.#workers.set(record.name, { record: { ...record, state }, runner: undefined, active: false, current: undefined, pokes: 0 });
       if (state !== "failed") {
@@ -105,6 +106,10 @@ export class TeammateRuntime {
         this.#startWorker(record.name);
       }
     }
+    // A teammate a killed runtime left "running" with no work to pick up again
+    // never changes state here: without this write team.json would keep saying
+    // "running" after this runtime has finished.
+    if (records.some((record) => record.state === "running")) this.#persist();
     await this.#o.store.recover(LEAD);
     await this.pumpLead();
   }

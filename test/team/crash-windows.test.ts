@@ -1,0 +1,109 @@
+// kill -9 of the runtime at two chosen points of the Lead's turns, then a drain:
+// what the restart must do with what the dead process left in the Lead's history.
+import { afterEach, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { systemClock } from "../../src/core/clock.ts";
+import { uuidV7Source } from "../../src/core/ids.ts";
+import { createMessage } from "../../src/core/message.ts";
+import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
+import { TeamRegistry } from "../../src/team/team-registry.ts";
+import { ScriptedModelServer } from "../support/model-server.ts";
+import { idsIn, takeCensus } from "../fixtures/mailbox-worker.ts";
+import { TeamChildren, teamDirs, until } from "../fixtures/team-children.ts";
+import { readTeamFiles } from "../fixtures/team-files.ts";
+import { type WireMessage, unansweredToolCalls } from "../fixtures/team-model.ts";
+
+const children = new TeamChildren();
+const servers: ScriptedModelServer[] = [];
+afterEach(async () => {
+  await children.killAll();
+  for (const server of servers.splice(0)) await server.close();
+});
+
+function server(): ScriptedModelServer {
+  const started = ScriptedModelServer.start();
+  servers.push(started);
+  return started;
+}
+
+function resultToLead(content: string) {
+  return createMessage({ sender: "alice", recipient: "lead", kind: "result", content }, { clock: systemClock, ids: uuidV7Source });
+}
+
+function leadTurns(stateDir: string, key: string): string[] {
+  return readFileSync(join(stateDir, "agents", "lead.jsonl"), "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line))
+    .filter((record) => record.type === "turn" && record.key === key)
+    .map((record) => record.status);
+}
+
+describe("the Lead's history after a kill -9", () => {
+  // BUG (open): runEvents resumes an unfinished event turn only when the event
+  // comes again from its owner, but an acknowledged message is done and never
+  // comes again: the turn stays "started" for ever. Make this test() with the fix.
+  test.failing("killed after an event was acked, during its model turn: the next drain finishes that turn", async () => {
+    const dirs = teamDirs();
+    const store = new FileMailboxStore({ stateDir: dirs.stateDir });
+    const message = resultToLead("alice done: schema.sql has a users table");
+    await store.send(message);
+    const model = server();
+    model.push({ identity: "lead", delayMs: 30_000, text: "never delivered: the process is killed while waiting" });
+
+    const first = children.start("drain", dirs, model.url);
+    expect(await until(() => model.requests.length === 1, 10_000)).toBe(true);
+    first.proc.kill("SIGKILL");
+    await first.finished;
+    // The event is in the history and acknowledged (done); its model turn never finished.
+    expect(leadTurns(dirs.stateDir, message.id)).toEqual(["started"]);
+    expect(idsIn(takeCensus(dirs.stateDir), "done")).toEqual([message.id]);
+
+    model.push({ identity: "lead", text: "noted alice's schema" });
+    const second = children.start("drain", dirs, model.url);
+    expect(await second.finished).toMatchObject({ exitCode: 0 });
+    // The turn is resumed: one more model call, and the turn is recorded as finished.
+    expect(leadTurns(dirs.stateDir, message.id)).toEqual(["started", "finished"]);
+    expect(model.requests.filter((r) => r.identity === "lead")).toHaveLength(2);
+    expect(readTeamFiles(dirs.stateDir).violations).toEqual([]);
+    model.assertDone();
+  }, 30_000);
+
+  test("killed while a user turn's tool call ran: the next event turn sends no unanswered tool call", async () => {
+    const dirs = teamDirs();
+    const model = server();
+    model.push({ identity: "lead", toolCalls: [{ name: "shell", arguments: { command: "sleep 2" } }] });
+
+    const run = children.start("run", dirs, model.url, "how full is the disk?");
+    expect(await until(() => run.lines.some((line) => (line.run as { type?: string } | undefined)?.type === "tool_call"), 10_000)).toBe(true);
+    run.proc.kill("SIGKILL");
+    await run.finished;
+
+    const message = resultToLead("alice done: schema.sql has a users table");
+    await new FileMailboxStore({ stateDir: dirs.stateDir }).send(message);
+    model.push({
+      identity: "lead",
+      text: "noted",
+      // What the real API checks: it answers 400 to an assistant tool call without its tool result.
+      check: (request) => expect(unansweredToolCalls(request.body.messages as WireMessage[])).toEqual([]),
+    });
+    const drain = children.start("drain", dirs, model.url);
+    expect(await drain.finished).toMatchObject({ exitCode: 0 });
+    expect(leadTurns(dirs.stateDir, message.id)).toEqual(["started", "finished"]);
+    model.assertDone();
+  }, 30_000);
+
+  test("a teammate a killed runtime left running, with no work left, is idle in team.json after the next runtime", async () => {
+    // What a process killed after alice's ack, before its loop found the mailbox
+    // empty and set it idle, leaves behind.
+    const dirs = teamDirs();
+    const at = new Date().toISOString();
+    new TeamRegistry(dirs.stateDir).write([{ name: "alice", role: "backend", state: "running", createdAtUtc: at, updatedAtUtc: at }]);
+    const model = server();
+    const drain = children.start("drain", dirs, model.url);
+    expect(await drain.finished).toMatchObject({ exitCode: 0 });
+    expect(new TeamRegistry(dirs.stateDir).read().map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
+    model.assertDone();
+  }, 30_000);
+});
