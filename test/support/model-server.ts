@@ -5,7 +5,10 @@
  * named in the request's X-Agent-Name header) and records every request.
  *
  * `assertDone()` fails the test when the server was called more or fewer times
- * than scripted: a surplus request gets HTTP 500 and is counted.
+ * than scripted: a surplus request gets HTTP 500 and is counted. With a
+ * `respond` function, a request no scripted reply is left for is answered by
+ * it instead: for crash tests, where a killed run and the resume that follows
+ * may repeat any request any number of times.
  */
 import type { Server } from "bun";
 
@@ -47,15 +50,26 @@ export interface RecordedRequest {
   at: number;
 }
 
+export interface ScriptedModelServerOptions {
+  /**
+   * Computes the reply to a request no scripted reply matches, from the request
+   * itself (so a repeat gets the same answer). A throw is recorded in `problems`
+   * and answered with HTTP 500.
+   */
+  respond?: (request: RecordedRequest) => ScriptedReply;
+}
+
 export class ScriptedModelServer {
   readonly requests: RecordedRequest[] = [];
   readonly problems: string[] = [];
   readonly #script: ScriptedReply[];
+  readonly #respond: ScriptedModelServerOptions["respond"];
   readonly #server: Server<undefined>;
   #completionCounter = 0;
 
-  private constructor(script: ScriptedReply[]) {
+  private constructor(script: ScriptedReply[], options: ScriptedModelServerOptions) {
     this.#script = [...script];
+    this.#respond = options.respond;
     this.#server = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
@@ -63,8 +77,8 @@ export class ScriptedModelServer {
     });
   }
 
-  static start(script: ScriptedReply[] = []): ScriptedModelServer {
-    return new ScriptedModelServer(script);
+  static start(script: ScriptedReply[] = [], options: ScriptedModelServerOptions = {}): ScriptedModelServer {
+    return new ScriptedModelServer(script, options);
   }
 
   /** Base URL to give the OpenAI SDK (`--base-url`). */
@@ -111,12 +125,8 @@ export class ScriptedModelServer {
       at: Date.now(),
     };
     this.requests.push(recorded);
-    const index = this.#script.findIndex((reply) => reply.identity === undefined || reply.identity === recorded.identity);
-    if (index < 0) {
-      this.problems.push(`unscripted request #${this.requests.length} from ${recorded.identity ?? "(no identity)"}`);
-      return Response.json({ error: { message: "no scripted reply left", type: "server_error" } }, { status: 500 });
-    }
-    const [reply] = this.#script.splice(index, 1) as [ScriptedReply];
+    const reply = this.#nextReply(recorded);
+    if (!reply) return Response.json({ error: { message: "no scripted reply left", type: "server_error" } }, { status: 500 });
     try {
       reply.check?.(recorded);
     } catch (error) {
@@ -130,6 +140,21 @@ export class ScriptedModelServer {
       });
     }
     return Response.json(this.#completion(recorded, reply), { headers: reply.headers });
+  }
+
+  #nextReply(recorded: RecordedRequest): ScriptedReply | undefined {
+    const index = this.#script.findIndex((reply) => reply.identity === undefined || reply.identity === recorded.identity);
+    if (index >= 0) return this.#script.splice(index, 1)[0];
+    if (this.#respond) {
+      try {
+        return this.#respond(recorded);
+      } catch (error) {
+        this.problems.push(`respond to request #${this.requests.length} failed: ${(error as Error).message}`);
+        return undefined;
+      }
+    }
+    this.problems.push(`unscripted request #${this.requests.length} from ${recorded.identity ?? "(no identity)"}`);
+    return undefined;
   }
 
   #completion(request: RecordedRequest, reply: ScriptedReply) {
