@@ -8,15 +8,21 @@ import { EXIT_CODES, exitCodeFor, isSystemError } from "./cli/exit-codes.ts";
 import { renderHelp } from "./cli/help.ts";
 import { StdoutClosedError, writeErr, writeOut } from "./cli/output.ts";
 import { rootCommand } from "./cli/root.ts";
+import { sessionCommand } from "./cli/session/command.ts";
 import { VERSION } from "./cli/version.ts";
 
 async function main(argv: string[]): Promise<number> {
   try {
-    const invocation = await resolveInvocation(rootCommand, argv);
+    // `agent` alone is a session with the Lead on a terminal; elsewhere (a pipe,
+    // CI) it is the usage error it always was.
+    const bare = process.stdin.isTTY === true && process.stdout.isTTY === true;
+    const invocation = await resolveInvocation(rootCommand, argv, { bare });
     if (invocation.help) {
       await writeOut(await renderHelp(invocation));
     } else if (invocation.version) {
       await writeOut(`${VERSION}\n`);
+    } else if (invocation.names.length === 0) {
+      await runCommand(sessionCommand, { rawArgs: invocation.argv });
     } else {
       await runCommand(rootCommand, { rawArgs: invocation.argv });
     }

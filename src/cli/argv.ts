@@ -41,13 +41,19 @@ function findFlag(args: ArgsDef, token: string): [string, ArgDef] | undefined {
   return undefined;
 }
 
+export interface ResolveOptions {
+  /** The root alone (no command) is a valid line: `agent` on a terminal starts a session. */
+  bare?: boolean;
+}
+
 /** Parses the raw command line against the tree rooted at `root`; throws `UsageError`. */
-export async function resolveInvocation(root: AnyCommand, rawArgs: readonly string[]): Promise<Invocation> {
+export async function resolveInvocation(root: AnyCommand, rawArgs: readonly string[], options: ResolveOptions = {}): Promise<Invocation> {
   const path: AnyCommand[] = [root];
   const names: string[] = [];
   // Flags met before the last subcommand: citty only parses the leaf's own tokens
   // as its args, so these move to just after the subcommand names.
   const moved: string[] = [];
+  const movedNames: string[] = [];
   const leaf: string[] = [];
   const seen = new Set<string>();
   let help = false;
@@ -102,6 +108,7 @@ export async function resolveInvocation(root: AnyCommand, rawArgs: readonly stri
         normalised = `--${name}=${value}`;
       }
       (subCommands ? moved : leaf).push(normalised);
+      if (subCommands) movedNames.push(name);
       continue;
     }
     if (subCommands) {
@@ -125,9 +132,13 @@ export async function resolveInvocation(root: AnyCommand, rawArgs: readonly stri
   // asking how to write it.
   if (help || version) return { path, names, argv: [...names, ...moved, ...leaf], help, version };
   if (firstError) throw firstError;
-  if (subCommands) {
+  if (subCommands && !(options.bare && names.length === 0)) {
     fail(`"${commandLine(names)}" needs a command: ${Object.keys(subCommands).join(", ")}`);
     throw firstError;
+  }
+  // A flag of the root's own session (`agent --model m`) means nothing to a command without it.
+  for (const name of movedNames) {
+    if (names.length > 0 && !(name in args)) fail(`option --${name} does not apply to "${commandLine(names)}"`);
   }
   const operands = Object.entries(args).filter(([, def]) => def.type === "positional");
   if (positionals > operands.length) fail(`too many arguments for "${commandLine(names)}"`);

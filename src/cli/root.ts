@@ -1,19 +1,26 @@
 import { defineCommand } from "citty";
 import { globalArgs } from "./args.ts";
+import { drainCommand } from "./drain.ts";
 import { cronCommand } from "./cron/index.ts";
 import { mailboxCommand } from "./mailbox/index.ts";
 import { runCommand } from "./run.ts";
+import { runtimeArgs } from "./run/runtime-args.ts";
+import { teamCommand } from "./team/index.ts";
 import { VERSION } from "./version.ts";
 
 export const rootCommand = defineCommand({
   meta: {
     name: "agent",
     version: VERSION,
-    description: "A headless LLM coding agent whose Lead works with persistent teammates over a durable file mailbox",
+    description:
+      "A headless LLM coding agent whose Lead works with persistent teammates over a durable file mailbox; " +
+      "with no command, on a terminal, an interactive session with the Lead (the options below are the session's)",
   },
   args: {
+    // The interactive session's (src/cli/session/command.ts): `agent --model m`.
+    ...runtimeArgs,
     ...globalArgs,
     version: { type: "boolean", description: "Print the version" },
   },
-  subCommands: { run: runCommand, mailbox: mailboxCommand, cron: cronCommand },
+  subCommands: { run: runCommand, drain: drainCommand, team: teamCommand, mailbox: mailboxCommand, cron: cronCommand },
 });

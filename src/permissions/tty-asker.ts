@@ -10,7 +10,8 @@ export interface AskerStreams {
 
 const SHOWN_SUBJECT_CHARS = 500;
 
-function promptFor({ identity, tool, effect, subject }: PermissionRequest): string {
+/** The question for a permission request, as shown on the terminal. */
+export function permissionQuestion({ identity, tool, effect, subject }: PermissionRequest): string {
   const shown = subject.length > SHOWN_SUBJECT_CHARS ? `${subject.slice(0, SHOWN_SUBJECT_CHARS)}…` : subject;
   return `\n${identity} wants to run ${tool} (${effect}):\n  ${shown.replace(/\n/g, "\n  ")}\nallow? [y/N] `;
 }
@@ -34,6 +35,11 @@ export function ttyAskerIfInteractive(): PermissionAsker | undefined {
   return process.stdin.isTTY && process.stderr.isTTY ? createTtyAsker() : undefined;
 }
 
+/** Only y or yes (any case) allows; anything else, an empty line included, denies. */
+export function isYes(line: string): boolean {
+  return /^\s*y(es)?\s*$/i.test(line);
+}
+
 async function askOnce(streams: AskerStreams, request: PermissionRequest, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return false;
   if (streams.input.readableEnded) throw new Error("stdin is closed");
@@ -41,9 +47,9 @@ async function askOnce(streams: AskerStreams, request: PermissionRequest, signal
   // A question whose input ends (stdin closed, ^D) would otherwise wait for ever.
   const closed = new Promise<null>((resolve) => readline.once("close", () => resolve(null)));
   try {
-    const line = await Promise.race([readline.question(promptFor(request), { signal }), closed]);
+    const line = await Promise.race([readline.question(permissionQuestion(request), { signal }), closed]);
     if (line === null) throw new Error("stdin closed before an answer");
-    return /^\s*y(es)?\s*$/i.test(line);
+    return isYes(line);
   } catch (error) {
     if (signal.aborted) return false;
     throw error;

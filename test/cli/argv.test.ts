@@ -23,6 +23,19 @@ describe("resolveInvocation", () => {
     expect({ help: inv.help, version: inv.version }).toEqual({ help: false, version: false });
   });
 
+  test("the root alone is a line when it may be (a session on a terminal), its flags kept", async () => {
+    const inv = await resolveInvocation(rootCommand, ["--model", "m", "--state-dir", "/s"], { bare: true });
+    expect(inv.names).toEqual([]);
+    expect(inv.argv).toEqual(["--model=m", "--state-dir=/s"]);
+    expect(await usageError(["--model", "m"])).toContain('"agent" needs a command');
+  });
+
+  test("a root flag moved to a command that does not take it is refused, not ignored", async () => {
+    expect(await usageError(["--model", "m", "mailbox", "list"])).toContain('option --model does not apply to "agent mailbox list"');
+    const inv = await resolveInvocation(rootCommand, ["--workspace", "/w", "run", "hi"]);
+    expect(inv.argv).toEqual(["run", "--workspace=/w", "hi"]);
+  });
+
   test("moves global flags given before the subcommand to after it", async () => {
     const inv = await resolveInvocation(rootCommand, ["--state-dir", "/s", "mailbox", "--verbose", "list", "--json"]);
     expect(inv.argv).toEqual(["mailbox", "list", "--state-dir=/s", "--verbose", "--json"]);
@@ -60,7 +73,7 @@ describe("resolveInvocation", () => {
   });
 
   test("missing commands, values and required options are refused", async () => {
-    expect(await usageError([])).toContain('"agent" needs a command: run, mailbox');
+    expect(await usageError([])).toContain('"agent" needs a command: run, drain, team, mailbox');
     expect(await usageError(["mailbox"])).toContain('"agent mailbox" needs a command: send, list, show, recover, prune');
     expect(await usageError(["mailbox", "send", "--from", "a", "--to"])).toContain("option --to needs a value");
     expect(await usageError(["mailbox", "send", "--from", "a"])).toContain("missing required option --to");

@@ -55,9 +55,20 @@ export const ResultLine = z.strictObject({
   duration_ms: z.number().int().nonnegative(),
   agent: z.literal("lead"),
   model: z.string().min(1),
-  idempotency_key: z.uuid(),
+  // Absent for `agent drain`, which runs no user turn.
+  idempotency_key: z.uuid().optional(),
   workspace: z.string().min(1),
   state_dir: z.string().min(1),
+  events: z.number().int().nonnegative(),
+  event_turns: z.number().int().nonnegative(),
+  teammates: z.array(
+    z.strictObject({
+      name: z.string().min(1),
+      role: z.string().min(1),
+      state: z.enum(["running", "idle", "failed", "shutdown"]),
+      failure: z.string().optional(),
+    }),
+  ),
 });
 export type ResultLine = z.infer<typeof ResultLine>;
 
@@ -71,7 +82,7 @@ export const StreamLine = z.discriminatedUnion("type", [
     agent,
     model: z.string().min(1),
     permission_mode: z.enum(["default", "acceptEdits", "plan", "bypassPermissions"]),
-    idempotency_key: z.uuid(),
+    idempotency_key: z.uuid().optional(),
     workspace: z.string(),
     state_dir: z.string(),
     version: z.string(),
@@ -96,6 +107,30 @@ export const StreamLine = z.discriminatedUnion("type", [
     persisted_results: z.number().int(),
   }),
   z.strictObject({ type: z.literal("warning"), agent, message: z.string() }),
+  // An event reaching the Lead's history: its event turn follows.
+  z.strictObject({
+    type: z.literal("event"),
+    agent,
+    event_id: z.uuid(),
+    source: z.enum(["mailbox", "cron", "background"]),
+    sender: z.string().min(1),
+    kind: z.string().min(1),
+  }),
+  z.strictObject({
+    type: z.literal("teammate"),
+    name: z.string().min(1),
+    role: z.string().min(1),
+    state: z.enum(["running", "idle", "failed", "shutdown"]),
+    reason: z.string().optional(),
+  }),
+  z.strictObject({
+    type: z.literal("mailbox"),
+    op: z.enum(["send", "claim", "ack", "release", "quarantine"]),
+    agent,
+    id: z.uuid(),
+    from: z.string().min(1),
+    kind: z.enum(["task", "message", "result"]),
+  }),
   ResultLine,
 ]);
 export type StreamLine = z.infer<typeof StreamLine>;

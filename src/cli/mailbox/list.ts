@@ -35,7 +35,7 @@ async function listMailboxes(
   return store.list({ agent, state });
 }
 
-function zeroCounts(): MailboxCounts {
+export function zeroCounts(): MailboxCounts {
   return Object.fromEntries(MAILBOX_STATES.map((s) => [s, 0])) as MailboxCounts;
 }
 

@@ -1,4 +1,5 @@
 import type { RunEvent } from "../../runtime/run-types.ts";
+import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import type { Spinner } from "./spinner.ts";
 
 /** How much `agent run` tells on stderr: errors only, a line per tool call, or everything. */
@@ -33,9 +34,27 @@ export function progressLine(event: RunEvent, level: ProgressLevel): string | un
       return verbose
         ? `${who} compacted the history: ${event.summarisedMessages} message(s) summarised, ${event.persistedResults} large result(s) saved to files`
         : undefined;
+    case "event":
+      return `${who} event turn: ${event.kind} from ${event.sender}`;
     case "user":
       return undefined; // the user knows what they asked
   }
+}
+
+/**
+ * The stderr line for a team event: teammates starting, finishing and failing
+ * show by default (they explain what a run is waiting for); mailbox moves and
+ * the shutdown at close only with --verbose.
+ */
+export function teamProgressLine(event: TeamEvent, level: ProgressLevel): string | undefined {
+  if (level === "quiet") return undefined;
+  const verbose = level === "verbose";
+  if (event.type === "mailbox") {
+    return verbose ? `[mailbox] ${event.op} ${event.kind} ${event.from} → ${event.agent} ${event.id}` : undefined;
+  }
+  if (event.state === "shutdown" && !verbose) return undefined;
+  const reason = event.reason === undefined ? "" : `: ${clip(event.reason, verbose ? LONG : BRIEF)}`;
+  return `[${event.name}] ${event.state} (${event.role})${reason}`;
 }
 
 /** One line, at most `max` characters: newlines shown as ⏎, the rest cut with an ellipsis. */
@@ -57,6 +76,13 @@ export class ProgressPrinter {
     const line = progressLine(event, this.level);
     if (line !== undefined) this.write(`${line}\n`);
     if (event.type === "model_request" && this.level !== "quiet") this.spinner?.start(`${event.agent}: waiting for the model`);
+  };
+
+  readonly observeTeam = (event: TeamEvent): void => {
+    const line = teamProgressLine(event, this.level);
+    if (line === undefined) return;
+    this.spinner?.stop();
+    this.write(`${line}\n`);
   };
 
   stop(): void {

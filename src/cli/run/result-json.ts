@@ -1,4 +1,6 @@
 import type { RunEvent, RunResult } from "../../runtime/run-types.ts";
+import type { TeamEvent } from "../../team/teammate-runtime.ts";
+import type { TeamOutcome } from "./team-outcome.ts";
 
 // The machine-readable shapes of `agent run --output json|stream-json`. Keys are
 // snake_case (the convention of JSON CLIs scripts already parse); the result object
@@ -14,11 +16,12 @@ export interface RunInfo {
   workspace: string;
   stateDir: string;
   permissionMode: string;
-  /** The user turn's key (a UUIDv7): what to grep the history for. */
-  idempotencyKey: string;
+  /** The user turn's key (a UUIDv7): what to grep the history for. Absent for `drain`, which has no user turn. */
+  idempotencyKey?: string;
 }
 
-export function resultJson(result: RunResult, info: RunInfo) {
+/** The result object; with the team's part (teammates, events) for `run` and `drain`. */
+export function resultJson(result: RunResult, info: RunInfo, team?: TeamOutcome) {
   return {
     type: "result",
     subtype: result.subtype,
@@ -32,6 +35,15 @@ export function resultJson(result: RunResult, info: RunInfo) {
     idempotency_key: info.idempotencyKey,
     workspace: info.workspace,
     state_dir: info.stateDir,
+    ...(team ? teamJson(team) : {}),
+  };
+}
+
+function teamJson(team: TeamOutcome) {
+  return {
+    events: team.events,
+    event_turns: team.eventTurns,
+    teammates: team.teammates.map(({ name, role, state, failure }) => ({ name, role, state, ...(failure !== undefined ? { failure } : {}) })),
   };
 }
 
@@ -50,8 +62,8 @@ export function initJson(info: RunInfo, version: string) {
   };
 }
 
-/** A RunEvent as one stream-json object: the same fields, snake_case keys. */
-export function eventJson(event: RunEvent): Record<string, unknown> {
+/** A RunEvent or TeamEvent as one stream-json object: the same fields, snake_case keys. */
+export function eventJson(event: RunEvent | TeamEvent): Record<string, unknown> {
   return Object.fromEntries(Object.entries(event).map(([key, value]) => [snakeCase(key), value]));
 }
 

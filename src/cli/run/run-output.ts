@@ -1,8 +1,10 @@
-import type { RunEvent, RunResult } from "../../runtime/run-types.ts";
+import type { RunEvent } from "../../runtime/run-types.ts";
+import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
 import { ProgressPrinter, type ProgressLevel } from "./progress.ts";
 import { type OutputFormat, type RunInfo, eventJson, initJson, resultJson } from "./result-json.ts";
 import { Spinner, canAnimate } from "./spinner.ts";
+import type { TeamOutcome } from "./team-outcome.ts";
 
 export interface RunOutputOptions {
   format: OutputFormat;
@@ -15,9 +17,10 @@ export interface RunOutputOptions {
 }
 
 /**
- * Everything `agent run` prints while it runs: events to stdout as stream-json
- * lines, progress to stderr, then the result in the chosen format. stdout never
- * carries anything but the result.
+ * Everything `agent run` and `agent drain` print while they run: the Lead's,
+ * teammates' and mailbox events to stdout as stream-json lines, progress to
+ * stderr, then the result in the chosen format. stdout never carries anything
+ * but the result.
  */
 export class RunOutput {
   readonly #o: RunOutputOptions;
@@ -42,15 +45,27 @@ export class RunOutput {
     if (this.#o.format === "stream-json") this.#line(eventJson(event));
   };
 
+  readonly observeTeam = (event: TeamEvent): void => {
+    this.#progress.observeTeam(event);
+    if (this.#o.format === "stream-json") this.#line(eventJson(event));
+  };
+
+  /** A line for the user on stderr (not with --quiet): what is left to do, or that there was nothing. */
+  note(text: string): void {
+    this.#progress.stop();
+    if (this.#o.level !== "quiet") this.#o.stderr.write(`agent: ${text}\n`);
+  }
+
   /** Stops the spinner; call as soon as the run is over, before anything else is printed. */
   stopProgress(): void {
     this.#progress.stop();
   }
 
   /** Prints the result and waits until stdout has it. Text mode prints nothing for a failed run: its error line says it. */
-  async finish(result: RunResult, info: RunInfo): Promise<void> {
+  async finish(outcome: TeamOutcome, info: RunInfo): Promise<void> {
     this.stopProgress();
-    if (this.#o.format !== "text") this.#line(resultJson(result, info));
+    const { result } = outcome;
+    if (this.#o.format !== "text") this.#line(resultJson(result, info, outcome));
     else if (!result.isError && result.result.length > 0) {
       this.#stdout.write(result.result.endsWith("\n") ? result.result : `${result.result}\n`);
     }

@@ -1,0 +1,65 @@
+import { LEAD } from "../../core/agent-name.ts";
+import { ttyAskerIfInteractive } from "../../permissions/tty-asker.ts";
+import type { LeadRuntime } from "../../runtime/lead.ts";
+import { writeErr, writeOut } from "../output.ts";
+import { VERSION } from "../version.ts";
+import { OrderedWriter } from "./ordered-writer.ts";
+import type { RunInfo } from "./result-json.ts";
+import { RunOutput, stderrCanAnimate } from "./run-output.ts";
+import { RunFailedError } from "./run-failed.ts";
+import type { HeadlessSetup } from "./runtime-args.ts";
+import { withRuntime } from "./runtime.ts";
+import { RunStop } from "./stop.ts";
+import { type TeamOutcome, type TeamOutcomeInput, teamOutcome } from "./team-outcome.ts";
+
+/** What a headless command does with the runtime: `run` a user turn and its team, `drain` the team. */
+export interface HeadlessWork<T extends Omit<TeamOutcomeInput, "stopReason" | "durationMs">> {
+  /** The user turn's key, when there is one. */
+  idempotencyKey?: string;
+  body(lead: LeadRuntime, stop: RunStop): Promise<T>;
+  /** A line for stderr once the runtime is closed: what is left, or that there was nothing to do. */
+  note?(done: T, outcome: TeamOutcome): string | undefined;
+}
+
+/**
+ * The frame of `agent run` and `agent drain`: warnings, progress and the stop
+ * (--timeout, signals) around the runtime; the result printed once the state
+ * dir is released, so a script reacting to it finds the state dir free. A
+ * failed result is thrown after it is printed, for the exit code.
+ */
+export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" | "durationMs">>(
+  setup: HeadlessSetup,
+  work: HeadlessWork<T>,
+): Promise<void> {
+  const stderr = new OrderedWriter(writeErr);
+  if (setup.level !== "quiet") for (const warning of setup.warnings) stderr.write(`agent: warning: ${warning}\n`);
+  const output = new RunOutput({ format: setup.format, level: setup.level, stdout: writeOut, stderr, animate: stderrCanAnimate(), version: VERSION });
+  const info: RunInfo = {
+    agent: LEAD,
+    model: setup.settings.model,
+    workspace: setup.workspace,
+    stateDir: setup.stateDir,
+    permissionMode: setup.settings.permissionMode,
+    idempotencyKey: work.idempotencyKey,
+  };
+  let outcome: TeamOutcome;
+  try {
+    using stop = new RunStop(setup.timeout);
+    const started = performance.now();
+    const done = await withRuntime(
+      { setup, stop, observer: output.observe, teamObserver: output.observeTeam, asker: ttyAskerIfInteractive(), onClosing: () => output.stopProgress() },
+      async (lead) => {
+        output.start(info);
+        return work.body(lead, stop);
+      },
+    );
+    outcome = teamOutcome({ ...done, stopReason: stop.reason, durationMs: Math.round(performance.now() - started) });
+    const note = work.note?.(done, outcome);
+    if (note !== undefined) output.note(note);
+    await output.finish(outcome, info);
+  } finally {
+    // Progress first, then whatever error line the entry prints.
+    await stderr.flush();
+  }
+  if (outcome.result.isError) throw new RunFailedError(outcome.result);
+}

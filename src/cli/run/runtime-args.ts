@@ -1,0 +1,104 @@
+import type { ArgsDef } from "citty";
+import { PERMISSION_MODES } from "../../config/config.ts";
+import { type Settings, loadSettings } from "../../config/load.ts";
+import { parseDuration } from "../../core/duration.ts";
+import { UsageError } from "../../core/errors.ts";
+import type { GlobalValues } from "../args.ts";
+import type { ProgressLevel } from "./progress.ts";
+import { OUTPUT_FORMATS, type OutputFormat } from "./result-json.ts";
+import { resolveWorkspace, runStateDir } from "./workspace.ts";
+
+// The flags of every command that runs the Lead (`run`, `drain`, the interactive
+// session), and how they become settings: one definition, so the commands cannot
+// drift apart.
+
+/** Where the runtime works and how it reaches the model. */
+export const runtimeArgs = {
+  workspace: { type: "string", valueHint: "dir", description: "Directory the agent works in (default: the current directory)" },
+  model: { type: "string", valueHint: "name", description: "Model name (default: $AGENT_MODEL, config, else gpt-4o-mini)" },
+  "base-url": { type: "string", valueHint: "url", description: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, config, else OpenAI)" },
+  "max-turns": { type: "string", valueHint: "n", description: "Model calls allowed per Lead or teammate turn (default: 50)" },
+  "permission-mode": { type: "enum", options: [...PERMISSION_MODES], description: "What tools may do without asking (default: default)" },
+  record: { type: "string", valueHint: "file", description: "Append every model request and response to this JSONL cassette" },
+  replay: { type: "string", valueHint: "file", description: "Answer model requests from this cassette, with no network" },
+  "wait-lock": { type: "boolean", description: "Wait for another runtime using the state dir to finish instead of failing" },
+} as const satisfies ArgsDef;
+
+/** What a headless command prints and how long it may take. */
+export const headlessArgs = {
+  output: { type: "enum", options: [...OUTPUT_FORMATS], default: "text", description: "What stdout carries" },
+  timeout: { type: "string", valueHint: "duration", description: "Stop the whole command after this long, e.g. 90s or 10m" },
+  quiet: { type: "boolean", description: "Print nothing on stderr but errors" },
+} as const satisfies ArgsDef;
+
+/** `--verbose` of a headless command, which also means more progress. */
+export const verboseArg = {
+  verbose: { type: "boolean", description: "Show every tool result, model turn, mailbox move and retry; stack traces with errors" },
+} as const satisfies ArgsDef;
+
+export interface RuntimeValues extends GlobalValues {
+  workspace?: string;
+  model?: string;
+  "base-url"?: string;
+  "max-turns"?: string;
+  "permission-mode"?: string;
+  record?: string;
+  replay?: string;
+  "wait-lock"?: boolean;
+}
+
+export interface HeadlessValues extends RuntimeValues {
+  output?: string;
+  timeout?: string;
+  quiet?: boolean;
+}
+
+export interface RuntimeSetup {
+  workspace: string;
+  stateDir: string;
+  settings: Settings;
+  /** Problems that do not stop the command, one line each. */
+  warnings: string[];
+  waitLock: boolean;
+}
+
+export interface HeadlessSetup extends RuntimeSetup {
+  format: OutputFormat;
+  level: ProgressLevel;
+  timeout: { ms: number; text: string } | undefined;
+}
+
+/** The workspace, state dir and merged settings the flags name; usage errors before anything runs. */
+export function runtimeSetup(args: RuntimeValues): RuntimeSetup {
+  const workspace = resolveWorkspace(args.workspace);
+  const stateDir = runStateDir(args, workspace);
+  const { settings, warnings } = loadSettings({
+    stateDir,
+    flags: {
+      model: args.model,
+      baseUrl: args["base-url"],
+      maxTurns: args["max-turns"],
+      permissionMode: args["permission-mode"],
+      record: args.record,
+      replay: args.replay,
+    },
+  });
+  return { workspace, stateDir, settings, warnings, waitLock: args["wait-lock"] === true };
+}
+
+export function headlessSetup(args: HeadlessValues): HeadlessSetup {
+  if (args.quiet && args.verbose) throw new UsageError("--quiet and --verbose contradict each other; give one");
+  const timeout = args.timeout === undefined ? undefined : { ms: parseTimeout(args.timeout), text: args.timeout };
+  return {
+    ...runtimeSetup(args),
+    format: (args.output ?? "text") as OutputFormat,
+    level: args.quiet ? "quiet" : args.verbose ? "verbose" : "normal",
+    timeout,
+  };
+}
+
+function parseTimeout(text: string): number {
+  const ms = parseDuration(text);
+  if (ms <= 0) throw new UsageError(`--timeout must be longer than 0, e.g. --timeout 10m`);
+  return ms;
+}

@@ -1,0 +1,76 @@
+import { ZERO_USAGE, addUsage } from "../../model/types.ts";
+import type { RunResult } from "../../runtime/run-types.ts";
+import type { QuietOutcome } from "../../runtime/until-quiet.ts";
+import type { TeammateRecord } from "../../team/team-registry.ts";
+
+/** What `agent run` and `agent drain` report: the Lead's turns, the events behind them, the team. */
+export interface TeamOutcome {
+  /** The Lead's last turn (the last event turn when there were any), or why waiting stopped. */
+  result: RunResult;
+  /** Events that reached the Lead's history and were acknowledged. */
+  events: number;
+  /** Model turns the Lead ran for those events (an event answered before a crash gets none). */
+  eventTurns: number;
+  /** Each teammate as it was when the command stopped working. */
+  teammates: TeammateRecord[];
+}
+
+export interface TeamOutcomeInput {
+  /** The user turn; absent for `drain`. */
+  userTurn?: RunResult;
+  /** The event turns after it; absent with --no-wait and after a failed user turn. */
+  quiet?: QuietOutcome;
+  teammates: TeammateRecord[];
+  /** Why the command was stopped (--timeout, a signal), when it was. */
+  stopReason?: string;
+  durationMs: number;
+}
+
+/**
+ * One result for the whole command. Its text and subtype are the last turn's,
+ * so a failed last event turn fails the command like a failed user turn; when
+ * the wait itself was cut short, it is `error_interrupted` and says what is left.
+ * Turns and usage add up every turn; the duration is the command's.
+ */
+export function teamOutcome({ userTurn, quiet, teammates, stopReason, durationMs }: TeamOutcomeInput): TeamOutcome {
+  const turns = [...(userTurn ? [userTurn] : []), ...(quiet?.turns.map((turn) => turn.result) ?? [])];
+  const last = turns.at(-1);
+  let { result, subtype } = last ?? { result: "", subtype: "success" as const };
+  if (quiet?.interrupted && subtype !== "error_interrupted") {
+    subtype = "error_interrupted";
+    result = `stopped waiting for the team (${workLeft(teammates)}); run \`agent drain\` to go on`;
+  }
+  // The runner knows it was interrupted; only the command knows why.
+  if (subtype === "error_interrupted" && stopReason !== undefined) result = `${stopReason}: ${result}`;
+  return {
+    result: {
+      result,
+      subtype,
+      isError: subtype !== "success",
+      turns: turns.reduce((sum, turn) => sum + turn.turns, 0),
+      usage: turns.reduce((sum, turn) => addUsage(sum, turn.usage), ZERO_USAGE),
+      durationMs,
+    },
+    events: quiet?.events ?? 0,
+    eventTurns: quiet?.turns.length ?? 0,
+    teammates,
+  };
+}
+
+function workLeft(teammates: TeammateRecord[]): string {
+  const running = teammates.filter((teammate) => teammate.state === "running").map((teammate) => teammate.name);
+  return running.length > 0 ? `${running.join(", ")} still running` : "messages still on their way";
+}
+
+/**
+ * What a runtime that stops before the team is quiet (--no-wait, the end of a
+ * session) leaves behind, and how to finish it; undefined when nothing is left.
+ */
+export function leftForDrain(teammates: TeammateRecord[], waitingForLead: number): string | undefined {
+  const running = teammates.filter((teammate) => teammate.state === "running").map((teammate) => teammate.name);
+  const parts = [
+    ...(running.length > 0 ? [`${running.join(", ")} still working (stopped now; the task stays in the mailbox)`] : []),
+    ...(waitingForLead > 0 ? [`${waitingForLead} message(s) waiting for the Lead`] : []),
+  ];
+  return parts.length === 0 ? undefined : `${parts.join(", ")}; run \`agent drain\` to continue`;
+}

@@ -1,0 +1,72 @@
+import type { Readable, Writable } from "node:stream";
+import { defineCommand } from "citty";
+import { uuidV7Source } from "../../core/ids.ts";
+import type { PermissionAsker } from "../../permissions/policy.ts";
+import { isYes, permissionQuestion } from "../../permissions/tty-asker.ts";
+import { globalArgs } from "../args.ts";
+import { ProgressPrinter } from "../run/progress.ts";
+import { type RuntimeSetup, runtimeArgs, runtimeSetup } from "../run/runtime-args.ts";
+import { withRuntime } from "../run/runtime.ts";
+import { RunStop } from "../run/stop.ts";
+import { leftForDrain } from "../run/team-outcome.ts";
+import { VERSION } from "../version.ts";
+import { LeadSession } from "./lead-session.ts";
+import { SessionInput } from "./session-input.ts";
+
+/** `agent` with no command, on a terminal: an interactive session with the Lead. */
+export const sessionCommand = defineCommand({
+  meta: { name: "agent", description: "Interactive session with the Lead" },
+  args: { ...runtimeArgs, ...globalArgs },
+  async run({ args }) {
+    await interactiveSession(runtimeSetup(args), {
+      stdin: process.stdin,
+      stdout: process.stdout,
+      stderr: process.stderr,
+      terminal: true,
+      verbose: args.verbose === true,
+    });
+  },
+});
+
+export interface SessionIo {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable;
+  terminal: boolean;
+  verbose: boolean;
+}
+
+/**
+ * Owns the state dir for the session (a second runtime is refused, exit 4),
+ * restores the team, and talks with the Lead until the input ends. Answers go
+ * to stdout; the prompt, progress and teammates' state changes to stderr.
+ * Permission questions are asked through the session's own input, so a y/n is
+ * never taken for a request.
+ */
+export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Promise<void> {
+  const input = new SessionInput({ input: io.stdin, output: io.stderr, terminal: io.terminal });
+  const err = (text: string) => input.interject(() => io.stderr.write(text));
+  const progress = new ProgressPrinter(err, io.verbose ? "verbose" : "normal");
+  for (const warning of setup.warnings) err(`agent: warning: ${warning}\n`);
+  using stop = new RunStop(undefined);
+  // SIGTERM or a lost lock ends the session as Ctrl-D would.
+  stop.signal.addEventListener("abort", () => input.close(), { once: true });
+  try {
+    await withRuntime({ setup, stop, observer: progress.observe, teamObserver: progress.observeTeam, asker: sessionAsker(input) }, async (lead) => {
+      err(`agent ${VERSION}: a session with the Lead in ${setup.workspace}; "exit" or Ctrl-D ends it\n`);
+      const session = new LeadSession({ lead, input, answer: (text) => io.stdout.write(text), note: err, ids: uuidV7Source });
+      await session.run();
+      const left = leftForDrain(lead.team.list(), lead.inbox.size);
+      if (left !== undefined) err(`agent: session ended: ${left}\n`);
+    });
+  } finally {
+    input.close();
+  }
+}
+
+function sessionAsker(input: SessionInput): PermissionAsker {
+  return async (request, signal) => {
+    const line = await input.ask(permissionQuestion(request), signal);
+    return line !== null && isYes(line);
+  };
+}

@@ -1,0 +1,124 @@
+import type { IdSource } from "../../core/ids.ts";
+import type { LeadRuntime } from "../../runtime/lead.ts";
+import type { RunResult } from "../../runtime/run-types.ts";
+import type { SessionInput } from "./session-input.ts";
+
+export interface LeadSessionOptions {
+  lead: Pick<LeadRuntime, "runner" | "inbox" | "team">;
+  input: SessionInput;
+  /** The Lead's answers: stdout. */
+  answer: (text: string) => void;
+  /** Errors and notes: stderr. */
+  note: (text: string) => void;
+  ids: IdSource;
+}
+
+const EXIT_WORDS = new Set(["exit", "quit"]);
+/** How long to give the mailbox before retrying an event whose acknowledgement failed. */
+const ACK_RETRY_MS = 50;
+
+/**
+ * An interactive session with the Lead: each line the user enters is one user
+ * turn; between them, what teammates send arrives as event turns, run in the
+ * background and printed as they happen. The runner's turn lock keeps the two
+ * apart: an event never enters a user turn, and events that arrive during one
+ * wait for it to end. Ctrl-C interrupts the turn in progress; at the prompt it
+ * ends the session, like Ctrl-D or `exit`.
+ */
+export class LeadSession {
+  readonly #o: LeadSessionOptions;
+  readonly #closing = new AbortController();
+  /** The user turn in progress, which event turns wait for. */
+  #userTurn: Promise<unknown> | undefined;
+  /** Aborts the turn in progress, user or event. */
+  #turnAbort: AbortController | undefined;
+
+  constructor(options: LeadSessionOptions) {
+    this.#o = options;
+    options.input.onInterrupt = () => {
+      if (this.#turnAbort) this.#turnAbort.abort();
+      else options.input.close();
+    };
+  }
+
+  /** Runs until the input ends or the user leaves; event turns in progress are interrupted then. */
+  async run(): Promise<void> {
+    const events = this.#eventTurns();
+    try {
+      for (let line = await this.#o.input.next(); line !== null; line = await this.#o.input.next()) {
+        const request = line.trim();
+        if (request.length === 0) continue;
+        if (EXIT_WORDS.has(request)) break;
+        await this.#runUserTurn(line);
+      }
+    } finally {
+      this.#closing.abort();
+      this.#turnAbort?.abort();
+      await events;
+    }
+  }
+
+  /** Ends the session from outside (SIGTERM, a lost lock): as if the input ended. */
+  stop(): void {
+    this.#o.input.close();
+  }
+
+  async #runUserTurn(prompt: string): Promise<void> {
+    const controller = new AbortController();
+    this.#turnAbort = controller;
+    const turn = this.#o.lead.runner.run(prompt, { idempotencyKey: this.#o.ids.next(), signal: controller.signal });
+    this.#userTurn = turn;
+    try {
+      this.#show(await turn, "the turn");
+    } catch (error) {
+      // One broken turn does not end the session; the history stays consistent.
+      this.#o.note(`agent: the turn failed: ${(error as Error).message}\n`);
+    } finally {
+      this.#userTurn = undefined;
+      this.#turnAbort = undefined;
+    }
+    // Messages sent to the Lead by another process (`agent mailbox send`) meanwhile.
+    await this.#o.lead.team.pumpLead().catch(() => {});
+  }
+
+  /** The background loop: event turns as events arrive, never during a user turn. */
+  async #eventTurns(): Promise<void> {
+    const { runner, inbox } = this.#o.lead;
+    const closing = this.#closing.signal;
+    while (!closing.aborted) {
+      await inbox.waitForEvent(closing);
+      if (closing.aborted) return;
+      if (this.#userTurn) {
+        await this.#userTurnEnd();
+        continue;
+      }
+      const controller = new AbortController();
+      this.#turnAbort = controller;
+      const abort = () => controller.abort();
+      closing.addEventListener("abort", abort, { once: true });
+      try {
+        const round = await runner.runEvents(inbox, { signal: controller.signal });
+        for (const { result } of round.turns) this.#o.input.interject(() => this.#show(result, "the event turn"));
+        // A user turn took the lock first: wait for it (or a moment, if it is already over).
+        if (round.deferred) await this.#userTurnEnd();
+        if (round.ackFailed) await Bun.sleep(ACK_RETRY_MS);
+      } catch (error) {
+        this.#o.input.interject(() => this.#o.note(`agent: an event turn failed: ${(error as Error).message}\n`));
+        await Bun.sleep(ACK_RETRY_MS);
+      } finally {
+        closing.removeEventListener("abort", abort);
+        if (this.#turnAbort === controller) this.#turnAbort = undefined;
+      }
+    }
+  }
+
+  /** Settles when the user turn in progress is over (after a moment, when there is none). */
+  #userTurnEnd(): Promise<unknown> {
+    return this.#userTurn ? this.#userTurn.catch(() => {}) : Bun.sleep(10);
+  }
+
+  #show(result: RunResult, what: string): void {
+    if (result.isError) this.#o.note(`agent: ${what} ended with ${result.subtype}: ${result.result}\n`);
+    else if (result.result.length > 0) this.#o.answer(result.result.endsWith("\n") ? result.result : `${result.result}\n`);
+  }
+}

@@ -1,0 +1,102 @@
+import { type Interface, createInterface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
+
+export interface SessionStreams {
+  input: Readable;
+  /** Where the prompt and the echo of typed text go (stderr: stdout keeps the answers). */
+  output: Writable;
+  /** A terminal: line editing, history, Ctrl-C as an event. */
+  terminal: boolean;
+}
+
+const PROMPT = "> ";
+/** Back to the start of the line and erase it. */
+const CLEAR_LINE = "\r\x1b[K";
+
+/**
+ * The user's side of an interactive session, over one readline interface: the
+ * next request, answers to permission questions (a pending question takes the
+ * next line, so a y/n never becomes a request), and output that arrives while
+ * the prompt is shown (teammates reporting) printed above it, the prompt and
+ * what was typed redrawn below.
+ */
+export class SessionInput {
+  readonly #rl: Interface;
+  readonly #terminal: boolean;
+  readonly #output: Writable;
+  readonly #queued: string[] = [];
+  #waiting: ((line: string | null) => void) | undefined;
+  #answering: ((line: string | null) => void) | undefined;
+  #questions: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  /** Ctrl-C on a terminal (readline turns it into an event instead of a signal). */
+  onInterrupt: () => void = () => this.close();
+
+  constructor(streams: SessionStreams) {
+    this.#terminal = streams.terminal;
+    this.#output = streams.output;
+    this.#rl = createInterface({ input: streams.input, output: streams.output, terminal: streams.terminal, prompt: PROMPT });
+    this.#rl.on("line", (line) => {
+      const waiting = this.#waiting;
+      this.#waiting = undefined;
+      if (waiting) waiting(line);
+      else this.#queued.push(line); // typed ahead, during a turn
+    });
+    this.#rl.on("close", () => {
+      this.#closed = true;
+      for (const resolve of [this.#waiting, this.#answering]) resolve?.(null);
+      this.#waiting = this.#answering = undefined;
+    });
+    this.#rl.on("SIGINT", () => this.onInterrupt());
+  }
+
+  /** Shows the prompt and resolves with the next request, or null at the end of input (Ctrl-D). */
+  next(): Promise<string | null> {
+    const queued = this.#queued.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
+    if (this.#closed) return Promise.resolve(null);
+    this.#rl.prompt();
+    return new Promise((resolve) => {
+      this.#waiting = resolve;
+    });
+  }
+
+  /** Asks `question` and resolves with the line that answers it (null if input ends); one question at a time. */
+  ask(question: string, signal: AbortSignal): Promise<string | null> {
+    const answer = this.#questions.then(() => this.#askOnce(question, signal));
+    this.#questions = answer.catch(() => {});
+    return answer;
+  }
+
+  /** Prints through `write` without tearing the prompt: above it when it is shown, redrawn after. */
+  interject(write: () => void): void {
+    const prompting = this.#terminal && this.#waiting !== undefined;
+    if (prompting) this.#output.write(CLEAR_LINE);
+    write();
+    // `true` keeps the cursor where the user was typing.
+    if (prompting) this.#rl.prompt(true);
+  }
+
+  close(): void {
+    this.#rl.close();
+  }
+
+  #askOnce(question: string, signal: AbortSignal): Promise<string | null> {
+    if (this.#closed || signal.aborted) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const prompting = this.#terminal && this.#waiting !== undefined;
+      const done = (line: string | null) => {
+        if (!this.#answering) return;
+        this.#answering = undefined;
+        resolve(line);
+        // The request prompt the question replaced, shown again.
+        if (prompting && !this.#closed) this.#rl.prompt(true);
+      };
+      this.#answering = done;
+      if (prompting) this.#output.write(CLEAR_LINE);
+      // The question takes the next line ahead of the "line" listener.
+      this.#rl.question(question, { signal }, (line) => done(line));
+      signal.addEventListener("abort", () => done(null), { once: true });
+    });
+  }
+}

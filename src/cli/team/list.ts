@@ -1,0 +1,50 @@
+import { defineCommand } from "citty";
+import { MAILBOX_STATES } from "../../core/mailbox-state.ts";
+import type { MailboxCounts } from "../../mailbox/store.ts";
+import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
+import { TeamRegistry, type TeammateRecord } from "../../team/team-registry.ts";
+import { globalArgs, jsonArg } from "../args.ts";
+import { openMailboxStore, resolveStateDir } from "../context.ts";
+import { zeroCounts } from "../mailbox/list.ts";
+import { formatTable, writeJson, writeOut } from "../output.ts";
+
+export const teamListCommand = defineCommand({
+  meta: { name: "list", description: "Teammates from team.json: role, state, last change, mailbox counts" },
+  args: { ...jsonArg, ...globalArgs },
+  async run({ args }) {
+    const stateDir = resolveStateDir(args);
+    // Read-only, so no runtime lock: team.json is replaced atomically, never seen half-written.
+    const teammates = new TeamRegistry(stateDir).read();
+    const counts = await mailboxCounts(stateDir, teammates);
+    if (args.json) {
+      await writeJson({ teammates: teammates.map((t) => ({ ...t, mailbox: counts.get(t.name) ?? zeroCounts() })) });
+      return;
+    }
+    if (teammates.length === 0) {
+      await writeOut(`no teammates in ${stateDir}\n`);
+      return;
+    }
+    // team.json says "running" for a teammate whose runtime was stopped mid-task.
+    const live = (await readRuntimeOwner(stateDir)) !== null;
+    const rows = teammates.map((t) => {
+      const c = counts.get(t.name) ?? zeroCounts();
+      return [t.name, t.role, t.state, t.updatedAtUtc, ...MAILBOX_STATES.map((s) => String(c[s])), note(t, live)];
+    });
+    const header = ["NAME", "ROLE", "STATE", "UPDATED (UTC)", ...MAILBOX_STATES.map((s) => s.toUpperCase()), "NOTE"];
+    await writeOut(formatTable([header, ...rows]).replace(/ +$/gm, ""));
+  },
+});
+
+/** Each teammate's counts per mailbox state; one pass over the mailboxes (read under the mailbox lock). */
+async function mailboxCounts(stateDir: string, teammates: TeammateRecord[]): Promise<Map<string, MailboxCounts>> {
+  if (teammates.length === 0) return new Map();
+  const store = openMailboxStore(stateDir);
+  const listings = await store.list();
+  return new Map(listings.map((listing) => [listing.name, listing.counts]));
+}
+
+function note(teammate: TeammateRecord, live: boolean): string {
+  if (teammate.failure !== undefined) return `failed: ${teammate.failure.replace(/\s*\n\s*/g, " ")}`;
+  if (teammate.state === "running" && !live) return "stopped with its runtime; `agent drain` resumes it";
+  return "";
+}
