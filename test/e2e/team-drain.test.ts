@@ -1,0 +1,168 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { systemClock } from "../../src/core/clock.ts";
+import { uuidV7Source } from "../../src/core/ids.ts";
+import { createMessage } from "../../src/core/message.ts";
+import { eventEnvelope, eventFromMessage } from "../../src/core/runtime-event.ts";
+import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
+import { HistoryStore } from "../../src/runtime/history-store.ts";
+import type { RecordedRequest } from "../support/model-server.ts";
+import { parseResult, scriptedServers } from "./run-fixture.ts";
+import { eventsIn, teamSetup } from "./team-fixture.ts";
+
+// What a stopped run leaves and `agent drain` finishes, on the compiled binary:
+// --no-wait, a --timeout while the team works, a crash between the Lead's
+// history append and its ack, and nothing at all.
+
+const startServer = scriptedServers();
+const spawnAlice = (prompt: string) => ({ name: "spawn_teammate", arguments: { name: "alice", role: "backend", prompt } });
+const lastEvent = (request: RecordedRequest) => eventsIn(request).at(-1);
+
+async function leadCounts(agent: ReturnType<typeof teamSetup>["agent"]) {
+  const listed = await agent("mailbox", "list", "--agent", "lead", "--json");
+  expect(listed.code).toBe(0);
+  return JSON.parse(listed.stdout).agents[0] as { counts: Record<string, number>; messages: { state: string; sender: string; kind: string }[] };
+}
+
+/** How many messages of the Lead's history hold `text` (turn records name event ids too: not counted). */
+function inLeadHistory(stateDir: string, text: string): number {
+  const records = readFileSync(join(stateDir, "agents", "lead.jsonl"), "utf8").trimEnd().split("\n").map((line) => JSON.parse(line));
+  return records.filter((record) => record.type === "message" && String(record.message.content).includes(text)).length;
+}
+
+describe("--no-wait, then agent drain", () => {
+  test("the run returns after the user turn, alice's result waits ready in the Lead's mailbox, drain answers it once", async () => {
+    const server = startServer([
+      { identity: "lead", toolCalls: [spawnAlice("count the tables")] },
+      // A slow model: alice reports while the user turn is still going; the run must not take it in.
+      { identity: "lead", text: "alice is counting.", delayMs: 1_500 },
+      { identity: "alice", text: "there are 3 tables" },
+    ]);
+    const { run, drain, agent, stateDir } = teamSetup();
+    const result = await run(["count the tables with a teammate", "--no-wait", "--output", "json", "--base-url", server.url]);
+    expect(result.code).toBe(0);
+    expect(parseResult(result.stdout)).toMatchObject({
+      result: "alice is counting.",
+      events: 0,
+      event_turns: 0,
+      teammates: [{ name: "alice", role: "backend", state: "idle" }],
+    });
+    expect(result.stderr).toContain(
+      "agent: not waiting for the team (--no-wait): 1 message(s) waiting for the Lead; run `agent drain` to continue\n",
+    );
+    server.assertDone();
+    const waiting = await leadCounts(agent);
+    expect(waiting.counts).toEqual({ ready: 1, processing: 0, done: 0, quarantine: 0 });
+    expect(waiting.messages).toMatchObject([{ state: "ready", sender: "alice", kind: "result" }]);
+
+    server.push({
+      identity: "lead",
+      text: "alice says there are 3 tables.",
+      check: (request) => expect(lastEvent(request)).toEqual({ from: "alice", kind: "result", content: "there are 3 tables" }),
+    });
+    const drained = await drain(["--output", "json", "--base-url", server.url]);
+    expect(drained.code).toBe(0);
+    const json = parseResult(drained.stdout);
+    expect(json).toMatchObject({ subtype: "success", result: "alice says there are 3 tables.", events: 1, event_turns: 1, turns: 1 });
+    expect(json.idempotency_key).toBeUndefined();
+    server.assertDone();
+    expect((await leadCounts(agent)).counts).toEqual({ ready: 0, processing: 0, done: 1, quarantine: 0 });
+    // The event's envelope, once.
+    expect(inLeadHistory(stateDir, '"content":"there are 3 tables"')).toBe(1);
+  });
+});
+
+describe("a run stopped while its team works, then agent drain", () => {
+  test("--timeout while waiting: error_interrupted naming what is left; drain restores alice, finishes her task, answers", async () => {
+    const server = startServer([
+      { identity: "lead", toolCalls: [spawnAlice("write the report")] },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", text: "too late", delayMs: 10_000 },
+    ]);
+    const { run, drain, agent } = teamSetup();
+    const result = await run(["get a report", "--timeout", "1500ms", "--output", "json", "--base-url", server.url]);
+    expect(result.code).toBe(1);
+    const json = parseResult(result.stdout);
+    expect(json).toMatchObject({ subtype: "error_interrupted", is_error: true, teammates: [{ name: "alice", state: "running" }] });
+    expect(json.result).toBe(
+      "timed out (--timeout 1500ms): stopped waiting for the team (alice still running); run `agent drain` to go on",
+    );
+    expect(result.stderr).toMatch(/^agent: run ended with error_interrupted: timed out \(--timeout 1500ms\)/m);
+
+    const list = await agent("team", "list");
+    expect(list.stdout).toMatch(/^alice +backend +running .* 1 +0 +0 +0 +stopped with its runtime; `agent drain` resumes it$/m);
+
+    server.push(
+      { identity: "alice", text: "report written" },
+      { identity: "lead", text: "the report is written.", check: (r) => expect(lastEvent(r)?.content).toBe("report written") },
+    );
+    const drained = await drain(["--base-url", server.url]);
+    expect({ code: drained.code, stdout: drained.stdout }).toEqual({ code: 0, stdout: "the report is written.\n" });
+    expect(drained.stderr).toContain("[alice] running (backend)\n");
+    expect(drained.stderr).toContain("[lead] event turn: result from alice\n");
+    server.assertDone();
+  }, 30_000);
+});
+
+describe("agent drain after a crash between the Lead's history append and its ack", () => {
+  /** The state a killed runtime leaves: alice's result in the Lead's processing/ and already in its history. */
+  async function crashedAfterAppend(stateDir: string, answered: boolean) {
+    const store = new FileMailboxStore({ stateDir });
+    const message = createMessage({ sender: "alice", recipient: "lead", kind: "result", content: "tests pass" }, { clock: systemClock, ids: uuidV7Source });
+    await store.send(message);
+    await store.claim("lead");
+    const history = HistoryStore.open(stateDir, "lead");
+    history.beginTurn(message.id, [{ role: "user", content: eventEnvelope(eventFromMessage(message)) }], new Date());
+    if (answered) {
+      history.appendMessages([{ role: "assistant", content: "good news" }], new Date());
+      history.finishTurn(message.id, new Date(), "success", "good news");
+    }
+    history.close();
+    return message;
+  }
+
+  test("never answered: acked without a second append, then answered once", async () => {
+    const server = startServer([
+      { identity: "lead", text: "alice reports the tests pass.", check: (r) => expect(lastEvent(r)?.content).toBe("tests pass") },
+    ]);
+    const { drain, agent, stateDir } = teamSetup();
+    const message = await crashedAfterAppend(stateDir, false);
+    const drained = await drain(["--output", "json", "--base-url", server.url]);
+    expect(drained.code).toBe(0);
+    expect(parseResult(drained.stdout)).toMatchObject({ result: "alice reports the tests pass.", events: 1, event_turns: 1 });
+    server.assertDone();
+    expect(server.requests[0]!.body.messages.filter((m) => String(m.content).includes(message.id))).toHaveLength(1);
+    expect(inLeadHistory(stateDir, message.id)).toBe(1);
+    expect((await leadCounts(agent)).counts).toEqual({ ready: 0, processing: 0, done: 1, quarantine: 0 });
+  });
+
+  test("already answered: only acked, no model call", async () => {
+    const server = startServer([]);
+    const { drain, agent, stateDir } = teamSetup();
+    const message = await crashedAfterAppend(stateDir, true);
+    const drained = await drain(["--base-url", server.url]);
+    expect({ code: drained.code, stdout: drained.stdout }).toEqual({ code: 0, stdout: "" });
+    expect(drained.stderr).toBe("agent: acknowledged 1 event(s) the Lead had already answered; nothing else to do\n");
+    server.assertDone();
+    expect(inLeadHistory(stateDir, message.id)).toBe(1);
+    expect((await leadCounts(agent)).counts).toEqual({ ready: 0, processing: 0, done: 1, quarantine: 0 });
+  });
+});
+
+describe("agent drain with nothing to do", () => {
+  test("text: nothing on stdout, one line on stderr, exit 0, no model call; json: zero events", async () => {
+    const server = startServer([]);
+    const { drain, stateDir } = teamSetup();
+    const text = await drain(["--base-url", server.url]);
+    expect(text).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: `agent: nothing to do: no messages wait for the Lead in ${stateDir} and no teammate has work\n`,
+    });
+    const json = await drain(["--output", "json", "--quiet", "--base-url", server.url]);
+    expect({ code: json.code, stderr: json.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(parseResult(json.stdout)).toMatchObject({ subtype: "success", is_error: false, result: "", turns: 0, events: 0, event_turns: 0, teammates: [] });
+    server.assertDone();
+  });
+});
