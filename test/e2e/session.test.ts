@@ -1,0 +1,91 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { ScriptedReply } from "../support/model-server.ts";
+import { AGENT_BINARY } from "./agent-binary.ts";
+import { scriptedServers } from "./run-fixture.ts";
+import { teamSetup } from "./team-fixture.ts";
+
+// `agent` with no command on a real pseudo-terminal (Bun's PTY): the user types,
+// the Lead answers, a teammate's result arrives as an event turn while the
+// prompt waits and is printed above it; Ctrl-C interrupts a turn, `exit` ends.
+
+const startServer = scriptedServers();
+const terminals: Bun.Subprocess[] = [];
+afterEach(async () => {
+  for (const child of terminals.splice(0)) {
+    child.kill("SIGKILL");
+    await child.exited;
+  }
+});
+
+function onTerminal(script: ScriptedReply[]) {
+  const server = startServer(script);
+  const setup = teamSetup();
+  let screen = "";
+  const decoder = new TextDecoder();
+  const child = Bun.spawn(
+    [AGENT_BINARY, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--permission-mode", "acceptEdits"],
+    {
+      env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" },
+      terminal: { cols: 160, rows: 40, data: (_terminal, data) => (screen += decoder.decode(data, { stream: true })) },
+    },
+  );
+  terminals.push(child);
+  /** Waits for `text` on the screen after `from` (an offset of an earlier look), returning where it ends. */
+  const until = async (text: string, from = 0) => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const at = screen.indexOf(text, from);
+      if (at >= 0) return at + text.length;
+      if (Date.now() > deadline) throw new Error(`${JSON.stringify(text)} never showed; the screen: ${JSON.stringify(screen)}`);
+      await Bun.sleep(20);
+    }
+  };
+  const type = (keys: string) => child.terminal!.write(keys);
+  return { server, setup, child, until, type, screen: () => screen };
+}
+
+describe("agent on a terminal: an interactive session", () => {
+  test("a request, the teammate's result as an event turn between inputs, exit", async () => {
+    const t = onTerminal([
+      { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "write notes.txt" } }] },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "notes\n" } }], delayMs: 300 },
+      { identity: "alice", text: "notes.txt written" },
+      { identity: "lead", text: "alice finished: notes.txt is written." },
+    ]);
+    let at = await t.until("> ");
+    t.type("have alice write notes.txt\r");
+    at = await t.until("alice is on it.", at);
+    // Printed while the prompt waits for the next request.
+    at = await t.until("[lead] event turn: result from alice", at);
+    at = await t.until("alice finished: notes.txt is written.", at);
+    await t.until("> ", at);
+    t.type("exit\r");
+    expect(await t.child.exited).toBe(0);
+    t.server.assertDone();
+    expect(await Bun.file(join(t.setup.workspace, "notes.txt")).text()).toBe("notes\n");
+    expect(existsSync(join(t.setup.stateDir, "runtime.lock"))).toBe(false);
+  }, 30_000);
+
+  test("Ctrl-C interrupts the turn in progress and the session goes on; Ctrl-D ends it", async () => {
+    const t = onTerminal([
+      { identity: "lead", text: "too slow", delayMs: 10_000 },
+      { identity: "lead", text: "fast answer." },
+    ]);
+    let at = await t.until("> ");
+    t.type("think hard\r");
+    await t.until("think hard", at);
+    await Bun.sleep(300);
+    t.type("\x03");
+    at = await t.until("agent: the turn ended with error_interrupted", at);
+    at = await t.until("> ", at);
+    t.type("again\r");
+    at = await t.until("fast answer.", at);
+    await t.until("> ", at);
+    t.type("\x04");
+    expect(await t.child.exited).toBe(0);
+    t.server.assertDone();
+  }, 30_000);
+});
