@@ -8,7 +8,7 @@ import { eventEnvelope, eventFromMessage } from "../../src/core/runtime-event.ts
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { HistoryStore } from "../../src/runtime/history-store.ts";
 import type { RecordedRequest } from "../support/model-server.ts";
-import { parseResult, scriptedServers } from "./run-fixture.ts";
+import { parseResult, parseStream, scriptedServers } from "./run-fixture.ts";
 import { eventsIn, teamSetup } from "./team-fixture.ts";
 
 // What a stopped run leaves and `agent drain` finishes, on the compiled binary:
@@ -61,11 +61,15 @@ describe("--no-wait, then agent drain", () => {
       text: "alice says there are 3 tables.",
       check: (request) => expect(lastEvent(request)).toEqual({ from: "alice", kind: "result", content: "there are 3 tables" }),
     });
-    const drained = await drain(["--output", "json", "--base-url", server.url]);
+    const drained = await drain(["--output", "stream-json", "--base-url", server.url]);
     expect(drained.code).toBe(0);
-    const json = parseResult(drained.stdout);
+    const lines = parseStream(drained.stdout);
+    // The init line first, although restoring the team claimed the message before it could be printed.
+    expect(lines.slice(0, 3).map((l) => (l.type === "mailbox" ? `mailbox ${l.op}` : l.type))).toEqual(["system", "mailbox claim", "event"]);
+    expect(lines[0]).not.toHaveProperty("idempotency_key");
+    const json = lines.at(-1)!;
     expect(json).toMatchObject({ subtype: "success", result: "alice says there are 3 tables.", events: 1, event_turns: 1, turns: 1 });
-    expect(json.idempotency_key).toBeUndefined();
+    expect(json).not.toHaveProperty("idempotency_key");
     server.assertDone();
     expect((await leadCounts(agent)).counts).toEqual({ ready: 0, processing: 0, done: 1, quarantine: 0 });
     // The event's envelope, once.

@@ -26,6 +26,12 @@ export class RunOutput {
   readonly #o: RunOutputOptions;
   readonly #stdout: OrderedWriter;
   readonly #progress: ProgressPrinter;
+  /**
+   * Events from before start(): building the runtime restores the team (claims,
+   * teammates starting) before the init line can be printed, and the init line
+   * must come first. Held here, and dropped if the runtime never starts.
+   */
+  #early: unknown[] | undefined = [];
 
   constructor(options: RunOutputOptions) {
     this.#o = options;
@@ -37,18 +43,28 @@ export class RunOutput {
 
   /** The first stream-json line, before the model is called. */
   start(info: RunInfo): void {
-    if (this.#o.format === "stream-json") this.#line(initJson(info, this.#o.version));
+    const early = this.#early ?? [];
+    this.#early = undefined;
+    if (this.#o.format !== "stream-json") return;
+    this.#line(initJson(info, this.#o.version));
+    for (const value of early) this.#line(value);
   }
 
   readonly observe = (event: RunEvent): void => {
     this.#progress.observe(event);
-    if (this.#o.format === "stream-json") this.#line(eventJson(event));
+    this.#event(event);
   };
 
   readonly observeTeam = (event: TeamEvent): void => {
     this.#progress.observeTeam(event);
-    if (this.#o.format === "stream-json") this.#line(eventJson(event));
+    this.#event(event);
   };
+
+  #event(event: RunEvent | TeamEvent): void {
+    if (this.#o.format !== "stream-json") return;
+    if (this.#early) this.#early.push(eventJson(event));
+    else this.#line(eventJson(event));
+  }
 
   /** A line for the user on stderr (not with --quiet): what is left to do, or that there was nothing. */
   note(text: string): void {
