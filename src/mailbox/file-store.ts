@@ -90,7 +90,17 @@ export class FileMailboxStore implements MailboxStore {
       // rename, never replaces an existing file. Both names share one inode, so
       // the marker costs no second write.
       try {
-        writeNewFileSynced(marker, serializeMessage(message), fs);
+        try {
+          writeNewFileSynced(marker, serializeMessage(message), fs);
+        } catch (error) {
+          // A marker no message file shares is what a send killed before its link
+          // left (prune removes the same ones): its id is in no state, so it is
+          // free. A retry of that send (a teammate's result, whose id is derived
+          // from its input's) must not be refused as "already sent".
+          if (!isErrno(error, "EEXIST") || fs.lstatSync(marker).nlink !== 1) throw error;
+          fs.unlinkSync(marker);
+          writeNewFileSynced(marker, serializeMessage(message), fs);
+        }
       } catch (error) {
         if (isErrno(error, "EEXIST")) throw new DuplicateMessageIdError(id);
         unlinkQuietly(marker, fs);

@@ -1,13 +1,15 @@
 // kill -9 of the runtime at two chosen points of the Lead's turns, then a drain:
 // what the restart must do with what the dead process left in the Lead's history.
 import { afterEach, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { systemClock } from "../../src/core/clock.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
-import { createMessage } from "../../src/core/message.ts";
+import { createMessage, serializeMessage } from "../../src/core/message.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
+import { MailboxPaths } from "../../src/mailbox/paths.ts";
 import { TeamRegistry } from "../../src/team/team-registry.ts";
+import { derivedId } from "../../src/team/teammate-runtime.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { idsIn, takeCensus } from "../fixtures/mailbox-worker.ts";
 import { TeamChildren, teamDirs, until } from "../fixtures/team-children.ts";
@@ -104,6 +106,30 @@ describe("the Lead's history after a kill -9", () => {
     const drain = children.start("drain", dirs, model.url);
     expect(await drain.finished).toMatchObject({ exitCode: 0 });
     expect(new TeamRegistry(dirs.stateDir).read().map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
+    model.assertDone();
+  }, 30_000);
+
+  test("killed in the send of a teammate's result, after its id marker and before the link: the replay still delivers it", async () => {
+    const dirs = teamDirs();
+    const store = new FileMailboxStore({ stateDir: dirs.stateDir });
+    const at = new Date().toISOString();
+    new TeamRegistry(dirs.stateDir).write([{ name: "alice", role: "backend", state: "running", createdAtUtc: at, updatedAtUtc: at }]);
+    const task = createMessage({ sender: "lead", recipient: "alice", kind: "task", content: "write schema.sql" }, { clock: systemClock, ids: uuidV7Source });
+    await store.send(task);
+    // What `send` leaves when killed between writing the result's id marker
+    // (mailboxes/.ids/<id>, created exclusively) and linking it into lead/ready/:
+    // a marker no message file shares (the mailbox crash tests count these).
+    const resultId = derivedId(task.id, "result");
+    const orphan = createMessage({ sender: "alice", recipient: "lead", kind: "result", content: "alice done" }, { clock: systemClock, ids: { next: () => resultId } });
+    writeFileSync(new MailboxPaths(dirs.stateDir).idMarker(resultId), serializeMessage(orphan));
+
+    const model = server();
+    model.push({ identity: "alice", text: "alice done" }, { identity: "lead", text: "noted alice" });
+    const drain = children.start("drain", dirs, model.url);
+    expect(await drain.finished).toMatchObject({ exitCode: 0 });
+    // The teammate's result is not lost: the Lead has it, in its mailbox and its history.
+    expect(readTeamFiles(dirs.stateDir).violations).toEqual([]);
+    expect(leadTurns(dirs.stateDir, resultId)).toEqual(["started", "finished"]);
     model.assertDone();
   }, 30_000);
 });
