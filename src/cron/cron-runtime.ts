@@ -150,14 +150,19 @@ export class CronRuntime implements EventOwner {
 
   async #run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
+      let failed = false;
       try {
         await this.runDue();
+        this.#lastError = "";
       } catch (error) {
+        failed = true;
         this.#report(error);
       }
       this.#wake = new AbortController();
       const next = this.nextRunAt();
-      const ms = next === undefined ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, next.getTime() - this.#o.clock.now().getTime());
+      // After a failure the jobs known may be stale and overdue: wait the full
+      // period rather than spin on a file that is still broken.
+      const ms = next === undefined || failed ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, next.getTime() - this.#o.clock.now().getTime());
       await (this.#o.timer ?? realTimer).sleep(Math.max(0, ms), AbortSignal.any([signal, this.#wake.signal]));
     }
   }

@@ -148,3 +148,22 @@ describe("CronRuntime", () => {
     expect(await Bun.file(join(w.stateDir, "cron.json")).text()).toBe('{"version":1,"jobs":[{"id":"x"}]}');
   });
 });
+
+describe("CronRuntime when cron.json breaks while it runs", () => {
+  test("the failure is reported once, the loop waits its full period instead of spinning, and recovers when the file is fixed", async () => {
+    const w = cronWorld();
+    await w.cron.schedule(request("*/15 * * * *", true));
+    w.cron.start();
+    const good = await Bun.file(join(w.stateDir, "cron.json")).text();
+    writeFileSync(join(w.stateDir, "cron.json"), "{ broken");
+    await w.timer.advance(15 * MINUTE);
+    await w.timer.advance(MINUTE);
+    expect(w.failures).toHaveLength(1);
+    expect(w.failures[0]).toMatch(/corrupt state file .*cron\.json: not valid JSON/);
+    expect(w.timer.requested.slice(-2)).toEqual([MINUTE, MINUTE]);
+    expect(w.inbox.size).toBe(0);
+    writeFileSync(join(w.stateDir, "cron.json"), good);
+    await w.timer.advance(MINUTE);
+    expect(w.inbox.size).toBe(1);
+  });
+});
