@@ -123,7 +123,7 @@ export class AgentRunner {
         }
         outcome.processed += 1;
         if (status !== "finished") {
-          if (status === "started") this.#pairUnansweredCalls();
+          if (status !== undefined) this.#pairUnansweredCalls();
           outcome.turns.push({ event, result: await this.#loop(key, options.signal) });
         }
         if (options.signal?.aborted) break;
@@ -132,12 +132,30 @@ export class AgentRunner {
     });
   }
 
+  /**
+   * Finishes the turns a dead process left in the history (started, never
+   * interrupted or finished): above all an event turn whose event was already
+   * acknowledged, which nothing would deliver again. Oldest first.
+   */
+  async resumeAbandoned(signal?: AbortSignal): Promise<{ key: string; result: RunResult }[]> {
+    return this.#turnLock.run(async () => {
+      const resumed: { key: string; result: RunResult }[] = [];
+      for (const key of this.#o.history.abandonedTurns()) {
+        if (signal?.aborted) break;
+        this.#pairUnansweredCalls();
+        resumed.push({ key, result: await this.#loop(key, signal) });
+      }
+      return resumed;
+    });
+  }
+
   async #runTurn(content: string, { idempotencyKey, signal }: RunOptions): Promise<RunResult> {
     const o = this.#o;
     const finished = o.history.finishedTurn(idempotencyKey);
     // The same key again (a replayed message): the turn already happened.
     if (finished) return { ...finished, isError: finished.subtype !== "success", turns: 0, usage: ZERO_USAGE, durationMs: 0 };
-    if (o.history.turnStatus(idempotencyKey) === "started") {
+    const status = o.history.turnStatus(idempotencyKey);
+    if (status === "started" || status === "interrupted") {
       // Interrupted earlier (a crash, a shutdown): go on from where the history stops.
       this.#pairUnansweredCalls();
       return this.#loop(idempotencyKey, signal);
@@ -174,7 +192,8 @@ export class AgentRunner {
     let step: Step = { next: "call_model" };
     for (;;) {
       if (signal?.aborted && step.next !== "finish") {
-        // Not recorded as finished: run again with the same key, the turn resumes.
+        // Not finished: run again with the same key, the turn resumes.
+        o.history.interruptTurn(key, this.#clock.now());
         return done("error_interrupted", "interrupted before the turn finished");
       }
       if (step.next === "finish") {

@@ -21,7 +21,9 @@ export const HistoryRecord = z.discriminatedUnion("type", [
     type: z.literal("turn"),
     at: UtcInstant,
     key: z.string().min(1),
-    status: z.enum(["started", "finished"]),
+    // "interrupted": stopped on purpose (a cancel, a shutdown) — resumed only when
+    // the same key is run again; "started" with nothing after it: the process died.
+    status: z.enum(["started", "interrupted", "finished"]),
     subtype: z.enum(RUN_SUBTYPES).optional(),
     /** The final text of a finished turn: what a repeated run with the same key returns. */
     result: z.string().optional(),
@@ -29,7 +31,7 @@ export const HistoryRecord = z.discriminatedUnion("type", [
 ]);
 export type HistoryRecord = z.infer<typeof HistoryRecord>;
 
-export type TurnStatus = "started" | "finished";
+export type TurnStatus = "started" | "interrupted" | "finished";
 
 /**
  * An agent's history on disk and in memory. Every append is written and fsynced
@@ -92,6 +94,15 @@ export class HistoryStore {
       { v: 1, type: "turn", at: time, key, status: "started" },
       ...messages.map((message) => ({ v: 1 as const, type: "message" as const, at: time, message })),
     ]);
+  }
+
+  /** Turns whose process died in them (started, never interrupted or finished), oldest first. */
+  abandonedTurns(): string[] {
+    return [...this.#turns].filter(([, turn]) => turn.status === "started").map(([key]) => key);
+  }
+
+  interruptTurn(key: string, at: Date): void {
+    this.#append([{ v: 1, type: "turn", at: at.toISOString(), key, status: "interrupted" }]);
   }
 
   finishTurn(key: string, at: Date, subtype: RunSubtype, result: string): void {

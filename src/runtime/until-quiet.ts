@@ -5,8 +5,8 @@ import type { RunResult } from "./run-types.ts";
 export interface QuietOutcome {
   /** Events that reached the Lead's history and were acknowledged. */
   events: number;
-  /** The Lead's event turns, in order. */
-  turns: { event: RuntimeEvent; result: RunResult }[];
+  /** The Lead's event turns, in order (a turn resumed after a crash has no event object). */
+  turns: { event?: RuntimeEvent; key: string; result: RunResult }[];
   /** True when `signal` ended the wait before the team was quiet. */
   interrupted: boolean;
 }
@@ -18,6 +18,9 @@ export interface QuietOutcome {
  */
 export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Promise<QuietOutcome> {
   const outcome: QuietOutcome = { events: 0, turns: [], interrupted: false };
+  // Turns a killed process left half done come first: their events are already
+  // acknowledged, so nothing else would bring them back.
+  outcome.turns.push(...(await lead.runner.resumeAbandoned(signal)));
   for (;;) {
     if (signal?.aborted) {
       outcome.interrupted = true;
@@ -25,7 +28,7 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
     }
     const round = await lead.runner.runEvents(lead.inbox, { signal });
     outcome.events += round.processed;
-    outcome.turns.push(...round.turns);
+    outcome.turns.push(...round.turns.map((turn) => ({ ...turn, key: turn.event.eventId })));
     if (round.ackFailed) {
       // The event is back in the inbox; give the store a moment before retrying.
       await Bun.sleep(50);

@@ -43,10 +43,9 @@ function leadTurns(stateDir: string, key: string): string[] {
 }
 
 describe("the Lead's history after a kill -9", () => {
-  // BUG (open): runEvents resumes an unfinished event turn only when the event
-  // comes again from its owner, but an acknowledged message is done and never
-  // comes again: the turn stays "started" for ever. Make this test() with the fix.
-  test.failing("killed after an event was acked, during its model turn: the next drain finishes that turn", async () => {
+  // An acknowledged message never comes again from its owner: the turn a dead
+  // process left "started" is resumed from the history (AgentRunner.resumeAbandoned).
+  test("killed after an event was acked, during its model turn: the next drain finishes that turn", async () => {
     const dirs = teamDirs();
     const store = new FileMailboxStore({ stateDir: dirs.stateDir });
     const message = resultToLead("alice done: schema.sql has a users table");
@@ -72,7 +71,7 @@ describe("the Lead's history after a kill -9", () => {
     model.assertDone();
   }, 30_000);
 
-  test("killed while a user turn's tool call ran: the next event turn sends no unanswered tool call", async () => {
+  test("killed while a user turn's tool call ran: drain resumes that turn and sends no unanswered tool call", async () => {
     const dirs = teamDirs();
     const model = server();
     model.push({ identity: "lead", toolCalls: [{ name: "shell", arguments: { command: "sleep 2" } }] });
@@ -84,12 +83,12 @@ describe("the Lead's history after a kill -9", () => {
 
     const message = resultToLead("alice done: schema.sql has a users table");
     await new FileMailboxStore({ stateDir: dirs.stateDir }).send(message);
-    model.push({
-      identity: "lead",
-      text: "noted",
-      // What the real API checks: it answers 400 to an assistant tool call without its tool result.
-      check: (request) => expect(unansweredToolCalls(request.body.messages as WireMessage[])).toEqual([]),
-    });
+    // What the real API checks: it answers 400 to an assistant tool call without its tool result.
+    const paired = (request: { body: { messages: unknown[] } }) =>
+      expect(unansweredToolCalls(request.body.messages as WireMessage[])).toEqual([]);
+    // The killed user turn is resumed first (its tool call answered as unfinished), then the event.
+    model.push({ identity: "lead", text: "the disk is 40% full", check: paired });
+    model.push({ identity: "lead", text: "noted", check: paired });
     const drain = children.start("drain", dirs, model.url);
     expect(await drain.finished).toMatchObject({ exitCode: 0 });
     expect(leadTurns(dirs.stateDir, message.id)).toEqual(["started", "finished"]);

@@ -55,7 +55,7 @@ describe("TeammateRuntime", () => {
     expect(result.result).toBe("Spawned alice and bob.");
     const quiet = await runUntilQuiet(w.lead);
     expect(quiet.events).toBe(2);
-    expect(quiet.turns.map((t) => t.event.sender).sort()).toEqual(["alice", "bob"]);
+    expect(quiet.turns.map((t) => t.event!.sender).sort()).toEqual(["alice", "bob"]);
     expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([
       ["alice", "idle"],
       ["bob", "idle"],
@@ -152,7 +152,7 @@ describe("TeammateRuntime", () => {
 
     const second = await world([{ identity: "alice", text: "finished after restore" }, { identity: "lead", text: "great" }], first.stateDir);
     const quiet = await runUntilQuiet(second.lead);
-    expect(quiet.turns.map((t) => t.event.content)).toEqual(["finished after restore"]);
+    expect(quiet.turns.map((t) => t.event!.content)).toEqual(["finished after restore"]);
     expect(second.lead.team.list()[0]).toMatchObject({ name: "alice", state: "idle" });
     second.server.assertDone();
   });

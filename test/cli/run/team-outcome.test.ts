@@ -17,7 +17,7 @@ const turn = (result: string, extra: Partial<RunResult> = {}): RunResult => ({
 const event = { eventId: "e", source: "mailbox" as const, sender: "alice", kind: "result", content: "c", createdAtUtc: "2026-01-01T00:00:00.000Z" };
 const quiet = (results: RunResult[], interrupted = false): QuietOutcome => ({
   events: results.length,
-  turns: results.map((result) => ({ event, result })),
+  turns: results.map((result) => ({ event, key: event.eventId, result })),
   interrupted,
 });
 const mate = (name: string, state: TeammateRecord["state"]): TeammateRecord => ({
