@@ -23,11 +23,27 @@ import { EventInbox } from "./event-inbox.ts";
 import { HistoryStore } from "./history-store.ts";
 import { JobSupervisor } from "./job-supervisor.ts";
 import type { RunObserver } from "./run-types.ts";
-import { leadSystemPrompt, teammateSystemPrompt } from "./system-prompt.ts";
+import { leadSystemPrompt, subagentSystemPrompt, teammateSystemPrompt } from "./system-prompt.ts";
+import { CronRuntime } from "../cron/cron-runtime.ts";
+import { CronStore } from "../cron/cron-store.ts";
+import { SkillCatalog } from "../skills/skill-catalog.ts";
+import { FileTaskStore } from "../tasks/task-store.ts";
+import { TodoList } from "../todos/todo-list.ts";
+import { BackgroundJobs } from "../tools/background-jobs.ts";
+import { loadSkillTool } from "../tools/load-skill.ts";
+import { scheduleCronTool } from "../tools/schedule-cron.ts";
+import { type SubagentRun, taskTool } from "../tools/task.ts";
+import { taskTools } from "../tools/task-tools.ts";
+import { todoWriteTool } from "../tools/todo-write.ts";
+
+/** A subagent's turn cap: it does one focused job. */
+const SUBAGENT_MAX_TURNS = 25;
 
 export interface LeadRuntime {
   runner: AgentRunner;
   team: TeammateRuntime;
+  cron: CronRuntime;
+  background: BackgroundJobs;
   inbox: EventInbox;
   supervisor: JobSupervisor;
   /** Closes what was built, newest first: teammates, supervisor, the inbox's unprocessed events, histories, model client. */
@@ -94,23 +110,42 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       if (history.repaired) warn(agent)(history.repaired);
       return history;
     };
-    const runnerFor = (identity: AgentName, tools: Tool[], systemPrompt: string) =>
+    const compaction = (identity: string) => ({
+      thresholdChars: settings.compaction.thresholdChars ?? DEFAULT_COMPACTION.thresholdChars,
+      largeToolResultChars: settings.compaction.largeToolResultChars ?? DEFAULT_COMPACTION.largeToolResultChars,
+      resultsDir: join(context.stateDir, "tool-results", identity.replaceAll("/", "-")),
+    });
+    const runnerFor = (
+      identity: string,
+      tools: Tool[],
+      systemPrompt: string,
+      extra: { history?: HistoryStore; maxTurns?: number; reminder?: () => string | undefined } = {},
+    ) =>
       new AgentRunner({
         identity,
         model,
         tools: new ToolPipeline({ tools, policy, hooks, onWarning: warn(identity) }),
         hooks,
-        history: openHistory(identity),
+        history: extra.history ?? openHistory(identity as AgentName),
         systemPrompt,
         workspace: context.workspace,
-        maxTurns: settings.maxTurns,
-        compaction: {
-          thresholdChars: settings.compaction.thresholdChars ?? DEFAULT_COMPACTION.thresholdChars,
-          largeToolResultChars: settings.compaction.largeToolResultChars ?? DEFAULT_COMPACTION.largeToolResultChars,
-          resultsDir: join(context.stateDir, "tool-results", identity),
-        },
+        maxTurns: extra.maxTurns ?? settings.maxTurns,
+        compaction: compaction(identity),
         observer: context.observer,
+        reminder: extra.reminder,
       });
+
+    const cron = new CronRuntime({
+      inbox,
+      supervisor,
+      store: new CronStore(context.stateDir),
+      clock: systemClock,
+      ids: uuidV7Source,
+      onError: (error) => warn(LEAD)(`cron: ${(error as Error).message}`),
+    });
+    closers.push(() => cron.close());
+    const background = new BackgroundJobs({ inbox, supervisor, clock: systemClock, ids: uuidV7Source });
+    closers.push(() => background.close());
 
     const team: TeammateRuntime = new TeammateRuntime({
       store: new FileMailboxStore({ stateDir: context.stateDir }),
@@ -129,15 +164,38 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       observer: context.teamObserver,
     });
     closers.push(() => team.close());
-    assertShared(team, inbox, supervisor);
+    assertShared([team, cron, background], inbox, supervisor);
 
-    const runner = runnerFor(
-      LEAD,
-      [...baseTools({ shell: settings.shell }), spawnTeammateTool(team), sendMessageTool(team)],
-      leadSystemPrompt(),
-    );
+    const skills = SkillCatalog.load(context.workspace);
+    for (const problem of skills.problems) warn(LEAD)(`skill ${problem.path} skipped: ${problem.problem}`);
+    const todos = new TodoList(context.stateDir, LEAD);
+    // A one-shot subagent: fresh in-memory history, the base tools only (no task,
+    // no teammates, no background jobs), the same hooks and permissions, a turn cap.
+    const runSubagent: SubagentRun = async (prompt, { idempotencyKey, signal, label }) => {
+      const identity = `${LEAD}/${label}`;
+      const subagent = runnerFor(identity, baseTools({ shell: settings.shell }), subagentSystemPrompt(), {
+        history: HistoryStore.inMemory(identity),
+        maxTurns: Math.min(settings.maxTurns, SUBAGENT_MAX_TURNS),
+      });
+      return subagent.run(prompt, { idempotencyKey, signal });
+    };
+    const [, ...restOfBase] = baseTools({ shell: settings.shell });
+    // The Lead's tools, in the design's order (pinned by a test).
+    const leadTools: Tool[] = [
+      shellTool(settings.shell, background),
+      ...restOfBase,
+      todoWriteTool(todos, (list) => context.observer?.({ type: "todos", agent: LEAD, todos: [...list] })),
+      taskTool(runSubagent),
+      loadSkillTool(skills),
+      ...taskTools(new FileTaskStore({ stateDir: context.stateDir })),
+      scheduleCronTool(cron),
+      spawnTeammateTool(team),
+      sendMessageTool(team),
+    ];
+    const runner = runnerFor(LEAD, leadTools, leadSystemPrompt(skills.promptSection()), { reminder: () => todos.reminder() });
     await team.restore();
-    return { runner, team, inbox, supervisor, close: closeAll };
+    cron.start();
+    return { runner, team, cron, background, inbox, supervisor, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => {});
     throw error;
@@ -145,9 +203,16 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
 }
 
 /** Two queues or two owners of background work would lose events: refuse to build that. */
-function assertShared(team: TeammateRuntime, inbox: EventInbox, supervisor: JobSupervisor): void {
-  if (team.inbox !== inbox || team.supervisor !== supervisor) {
-    throw new Error("composition error: the teammate runtime must share the runtime's one EventInbox and JobSupervisor");
+function assertShared(
+  components: { inbox: EventInbox; supervisor: JobSupervisor }[],
+  inbox: EventInbox,
+  supervisor: JobSupervisor,
+): void {
+  for (const component of components) {
+    if (component.inbox !== inbox || component.supervisor !== supervisor) {
+      throw new Error(
+        `composition error: ${component.constructor.name} must share the runtime's one EventInbox and JobSupervisor`,
+      );
+    }
   }
 }
-

@@ -35,10 +35,13 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
       continue;
     }
     if (lead.inbox.size > 0) continue;
-    if (!lead.team.hasPendingWork()) {
+    // Teammates at work and background jobs running are pending work; future
+    // cron runs are not (a daily job would keep the wait open for ever).
+    const busy = () => lead.team.hasPendingWork() || lead.background.hasRunning();
+    if (!busy()) {
       // Messages another process (e.g. `agent mailbox send`) put in the Lead's mailbox.
       await lead.team.pumpLead();
-      if (lead.inbox.size === 0 && !lead.team.hasPendingWork()) return outcome;
+      if (lead.inbox.size === 0 && !busy()) return outcome;
       continue;
     }
     await Promise.race([lead.inbox.waitForEvent(signal), lead.team.nextChange(signal)]);
