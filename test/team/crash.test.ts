@@ -1,0 +1,111 @@
+// kill -9 of a team run at random points, then drains until one finishes: every
+// message is done, in exactly one place, and in its recipient's history exactly
+// once; every event turn of the Lead and every teammate turn finished; each
+// teammate's result reached the Lead once. The scripted model server lives in
+// this process, so it outlives the killed runtimes; its answers follow from each
+// request (test/fixtures/team-model.ts), so replays get sensible answers.
+//
+// Reproduce with TEAM_CRASH_SEEDS=seed,seed,… (the seeds are printed); the
+// timing of the agents still varies from run to run.
+import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { ScriptedModelServer } from "../support/model-server.ts";
+import { ensureBinary } from "../e2e/agent-binary.ts";
+import { type TeamChild, TeamChildren, type TeamRunner, lastStep, outcomeOf, teamDirs, until } from "../fixtures/team-children.ts";
+import { readTeamFiles } from "../fixtures/team-files.ts";
+import { TEAM_PROMPT, TeamModel } from "../fixtures/team-model.ts";
+
+const SEEDS = process.env.TEAM_CRASH_SEEDS
+  ? process.env.TEAM_CRASH_SEEDS.split(",").map(Number)
+  : Array.from({ length: 10 }, () => Math.floor(Math.random() * 1_000_000));
+/**
+ * Kill this long after the child's first model request (or its start, if it
+ * makes none within 3 s). A drain has less left to do than the run before it:
+ * a shorter range lands more of its kills before it finishes.
+ */
+const KILL_AFTER_MS = { run: [20, 800], drain: [20, 500] } as const;
+
+/** `agent run` and `agent drain` as users run them; TEAM_CRASH_RUNNER=fixture runs the same runtime without the CLI. */
+const RUNNER: TeamRunner = process.env.TEAM_CRASH_RUNNER === "fixture" ? "fixture" : "binary";
+
+const children = new TeamChildren(RUNNER);
+const servers: ScriptedModelServer[] = [];
+beforeAll(() => {
+  if (RUNNER === "binary") ensureBinary();
+}, 120_000);
+afterEach(async () => {
+  await children.killAll();
+  for (const server of servers.splice(0)) await server.close();
+});
+
+/** Lets the child get going (its first model request), then SIGKILLs it `delayMs` later, unless it finished first. */
+async function killAfter(child: TeamChild, server: ScriptedModelServer, delayMs: number): Promise<string> {
+  const before = server.requests.length;
+  await until(() => child.exited || server.requests.length > before, 3_000);
+  await Promise.race([Bun.sleep(delayMs), child.finished]);
+  if (!child.exited) child.proc.kill("SIGKILL");
+  // It may also have exited on its own just before the kill.
+  const end = await child.finished;
+  if (end.signalCode === "SIGKILL") return `${child.mode} +${delayMs}ms: ${lastStep(child)}`;
+  if (end.exitCode !== 0) throw new Error(`${child.mode} exited ${end.exitCode} before the kill:\n${end.stderr}\n${JSON.stringify(child.lines.at(-1))}`);
+  return `${child.mode} +${delayMs}ms: finished first`;
+}
+
+/** The last drain's events and turns, as its report gives them. */
+function summary(outcome: Record<string, unknown> | undefined): string {
+  if (!outcome) return "?";
+  const { events, turns, event_turns, teammates } = outcome as Record<string, unknown>;
+  return JSON.stringify({ events, turns: event_turns ?? turns, ...(Array.isArray(teammates) ? { teammates: teammates.length } : {}) });
+}
+
+/** mulberry32: the seed decides the kill points and how many drains are killed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe("a team run killed with SIGKILL, then drained", () => {
+  for (const seed of SEEDS) {
+    test(
+      `seed ${seed}: every message done and in its recipient's history exactly once; every turn finished`,
+      async () => {
+        const started = performance.now();
+        const rng = random(seed);
+        const delay = (mode: "run" | "drain") => {
+          const [low, high] = KILL_AFTER_MS[mode];
+          return Math.round(low + rng() * (high - low));
+        };
+        const model = new TeamModel(seed);
+        const server = ScriptedModelServer.start([], { respond: model.respond });
+        servers.push(server);
+        const dirs = teamDirs();
+
+        const kills = [await killAfter(children.start("run", dirs, server.url, TEAM_PROMPT), server, delay("run"))];
+        const killedDrains = 1 + Math.floor(rng() * 2);
+        for (let i = 0; i < killedDrains; i++) kills.push(await killAfter(children.start("drain", dirs, server.url), server, delay("drain")));
+        const drain = children.start("drain", dirs, server.url);
+        const end = await drain.finished;
+        if (end.exitCode !== 0) throw new Error(`the last drain exited ${end.exitCode}:\n${end.stderr}\n${JSON.stringify(drain.lines.slice(-5))}`);
+        const outcome = outcomeOf(drain);
+        expect(outcome).toMatchObject(RUNNER === "fixture" ? { interrupted: false } : { type: "result", is_error: false });
+
+        const files = readTeamFiles(dirs.stateDir);
+        const byKind = (kind: string) => files.messages.filter((m) => m.kind === kind).length;
+        console.log(
+          `seed ${seed} (${RUNNER}): ${kills.join(" | ")} | last drain: ${summary(outcome)}\n` +
+            `  ${files.team?.teammates.length ?? 0} teammates, ${files.messages.length} messages (${byKind("task")} tasks, ` +
+            `${byKind("message")} messages, ${byKind("result")} results), ${server.requests.length} model requests, ` +
+            `${files.withoutTask.length ? `spawned without a task: ${files.withoutTask.join(",")}, ` : ""}${Math.round(performance.now() - started)} ms`,
+        );
+        // One assertion, so a failure shows every problem of the seed at once.
+        expect({ files: files.violations, protocol: model.protocolErrors, server: server.problems }).toEqual({ files: [], protocol: [], server: [] });
+      },
+      60_000,
+    );
+  }
+});
