@@ -1,6 +1,9 @@
 import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
 import { UsageError } from "../core/errors.ts";
 
+/** Options that may be given several times, each adding one value (permission rules). */
+const REPEATABLE = new Set(["allow", "deny"]);
+
 // citty accepts any flag and treats the first bare word as the subcommand. This
 // walks the raw tokens against the command tree first, so a typo is an error
 // naming it instead of being silently ignored, and hands citty a normalised argv.
@@ -86,7 +89,7 @@ export async function resolveInvocation(root: AnyCommand, rawArgs: readonly stri
         continue;
       }
       const [name, def] = found;
-      if (seen.has(name)) fail(`option --${name} is given more than once`);
+      if (seen.has(name) && !REPEATABLE.has(name)) fail(`option --${name} is given more than once`);
       seen.add(name);
       if (name === "help") help = true;
       if (name === "version") version = true;

@@ -39,6 +39,9 @@ export interface SettingsFlags {
   baseUrl?: string;
   maxTurns?: string;
   permissionMode?: string;
+  /** Permission rules from --allow / --deny, added after the config file's. */
+  allow?: string[];
+  deny?: string[];
   record?: string;
   replay?: string;
 }
@@ -101,7 +104,10 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       fromEnv("AGENT_PERMISSION_MODE", parsePermissionMode) ??
       config.permissionMode ??
       DEFAULTS.permissionMode,
-    permissions: { allow: config.permissions?.allow ?? [], deny: config.permissions?.deny ?? [] },
+    permissions: {
+      allow: [...(config.permissions?.allow ?? []), ...(flags.allow ?? [])],
+      deny: [...(config.permissions?.deny ?? []), ...(flags.deny ?? [])],
+    },
     hooks: config.hooks ?? {},
     shell: { timeoutMs: config.shell?.timeoutMs, deny: config.shell?.deny ?? [] },
     compaction: { ...config.compaction },

@@ -19,6 +19,8 @@ export const runtimeArgs = {
   "base-url": { type: "string", valueHint: "url", description: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, config, else OpenAI)" },
   "max-turns": { type: "string", valueHint: "n", description: "Model calls allowed per Lead or teammate turn (default: 50)" },
   "permission-mode": { type: "enum", options: [...PERMISSION_MODES], description: "What tools may do without asking (default: default)" },
+  allow: { type: "string", valueHint: "rule", description: "Allow calls matching a rule, e.g. 'shell(npm test*)'; may be repeated; adds to config" },
+  deny: { type: "string", valueHint: "rule", description: "Deny calls matching a rule, e.g. 'write_file(.env)'; may be repeated; wins over allow" },
   record: { type: "string", valueHint: "file", description: "Append every model request and response to this JSONL cassette" },
   replay: { type: "string", valueHint: "file", description: "Answer model requests from this cassette, with no network" },
   "wait-lock": { type: "boolean", description: "Wait for another runtime using the state dir to finish instead of failing" },
@@ -42,6 +44,8 @@ export interface RuntimeValues extends GlobalValues {
   "base-url"?: string;
   "max-turns"?: string;
   "permission-mode"?: string;
+  allow?: string | string[];
+  deny?: string | string[];
   record?: string;
   replay?: string;
   "wait-lock"?: boolean;
@@ -79,6 +83,8 @@ export function runtimeSetup(args: RuntimeValues): RuntimeSetup {
       baseUrl: args["base-url"],
       maxTurns: args["max-turns"],
       permissionMode: args["permission-mode"],
+      allow: asList(args.allow),
+      deny: asList(args.deny),
       record: args.record,
       replay: args.replay,
     },
@@ -95,6 +101,12 @@ export function headlessSetup(args: HeadlessValues): HeadlessSetup {
     level: args.quiet ? "quiet" : args.verbose ? "verbose" : "normal",
     timeout,
   };
+}
+
+/** A repeatable option: citty gives one value as a string, several as an array. */
+function asList(value: string | string[] | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value : [value];
 }
 
 function parseTimeout(text: string): number {
