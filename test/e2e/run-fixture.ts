@@ -107,6 +107,11 @@ export const StreamLine = z.discriminatedUnion("type", [
     persisted_results: z.number().int(),
   }),
   z.strictObject({ type: z.literal("warning"), agent, message: z.string() }),
+  z.strictObject({
+    type: z.literal("todos"),
+    agent,
+    todos: z.array(z.strictObject({ content: z.string(), status: z.enum(["pending", "in_progress", "completed"]) })),
+  }),
   // An event reaching the Lead's history: its event turn follows.
   z.strictObject({
     type: z.literal("event"),

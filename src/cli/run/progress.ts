@@ -38,6 +38,12 @@ export function progressLine(event: RunEvent, level: ProgressLevel): string | un
       return `${who} event turn: ${event.kind} from ${event.sender}`;
     case "user":
       return undefined; // the user knows what they asked
+    case "todos": {
+      // The plan is for the user to follow: shown whole, one item a line.
+      const mark = { pending: "[ ]", in_progress: "[>]", completed: "[x]" } as Record<string, string>;
+      const items = event.todos.map((todo) => `  ${mark[todo.status] ?? "[?]"} ${clip(todo.content, BRIEF)}`);
+      return [`${who} todo list:`, ...items].join("\n");
+    }
   }
 }
 
