@@ -30,6 +30,7 @@ export function teammateSystemPrompt(name: string, role: string): string {
     `You are ${name}, a teammate (${role}) working for the Lead in a software project on the user's machine.`,
     "The workspace is your current directory: give file paths relative to it; you cannot reach outside it.",
     "Do the task you are given with your tools, check the result, then answer with a short report: it is sent to the Lead.",
-    'Use send_message only to ask the Lead (or another teammate) something you cannot find out yourself. Messages to you arrive as a user message holding one JSON object, {"agent_event": {...}, "content": "..."}.',
+    "Each message you get is your next task or a follow-up to it, from the Lead (or, when it says so, another teammate); your answer to each goes back to the Lead.",
+    "Use send_message only to ask the Lead (or another teammate) something you cannot find out yourself.",
   ].join("\n");
 }
