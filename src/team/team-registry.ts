@@ -1,10 +1,9 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { AgentName } from "../core/agent-name.ts";
-import { CorruptStateFileError } from "../core/errors.ts";
 import { UtcInstant } from "../core/message.ts";
-import { ensureDir, isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
+import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
+import { readStateFile } from "../storage/state-file.ts";
 
 export const TEAMMATE_STATES = ["running", "idle", "failed", "shutdown"] as const;
 export const TeammateState = z.enum(TEAMMATE_STATES);
@@ -36,25 +35,7 @@ export class TeamRegistry {
   }
 
   read(): TeammateRecord[] {
-    let text: string;
-    try {
-      text = readFileSync(this.path, "utf8");
-    } catch (error) {
-      if (isErrno(error, "ENOENT")) return [];
-      throw error;
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new CorruptStateFileError(this.path, "not valid JSON");
-    }
-    const parsed = TeamFile.safeParse(json);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new CorruptStateFileError(this.path, `${issue?.path.join(".") || "file"}: ${issue?.message ?? "invalid"}`);
-    }
-    return parsed.data.teammates;
+    return readStateFile(this.path, TeamFile)?.teammates ?? [];
   }
 
   write(teammates: TeammateRecord[]): void {

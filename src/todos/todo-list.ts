@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { CorruptStateFileError } from "../core/errors.ts";
-import { ensureDir, isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
+import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
+import { readStateFile } from "../storage/state-file.ts";
 
 export const TODO_STATUSES = ["pending", "in_progress", "completed"] as const;
 
@@ -62,19 +61,5 @@ export class TodoList {
 }
 
 function readTodos(path: string): Todo[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    if (isErrno(error, "ENOENT")) return [];
-    throw error;
-  }
-  try {
-    const parsed = TodoFile.safeParse(JSON.parse(text));
-    if (parsed.success) return parsed.data.todos;
-    throw new CorruptStateFileError(path, parsed.error.issues[0]?.message ?? "invalid");
-  } catch (error) {
-    if (error instanceof CorruptStateFileError) throw error;
-    throw new CorruptStateFileError(path, "not valid JSON");
-  }
+  return readStateFile(path, TodoFile)?.todos ?? [];
 }
