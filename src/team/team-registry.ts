@@ -17,6 +17,8 @@ export const TeammateRecord = z.strictObject({
   updatedAtUtc: UtcInstant,
   /** Why it failed, when it did. */
   failure: z.string().optional(),
+  /** Set while spawning: the id of the first task, until it is in the teammate's mailbox. */
+  pendingTaskId: z.string().optional(),
 });
 export type TeammateRecord = z.infer<typeof TeammateRecord>;
 

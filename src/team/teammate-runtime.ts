@@ -97,7 +97,14 @@ export class TeammateRuntime {
    * recovered and fed to its inbox.
    */
   async restore(): Promise<void> {
-    const records = this.#o.registry.read();
+    const stored = this.#o.registry.read();
+    const records: TeammateRecord[] = [];
+    for (const { pendingTaskId, ...record } of stored) {
+      // A spawn killed before its first task went out: undo it, so the Lead's
+      // resumed turn (told its spawn call did not finish) can spawn the name again.
+      if (pendingTaskId !== undefined && !(await this.#o.store.find(pendingTaskId))) continue;
+      records.push(record);
+    }
     for (const record of records) {
       const state: TeammateState = record.state === "failed" ? "failed" : "idle";
       this.#workers.set(record.name, { record: { ...record, state }, runner: undefined, active: false, current: undefined, pokes: 0 });
@@ -109,7 +116,9 @@ export class TeammateRuntime {
     // A teammate a killed runtime left "running" with no work to pick up again
     // never changes state here: without this write team.json would keep saying
     // "running" after this runtime has finished.
-    if (records.some((record) => record.state === "running")) this.#persist();
+    if (records.length !== stored.length || stored.some((record) => record.state === "running" || record.pendingTaskId)) {
+      this.#persist();
+    }
     await this.#o.store.recover(LEAD);
     await this.pumpLead();
   }
@@ -128,10 +137,14 @@ export class TeammateRuntime {
       throw new TeammateUnavailableError(`a teammate named "${name}" already exists; pick another name or send_message to it`);
     }
     const now = this.#o.clock.now().toISOString();
+    // The first task's id is in team.json before the task is sent: a runtime
+    // killed between the two leaves a teammate whose task never went out, which
+    // restore() can tell and undo (see there).
+    const taskId = this.#o.ids.next();
     // Reserved synchronously, before any await: a concurrent spawn of the same
     // name sees it and fails.
     const worker: Worker = {
-      record: { name, role, state: "idle", createdAtUtc: now, updatedAtUtc: now },
+      record: { name, role, state: "idle", createdAtUtc: now, updatedAtUtc: now, pendingTaskId: taskId },
       runner: undefined,
       active: false,
       current: undefined,
@@ -141,12 +154,15 @@ export class TeammateRuntime {
     try {
       this.#persist();
       await this.#o.store.recover(name);
-      await this.#deliver(LEAD, name, "task", prompt);
+      await this.#deliver(LEAD, name, "task", prompt, taskId);
     } catch (error) {
       this.#workers.delete(name);
       this.#persist();
       throw error;
     }
+    const { pendingTaskId: _sent, ...record } = worker.record;
+    worker.record = record;
+    this.#persist();
     this.#startWorker(name);
     return { ...worker.record };
   }
@@ -240,8 +256,9 @@ export class TeammateRuntime {
     if (errors.length > 1) throw new AggregateError(errors, `closing ${errors.length} teammates failed`);
   }
 
-  async #deliver(from: AgentName, to: AgentName, kind: MessageKind, content: string): Promise<MailboxMessage> {
-    const message = createMessage({ sender: from, recipient: to, kind, content }, { clock: this.#o.clock, ids: this.#o.ids });
+  async #deliver(from: AgentName, to: AgentName, kind: MessageKind, content: string, id?: string): Promise<MailboxMessage> {
+    const ids = id === undefined ? this.#o.ids : { next: () => id };
+    const message = createMessage({ sender: from, recipient: to, kind, content }, { clock: this.#o.clock, ids });
     await this.#o.store.send(message);
     this.#emit({ type: "mailbox", op: "send", agent: to, id: message.id, from, kind });
     if (to === LEAD) await this.pumpLead();

@@ -4,7 +4,11 @@ import { join } from "node:path";
 import { loadSettings } from "../../src/config/load.ts";
 import { InvalidAgentNameError, UnknownAgentError } from "../../src/core/errors.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
+import { systemClock } from "../../src/core/clock.ts";
+import { createMessage } from "../../src/core/message.ts";
+import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { buildLead, type LeadRuntime } from "../../src/runtime/lead.ts";
+import { TeamRegistry } from "../../src/team/team-registry.ts";
 import { runUntilQuiet } from "../../src/runtime/until-quiet.ts";
 import type { TeamEvent } from "../../src/team/teammate-runtime.ts";
 import { TeammateUnavailableError } from "../../src/team/teammate-runtime.ts";
@@ -155,5 +159,30 @@ describe("TeammateRuntime", () => {
     expect(quiet.turns.map((t) => t.event!.content)).toEqual(["finished after restore"]);
     expect(second.lead.team.list()[0]).toMatchObject({ name: "alice", state: "idle" });
     second.server.assertDone();
+  });
+
+  test("a spawn killed before its first task went out is undone on restore; one whose task went out is kept", async () => {
+    const root = tempDir("agent-team-spawn-");
+    const stateDir = join(root, "state");
+    const at = new Date().toISOString();
+    // What a runtime killed between writing team.json and sending the task leaves (ghost),
+    // and one killed just after sending it (alice).
+    const aliceTask = uuidV7Source.next();
+    new TeamRegistry(stateDir).write([
+      { name: "ghost", role: "r", state: "idle", createdAtUtc: at, updatedAtUtc: at, pendingTaskId: uuidV7Source.next() },
+      { name: "alice", role: "r", state: "idle", createdAtUtc: at, updatedAtUtc: at, pendingTaskId: aliceTask },
+    ]);
+    await new FileMailboxStore({ stateDir }).send(
+      createMessage({ sender: "lead", recipient: "alice", kind: "task", content: "the task" }, { clock: systemClock, ids: { next: () => aliceTask } }),
+    );
+    const w = await world([{ identity: "alice", text: "done" }, { identity: "lead", text: "noted" }], stateDir);
+    expect(w.lead.team.list().map((t) => t.name)).toEqual(["alice"]);
+    expect(new TeamRegistry(stateDir).read().map((t) => [t.name, t.pendingTaskId])).toEqual([["alice", undefined]]);
+    await runUntilQuiet(w.lead);
+    // The name is free again for the Lead.
+    await w.lead.team.spawn("ghost", "r", "try again");
+    w.server.push({ identity: "ghost", text: "ok" }, { identity: "lead", text: "fine" });
+    await runUntilQuiet(w.lead);
+    w.server.assertDone();
   });
 });
