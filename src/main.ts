@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 // The entry point: runs the CLI, and is the only place that prints errors and
-// decides the exit code (see src/cli/exit-codes.ts and the README's table).
+// decides the exit code (see src/cli/exit-codes.ts and docs/output.md).
 import { runCommand } from "citty";
 import { AgentError } from "./core/errors.ts";
 import { resolveInvocation } from "./cli/argv.ts";

@@ -1,7 +1,7 @@
 import { AgentError, type ErrorCategory } from "../core/errors.ts";
 
 /**
- * The process exit codes. Stable: scripts branch on them and the README
+ * The process exit codes. Stable: scripts branch on them and docs/output.md
  * documents them, so a code is never reused for another meaning.
  */
 export const EXIT_CODES = {

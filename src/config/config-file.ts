@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
 import { ConfigFile } from "./config.ts";
 
-const FIX = "fix it or remove it (the README's Configuration section lists every key)";
+const FIX = "fix it or remove it (docs/configuration.md lists every key)";
 
 export interface LoadedConfigFile {
   path: string;

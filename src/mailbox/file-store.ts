@@ -111,7 +111,7 @@ export class FileMailboxStore implements MailboxStore {
         fs.linkSync(marker, target);
         linked = true;
         // The marker's creation and the link are in one journal transaction, which
-        // this fsync commits: both are durable together (see README, "Durability").
+        // this fsync commits: both are durable together (see docs/mailbox.md, "Durability").
         fsyncDir(this.paths.stateDirOf(recipient, "ready"), fs);
       } catch (error) {
         // Nothing of a failed send may remain: not the message, and not the marker
