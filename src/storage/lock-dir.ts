@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
+import { processStartTicks, isProcessAlive } from "./process-liveness.ts";
 
 /**
  * The lock directory proper-lockfile manages, taken and given back by renaming a
@@ -23,6 +24,8 @@ export const LockOwner = z.strictObject({
   pid: z.number().int().positive(),
   host: z.string(),
   token: z.string(),
+  /** Start time in clock ticks (Linux), so a reused pid is not taken for the owner. */
+  start: z.string().optional(),
 });
 export type LockOwner = z.infer<typeof LockOwner>;
 
@@ -99,9 +102,18 @@ export class LockDir {
     fs.renameSync(this.path, this.#spare);
   }
 
-  /** Removes this process's spare (at exit). */
+  /**
+   * Removes this process's spare (at exit). Never throws: it runs from an exit
+   * handler, where an error would replace the command's own exit code and message
+   * (a read-only state dir refuses this removal). A spare left behind is removed
+   * by the next process that finds its owner dead.
+   */
   dispose(): void {
-    fs.rmSync(this.#spare, { recursive: true, force: true });
+    try {
+      fs.rmSync(this.#spare, { recursive: true, force: true });
+    } catch {
+      // See above.
+    }
   }
 
   #ensureSpare(): void {
@@ -110,7 +122,8 @@ export class LockDir {
     fs.mkdirSync(spares, { recursive: true, mode: 0o700 });
     if (this.#spareIno === undefined) removeDeadSpares(spares);
     fs.mkdirSync(this.#spare, { mode: 0o700 });
-    const owner: LockOwner = { pid: process.pid, host: HOST, token: this.#token };
+    const start = processStartTicks();
+    const owner: LockOwner = { pid: process.pid, host: HOST, token: this.#token, ...(start === undefined ? {} : { start }) };
     fs.writeFileSync(join(this.#spare, OWNER_FILE), `${JSON.stringify(owner)}\n`, { mode: 0o600 });
     this.#spareIno = fs.lstatSync(this.#spare).ino;
   }
@@ -134,12 +147,7 @@ export function readLockOwner(lockPath: string): LockOwner | undefined {
 /** Whether `owner` is a process of this host that no longer exists. */
 export function isDeadHere(owner: LockOwner | undefined): boolean {
   if (!owner || owner.host !== HOST) return false;
-  try {
-    process.kill(owner.pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
+  return !isProcessAlive(owner.pid, owner.start);
 }
 
 export function isLiveHere(owner: LockOwner | undefined): boolean {

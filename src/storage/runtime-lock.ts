@@ -9,6 +9,7 @@ import { LockError, StateDirBusyError } from "../core/errors.ts";
 import { UtcInstant } from "../core/message.ts";
 import { ensureDir, isErrno, writeFileAtomic } from "./atomic-file.ts";
 import { withFileLock } from "./file-lock.ts";
+import { isProcessAlive, processStartTicks } from "./process-liveness.ts";
 
 /**
  * Ownership of a state dir by one live runtime (`agent run` / `drain`), SPEC §3–4.
@@ -39,6 +40,8 @@ const OwnerRecord = z.strictObject({
   startedAtUtc: UtcInstant,
   // A string: inode numbers can exceed 2^53 and JSON numbers would round them.
   lockIno: z.string().regex(/^\d+$/),
+  // The owner's start time in clock ticks (Linux): tells a reused pid from the owner.
+  pidStart: z.string().regex(/^\d+$/).optional(),
 });
 type OwnerRecord = z.infer<typeof OwnerRecord>;
 
@@ -204,7 +207,12 @@ async function take(
     }
     try {
       const owner = { pid: process.pid, host: hostname(), startedAtUtc: clock.now().toISOString() };
-      const record: OwnerRecord = { ...owner, lockIno: statSync(paths.lock, { bigint: true }).ino.toString() };
+      const pidStart = processStartTicks();
+      const record: OwnerRecord = {
+        ...owner,
+        lockIno: statSync(paths.lock, { bigint: true }).ino.toString(),
+        ...(pidStart === undefined ? {} : { pidStart }),
+      };
       writeFileAtomic(paths.owner, `${JSON.stringify(record, null, 2)}\n`);
       return { release, owner };
     } catch (error) {
@@ -229,7 +237,7 @@ function inspect(paths: Paths, staleMs: number): LockState {
   // under the break lock we now hold): we cannot tell who holds it, so only mtime frees it.
   if (!record || record.lockIno !== stat.ino.toString()) return { kind: "live", owner: undefined };
   const owner = { pid: record.pid, host: record.host, startedAtUtc: record.startedAtUtc };
-  if (record.host === hostname() && !isProcessAlive(record.pid)) return { kind: "dead", owner };
+  if (record.host === hostname() && !isProcessAlive(record.pid, record.pidStart)) return { kind: "dead", owner };
   return { kind: "live", owner };
 }
 
@@ -239,16 +247,6 @@ function readOwnerRecord(path: string): OwnerRecord | undefined {
     return OwnerRecord.parse(JSON.parse(readFileSync(path, "utf8")));
   } catch {
     return undefined;
-  }
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to another user — still alive.
-    return !isErrno(error, "ESRCH");
   }
 }
 

@@ -59,6 +59,7 @@ describe("RuntimeLock", () => {
     expect(record).toEqual({
       ...lock.owner,
       lockIno: statSync(join(stateDir, "runtime.lock"), { bigint: true }).ino.toString(),
+      ...(process.platform === "linux" ? { pidStart: expect.stringMatching(/^\d+$/) } : {}),
     });
     expect(await readRuntimeOwner(stateDir)).toEqual(lock.owner);
     lock.assertHeld();
@@ -134,6 +135,53 @@ describe("RuntimeLock", () => {
     expect(performance.now() - killedAt).toBeLessThan(5_000);
     expect(lock.owner.pid).toBe(process.pid);
     expect(await readRuntimeOwner(stateDir)).toMatchObject({ pid: process.pid });
+    await lock.release();
+  });
+
+  test.if(process.platform === "linux")("an owner killed but never reaped (a zombie) is dead: the next runtime takes the dir at once", async () => {
+    const stateDir = tempDir();
+    // `exec sleep` replaces the shell by a parent that never waits for its child:
+    // the holder, once killed, stays a zombie, as under a pid 1 that does not reap.
+    const parent = Bun.spawn(["sh", "-c", `"$0" "$1" "$2" 10000 -1 & exec sleep 60`, process.execPath, HOLDER, stateDir], {
+      stdout: "pipe",
+      stderr: "inherit",
+    });
+    children.push(parent);
+    const reader = parent.stdout.getReader();
+    let text = "";
+    while (!text.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("holder exited before reporting");
+      text += new TextDecoder().decode(value);
+    }
+    const holder = (JSON.parse(text.slice(0, text.indexOf("\n"))) as { locked: number }).locked;
+    process.kill(holder, "SIGKILL");
+    const procState = () => readFileSync(`/proc/${holder}/stat`, "utf8").split(") ")[1]?.[0];
+    while (procState() !== "Z") await sleep(10);
+    process.kill(holder, 0); // still "exists" to kill(): the case this guards
+
+    expect(await readRuntimeOwner(stateDir)).toBeNull();
+    const lock = await RuntimeLock.acquire(stateDir);
+    expect(lock.owner.pid).toBe(process.pid);
+    await lock.release();
+  });
+
+  test.if(process.platform === "linux")("a live process that reused a dead owner's pid is not taken for the owner", async () => {
+    const stateDir = tempDir();
+    // The record names this very process (alive) but with another start time:
+    // what a dead owner's record looks like once its pid went to someone else.
+    mkdirSync(join(stateDir, "runtime.lock"));
+    const record = {
+      pid: process.pid,
+      host: hostname(),
+      startedAtUtc: "2026-03-01T12:00:00.000Z",
+      lockIno: statSync(join(stateDir, "runtime.lock"), { bigint: true }).ino.toString(),
+      pidStart: "1",
+    };
+    writeFileSync(join(stateDir, "runtime.owner.json"), JSON.stringify(record));
+    expect(await readRuntimeOwner(stateDir)).toBeNull();
+    const lock = await RuntimeLock.acquire(stateDir);
+    expect(lock.owner.pid).toBe(process.pid);
     await lock.release();
   });
 
