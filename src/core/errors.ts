@@ -104,6 +104,12 @@ export class AckConflictError extends MailboxStorageError {
 export class LockError extends AgentError {
   readonly code = "LOCK";
   readonly category = "state" as const;
+  /** The lock could not be created because the state dir refuses writes. */
+  readonly readOnly: boolean;
+  constructor(message: string, options?: { cause?: unknown; readOnly?: boolean }) {
+    super(message, options);
+    this.readOnly = options?.readOnly ?? false;
+  }
 }
 
 /** The state dir is owned by another live runtime. */

@@ -5,6 +5,7 @@ import {
   AckConflictError,
   DuplicateMessageIdError,
   InvalidMessageError,
+  LockError,
   MailboxStorageError,
 } from "../core/errors.ts";
 import { MAILBOX_STATES, type MailboxState } from "../core/mailbox-state.ts";
@@ -240,7 +241,7 @@ export class FileMailboxStore implements MailboxStore {
 
   async list(options: ListOptions = {}): Promise<AgentMailboxListing[]> {
     if (options.agent !== undefined) assertAgentName(options.agent);
-    return this.#locked(() => listMailboxes(this.paths, this.#fs, this.#agentNames(), options));
+    return this.#readLocked(() => listMailboxes(this.paths, this.#fs, this.#agentNames(), options));
   }
 
   async agents(): Promise<AgentName[]> {
@@ -249,7 +250,7 @@ export class FileMailboxStore implements MailboxStore {
 
   async find(id: string): Promise<FoundMessage | null> {
     assertMessageId(id);
-    return this.#locked(() => findMessage(this.paths, this.#fs, this.#agentNames(), id));
+    return this.#readLocked(() => findMessage(this.paths, this.#fs, this.#agentNames(), id));
   }
 
   async prune(before: Date): Promise<PruneResult> {
@@ -275,6 +276,21 @@ export class FileMailboxStore implements MailboxStore {
       // After a failure the cached queues may not match the disk any more.
       this.#queues.clear();
       throw error;
+    }
+  }
+
+  /**
+   * For reads only: under the lock when this process may take it; on a state dir it
+   * may not write to (a read-only mount, another user's files) the lock cannot be
+   * created, so it reads without it — a snapshot that can miss or double-count a
+   * message that moves meanwhile, which is all a reader of such a dir can have.
+   */
+  async #readLocked<T>(work: () => T | Promise<T>): Promise<T> {
+    try {
+      return await this.#locked(work);
+    } catch (error) {
+      if (!isStateDirReadOnly(error)) throw error;
+      return work();
     }
   }
 
@@ -342,6 +358,10 @@ export class FileMailboxStore implements MailboxStore {
     });
     if (from === "ready") this.#queues.lost(agent, index, name);
   }
+}
+
+function isStateDirReadOnly(error: unknown): boolean {
+  return error instanceof LockError && error.readOnly;
 }
 
 function dirnameOf(path: string): string {

@@ -1,4 +1,5 @@
 import * as nodeFs from "node:fs";
+import { dirname } from "node:path";
 import lockfile from "proper-lockfile";
 import { LockError } from "../core/errors.ts";
 import { LockDir, isDeadHere, isLiveHere, readLockOwner, removeLockDir } from "./lock-dir.ts";
@@ -156,6 +157,13 @@ async function acquire(
       });
     } catch (error) {
       const code = (error as { code?: string }).code;
+      if (code === "EACCES" || code === "EROFS" || code === "EPERM") {
+        throw new LockError(
+          `cannot write to ${dirname(lockPath)} (${code}): this command changes the state dir, which needs write access; ` +
+            "make it writable, or use a command that only reads (mailbox list, mailbox show)",
+          { cause: error, readOnly: true },
+        );
+      }
       if (code !== "ELOCKED") {
         throw new LockError(`could not take the lock ${lockPath}: ${(error as Error).message}`, { cause: error });
       }
