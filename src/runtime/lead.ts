@@ -5,6 +5,7 @@ import { uuidV7Source } from "../core/ids.ts";
 import { type Settings, modelClientOptions } from "../config/load.ts";
 import { ShellHooks } from "../hooks/hook-runner.ts";
 import { FileMailboxStore } from "../mailbox/file-store.ts";
+import type { FsOps } from "../storage/fs-ops.ts";
 import { createModelClient } from "../model/factory.ts";
 import { type PermissionAsker, PermissionPolicy } from "../permissions/policy.ts";
 import { TeamRegistry } from "../team/team-registry.ts";
@@ -18,6 +19,7 @@ import { ToolPipeline } from "../tools/pipeline.ts";
 import type { Tool } from "../tools/tool.ts";
 import { writeFileTool } from "../tools/write-file.ts";
 import { AgentRunner } from "./agent-runner.ts";
+import { CloseStack } from "./close-stack.ts";
 import { DEFAULT_COMPACTION } from "./compaction.ts";
 import { EventInbox } from "./event-inbox.ts";
 import { HistoryStore } from "./history-store.ts";
@@ -58,6 +60,8 @@ export interface LeadContext {
   teamObserver?: (event: TeamEvent) => void;
   /** Asks the user on a TTY; absent when headless (asking then means denying). */
   asker?: PermissionAsker;
+  /** The mailbox's file-system calls; tests pass the real ones with a failure injected. */
+  mailboxFs?: FsOps;
 }
 
 /**
@@ -67,19 +71,8 @@ export interface LeadContext {
  * again, newest first, also when a later step fails.
  */
 export async function buildLead(settings: Settings, context: LeadContext): Promise<LeadRuntime> {
-  const closers: (() => void | Promise<void>)[] = [];
-  const closeAll = async () => {
-    const errors: unknown[] = [];
-    for (const close of closers.splice(0).reverse()) {
-      try {
-        await close();
-      } catch (error) {
-        errors.push(error);
-      }
-    }
-    if (errors.length === 1) throw errors[0];
-    if (errors.length > 1) throw new AggregateError(errors, "closing the runtime failed in several places");
-  };
+  const closers = new CloseStack();
+  const closeAll = () => closers.close();
   const warn = (agent: string) => (message: string) => context.observer?.({ type: "warning", agent, message });
   try {
     const hooks = new ShellHooks(settings.hooks);
@@ -148,7 +141,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     closers.push(() => background.close());
 
     const team: TeammateRuntime = new TeammateRuntime({
-      store: new FileMailboxStore({ stateDir: context.stateDir }),
+      store: new FileMailboxStore({ stateDir: context.stateDir, fs: context.mailboxFs }),
       inbox,
       supervisor,
       registry: new TeamRegistry(context.stateDir),

@@ -10,6 +10,9 @@ import type { EventInbox } from "../runtime/event-inbox.ts";
 import type { JobHandle, JobSupervisor } from "../runtime/job-supervisor.ts";
 import type { TeamRegistry, TeammateRecord, TeammateState } from "./team-registry.ts";
 
+const ACK_ATTEMPTS = 3;
+const ACK_RETRY_MS = 50;
+
 export class TeammateUnavailableError extends AgentError {
   readonly code = "TEAMMATE_UNAVAILABLE";
   readonly category = "usage" as const;
@@ -319,9 +322,9 @@ export class TeammateRuntime {
           if (result.isError) failure = result.result;
           else {
             await this.#deliverResult(name, message, result.result);
-            await this.#o.store.ack(message);
-            this.#emit({ type: "mailbox", op: "ack", agent: name, id: message.id, from: message.sender, kind: message.kind });
-            worker.current = undefined;
+            // The work is done and its result is with the Lead: from here a
+            // storage failure must not fail the teammate or quarantine the input.
+            if (!(await this.#finish(name, worker, message))) return;
           }
         } catch (error) {
           if (signal.aborted) return;
@@ -336,6 +339,38 @@ export class TeammateRuntime {
       worker.active = false;
       this.#changed();
     }
+  }
+
+  /**
+   * Acks a message whose result was delivered, retrying (an ack is idempotent: a
+   * retry after one that did land succeeds). If it still fails the message goes
+   * back to ready/ — claimed again, its turn replays from history and its result
+   * is refused as a duplicate, so the Lead still gets it once — and the loop
+   * stops until the next message pokes it. Returns whether the ack landed.
+   */
+  async #finish(name: AgentName, worker: Worker, message: MailboxMessage): Promise<boolean> {
+    const event = { agent: name, id: message.id, from: message.sender, kind: message.kind };
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.#o.store.ack(message);
+        this.#emit({ type: "mailbox", op: "ack", ...event });
+        worker.current = undefined;
+        return true;
+      } catch (error) {
+        if (attempt >= ACK_ATTEMPTS) break;
+        await Bun.sleep(ACK_RETRY_MS * attempt);
+      }
+    }
+    try {
+      await this.#o.store.release(message);
+      this.#emit({ type: "mailbox", op: "release", ...event });
+      worker.current = undefined;
+    } catch {
+      // Still in processing/ as worker.current: close() releases it, or the next
+      // runtime's restore recovers it.
+    }
+    this.#setState(name, "idle");
+    return false;
   }
 
   /** A failure is an event, not a log line: input quarantined, state failed, the Lead told. */

@@ -1,0 +1,118 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import * as fs from "node:fs";
+import { mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { loadSettings } from "../../src/config/load.ts";
+import { uuidV7Source } from "../../src/core/ids.ts";
+import { buildLead, type LeadRuntime } from "../../src/runtime/lead.ts";
+import { runUntilQuiet } from "../../src/runtime/until-quiet.ts";
+import type { FsOps } from "../../src/storage/fs-ops.ts";
+import type { TeamEvent } from "../../src/team/teammate-runtime.ts";
+import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+// Storage failures around a teammate's finished work and around close, injected
+// into the mailbox's real file-system calls.
+
+const open: { server: ScriptedModelServer; lead?: LeadRuntime }[] = [];
+afterEach(async () => {
+  for (const { server, lead } of open.splice(0)) {
+    await lead?.close().catch(() => {});
+    await server.close();
+  }
+});
+
+/** The real fs whose rename from `from` to `to` (path fragments) fails the next `times` times. */
+function failingRenames(from: string, to: string, times: number) {
+  let left = times;
+  const state = { failed: 0 };
+  const ops: FsOps = {
+    ...fs,
+    renameSync: (source: fs.PathLike, target: fs.PathLike) => {
+      if (left > 0 && String(source).includes(from) && String(target).includes(to)) {
+        left -= 1;
+        state.failed += 1;
+        throw Object.assign(new Error(`EIO: i/o error, rename '${source}'`), { code: "EIO", syscall: "rename" });
+      }
+      fs.renameSync(source, target);
+    },
+  };
+  return { ops, state };
+}
+
+async function world(script: ScriptedReply[], mailboxFs: FsOps) {
+  const server = ScriptedModelServer.start(script);
+  const entry: { server: ScriptedModelServer; lead?: LeadRuntime } = { server };
+  open.push(entry);
+  const root = tempDir("agent-lead-close-");
+  const workspace = join(root, "ws");
+  mkdirSync(workspace);
+  const stateDir = join(root, "state");
+  const { settings } = loadSettings({
+    flags: { baseUrl: server.url, permissionMode: "bypassPermissions" },
+    env: { OPENAI_API_KEY: "sk-test" },
+    stateDir,
+  });
+  const teamEvents: TeamEvent[] = [];
+  const lead = await buildLead(settings, { stateDir, workspace, mailboxFs, teamObserver: (e) => teamEvents.push(e) });
+  entry.lead = lead;
+  return { server, lead, stateDir, teamEvents };
+}
+
+const spawn = (name: string, prompt: string) => ({ name: "spawn_teammate", arguments: { name, role: "worker", prompt } });
+const files = (stateDir: string, agent: string, state: string) => readdirSync(join(stateDir, "mailboxes", agent, state));
+
+describe("a teammate's ack that fails after its result was delivered", () => {
+  test("is retried: the input goes to done/, never to quarantine, and the teammate stays well", async () => {
+    const failing = failingRenames("/alice/processing/", "/alice/done/", 1);
+    const w = await world(
+      [
+        { identity: "lead", toolCalls: [spawn("alice", "write notes.md")] },
+        { identity: "lead", text: "spawned" },
+        { identity: "alice", text: "notes.md written" },
+        { identity: "lead", text: "noted" },
+      ],
+      failing.ops,
+    );
+    await w.lead.runner.run("get notes written", { idempotencyKey: uuidV7Source.next() });
+    const quiet = await runUntilQuiet(w.lead);
+    expect(quiet.turns.map((t) => t.event?.content)).toEqual(["notes.md written"]);
+    expect(failing.state.failed).toBe(1);
+    expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
+    expect(files(w.stateDir, "alice", "quarantine")).toEqual([]);
+    expect(files(w.stateDir, "alice", "done")).toHaveLength(1);
+    expect(files(w.stateDir, "alice", "processing")).toEqual([]);
+    w.server.assertDone();
+  });
+});
+
+describe("closing the runtime", () => {
+  test("a close that failed keeps what failed: a second close() releases the teammate's message and marks it shut down", async () => {
+    const failing = failingRenames("/alice/processing/", "/alice/ready/", 1);
+    let aliceAsked!: () => void;
+    const asked = new Promise<void>((resolve) => {
+      aliceAsked = resolve;
+    });
+    const w = await world(
+      [
+        { identity: "lead", toolCalls: [spawn("alice", "a long job")] },
+        { identity: "lead", text: "spawned" },
+        // Never answered before close: alice is mid-turn with her task in processing/.
+        { identity: "alice", delayMs: 60_000, text: "too late", check: () => aliceAsked() },
+      ],
+      failing.ops,
+    );
+    await w.lead.runner.run("start the long job", { idempotencyKey: uuidV7Source.next() });
+    await asked;
+    expect(files(w.stateDir, "alice", "processing")).toHaveLength(1);
+
+    await expect(w.lead.close()).rejects.toThrow(/EIO/);
+    expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([["alice", "running"]]);
+    await w.lead.close();
+    expect(failing.state.failed).toBe(1);
+    expect(files(w.stateDir, "alice", "processing")).toEqual([]);
+    expect(files(w.stateDir, "alice", "ready")).toHaveLength(1);
+    expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([["alice", "shutdown"]]);
+    expect(w.teamEvents).toContainEqual(expect.objectContaining({ type: "teammate", name: "alice", state: "shutdown" }));
+  });
+});
