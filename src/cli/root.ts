@@ -1,5 +1,7 @@
 import { defineCommand } from "citty";
+import type { AnyCommand } from "./argv.ts";
 import { globalArgs } from "./args.ts";
+import { completionCommand } from "./completion/command.ts";
 import { drainCommand } from "./drain.ts";
 import { cronCommand } from "./cron/index.ts";
 import { mailboxCommand } from "./mailbox/index.ts";
@@ -8,7 +10,7 @@ import { runtimeArgs } from "./run/runtime-args.ts";
 import { teamCommand } from "./team/index.ts";
 import { VERSION } from "./version.ts";
 
-export const rootCommand = defineCommand({
+export const rootCommand: AnyCommand = defineCommand({
   meta: {
     name: "agent",
     version: VERSION,
@@ -22,5 +24,12 @@ export const rootCommand = defineCommand({
     ...globalArgs,
     version: { type: "boolean", description: "Print the version" },
   },
-  subCommands: { run: runCommand, drain: drainCommand, team: teamCommand, mailbox: mailboxCommand, cron: cronCommand },
+  subCommands: {
+    run: runCommand,
+    drain: drainCommand,
+    team: teamCommand,
+    mailbox: mailboxCommand,
+    cron: cronCommand,
+    completion: completionCommand(() => rootCommand),
+  },
 });
