@@ -36,7 +36,7 @@ async function runtime(
   const { settings } = loadSettings({
     flags: { baseUrl: server.url, permissionMode: "bypassPermissions" },
     env: { OPENAI_API_KEY: "bench" },
-    stateDir: join(dir, "state"),
+    workspace,
   });
   const lead = await buildLead(settings, { stateDir: join(dir, "state"), workspace, observer, teamObserver });
   return { server, lead };

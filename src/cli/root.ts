@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import type { AnyCommand } from "./argv.ts";
 import { globalArgs } from "./args.ts";
 import { completionCommand } from "./completion/command.ts";
+import { configCommand } from "./config/index.ts";
 import { drainCommand } from "./drain.ts";
 import { cronCommand } from "./cron/index.ts";
 import { mailboxCommand } from "./mailbox/index.ts";
@@ -30,6 +31,7 @@ export const rootCommand: AnyCommand = defineCommand({
     team: teamCommand,
     mailbox: mailboxCommand,
     cron: cronCommand,
+    config: configCommand,
     completion: completionCommand(() => rootCommand),
   },
 });

@@ -1,47 +1,67 @@
 import { readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { type ParseError, parse as parseJsonc, printParseErrorCode } from "jsonc-parser";
 import type { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
 import { ConfigFile } from "./config.ts";
+import type { ConfigLevel } from "./locations.ts";
+import { isSecretHeader } from "./redact.ts";
 
 const FIX = "fix it or remove it (docs/configuration.md lists every key)";
+const KEYS_ELSEWHERE = "keys belong in the environment or your user config";
 
 export interface LoadedConfigFile {
+  level: ConfigLevel;
   path: string;
   config: ConfigFile;
   /** Problems worth telling the user that do not stop the run. */
   warnings: string[];
 }
 
-export function configPath(stateDir: string): string {
-  return join(stateDir, "config.json");
-}
-
 /**
- * Reads and validates `<state-dir>/config.json`; null when there is none. Anything
- * wrong with it is one ConfigError naming the file, the key and the fix: a typo in
- * a key must never be silently ignored.
+ * Reads and validates one level's config file; null when there is none. JSON with
+ * comments and trailing commas is accepted (as in tsconfig.json). Anything wrong
+ * with it is one ConfigError naming the file, the key and the fix: a typo in a key
+ * must never be silently ignored.
  */
-export function readConfigFile(stateDir: string): LoadedConfigFile | null {
-  const path = configPath(stateDir);
+export function readConfigFile(path: string, level: ConfigLevel): LoadedConfigFile | null {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    if (code === "ENOENT") return null;
+    // ENOTDIR: `.agent` is a file, so there is no config under it either.
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
     const why = code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : (error as Error).message;
     throw new ConfigError(`cannot read config file ${path}: ${why}; make it a readable file or remove it`);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError(`config file ${path} is not valid JSON (${(error as Error).message}); fix the syntax or remove the file`);
+  const errors: ParseError[] = [];
+  const json: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const [syntax] = errors;
+  if (syntax) {
+    throw new ConfigError(
+      `config file ${path} is not valid JSON (${printParseErrorCode(syntax.error)} at ${position(text, syntax.offset)}); fix the syntax or remove the file`,
+    );
   }
   const parsed = ConfigFile.safeParse(json);
   if (!parsed.success) throw new ConfigError(`config file ${path}: ${describeIssues(parsed.error.issues)}; ${FIX}`);
-  return { path, config: parsed.data, warnings: secretWarnings(path, parsed.data) };
+  const config = parsed.data;
+  // The project file is committed and shared: a key there is a leaked key.
+  if (level === "project") {
+    if (config.apiKey !== undefined) {
+      throw new ConfigError(`config file ${path} holds apiKey, but it is the project's shared file: ${KEYS_ELSEWHERE} (OPENAI_API_KEY, or apiKey in ~/.config/agent/config.json); remove it`);
+    }
+    const secret = Object.keys(config.headers ?? {}).find(isSecretHeader);
+    if (secret !== undefined) {
+      throw new ConfigError(`config file ${path} holds the header ${JSON.stringify(secret)}, but it is the project's shared file: ${KEYS_ELSEWHERE} (or .agent/config.local.json); remove it`);
+    }
+  }
+  return { level, path, config, warnings: secretWarnings(path, config) };
+}
+
+/** `line 3, column 7`, 1-based, as editors count. */
+function position(text: string, offset: number): string {
+  const before = text.slice(0, offset).split("\n");
+  return `line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
 }
 
 /** The first problem, in words a user can act on, and how many more there are. */
@@ -62,6 +82,11 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === "invalid_value") {
     return `${at || "value"} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
   }
+  if (issue.code === "invalid_key") {
+    // A record's key (a header name) failed its own check: that check's words say why.
+    const inner = issue.issues[0]?.message ?? "invalid name";
+    return `${at || "a key"}: ${lowerFirst(inner)}`;
+  }
   // zod's own wording is clear for the rest ("Invalid input: expected number, received string").
   return `${at || "the top level"}: ${lowerFirst(issue.message)}`;
 }
@@ -79,10 +104,11 @@ function lowerFirst(text: string): string {
 
 /** A key in a file others can read is a leaked key: say so, but do not refuse to run. */
 function secretWarnings(path: string, config: ConfigFile): string[] {
-  if (config.apiKey === undefined) return [];
+  const holds = config.apiKey !== undefined ? "apiKey" : Object.keys(config.headers ?? {}).find(isSecretHeader);
+  if (holds === undefined) return [];
   const mode = statSync(path).mode & 0o777;
   if ((mode & 0o077) === 0) return [];
   return [
-    `config file ${path} holds apiKey but is readable by others (mode ${mode.toString(8).padStart(4, "0")}); run \`chmod 600 ${path}\`, or set OPENAI_API_KEY instead`,
+    `config file ${path} holds ${holds} but is readable by others (mode ${mode.toString(8).padStart(4, "0")}); run \`chmod 600 ${path}\`, or set OPENAI_API_KEY instead`,
   ];
 }

@@ -17,15 +17,24 @@ export const HookConfig = z.strictObject({
 });
 export type HookConfig = z.infer<typeof HookConfig>;
 
+/** An HTTP header name as RFC 9110 defines a token; the value on one line. */
+const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be an HTTP header name such as X-Title");
+const HeaderValue = z.string().regex(/^[^\r\n]*$/, "must be on one line");
+
 /**
- * `<state-dir>/config.json`. Every key optional, unknown keys are errors.
- * Precedence: flags > environment > this file > defaults.
+ * The shape of every config file (user, project, local; see locations.ts). Every
+ * key optional, unknown keys are errors. Precedence: flags > environment > local
+ * > project > user > defaults; rules, hooks and shell.deny add up across files.
  */
 export const ConfigFile = z.strictObject({
   model: z.string().min(1).optional(),
   baseUrl: z.url().optional(),
-  /** Prefer OPENAI_API_KEY in the environment; a key here must stay in a 0600 file. */
+  /** Prefer OPENAI_API_KEY in the environment; a key here must stay in a 0600 file, and never in the project's. */
   apiKey: z.string().min(1).optional(),
+  /** Extra HTTP headers sent with every model request (OpenRouter's X-Title, a gateway's routing header). */
+  headers: z.record(HeaderName, HeaderValue).optional(),
+  /** Text added to every agent's system prompt, after the project instructions. */
+  appendSystemPrompt: z.string().min(1).optional(),
   requestTimeoutMs: z.number().int().positive().optional(),
   maxTurns: z.number().int().positive().optional(),
   permissionMode: PermissionMode.optional(),

@@ -1,16 +1,21 @@
 import { resolve } from "node:path";
 import { UsageError } from "../core/errors.ts";
 import type { ModelClientOptions } from "../model/types.ts";
-import { readConfigFile } from "./config-file.ts";
+import { type LoadedConfigFile, readConfigFile } from "./config-file.ts";
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode } from "./config.ts";
+import { CONFIG_LEVELS, type ConfigLevel, type ConfigLocations, configLocations } from "./locations.ts";
 import { type ValueSource, parseBaseUrl, parseNonEmpty, parsePermissionMode, parsePositiveInt } from "./values.ts";
 
-/** Everything a runtime needs to know, after flags, environment, config file and defaults are merged. */
+/** Everything a runtime needs to know, after flags, environment, config files and defaults are merged. */
 export interface Settings {
   model: string;
   /** OpenAI-compatible endpoint; absent means the SDK's default (api.openai.com). */
   baseUrl?: string;
   apiKey?: string;
+  /** Extra HTTP headers for every model request, by name. */
+  headers: Record<string, string>;
+  /** Added to every agent's system prompt: the config files' texts, then --append-system-prompt. */
+  appendSystemPrompt?: string;
   requestTimeoutMs: number;
   maxTurns: number;
   permissionMode: PermissionMode;
@@ -39,9 +44,10 @@ export interface SettingsFlags {
   baseUrl?: string;
   maxTurns?: string;
   permissionMode?: string;
-  /** Permission rules from --allow / --deny, added after the config file's. */
+  /** Permission rules from --allow / --deny, added after the config files'. */
   allow?: string[];
   deny?: string[];
+  appendSystemPrompt?: string;
   record?: string;
   replay?: string;
 }
@@ -49,23 +55,45 @@ export interface SettingsFlags {
 export interface LoadSettingsInput {
   flags?: SettingsFlags;
   env?: Record<string, string | undefined>;
-  stateDir: string;
+  /** Where the project's and the local config files are (`<workspace>/.agent/`). */
+  workspace: string;
   /** Relative --record/--replay paths are taken from here (the user's cwd, not the workspace). */
   cwd?: string;
+  /** The user's home, for `~/.config` when $XDG_CONFIG_HOME is unset. */
+  home?: string;
+}
+
+/** Where one setting's value came from: the level and, within it, the flag, variable or file. */
+export type SettingLevel = "flag" | "env" | ConfigLevel | "default";
+export interface SettingSource {
+  level: SettingLevel;
+  /** `--model`, `AGENT_MODEL` or a file's path; absent for a default. */
+  from?: string;
 }
 
 export interface LoadedSettings {
   settings: Settings;
-  /** The config file read, or null when there was none. */
-  configPath: string | null;
+  /** Every level's file path, whether it exists or not. */
+  locations: ConfigLocations;
+  /** The config files read, lowest precedence first (user, project, local). */
+  files: LoadedConfigFile[];
+  /**
+   * Where each single-valued setting came from, by its key in the files
+   * (`model`, `shell.timeoutMs`, `headers.X-Title`). The lists that add up
+   * across levels (rules, hooks, shell.deny, appendSystemPrompt) are not here:
+   * each file's own part is in `files`.
+   */
+  sources: Record<string, SettingSource>;
   /** Problems that do not stop the run (e.g. an apiKey in a world-readable file), one line each. */
   warnings: string[];
 }
 
 /**
- * Resolves the settings with precedence flags > environment > `<state-dir>/config.json`
- * > defaults. Throws UsageError/ConfigError (exit 2) for a bad flag, variable or file;
- * creates nothing on disk.
+ * Resolves the settings with precedence flags > environment > local > project >
+ * user > defaults; rules, hooks, shell.deny and appendSystemPrompt add up across
+ * levels (deny rules win over allow rules wherever they come from). Throws
+ * UsageError/ConfigError (exit 2) for a bad flag, variable or file; creates
+ * nothing on disk.
  */
 export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   const flags = input.flags ?? {};
@@ -74,51 +102,129 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   }
   const env = input.env ?? process.env;
   const cwd = input.cwd ?? process.cwd();
-  const file = readConfigFile(input.stateDir);
-  const config: ConfigFile = file?.config ?? {};
+  const locations = configLocations(input.workspace, env, input.home);
+  const files = CONFIG_LEVELS.map((level) => readConfigFile(locations[level], level)).filter((file) => file !== null);
+  // Highest precedence first, for "the first level that sets it wins".
+  const byPrecedence = [...files].reverse();
+  const sources: Record<string, SettingSource> = {};
 
   // An empty variable (`OPENAI_BASE_URL= agent run …`) means "not set", as in most CLIs.
-  const fromEnv = <T>(name: string, parse: (value: string, source: ValueSource) => T): T | undefined => {
+  const fromEnv = <T>(name: string, parse: (value: string, source: ValueSource) => T) => {
     const value = env[name];
-    return value === undefined || value === "" ? undefined : parse(value, { env: name });
+    return value === undefined || value === "" ? undefined : { value: parse(value, { env: name }), source: { level: "env", from: name } as const };
   };
   const fromFlag = <T>(value: string | undefined, flag: string, parse: (value: string, source: ValueSource) => T) =>
-    value === undefined ? undefined : parse(value, { flag });
+    value === undefined ? undefined : { value: parse(value, { flag }), source: { level: "flag", from: flag } as const };
+  const fromFiles = <T>(get: (config: ConfigFile) => T | undefined) => {
+    for (const file of byPrecedence) {
+      const value = get(file.config);
+      if (value !== undefined) return { value, source: { level: file.level, from: file.path } };
+    }
+    return undefined;
+  };
+  type Candidate<T> = () => { value: T; source: SettingSource } | undefined;
+  /**
+   * The first candidate that is set, its source recorded under `key`. Lazy: a
+   * bad AGENT_MAX_TURNS does not matter when --max-turns overrides it.
+   */
+  function pick<T>(key: string, candidates: Candidate<T>[], fallback: T): T;
+  function pick<T>(key: string, candidates: Candidate<T>[]): T | undefined;
+  function pick<T>(key: string, candidates: Candidate<T>[], fallback?: T): T | undefined {
+    for (const candidate of candidates) {
+      const found = candidate();
+      if (found === undefined) continue;
+      sources[key] = found.source;
+      return found.value;
+    }
+    if (fallback !== undefined) sources[key] = { level: "default" };
+    return fallback;
+  }
+  const all = <T>(get: (config: ConfigFile) => T[] | undefined): T[] => files.flatMap((file) => get(file.config) ?? []);
 
   const settings: Settings = {
-    model:
-      fromFlag(flags.model, "--model", parseNonEmpty) ??
-      fromEnv("AGENT_MODEL", parseNonEmpty) ??
-      config.model ??
+    model: pick(
+      "model",
+      [() => fromFlag(flags.model, "--model", parseNonEmpty), () => fromEnv("AGENT_MODEL", parseNonEmpty), () => fromFiles((c) => c.model)],
       DEFAULTS.model,
-    baseUrl: fromFlag(flags.baseUrl, "--base-url", parseBaseUrl) ?? fromEnv("OPENAI_BASE_URL", parseBaseUrl) ?? config.baseUrl,
-    apiKey: fromEnv("OPENAI_API_KEY", (value) => value) ?? config.apiKey,
-    requestTimeoutMs: config.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
-    maxTurns:
-      fromFlag(flags.maxTurns, "--max-turns", parsePositiveInt) ??
-      fromEnv("AGENT_MAX_TURNS", parsePositiveInt) ??
-      config.maxTurns ??
+    ),
+    baseUrl: pick("baseUrl", [
+      () => fromFlag(flags.baseUrl, "--base-url", parseBaseUrl),
+      () => fromEnv("OPENAI_BASE_URL", parseBaseUrl),
+      () => fromFiles((c) => c.baseUrl),
+    ]),
+    apiKey: pick("apiKey", [() => fromEnv("OPENAI_API_KEY", (value) => value), () => fromFiles((c) => c.apiKey)]),
+    headers: mergeHeaders(files, sources),
+    appendSystemPrompt: joinParts([...files.map((file) => file.config.appendSystemPrompt), flags.appendSystemPrompt]),
+    requestTimeoutMs: pick("requestTimeoutMs", [() => fromFiles((c) => c.requestTimeoutMs)], DEFAULTS.requestTimeoutMs),
+    maxTurns: pick(
+      "maxTurns",
+      [() => fromFlag(flags.maxTurns, "--max-turns", parsePositiveInt), () => fromEnv("AGENT_MAX_TURNS", parsePositiveInt), () => fromFiles((c) => c.maxTurns)],
       DEFAULTS.maxTurns,
-    permissionMode:
-      fromFlag(flags.permissionMode, "--permission-mode", parsePermissionMode) ??
-      fromEnv("AGENT_PERMISSION_MODE", parsePermissionMode) ??
-      config.permissionMode ??
-      DEFAULTS.permissionMode,
+    ),
+    permissionMode: pick(
+      "permissionMode",
+      [
+        () => fromFlag(flags.permissionMode, "--permission-mode", parsePermissionMode),
+        () => fromEnv("AGENT_PERMISSION_MODE", parsePermissionMode),
+        () => fromFiles((c) => c.permissionMode),
+      ],
+      DEFAULTS.permissionMode as PermissionMode,
+    ),
     permissions: {
-      allow: [...(config.permissions?.allow ?? []), ...(flags.allow ?? [])],
-      deny: [...(config.permissions?.deny ?? []), ...(flags.deny ?? [])],
+      allow: [...all((c) => c.permissions?.allow), ...(flags.allow ?? [])],
+      deny: [...all((c) => c.permissions?.deny), ...(flags.deny ?? [])],
     },
-    hooks: config.hooks ?? {},
-    shell: { timeoutMs: config.shell?.timeoutMs, deny: config.shell?.deny ?? [] },
-    compaction: { ...config.compaction },
-    recordPath: fromFlag(flags.record, "--record", (value, source) => resolve(cwd, parseNonEmpty(value, source))),
-    replayPath: fromFlag(flags.replay, "--replay", (value, source) => resolve(cwd, parseNonEmpty(value, source))),
+    hooks: mergeHooks(files),
+    shell: { timeoutMs: pick("shell.timeoutMs", [() => fromFiles((c) => c.shell?.timeoutMs)]), deny: all((c) => c.shell?.deny) },
+    compaction: {
+      thresholdChars: pick("compaction.thresholdChars", [() => fromFiles((c) => c.compaction?.thresholdChars)]),
+      largeToolResultChars: pick("compaction.largeToolResultChars", [() => fromFiles((c) => c.compaction?.largeToolResultChars)]),
+    },
+    recordPath: fromFlag(flags.record, "--record", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
+    replayPath: fromFlag(flags.replay, "--replay", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
   };
-  return { settings, configPath: file?.path ?? null, warnings: file?.warnings ?? [] };
+  if (flags.appendSystemPrompt !== undefined) parseNonEmpty(flags.appendSystemPrompt, { flag: "--append-system-prompt" });
+  // Settings that are absent stay absent (not `key: undefined`), so the object compares cleanly.
+  for (const key of Object.keys(settings.compaction) as (keyof Settings["compaction"])[]) {
+    if (settings.compaction[key] === undefined) delete settings.compaction[key];
+  }
+  return { settings, locations, files, sources, warnings: files.flatMap((file) => file.warnings) };
+}
+
+/** Header names are case-insensitive: a higher level's `x-title` replaces a lower one's `X-Title`. */
+function mergeHeaders(files: LoadedConfigFile[], sources: Record<string, SettingSource>): Record<string, string> {
+  const merged = new Map<string, { name: string; value: string; source: SettingSource }>();
+  for (const file of files) {
+    for (const [name, value] of Object.entries(file.config.headers ?? {})) {
+      merged.set(name.toLowerCase(), { name, value, source: { level: file.level, from: file.path } });
+    }
+  }
+  const headers: Record<string, string> = {};
+  for (const { name, value, source } of merged.values()) {
+    headers[name] = value;
+    sources[`headers.${name}`] = source;
+  }
+  return headers;
+}
+
+/** Each event's hooks from every level, the user's first: all of them run. */
+function mergeHooks(files: LoadedConfigFile[]): Partial<Record<HookEvent, HookConfig[]>> {
+  const hooks: Partial<Record<HookEvent, HookConfig[]>> = {};
+  for (const file of files) {
+    for (const [event, list] of Object.entries(file.config.hooks ?? {}) as [HookEvent, HookConfig[]][]) {
+      hooks[event] = [...(hooks[event] ?? []), ...list];
+    }
+  }
+  return hooks;
+}
+
+function joinParts(parts: (string | undefined)[]): string | undefined {
+  const present = parts.filter((part): part is string => part !== undefined && part.trim() !== "");
+  return present.length === 0 ? undefined : present.join("\n\n");
 }
 
 /** The model client's part of the settings. */
 export function modelClientOptions(settings: Settings): ModelClientOptions {
-  const { model, baseUrl, apiKey, requestTimeoutMs, recordPath, replayPath } = settings;
-  return { model, baseUrl, apiKey, timeoutMs: requestTimeoutMs, recordPath, replayPath };
+  const { model, baseUrl, apiKey, headers, requestTimeoutMs, recordPath, replayPath } = settings;
+  return { model, baseUrl, apiKey, headers, timeoutMs: requestTimeoutMs, recordPath, replayPath };
 }

@@ -33,6 +33,7 @@ export function createModelClient(options: ModelClientOptions, overrides: ModelC
     model: options.model,
     apiKey: options.apiKey,
     baseUrl: options.baseUrl,
+    headers: options.headers,
     timeoutMs: options.timeoutMs,
     maxRetries: options.maxRetries,
     onRetry: options.onRetry,

@@ -34,6 +34,8 @@ export interface OpenAIModelClientOptions {
   apiKey: string;
   /** Any OpenAI-compatible API root; api.openai.com when absent. */
   baseUrl?: string;
+  /** Sent with every request; ours (X-Agent-Name) win over a header of the same name. */
+  headers?: Record<string, string>;
   timeoutMs: number;
   maxRetries?: number;
   onRetry?: (info: RetryInfo) => void;
@@ -69,6 +71,7 @@ export class OpenAIModelClient implements ModelClient {
       apiKey: options.apiKey,
       timeout: Math.ceil(options.timeoutMs),
       maxRetries: 0,
+      defaultHeaders: options.headers,
     });
   }
 

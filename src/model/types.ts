@@ -84,6 +84,8 @@ export interface ModelClientOptions {
   /** OpenAI-compatible endpoint; the SDK's default (api.openai.com) when absent. */
   baseUrl?: string;
   apiKey?: string;
+  /** Extra HTTP headers sent with every request (config `headers`). */
+  headers?: Record<string, string>;
   /** Per-request timeout. */
   timeoutMs: number;
   /** Retries on 429/5xx/network errors before giving up. */

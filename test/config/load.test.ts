@@ -2,21 +2,31 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULTS, type LoadSettingsInput, loadSettings, modelClientOptions } from "../../src/config/load.ts";
+import { type ConfigLevel, configLocations } from "../../src/config/locations.ts";
 import { ConfigError, UsageError } from "../../src/core/errors.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
-function stateDirWith(config?: unknown, mode = 0o600): string {
-  const stateDir = tempDir("agent-config-");
-  if (config !== undefined) {
-    const path = join(stateDir, "config.json");
+/** A workspace and a home; each given level's file written (raw text when a string). */
+function world(files: Partial<Record<ConfigLevel, unknown>> = {}, mode = 0o600) {
+  const workspace = tempDir("agent-config-ws-");
+  const home = tempDir("agent-config-home-");
+  const locations = configLocations(workspace, {}, home);
+  for (const [level, config] of Object.entries(files) as [ConfigLevel, unknown][]) {
+    const path = locations[level];
+    mkdirSync(join(path, ".."), { recursive: true });
     writeFileSync(path, typeof config === "string" ? config : JSON.stringify(config), { mode });
     chmodSync(path, mode);
   }
-  return stateDir;
+  return { workspace, home, locations };
 }
 
-function load(input: Partial<LoadSettingsInput> & { stateDir?: string }) {
-  return loadSettings({ env: {}, cwd: "/cwd", ...input, stateDir: input.stateDir ?? stateDirWith() });
+/** A workspace whose local config file holds `config` (the level the old single file maps to). */
+function workspaceWith(config?: unknown, mode = 0o600): string {
+  return world(config === undefined ? {} : { local: config }, mode).workspace;
+}
+
+function load(input: Partial<LoadSettingsInput>) {
+  return loadSettings({ env: {}, cwd: "/cwd", home: tempDir("agent-config-home-"), ...input, workspace: input.workspace ?? workspaceWith() });
 }
 
 function errorOf(fn: () => unknown): Error {
@@ -30,8 +40,8 @@ function errorOf(fn: () => unknown): Error {
 
 describe("precedence: flags > environment > config.json > defaults", () => {
   test("defaults with nothing given, and no file read", () => {
-    const { settings, configPath, warnings } = load({});
-    expect(configPath).toBeNull();
+    const { settings, files, warnings } = load({});
+    expect(files).toEqual([]);
     expect(warnings).toEqual([]);
     expect(settings).toMatchObject({ ...DEFAULTS, permissions: { allow: [], deny: [] }, hooks: {} });
     expect(settings.baseUrl).toBeUndefined();
@@ -39,7 +49,7 @@ describe("precedence: flags > environment > config.json > defaults", () => {
   });
 
   test("each layer overrides the one below, key by key", () => {
-    const stateDir = stateDirWith({
+    const ws = workspaceWith({
       model: "file-model",
       baseUrl: "http://file.example/v1",
       apiKey: "file-key",
@@ -47,7 +57,7 @@ describe("precedence: flags > environment > config.json > defaults", () => {
       permissionMode: "plan",
       requestTimeoutMs: 5000,
     });
-    const fileOnly = load({ stateDir }).settings;
+    const fileOnly = load({ workspace: ws }).settings;
     expect(fileOnly).toMatchObject({
       model: "file-model",
       baseUrl: "http://file.example/v1",
@@ -64,7 +74,7 @@ describe("precedence: flags > environment > config.json > defaults", () => {
       AGENT_MAX_TURNS: "8",
       AGENT_PERMISSION_MODE: "acceptEdits",
     };
-    expect(load({ stateDir, env }).settings).toMatchObject({
+    expect(load({ workspace: ws, env }).settings).toMatchObject({
       model: "env-model",
       baseUrl: "http://env.example/v1",
       apiKey: "env-key",
@@ -74,7 +84,7 @@ describe("precedence: flags > environment > config.json > defaults", () => {
     });
 
     const flags = { model: "flag-model", baseUrl: "https://flag.example/v1", maxTurns: "9", permissionMode: "bypassPermissions" };
-    expect(load({ stateDir, env, flags }).settings).toMatchObject({
+    expect(load({ workspace: ws, env, flags }).settings).toMatchObject({
       model: "flag-model",
       baseUrl: "https://flag.example/v1",
       apiKey: "env-key",
@@ -84,10 +94,10 @@ describe("precedence: flags > environment > config.json > defaults", () => {
   });
 
   test("an empty environment variable counts as unset", () => {
-    const stateDir = stateDirWith({ model: "file-model", baseUrl: "http://file.example/v1" });
+    const ws = workspaceWith({ model: "file-model", baseUrl: "http://file.example/v1" });
     const env = { AGENT_MODEL: "", OPENAI_BASE_URL: "", OPENAI_API_KEY: "" };
-    expect(load({ stateDir, env }).settings).toMatchObject({ model: "file-model", baseUrl: "http://file.example/v1" });
-    expect(load({ stateDir, env }).settings.apiKey).toBeUndefined();
+    expect(load({ workspace: ws, env }).settings).toMatchObject({ model: "file-model", baseUrl: "http://file.example/v1" });
+    expect(load({ workspace: ws, env }).settings.apiKey).toBeUndefined();
   });
 
   test("file-only keys come through: rules, hooks, shell, compaction", () => {
@@ -97,7 +107,7 @@ describe("precedence: flags > environment > config.json > defaults", () => {
       shell: { timeoutMs: 1000, deny: ["mkfs"] },
       compaction: { thresholdChars: 10000 },
     };
-    const { settings } = load({ stateDir: stateDirWith(config) });
+    const { settings } = load({ workspace: workspaceWith(config) });
     expect(settings.permissions).toEqual(config.permissions);
     expect(settings.hooks).toEqual(config.hooks);
     expect(settings.shell).toEqual(config.shell);
@@ -118,6 +128,7 @@ describe("precedence: flags > environment > config.json > defaults", () => {
       model: DEFAULTS.model,
       baseUrl: "http://h/v1",
       apiKey: "k",
+      headers: {},
       timeoutMs: DEFAULTS.requestTimeoutMs,
       recordPath: undefined,
       replayPath: "/cwd/c.jsonl",
@@ -127,46 +138,49 @@ describe("precedence: flags > environment > config.json > defaults", () => {
 
 describe("config.json errors name the file, the key and the fix", () => {
   test("an unknown key, listing the known ones", () => {
-    const stateDir = stateDirWith({ modle: "x" });
-    const error = errorOf(() => load({ stateDir }));
+    const ws = workspaceWith({ modle: "x" });
+    const error = errorOf(() => load({ workspace: ws }));
     expect(error).toBeInstanceOf(ConfigError);
-    expect(error.message).toStartWith(`config file ${join(stateDir, "config.json")}: unknown key "modle" (known keys: model, baseUrl,`);
+    expect(error.message).toStartWith(`config file ${join(ws, ".agent", "config.local.json")}: unknown key "modle" (known keys: model, baseUrl,`);
     expect(error.message).toContain("fix it or remove it");
     expect(error.message).not.toContain("\n");
   });
 
   test("an unknown nested key names where it is", () => {
-    const error = errorOf(() => load({ stateDir: stateDirWith({ hooks: { PreToolUse: [{ command: "x", match: "y" }] } }) }));
+    const error = errorOf(() => load({ workspace: workspaceWith({ hooks: { PreToolUse: [{ command: "x", match: "y" }] } }) }));
     expect(error.message).toContain('unknown key "match" in hooks.PreToolUse[0]');
-    const event = errorOf(() => load({ stateDir: stateDirWith({ hooks: { PreTool: [] } }) }));
+    const event = errorOf(() => load({ workspace: workspaceWith({ hooks: { PreTool: [] } }) }));
     expect(event.message).toContain('unknown key "PreTool" in hooks');
   });
 
-  test("bad JSON", () => {
-    const stateDir = stateDirWith('{ "model": "x", }');
-    const error = errorOf(() => load({ stateDir }));
+  test("bad JSON names the place", () => {
+    const ws = workspaceWith('{\n  "model": "x"\n  "maxTurns": 3\n}');
+    const error = errorOf(() => load({ workspace: ws }));
     expect(error).toBeInstanceOf(ConfigError);
-    expect(error.message).toMatch(/^config file .*config\.json is not valid JSON \(.+\); fix the syntax or remove the file$/);
+    expect(error.message).toMatch(
+      /^config file .*config\.local\.json is not valid JSON \(CommaExpected at line 3, column 3\); fix the syntax or remove the file$/,
+    );
+    expect(errorOf(() => load({ workspace: workspaceWith("") })).message).toContain("is not valid JSON");
   });
 
   test("a bad enum value lists the allowed ones", () => {
-    const error = errorOf(() => load({ stateDir: stateDirWith({ permissionMode: "yolo" }) }));
+    const error = errorOf(() => load({ workspace: workspaceWith({ permissionMode: "yolo" }) }));
     expect(error.message).toContain('permissionMode must be one of "default", "acceptEdits", "plan", "bypassPermissions"');
   });
 
   test("a wrong type, a bad URL, not an object; several problems are counted", () => {
-    expect(errorOf(() => load({ stateDir: stateDirWith({ maxTurns: "3" }) })).message).toContain(
+    expect(errorOf(() => load({ workspace: workspaceWith({ maxTurns: "3" }) })).message).toContain(
       "maxTurns: invalid input: expected number, received string",
     );
-    expect(errorOf(() => load({ stateDir: stateDirWith({ baseUrl: "nope" }) })).message).toContain("baseUrl: invalid URL");
-    expect(errorOf(() => load({ stateDir: stateDirWith([]) })).message).toContain("the top level: invalid input: expected object");
-    expect(errorOf(() => load({ stateDir: stateDirWith({ maxTurns: 0, model: "" }) })).message).toContain("(and 1 more problem)");
+    expect(errorOf(() => load({ workspace: workspaceWith({ baseUrl: "nope" }) })).message).toContain("baseUrl: invalid URL");
+    expect(errorOf(() => load({ workspace: workspaceWith([]) })).message).toContain("the top level: invalid input: expected object");
+    expect(errorOf(() => load({ workspace: workspaceWith({ maxTurns: 0, model: "" }) })).message).toContain("(and 1 more problem)");
   });
 
   test("a config.json that is a directory", () => {
-    const stateDir = tempDir("agent-config-");
-    mkdirSync(join(stateDir, "config.json"));
-    expect(errorOf(() => load({ stateDir })).message).toContain("cannot read config file");
+    const ws = world().workspace;
+    mkdirSync(join(ws, ".agent", "config.local.json"), { recursive: true });
+    expect(errorOf(() => load({ workspace: ws })).message).toContain("cannot read config file");
   });
 });
 
@@ -200,8 +214,8 @@ describe("bad flag and environment values", () => {
 
 describe("an apiKey in config.json", () => {
   test("warns when the file is readable by group or others, but still loads", () => {
-    const stateDir = stateDirWith({ apiKey: "sk-secret" }, 0o644);
-    const { settings, warnings } = load({ stateDir });
+    const ws = workspaceWith({ apiKey: "sk-secret" }, 0o644);
+    const { settings, warnings } = load({ workspace: ws });
     expect(settings.apiKey).toBe("sk-secret");
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain("holds apiKey but is readable by others (mode 0644); run `chmod 600");
@@ -209,7 +223,104 @@ describe("an apiKey in config.json", () => {
   });
 
   test("no warning for a 0600 file, or a readable file without a key", () => {
-    expect(load({ stateDir: stateDirWith({ apiKey: "k" }, 0o600) }).warnings).toEqual([]);
-    expect(load({ stateDir: stateDirWith({ model: "m" }, 0o644) }).warnings).toEqual([]);
+    expect(load({ workspace: workspaceWith({ apiKey: "k" }, 0o600) }).warnings).toEqual([]);
+    expect(load({ workspace: workspaceWith({ model: "m" }, 0o644) }).warnings).toEqual([]);
+  });
+});
+
+describe("levels: flags > env > local > project > user > defaults", () => {
+  test("each level overrides the one below, key by key, and says where a value came from", () => {
+    const { workspace, home, locations } = world({
+      user: { model: "user-model", maxTurns: 3, requestTimeoutMs: 1000, baseUrl: "http://user.example/v1" },
+      project: { model: "project-model", maxTurns: 4 },
+      local: { model: "local-model" },
+    });
+    const { settings, sources, files } = load({ workspace, home });
+    expect(files.map((file) => file.level)).toEqual(["user", "project", "local"]);
+    expect(settings).toMatchObject({ model: "local-model", maxTurns: 4, requestTimeoutMs: 1000, baseUrl: "http://user.example/v1" });
+    expect(sources.model).toEqual({ level: "local", from: locations.local });
+    expect(sources.maxTurns).toEqual({ level: "project", from: locations.project });
+    expect(sources.requestTimeoutMs).toEqual({ level: "user", from: locations.user });
+    expect(sources.permissionMode).toEqual({ level: "default" });
+    expect(sources.apiKey).toBeUndefined();
+
+    const env = { AGENT_MODEL: "env-model", AGENT_MAX_TURNS: "5" };
+    const withEnv = load({ workspace, home, env });
+    expect(withEnv.settings).toMatchObject({ model: "env-model", maxTurns: 5 });
+    expect(withEnv.sources.model).toEqual({ level: "env", from: "AGENT_MODEL" });
+    const withFlag = load({ workspace, home, env, flags: { model: "flag-model" } });
+    expect(withFlag.settings.model).toBe("flag-model");
+    expect(withFlag.sources.model).toEqual({ level: "flag", from: "--model" });
+  });
+
+  test("rules, hooks, shell.deny and appendSystemPrompt add up across levels; deny still wins", () => {
+    const hook = (command: string) => ({ command });
+    const { workspace, home } = world({
+      user: { permissions: { allow: ["shell(ls*)"] }, hooks: { Stop: [hook("u")] }, shell: { deny: ["u"] }, appendSystemPrompt: "From the user." },
+      project: { permissions: { allow: ["read_file"], deny: ["shell(ls -la*)"] }, hooks: { Stop: [hook("p")], PreToolUse: [hook("pp")] } },
+      local: { permissions: { deny: ["write_file(.env)"] }, shell: { deny: ["l"] }, appendSystemPrompt: "From local." },
+    });
+    const { settings } = load({ workspace, home, flags: { allow: ["shell(npm test)"], deny: ["edit_file"], appendSystemPrompt: "From the flag." } });
+    expect(settings.permissions).toEqual({
+      allow: ["shell(ls*)", "read_file", "shell(npm test)"],
+      deny: ["shell(ls -la*)", "write_file(.env)", "edit_file"],
+    });
+    expect(settings.hooks).toEqual({ Stop: [hook("u"), hook("p")], PreToolUse: [hook("pp")] });
+    expect(settings.shell.deny).toEqual(["u", "l"]);
+    expect(settings.appendSystemPrompt).toBe("From the user.\n\nFrom local.\n\nFrom the flag.");
+  });
+
+  test("headers merge by case-insensitive name, the higher level winning", () => {
+    const { workspace, home, locations } = world({
+      user: { headers: { "X-Title": "user", Authorization: "Bearer u" } },
+      project: { headers: { "x-title": "project", "HTTP-Referer": "https://example.com" } },
+    });
+    const { settings, sources } = load({ workspace, home });
+    expect(settings.headers).toEqual({ "x-title": "project", Authorization: "Bearer u", "HTTP-Referer": "https://example.com" });
+    expect(sources["headers.x-title"]).toEqual({ level: "project", from: locations.project });
+    expect(modelClientOptions(settings).headers).toBe(settings.headers);
+  });
+
+  test("$XDG_CONFIG_HOME holds the user's file when set (and absolute), else ~/.config", () => {
+    expect(configLocations("/ws", { XDG_CONFIG_HOME: "/xdg" }, "/home/u").user).toBe("/xdg/agent/config.json");
+    expect(configLocations("/ws", { XDG_CONFIG_HOME: "" }, "/home/u").user).toBe("/home/u/.config/agent/config.json");
+    expect(configLocations("/ws", { XDG_CONFIG_HOME: "rel" }, "/home/u").user).toBe("/home/u/.config/agent/config.json");
+    expect(configLocations("/ws", {}, "/home/u")).toEqual({
+      user: "/home/u/.config/agent/config.json",
+      project: "/ws/.agent/config.json",
+      local: "/ws/.agent/config.local.json",
+    });
+    const xdg = tempDir("agent-config-xdg-");
+    mkdirSync(join(xdg, "agent"));
+    writeFileSync(join(xdg, "agent", "config.json"), JSON.stringify({ model: "xdg-model" }));
+    expect(load({ env: { XDG_CONFIG_HOME: xdg } }).settings.model).toBe("xdg-model");
+  });
+
+  test("comments and trailing commas are accepted", () => {
+    const text = '// the team\'s settings\n{\n  /* cheap for CI */ "model": "m", // trailing\n  "maxTurns": 9,\n}\n';
+    expect(load({ workspace: world({ project: text }).workspace }).settings).toMatchObject({ model: "m", maxTurns: 9 });
+  });
+
+  test("an apiKey, or a credential header, in the project's file is refused", () => {
+    const key = world({ project: { apiKey: "sk-project-secret" } });
+    const error = errorOf(() => load(key));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toContain(`config file ${key.locations.project} holds apiKey`);
+    expect(error.message).toContain("keys belong in the environment or your user config");
+    expect(error.message).not.toContain("sk-project-secret");
+    expect(errorOf(() => load(world({ project: { headers: { "api-key": "x" } } }))).message).toContain('holds the header "api-key"');
+    // The same key in the user's or the local file is fine.
+    expect(load(world({ user: { apiKey: "k1" } })).settings.apiKey).toBe("k1");
+    expect(load(world({ local: { apiKey: "k2", headers: { Authorization: "Bearer x" } } })).settings.apiKey).toBe("k2");
+  });
+
+  test("a bad header name or value names the file and the key", () => {
+    const bad = world({ user: { headers: { "X Title": "v" } } });
+    expect(errorOf(() => load(bad)).message).toContain(`config file ${bad.locations.user}: headers.X Title: must be an HTTP header name`);
+    expect(errorOf(() => load(world({ local: { headers: { A: "x\ny" } } }))).message).toContain("headers.A: must be on one line");
+  });
+
+  test("an empty --append-system-prompt is a usage error", () => {
+    expect(errorOf(() => load({ flags: { appendSystemPrompt: " " } }))).toBeInstanceOf(UsageError);
   });
 });

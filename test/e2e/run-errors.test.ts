@@ -50,8 +50,8 @@ describe("usage errors: exit 2 before anything runs", () => {
   });
 
   test("a config.json with an unknown key", async () => {
-    const { run, stateDir } = runSetup();
-    await Bun.write(join(stateDir, "config.json"), JSON.stringify({ maxTurn: 3 }));
+    const { run, workspace } = runSetup();
+    await Bun.write(join(workspace, ".agent", "config.json"), JSON.stringify({ maxTurn: 3 }));
     expectOneLineError(await run(["a"]), 2, /config file .*config\.json: unknown key "maxTurn" \(known keys: .*\); fix it or remove it/);
   });
 });
@@ -113,11 +113,11 @@ describe("the state dir's runtime lock", () => {
     server.assertDone();
   });
 
-  test("an apiKey in a world-readable config.json is a warning, not a failure", async () => {
+  test("an apiKey in a world-readable config.local.json is a warning, not a failure", async () => {
     const server = startServer([{ text: "ok" }]);
-    const { run, stateDir } = runSetup();
-    const path = join(stateDir, "config.json");
-    mkdirSync(stateDir);
+    const { run, workspace } = runSetup();
+    const path = join(workspace, ".agent", "config.local.json");
+    mkdirSync(join(workspace, ".agent"));
     writeFileSync(path, JSON.stringify({ apiKey: "from-file", baseUrl: server.url }));
     chmodSync(path, 0o644);
     const result = await run(["hi"], { env: { OPENAI_API_KEY: undefined } });

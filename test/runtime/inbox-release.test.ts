@@ -21,8 +21,8 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
 
-function setting(server: ScriptedModelServer, stateDir: string) {
-  return loadSettings({ flags: { baseUrl: server.url, permissionMode: "plan" }, env: { OPENAI_API_KEY: "sk-test" }, stateDir }).settings;
+function setting(server: ScriptedModelServer, workspace: string) {
+  return loadSettings({ flags: { baseUrl: server.url, permissionMode: "plan" }, env: { OPENAI_API_KEY: "sk-test" }, workspace }).settings;
 }
 
 test("close releases the Lead's claimed, unprocessed messages to ready/; the next runtime processes them once", async () => {
@@ -37,7 +37,7 @@ test("close releases the Lead's claimed, unprocessed messages to ready/; the nex
   await store.send(sent);
 
   const events: TeamEvent[] = [];
-  const first = await buildLead(setting(server, stateDir), { stateDir, workspace, teamObserver: (e) => events.push(e) });
+  const first = await buildLead(setting(server, workspace), { stateDir, workspace, teamObserver: (e) => events.push(e) });
   // Start-up claimed it for the Lead's inbox …
   expect(first.inbox.size).toBe(1);
   expect((await store.list({ agent: "lead" }))[0]?.counts).toMatchObject({ ready: 0, processing: 1 });
@@ -47,7 +47,7 @@ test("close releases the Lead's claimed, unprocessed messages to ready/; the nex
   expect((await store.list({ agent: "lead" }))[0]?.counts).toMatchObject({ ready: 1, processing: 0, done: 0 });
   expect(events.map((e) => e.type === "mailbox" && e.op)).toEqual(["claim", "release"]);
 
-  const second = await buildLead(setting(server, stateDir), { stateDir, workspace });
+  const second = await buildLead(setting(server, workspace), { stateDir, workspace });
   try {
     const quiet = await runUntilQuiet(second);
     expect(quiet.events).toBe(1);

@@ -50,7 +50,7 @@ async function world(script: ScriptedReply[], options: { maxTurns?: string; prep
   const { settings } = loadSettings({
     flags: { baseUrl: server.url, permissionMode: "acceptEdits", ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}) },
     env: { OPENAI_API_KEY: "sk-test" },
-    stateDir,
+    workspace,
   });
   const events: RunEvent[] = [];
   const lead = await buildLead(settings, { stateDir, workspace, observer: (e) => events.push(e) });

@@ -10,7 +10,7 @@ import "./temp-dir.ts";
 const home = mkdtempSync(join(tmpdir(), "agent-test-home-"));
 process.env.HOME = home;
 process.env.AGENT_STATE_DIR = join(home, "state");
-for (const key of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_MODEL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"]) {
+for (const key of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_MODEL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "XDG_CONFIG_HOME"]) {
   delete process.env[key];
 }
 process.on("exit", () => rmSync(home, { recursive: true, force: true }));

@@ -32,7 +32,7 @@ async function world(script: ScriptedReply[], stateDir?: string) {
   const { settings } = loadSettings({
     flags: { baseUrl: server.url, permissionMode: "bypassPermissions" },
     env: { OPENAI_API_KEY: "sk-test" },
-    stateDir: dir,
+    workspace,
   });
   const teamEvents: TeamEvent[] = [];
   const entry: { server: ScriptedModelServer; lead?: LeadRuntime } = { server };

@@ -1,6 +1,6 @@
 import type { ArgsDef } from "citty";
 import { PERMISSION_MODES } from "../../config/config.ts";
-import { type Settings, loadSettings } from "../../config/load.ts";
+import { type Settings, type SettingsFlags, loadSettings } from "../../config/load.ts";
 import { parseDuration } from "../../core/duration.ts";
 import { UsageError } from "../../core/errors.ts";
 import type { GlobalValues } from "../args.ts";
@@ -21,6 +21,7 @@ export const runtimeArgs = {
   "permission-mode": { type: "enum", options: [...PERMISSION_MODES], description: "What tools may do without asking (default: default)" },
   allow: { type: "string", valueHint: "rule", description: "Allow calls matching a rule, e.g. 'shell(npm test*)'; may be repeated; adds to config" },
   deny: { type: "string", valueHint: "rule", description: "Deny calls matching a rule, e.g. 'write_file(.env)'; may be repeated; wins over allow" },
+  "append-system-prompt": { type: "string", valueHint: "text", description: "Add this to every agent's system prompt, after the config's appendSystemPrompt" },
   record: { type: "string", valueHint: "file", description: "Append every model request and response to this JSONL cassette" },
   replay: { type: "string", valueHint: "file", description: "Answer model requests from this cassette, with no network" },
   "wait-lock": { type: "boolean", description: "Wait for another runtime using the state dir to finish instead of failing" },
@@ -46,6 +47,7 @@ export interface RuntimeValues extends GlobalValues {
   "permission-mode"?: string;
   allow?: string | string[];
   deny?: string | string[];
+  "append-system-prompt"?: string;
   record?: string;
   replay?: string;
   "wait-lock"?: boolean;
@@ -77,19 +79,25 @@ export function runtimeSetup(args: RuntimeValues): RuntimeSetup {
   const workspace = resolveWorkspace(args.workspace);
   const stateDir = runStateDir(args, workspace);
   const { settings, warnings } = loadSettings({
-    stateDir,
-    flags: {
-      model: args.model,
-      baseUrl: args["base-url"],
-      maxTurns: args["max-turns"],
-      permissionMode: args["permission-mode"],
-      allow: asList(args.allow),
-      deny: asList(args.deny),
-      record: args.record,
-      replay: args.replay,
-    },
+    workspace,
+    flags: settingsFlags(args),
   });
   return { workspace, stateDir, settings, warnings, waitLock: args["wait-lock"] === true };
+}
+
+/** The flags that are settings, as loadSettings takes them. */
+export function settingsFlags(args: RuntimeValues): SettingsFlags {
+  return {
+    model: args.model,
+    baseUrl: args["base-url"],
+    maxTurns: args["max-turns"],
+    permissionMode: args["permission-mode"],
+    allow: asList(args.allow),
+    deny: asList(args.deny),
+    appendSystemPrompt: args["append-system-prompt"],
+    record: args.record,
+    replay: args.replay,
+  };
 }
 
 export function headlessSetup(args: HeadlessValues): HeadlessSetup {

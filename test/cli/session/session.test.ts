@@ -23,7 +23,7 @@ function session(script: ScriptedReply[], permissionMode = "acceptEdits") {
   const workspace = join(root, "ws");
   mkdirSync(workspace);
   const stateDir = join(root, "state");
-  const { settings } = loadSettings({ flags: { baseUrl: server.url, permissionMode }, env: { OPENAI_API_KEY: "sk-test" }, stateDir });
+  const { settings } = loadSettings({ flags: { baseUrl: server.url, permissionMode }, env: { OPENAI_API_KEY: "sk-test" }, workspace });
   const [stdin, stdout, stderr] = [new PassThrough(), new PassThrough(), new PassThrough()];
   const text = { out: "", err: "" };
   stdout.on("data", (chunk) => (text.out += chunk));
