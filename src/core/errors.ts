@@ -149,7 +149,7 @@ export class MissingApiKeyError extends ModelError {
   override readonly code = "MISSING_API_KEY";
   constructor() {
     super(
-      "no API key: set OPENAI_API_KEY (or apiKey in config.json); for a local endpoint that needs none (Ollama, llama.cpp) any value will do",
+      "no API key: set OPENAI_API_KEY (or apiKey in ~/.config/agent/config.json); for a local endpoint that needs none (Ollama, llama.cpp) any value will do",
     );
   }
 }
