@@ -51,7 +51,7 @@ async function world(script: ScriptedReply[], mailboxFs: FsOps) {
   const { settings } = loadSettings({
     flags: { baseUrl: server.url, permissionMode: "bypassPermissions" },
     env: { OPENAI_API_KEY: "sk-test" },
-    stateDir,
+    workspace,
   });
   const teamEvents: TeamEvent[] = [];
   const lead = await buildLead(settings, { stateDir, workspace, mailboxFs, teamObserver: (e) => teamEvents.push(e) });
