@@ -38,6 +38,8 @@ export interface AgentRunnerOptions {
   history: HistoryStore;
   systemPrompt: string;
   workspace: string;
+  /** The state root the file tools refuse and searches skip (handed to every tool call). */
+  stateRoot?: string;
   maxTurns: number;
   compaction: CompactionOptions;
   observer?: RunObserver;
@@ -313,6 +315,7 @@ export class AgentRunner {
       identity: this.identity,
       idempotencyKey,
       workspace: this.#o.workspace,
+      ...(this.#o.stateRoot === undefined ? {} : { stateRoot: this.#o.stateRoot }),
       signal: signal ?? new AbortController().signal,
     };
     for (const call of calls) {

@@ -122,6 +122,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         history: extra.history ?? openHistory(identity as AgentName),
         systemPrompt,
         workspace: context.workspace,
+        stateRoot: context.stateDir,
         maxTurns: extra.maxTurns ?? settings.maxTurns,
         compaction: compaction(identity),
         observer: context.observer,

@@ -1,14 +1,22 @@
-import { statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { realpathSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { z } from "zod";
+import { isErrno } from "../storage/atomic-file.ts";
+import { assertNotProtected, protectedRoots, walkFiles } from "../search/file-walk.ts";
 import { defineTool } from "./tool.ts";
 import { resolveInWorkspace } from "./workspace-path.ts";
 
 export const DEFAULT_GLOB_RESULTS = 500;
+export const GLOB_SORTS = ["mtime", "name"] as const;
 
 export const GlobInput = z.strictObject({
   pattern: z.string().min(1).describe('Glob pattern such as "**/*.ts" or "src/*.{js,json}", relative to `path`.'),
   path: z.string().min(1).optional().describe("Directory to search, relative to the workspace; default the workspace."),
+  include_ignored: z
+    .boolean()
+    .optional()
+    .describe("Also list files that .gitignore and .ignore exclude (node_modules, build output); default false."),
+  sort: z.enum(GLOB_SORTS).optional().describe('"mtime" (default): most recently modified first; "name": by path.'),
 });
 export type GlobInput = z.infer<typeof GlobInput>;
 
@@ -16,35 +24,92 @@ export interface GlobToolOptions {
   maxResults?: number;
 }
 
+const GLOB_CHARS = /[*?[\]{}!]/;
+
+/**
+ * The directory below `base` the pattern's leading literal segments name
+ * ("src/tools" for "src/tools/**\/*.ts"), so the walk starts there; undefined
+ * when it does not exist or is reached through a symbolic link, which a scan
+ * does not follow.
+ */
+function literalStart(base: string, segments: string[]): string | undefined {
+  const literal: string[] = [];
+  for (const segment of segments.slice(0, -1)) {
+    if (GLOB_CHARS.test(segment)) break;
+    literal.push(segment);
+  }
+  const start = join(base, ...literal);
+  try {
+    return realpathSync(start) === start && statSync(start).isDirectory() ? start : undefined;
+  } catch (error) {
+    if (isErrno(error, "ENOENT") || isErrno(error, "ENOTDIR")) return undefined;
+    throw error;
+  }
+}
+
+function mtimeOf(absolute: string): number {
+  try {
+    return statSync(absolute).mtimeMs;
+  } catch {
+    // Removed since it was listed: sorts last rather than failing the listing.
+    return 0;
+  }
+}
+
 export function globTool(options: GlobToolOptions = {}) {
   const maxResults = options.maxResults ?? DEFAULT_GLOB_RESULTS;
   return defineTool({
     name: "glob",
     description:
-      "List the files in the workspace matching a glob pattern, as paths relative to the workspace, sorted; " +
-      `at most ${maxResults}. Hidden files and directories (.git, .env) only match a pattern that names them.`,
+      "List the files in the workspace matching a glob pattern, as paths relative to the workspace, " +
+      `most recently modified first (sort: "name" for path order); at most ${maxResults}. ` +
+      "Files that .gitignore and .ignore exclude are left out unless include_ignored is true; " +
+      "hidden files and directories (.github, .env) only match a pattern that names them.",
     input: GlobInput,
     effect: "read",
     subject: (input) => (input.path ? join(input.path, input.pattern) : input.pattern),
     async run(input, context) {
+      const pattern = input.pattern.replace(/^(\.\/)+/, "");
+      const segments = pattern.split("/");
       // The scan itself must not leave the directory: a pattern is not a path the resolver checked.
-      if (input.pattern.startsWith("/") || input.pattern.split("/").includes("..")) {
+      if (pattern.startsWith("/") || segments.includes("..")) {
         throw new Error(
           `pattern ${JSON.stringify(input.pattern)} must be relative and stay below the search directory (no "/" at the start, no "..")`,
         );
       }
       const base = resolveInWorkspace(context.workspace, input.path ?? ".");
+      const roots = protectedRoots(context.stateRoot);
+      assertNotProtected(base.absolute, input.path ?? ".", roots);
       if (!statSync(base.absolute).isDirectory()) throw new Error(`${base.display} is not a directory`);
-      const root = resolveInWorkspace(context.workspace, ".").absolute;
-      const matches: string[] = [];
-      // followSymlinks stays off: a link to a directory outside would walk out of the workspace.
-      for await (const file of new Bun.Glob(input.pattern).scan({ cwd: base.absolute, onlyFiles: true })) {
-        if (context.signal.aborted) throw new Error("interrupted");
-        matches.push(relative(root, join(base.absolute, file)));
+      const workspace = resolveInWorkspace(context.workspace, ".").absolute;
+      const none = { content: `no files match ${JSON.stringify(input.pattern)} in ${base.display}` };
+      const start = literalStart(base.absolute, segments);
+      if (start === undefined) return none;
+      const matcher = new Bun.Glob(pattern);
+      const baseRel = base.display === "." ? "" : `${base.display}/`;
+      const matches: { path: string; absolute: string }[] = [];
+      const files = walkFiles({
+        workspace,
+        start,
+        respectIgnore: !(input.include_ignored ?? false),
+        includeHidden: segments.some((segment) => segment.startsWith(".")),
+        protectedRoots: roots,
+        signal: context.signal,
+      });
+      for await (const file of files) {
+        if (matcher.match(file.path.slice(baseRel.length))) matches.push(file);
       }
-      if (matches.length === 0) return { content: `no files match ${JSON.stringify(input.pattern)} in ${base.display}` };
-      matches.sort();
-      const shown = matches.slice(0, maxResults).join("\n");
+      if (matches.length === 0) return none;
+      const byName = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+      if ((input.sort ?? "mtime") === "name") matches.sort(byName);
+      else {
+        const mtimes = new Map(matches.map((file) => [file.path, mtimeOf(file.absolute)]));
+        matches.sort((a, b) => mtimes.get(b.path)! - mtimes.get(a.path)! || byName(a, b));
+      }
+      const shown = matches
+        .slice(0, maxResults)
+        .map((file) => file.path)
+        .join("\n");
       if (matches.length <= maxResults) return { content: shown };
       return { content: `${shown}\n[… ${matches.length - maxResults} more files not shown; use a narrower pattern or path]` };
     },

@@ -8,6 +8,11 @@ export interface ToolContext {
   idempotencyKey: string;
   /** Absolute, real path of the workspace the file tools and `shell` are confined to. */
   workspace: string;
+  /**
+   * The agent's state root, from the composition root: file tools refuse paths
+   * in it and searches never enter it. Absent where there is none (unit tests).
+   */
+  stateRoot?: string;
   signal: AbortSignal;
 }
 

@@ -28,6 +28,16 @@ export function scriptedServers(): (script: ScriptedReply[]) => ScriptedModelSer
   };
 }
 
+/** The last tool result a request carries (a todo reminder may follow it as a user message). */
+export const lastToolResult = (r: { body: { messages: Array<Record<string, unknown>> } }) =>
+  String(r.body.messages.findLast((m) => m.role === "tool")!.content);
+
+/** A scripted reply calling one tool; `check` sees the previous call's result. */
+export const toolCallReply = (name: string, args: Record<string, unknown>, check?: (text: string) => void): ScriptedReply => ({
+  toolCalls: [{ name, arguments: args }],
+  ...(check ? { check: (r) => check(lastToolResult(r)) } : {}),
+});
+
 export function runSetup() {
   const root = realpathSync(tempDir("agent-run-e2e-"));
   const workspace = join(root, "workspace");

@@ -1,22 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ScriptedReply } from "../support/model-server.ts";
-import { parseStream, runSetup, scriptedServers } from "./run-fixture.ts";
+import { parseStream, runSetup, scriptedServers, toolCallReply as call } from "./run-fixture.ts";
 
 // The compiled binary: the Lead plans with todo_write, creates two dependent
 // tasks in the task graph, finds the second blocked, completes the first (which
 // unblocks the second), then the second, and closes its plan.
 
 const startServer = scriptedServers();
-
-// The last tool result (a todo reminder may follow it as a user message).
-const lastResult = (r: { body: { messages: Array<Record<string, unknown>> } }) =>
-  String(r.body.messages.findLast((m) => m.role === "tool")!.content);
-const call = (name: string, args: Record<string, unknown>, check?: (text: string) => void): ScriptedReply => ({
-  toolCalls: [{ name, arguments: args }],
-  ...(check ? { check: (r) => check(lastResult(r)) } : {}),
-});
 
 describe("agent run: planning with todo_write and the task graph", () => {
   test("two dependent tasks are created, the blocked one refused, both completed in order", async () => {

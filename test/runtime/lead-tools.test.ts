@@ -15,6 +15,7 @@ const LEAD_TOOLS = [
   "write_file",
   "edit_file",
   "glob",
+  "grep",
   "todo_write",
   "task",
   "load_skill",
@@ -28,7 +29,7 @@ const LEAD_TOOLS = [
   "send_message",
 ];
 const TEAMMATE_TOOLS = ["shell", "read_file", "write_file", "send_message"];
-const BASE_TOOLS = ["shell", "read_file", "write_file", "edit_file", "glob"];
+const BASE_TOOLS = ["shell", "read_file", "write_file", "edit_file", "glob", "grep"];
 
 const open: { server: ScriptedModelServer; lead?: LeadRuntime }[] = [];
 afterEach(async () => {
@@ -38,7 +39,10 @@ afterEach(async () => {
   }
 });
 
-async function world(script: ScriptedReply[], options: { maxTurns?: string; prepare?: (workspace: string) => void } = {}) {
+async function world(
+  script: ScriptedReply[],
+  options: { maxTurns?: string; prepare?: (workspace: string) => void; stateInWorkspace?: boolean } = {},
+) {
   const server = ScriptedModelServer.start(script);
   const entry: { server: ScriptedModelServer; lead?: LeadRuntime } = { server };
   open.push(entry);
@@ -46,7 +50,7 @@ async function world(script: ScriptedReply[], options: { maxTurns?: string; prep
   const workspace = join(root, "ws");
   mkdirSync(workspace);
   options.prepare?.(workspace);
-  const stateDir = join(root, "state");
+  const stateDir = options.stateInWorkspace ? join(workspace, ".agent") : join(root, "state");
   const { settings } = loadSettings({
     flags: { baseUrl: server.url, permissionMode: "acceptEdits", ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}) },
     env: { OPENAI_API_KEY: "sk-test" },
@@ -62,7 +66,7 @@ const toolNames = (request: RecordedRequest) => (request.body.tools ?? []).map((
 const key = () => uuidV7Source.next();
 
 describe("the Lead's tools", () => {
-  test("the Lead has the design's sixteen tools in order; a teammate has exactly its four", async () => {
+  test("the Lead has the design's seventeen tools in order; a teammate has exactly its four", async () => {
     const w = await world([
       {
         identity: "lead",
@@ -161,6 +165,35 @@ describe("the Lead's tools", () => {
     ]);
     await w.lead.runner.run("plan and work", { idempotencyKey: key() });
     expect(w.events.filter((e) => e.type === "todos")).toEqual([{ type: "todos", agent: "lead", todos }]);
+    w.server.assertDone();
+  });
+
+  test("grep and glob through the Lead skip the state root in the workspace and refuse it when named", async () => {
+    const lastResult = (r: RecordedRequest) => String(r.body.messages.at(-1)!.content);
+    const w = await world(
+      [
+        { identity: "lead", toolCalls: [{ name: "grep", arguments: { pattern: "MARKER-7f3a", output_mode: "files_with_matches" } }] },
+        {
+          identity: "lead",
+          // The prompt is in the Lead's history under .agent/ by now; only the workspace file is found.
+          check: (r) => expect(lastResult(r)).toBe("notes.md"),
+          toolCalls: [{ name: "grep", arguments: { pattern: "MARKER", path: ".agent" } }],
+        },
+        {
+          identity: "lead",
+          check: (r) => expect(lastResult(r)).toContain(`path ".agent" is inside the agent's state directory`),
+          toolCalls: [{ name: "glob", arguments: { pattern: "**/*", include_ignored: true, sort: "name" } }],
+        },
+        {
+          identity: "lead",
+          check: (r) => expect(lastResult(r)).toBe("notes.md"),
+          toolCalls: [{ name: "glob", arguments: { pattern: ".agent/**/*.jsonl" } }],
+        },
+        { identity: "lead", text: "done", check: (r) => expect(lastResult(r)).toBe('no files match ".agent/**/*.jsonl" in .') },
+      ],
+      { stateInWorkspace: true, prepare: (workspace) => writeFileSync(join(workspace, "notes.md"), "MARKER-7f3a\n") },
+    );
+    await w.lead.runner.run("find MARKER-7f3a", { idempotencyKey: key() });
     w.server.assertDone();
   });
 });

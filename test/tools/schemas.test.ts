@@ -4,7 +4,7 @@ import { toolSpecs } from "../../src/tools/schemas.ts";
 
 describe("tool schemas", () => {
   test("the base tools, in order, with the JSON schema the model sees", () => {
-    expect(baseTools().map((tool) => tool.name)).toEqual(["shell", "read_file", "write_file", "edit_file", "glob"]);
+    expect(baseTools().map((tool) => tool.name)).toEqual(["shell", "read_file", "write_file", "edit_file", "glob", "grep"]);
     expect(toolSpecs(baseTools())).toMatchSnapshot();
   });
 

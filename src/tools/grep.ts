@@ -1,0 +1,103 @@
+import { z } from "zod";
+import { assertNotProtected, protectedRoots } from "../search/file-walk.ts";
+import { GREP_OUTPUT_MODES, MAX_GREP_FILE_BYTES, grepSearch } from "../search/grep-search.ts";
+import { defineTool } from "./tool.ts";
+import { capText, withTruncationNote } from "./truncate.ts";
+import { resolveInWorkspace } from "./workspace-path.ts";
+
+export const DEFAULT_GREP_ENTRIES = 200;
+export const MAX_GREP_ENTRIES = 2_000;
+export const DEFAULT_GREP_CHARS = 50_000;
+const MAX_CONTEXT = 20;
+
+export const GrepInput = z.strictObject({
+  pattern: z
+    .string()
+    .min(1)
+    .describe('JavaScript regular expression looked for in each line, e.g. "class \\\\w+Store" or "TODO|FIXME".'),
+  path: z.string().min(1).optional().describe("File or directory to search, relative to the workspace; default the workspace."),
+  glob: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Only search files matching this glob: "*.ts" or "*.{ts,tsx}" match file names, "src/**/*.ts" paths below `path`.'),
+  case_insensitive: z.boolean().optional().describe("Ignore case; default false."),
+  context: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_CONTEXT)
+    .optional()
+    .describe("Lines shown before and after each matching line (content mode only); default 0."),
+  output_mode: z
+    .enum(GREP_OUTPUT_MODES)
+    .optional()
+    .describe('"content" (default): matching lines as path:line:text; "files_with_matches": paths only; "count": path:matching-line-count.'),
+  head_limit: z
+    .number()
+    .int()
+    .positive()
+    .max(MAX_GREP_ENTRIES)
+    .optional()
+    .describe(`Stop after this many output lines (files in the other modes); default ${DEFAULT_GREP_ENTRIES}.`),
+});
+export type GrepInput = z.infer<typeof GrepInput>;
+
+export interface GrepToolOptions {
+  maxChars?: number;
+}
+
+const NARROW = "narrow the search with path, glob or a more specific pattern";
+
+export function grepTool(options: GrepToolOptions = {}) {
+  const maxChars = options.maxChars ?? DEFAULT_GREP_CHARS;
+  return defineTool({
+    name: "grep",
+    description:
+      "Search file contents in the workspace for a JavaScript regular expression, line by line. " +
+      "Skips binary files, .git/, the agent's state directory and whatever .gitignore and .ignore files exclude. " +
+      `Output is capped (head_limit, default ${DEFAULT_GREP_ENTRIES}); a note says when there is more.`,
+    input: GrepInput,
+    effect: "read",
+    subject: (input) => input.path ?? ".",
+    async run(input, context) {
+      const target = resolveInWorkspace(context.workspace, input.path ?? ".");
+      const roots = protectedRoots(context.stateRoot);
+      assertNotProtected(target.absolute, input.path ?? ".", roots);
+      const mode = input.output_mode ?? "content";
+      const limit = input.head_limit ?? DEFAULT_GREP_ENTRIES;
+      const result = await grepSearch({
+        pattern: input.pattern,
+        caseInsensitive: input.case_insensitive,
+        workspace: resolveInWorkspace(context.workspace, ".").absolute,
+        start: target.absolute,
+        glob: input.glob,
+        mode,
+        context: input.context,
+        limit,
+        protectedRoots: roots,
+        signal: context.signal,
+      });
+      const notes: string[] = [];
+      if (result.truncated) {
+        const unit = mode === "content" ? "lines" : "files";
+        notes.push(
+          `[stopped after ${limit} ${unit}; there are more matches: ${NARROW}` +
+            (limit < MAX_GREP_ENTRIES ? `, or raise head_limit (up to ${MAX_GREP_ENTRIES})]` : "]"),
+        );
+      }
+      if (result.skippedLarge.length > 0) {
+        const shown = result.skippedLarge.slice(0, 5).join(", ");
+        const more = result.skippedLarge.length > 5 ? ` and ${result.skippedLarge.length - 5} more` : "";
+        notes.push(`[not searched, larger than ${MAX_GREP_FILE_BYTES / 1024 / 1024} MB: ${shown}${more}]`);
+      }
+      if (result.entries.length === 0) {
+        const where = input.glob ? `${target.display} (files matching ${JSON.stringify(input.glob)})` : target.display;
+        return { content: [`no matches for ${JSON.stringify(input.pattern)} in ${where}`, ...notes].join("\n") };
+      }
+      const capped = capText(result.entries.join("\n"), maxChars);
+      const body = withTruncationNote(capped, NARROW);
+      return { content: [body, ...notes].join("\n") };
+    },
+  });
+}
