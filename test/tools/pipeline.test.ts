@@ -80,7 +80,7 @@ describe("ToolPipeline", () => {
   test("an unknown tool is an error result listing the tools", async () => {
     const { run } = setup();
     expect(await run("{}", "delete_everything")).toEqual({
-      content: 'unknown tool "delete_everything"; available tools: echo, shell, read_file, write_file, edit_file, glob',
+      content: 'unknown tool "delete_everything"; available tools: echo, shell, read_file, write_file, edit_file, glob, grep',
       isError: true,
     });
   });
@@ -140,7 +140,7 @@ describe("ToolPipeline", () => {
 
   test("specs() are the tools' JSON schemas in order", () => {
     const { pipeline } = setup();
-    expect(pipeline.specs().map((spec) => spec.name)).toEqual(["echo", "shell", "read_file", "write_file", "edit_file", "glob"]);
+    expect(pipeline.specs().map((spec) => spec.name)).toEqual(["echo", "shell", "read_file", "write_file", "edit_file", "glob", "grep"]);
   });
 
   test("two tools with one name are refused", () => {
