@@ -1,6 +1,7 @@
 import { closeSync, constants, fsyncSync, openSync, readFileSync, writeSync } from "node:fs";
 import { z } from "zod";
 import { CassetteMismatchError, CorruptStateFileError, UsageError } from "../core/errors.ts";
+import { normaliseVolatileSections } from "../core/prompt-sections.ts";
 import { FILE_MODE, isErrno } from "../storage/atomic-file.ts";
 import { ChatMessage, FINISH_REASONS, type ModelClient, type ModelRequest, type ModelResponse, Usage } from "./types.ts";
 
@@ -38,10 +39,17 @@ export const CassetteEntry = z.strictObject({
 });
 export type CassetteEntry = z.infer<typeof CassetteEntry>;
 
+/**
+ * What a cassette holds of a request, and what replay compares: the system
+ * prompt's environment section (date, git branch) is volatile, so both sides
+ * carry a placeholder instead and a cassette replays on any day, in any repo.
+ */
 export function cassetteRequest(request: ModelRequest): CassetteRequest {
   return {
     identity: request.identity,
-    messages: request.messages,
+    messages: request.messages.map((message) =>
+      message.role === "system" ? { ...message, content: normaliseVolatileSections(message.content) } : message,
+    ),
     tools: request.tools.map((tool) => tool.name),
   };
 }

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { type AgentName, LEAD } from "../core/agent-name.ts";
-import { systemClock } from "../core/clock.ts";
+import { type Clock, systemClock } from "../core/clock.ts";
 import { uuidV7Source } from "../core/ids.ts";
 import { type Settings, modelClientOptions } from "../config/load.ts";
 import { ShellHooks } from "../hooks/hook-runner.ts";
@@ -26,6 +26,9 @@ import { HistoryStore } from "./history-store.ts";
 import { JobSupervisor } from "./job-supervisor.ts";
 import type { RunObserver } from "./run-types.ts";
 import { leadSystemPrompt, subagentSystemPrompt, teammateSystemPrompt } from "./system-prompt.ts";
+import { environmentFacts } from "../instructions/environment.ts";
+import { contextSections } from "../instructions/prompt-context.ts";
+import { readProjectInstructions } from "../instructions/project-instructions.ts";
 import { CronRuntime } from "../cron/cron-runtime.ts";
 import { CronStore } from "../cron/cron-store.ts";
 import { SkillCatalog } from "../skills/skill-catalog.ts";
@@ -62,6 +65,8 @@ export interface LeadContext {
   asker?: PermissionAsker;
   /** The mailbox's file-system calls; tests pass the real ones with a failure injected. */
   mailboxFs?: FsOps;
+  /** Today's date in the system prompts; the system clock unless a test fixes it. */
+  clock?: Clock;
 }
 
 /**
@@ -141,6 +146,14 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     const background = new BackgroundJobs({ inbox, supervisor, clock: systemClock, ids: uuidV7Source });
     closers.push(() => background.close());
 
+    // Every agent of the runtime reads the same project instructions and environment, once per runtime.
+    const promptContext = contextSections({
+      instructions: readProjectInstructions(context.workspace),
+      append: settings.appendSystemPrompt,
+      environment: environmentFacts(context.workspace, context.clock ?? systemClock),
+    });
+    const withContext = (prompt: string) => `${prompt}\n\n${promptContext}`;
+
     const team: TeammateRuntime = new TeammateRuntime({
       store: new FileMailboxStore({ stateDir: context.stateDir, fs: context.mailboxFs }),
       inbox,
@@ -151,7 +164,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         runnerFor(
           name,
           [shellTool(settings.shell), readFileTool(), writeFileTool(), sendMessageTool(team)],
-          teammateSystemPrompt(name, role),
+          withContext(teammateSystemPrompt(name, role)),
         ),
       clock: systemClock,
       ids: uuidV7Source,
@@ -167,7 +180,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     // no teammates, no background jobs), the same hooks and permissions, a turn cap.
     const runSubagent: SubagentRun = async (prompt, { idempotencyKey, signal, label }) => {
       const identity = `${LEAD}/${label}`;
-      const subagent = runnerFor(identity, baseTools({ shell: settings.shell }), subagentSystemPrompt(), {
+      const subagent = runnerFor(identity, baseTools({ shell: settings.shell }), withContext(subagentSystemPrompt()), {
         history: HistoryStore.inMemory(identity),
         maxTurns: Math.min(settings.maxTurns, SUBAGENT_MAX_TURNS),
       });
@@ -186,7 +199,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       spawnTeammateTool(team),
       sendMessageTool(team),
     ];
-    const runner = runnerFor(LEAD, leadTools, leadSystemPrompt(skills.promptSection()), { reminder: () => todos.reminder() });
+    const runner = runnerFor(LEAD, leadTools, withContext(leadSystemPrompt(skills.promptSection())), { reminder: () => todos.reminder() });
     await team.restore();
     cron.start();
     return { runner, team, cron, background, inbox, supervisor, close: closeAll };

@@ -1,6 +1,8 @@
 /**
  * The Lead's system prompt. It names no path, time or host: a recorded cassette
- * must replay the same requests in any workspace, on any day.
+ * must replay the same requests in any workspace, on any day. The runtime adds
+ * the project instructions and the environment section after it (lead.ts); the
+ * cassette records the environment as a placeholder.
  */
 export function leadSystemPrompt(skillsSection = ""): string {
   const lines = [

@@ -137,3 +137,35 @@ describe("reading a cassette", () => {
     expect(() => replayer(path)).toThrow(`cassette ${path} not found: check --replay`);
   });
 });
+
+describe("the environment section is volatile", () => {
+  const system = (environment: string, instructions = "Be brief.") =>
+    `You are the Lead.\n\n<project-instructions file="AGENTS.md">\n${instructions}\n</project-instructions>\n\n<environment>\n${environment}\n</environment>`;
+  const request = (content: string): ModelRequest => ({
+    identity: "lead",
+    messages: [{ role: "system", content }, { role: "user", content: "hi" }],
+    tools: [],
+  });
+
+  test("recorded as a placeholder; a replay on another day and branch matches, other instructions do not", async () => {
+    const path = join(tempDir(), "env.jsonl");
+    {
+      await using server = ScriptedModelServer.start([{ text: "hello" }]);
+      const client = recorder(server, path);
+      await client.complete(request(system("Today's date: 2026-01-01\nGit repository: yes, on branch main")));
+      await client.close();
+      server.assertDone();
+    }
+    const recorded = JSON.parse(readFileSync(path, "utf8")) as CassetteEntry;
+    expect(recorded.request.messages[0]).toEqual({
+      role: "system",
+      content: 'You are the Lead.\n\n<project-instructions file="AGENTS.md">\nBe brief.\n</project-instructions>\n\n<environment>(differs per run: not recorded)</environment>',
+    });
+    expect(readFileSync(path, "utf8")).not.toContain("2026-01-01");
+
+    const later = replayer(path);
+    expect((await later.complete(request(system("Today's date: 2027-06-30\nGit repository: no")))).message).toMatchObject({ content: "hello" });
+    const other = replayer(path);
+    expect(other.complete(request(system("Today's date: 2026-01-01", "Be verbose.")))).rejects.toThrow(CassetteMismatchError);
+  });
+});
