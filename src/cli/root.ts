@@ -3,7 +3,9 @@ import type { AnyCommand } from "./argv.ts";
 import { globalArgs } from "./args.ts";
 import { completionCommand } from "./completion/command.ts";
 import { configCommand } from "./config/index.ts";
+import { doctorCommand } from "./doctor/command.ts";
 import { drainCommand } from "./drain.ts";
+import { initCommand } from "./init/command.ts";
 import { cronCommand } from "./cron/index.ts";
 import { mailboxCommand } from "./mailbox/index.ts";
 import { runCommand } from "./run.ts";
@@ -32,6 +34,8 @@ export const rootCommand: AnyCommand = defineCommand({
     mailbox: mailboxCommand,
     cron: cronCommand,
     config: configCommand,
+    doctor: doctorCommand,
+    init: initCommand,
     completion: completionCommand(() => rootCommand),
   },
 });

@@ -57,6 +57,10 @@ export interface ScriptedModelServerOptions {
    * and answered with HTTP 500.
    */
   respond?: (request: RecordedRequest) => ScriptedReply;
+  /** `GET /models` lists these ids (`agent doctor`); without it that route is a 404 like any other. */
+  models?: string[];
+  /** With `models`: the key `GET /models` requires (401 for any other or none). */
+  apiKey?: string;
 }
 
 export class ScriptedModelServer {
@@ -64,12 +68,16 @@ export class ScriptedModelServer {
   readonly problems: string[] = [];
   readonly #script: ScriptedReply[];
   readonly #respond: ScriptedModelServerOptions["respond"];
+  readonly #options: ScriptedModelServerOptions;
+  /** `GET /models` requests answered. */
+  modelListRequests = 0;
   readonly #server: Server<undefined>;
   #completionCounter = 0;
 
   private constructor(script: ScriptedReply[], options: ScriptedModelServerOptions) {
     this.#script = [...script];
     this.#respond = options.respond;
+    this.#options = options;
     this.#server = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
@@ -113,6 +121,7 @@ export class ScriptedModelServer {
 
   async #answer(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
+    if (request.method === "GET" && path === "/v1/models" && this.#options.models) return this.#modelList(request);
     if (request.method !== "POST" || !path.endsWith("/chat/completions")) {
       this.problems.push(`unexpected ${request.method} ${path}`);
       return Response.json({ error: { message: `no route ${path}` } }, { status: 404 });
@@ -140,6 +149,15 @@ export class ScriptedModelServer {
       });
     }
     return Response.json(this.#completion(recorded, reply), { headers: reply.headers });
+  }
+
+  #modelList(request: Request): Response {
+    this.modelListRequests += 1;
+    const { models = [], apiKey } = this.#options;
+    if (apiKey !== undefined && request.headers.get("authorization") !== `Bearer ${apiKey}`) {
+      return Response.json({ error: { message: "Incorrect API key provided", type: "invalid_request_error" } }, { status: 401 });
+    }
+    return Response.json({ object: "list", data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "test" })) });
   }
 
   #nextReply(recorded: RecordedRequest): ScriptedReply | undefined {

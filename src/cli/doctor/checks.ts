@@ -1,0 +1,201 @@
+import { closeSync, existsSync, openSync, readdirSync, statSync, unlinkSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { readConfigFile } from "../../config/config-file.ts";
+import { type Settings, loadSettings } from "../../config/load.ts";
+import type { AgentName } from "../../core/agent-name.ts";
+import { MailboxPaths, REASON_SUFFIX } from "../../mailbox/paths.ts";
+import { listModels } from "../../model/list-models.ts";
+import { DEFAULT_BASE_URL } from "../../model/openai-client.ts";
+import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
+import { TeamRegistry } from "../../team/team-registry.ts";
+
+// The checks of `agent doctor`, each one question answered in one line. A
+// `fail` is something `agent run` needs and does not have; a `warn` is worth
+// knowing but does not stop a run.
+
+export type CheckStatus = "ok" | "warn" | "fail" | "skip";
+
+export interface Check {
+  /** Stable, for --json: `state_dir`, `api_key`, … */
+  id: string;
+  status: CheckStatus;
+  detail: string;
+}
+
+const ok = (id: string, detail: string): Check => ({ id, status: "ok", detail });
+const warn = (id: string, detail: string): Check => ({ id, status: "warn", detail });
+const fail = (id: string, detail: string): Check => ({ id, status: "fail", detail });
+const skip = (id: string, detail: string): Check => ({ id, status: "skip", detail });
+
+function errno(error: unknown): string {
+  return (error as { code?: string }).code ?? (error as Error).message;
+}
+
+export function checkWorkspace(workspace: string): Check {
+  const git = existsSync(join(workspace, ".git")) ? "a git repository" : "not a git repository";
+  return ok("workspace", `${workspace} (${git})`);
+}
+
+/**
+ * Writable as this process would write it: a file is created and removed, since
+ * modes alone do not tell (root, read-only mounts, ACLs). A state dir that does
+ * not exist yet is fine when the first existing directory above it is writable.
+ */
+export function checkStateDir(stateDir: string): Check {
+  let probeDir = stateDir;
+  while (!existsSync(probeDir)) {
+    const parent = dirname(probeDir);
+    if (parent === probeDir) break;
+    probeDir = parent;
+  }
+  if (existsSync(probeDir) && !statSync(probeDir).isDirectory()) {
+    return fail("state_dir", `${probeDir} is not a directory; remove it or choose another state dir with --state-dir`);
+  }
+  const probe = join(probeDir, `.agent-doctor-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  try {
+    closeSync(openSync(probe, "wx", 0o600));
+    unlinkSync(probe);
+  } catch (error) {
+    return fail("state_dir", `cannot write to ${probeDir} (${errno(error)}); make it writable or choose another state dir with --state-dir`);
+  }
+  return ok("state_dir", probeDir === stateDir ? `${stateDir} (writable)` : `${stateDir} (created on first use; ${probeDir} is writable)`);
+}
+
+export interface SettingsResult {
+  checks: Check[];
+  /** Null when they could not be read: the checks that need them are skipped. */
+  settings: Settings | null;
+}
+
+/** Each configuration file (found, valid) and the settings they and the flags and environment make. */
+export function checkConfig(stateDir: string, flags: { model?: string; baseUrl?: string }): SettingsResult {
+  const checks: Check[] = [];
+  try {
+    const file = readConfigFile(stateDir);
+    checks.push(ok("config", file ? `${file.path} (valid)` : `no config file in ${stateDir} (defaults apply)`));
+  } catch (error) {
+    checks.push(fail("config", (error as Error).message));
+    return { checks, settings: null };
+  }
+  try {
+    const { settings, warnings } = loadSettings({ stateDir, flags });
+    for (const warning of warnings) checks.push(warn("config", warning));
+    return { checks, settings };
+  } catch (error) {
+    checks.push(fail("settings", (error as Error).message));
+    return { checks, settings: null };
+  }
+}
+
+/** Key present; with the network, the endpoint answers, takes the key and offers the model. */
+export async function checkEndpoint(settings: Settings, offline: boolean, timeoutMs: number): Promise<Check[]> {
+  const endpoint = settings.baseUrl ?? DEFAULT_BASE_URL;
+  const keyCheck = settings.apiKey
+    ? ok("api_key", "present")
+    : fail("api_key", "no API key: set OPENAI_API_KEY (or apiKey in config.json); a local endpoint that needs none takes any value");
+  if (offline) return [keyCheck, skip("endpoint", `${endpoint}: not contacted (--offline)`)];
+
+  const listed = await listModels({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs });
+  if (listed.kind === "unreachable") {
+    return [keyCheck, fail("endpoint", `cannot reach ${endpoint} (${listed.detail}); check --base-url / OPENAI_BASE_URL and the network`)];
+  }
+  if (listed.kind === "not_api") {
+    return [keyCheck, fail("endpoint", `${listed.detail}; --base-url must be the API root, usually ending in /v1`)];
+  }
+  if (listed.kind === "http") {
+    const said = `HTTP ${listed.status}: ${listed.detail}`;
+    if (listed.status === 401 || listed.status === 403) {
+      // The endpoint is there; it is the key that is missing or refused.
+      const key = settings.apiKey ? fail("api_key", `rejected by ${endpoint} (${said}); check OPENAI_API_KEY`) : keyCheck;
+      return [key, ok("endpoint", `${endpoint} answers`)];
+    }
+    if (listed.status === 404) {
+      return [keyCheck, fail("endpoint", `${endpoint}/models not found (${said}); --base-url must be the API root, usually ending in /v1`)];
+    }
+    return [keyCheck, fail("endpoint", `${endpoint} answered ${said}`)];
+  }
+  const key = settings.apiKey ? ok("api_key", `accepted by ${endpoint}`) : keyCheck;
+  const offered = listed.models.includes(settings.model);
+  const model = offered
+    ? ok("model", `${settings.model} is offered by ${endpoint}`)
+    : warn("model", `${settings.model} is not among the ${listed.models.length} models ${endpoint} lists (${preview(listed.models)}); check --model / AGENT_MODEL`);
+  return [key, ok("endpoint", `${endpoint} answers (${listed.models.length} models)`), model];
+}
+
+function preview(names: string[]): string {
+  return names.length <= 5 ? names.join(", ") : `${names.slice(0, 5).join(", ")}, …`;
+}
+
+/** A program on PATH that answers `args`: its first line of output, or null. */
+function probe(cmd: string[]): { ok: boolean; output: string } | null {
+  if (Bun.which(cmd[0]!) === null) return null;
+  const result = Bun.spawnSync(cmd, { stdout: "pipe", stderr: "pipe" });
+  const output = `${result.stdout}${result.stderr}`.trim().split("\n")[0] ?? "";
+  return { ok: result.exitCode === 0, output };
+}
+
+export function checkGit(): Check {
+  const git = probe(["git", "--version"]);
+  return git?.ok ? ok("git", git.output) : warn("git", "git is not installed: the agent cannot use it in shell commands");
+}
+
+/** bubblewrap, the Linux sandbox for `shell`: present and able to create a sandbox here. */
+export function checkSandbox(): Check {
+  if (process.platform !== "linux") return skip("sandbox", `no bubblewrap check on ${process.platform}`);
+  const bwrap = probe(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-all", "true"]);
+  if (bwrap === null) return warn("sandbox", "bwrap (bubblewrap) is not installed: shell commands run without an OS sandbox");
+  if (!bwrap.ok) return warn("sandbox", `bwrap is installed but cannot create a sandbox here (${bwrap.output})`);
+  return ok("sandbox", "bwrap can create a sandbox");
+}
+
+/** What a stopped run left, and whether a runtime owns the state dir now. */
+export async function checkPendingWork(stateDir: string): Promise<Check[]> {
+  if (!existsSync(stateDir)) return [ok("pending", "nothing pending (no state yet)")];
+  const checks: Check[] = [];
+  try {
+    const owner = await readRuntimeOwner(stateDir);
+    if (owner) {
+      checks.push(warn("runtime", `a runtime owns ${stateDir} now (pid ${owner.pid} on ${owner.host}): \`agent run\` waits for it only with --wait-lock`));
+    }
+    const teammates = new TeamRegistry(stateDir).read();
+    const waiting: string[] = [];
+    for (const { agent, open, quarantined } of mailboxCounts(stateDir)) {
+      if (open > 0) waiting.push(`${agent}: ${open} message${open === 1 ? "" : "s"}`);
+      if (quarantined > 0) {
+        checks.push(warn("quarantine", `${quarantined} quarantined entr${quarantined === 1 ? "y" : "ies"} in ${agent}'s mailbox; see \`agent mailbox list --state quarantine\``));
+      }
+    }
+    const interrupted = owner ? [] : teammates.filter((t) => t.state === "running").map((t) => t.name);
+    if (waiting.length === 0 && interrupted.length === 0) {
+      checks.unshift(ok("pending", "nothing pending"));
+    } else {
+      const parts = [...waiting, ...(interrupted.length > 0 ? [`interrupted: ${interrupted.join(", ")}`] : [])];
+      checks.unshift(warn("pending", `work left by an earlier run (${parts.join("; ")}); \`agent drain\` finishes it`));
+    }
+  } catch (error) {
+    checks.push(fail("state", `${(error as Error).message}`));
+  }
+  return checks;
+}
+
+/**
+ * Messages still to be worked on (ready, processing) and quarantined entries per
+ * mailbox, counted from the directories without the mailbox lock: a doctor must
+ * not create lock files in the state dir it inspects.
+ */
+function mailboxCounts(stateDir: string): Array<{ agent: string; open: number; quarantined: number }> {
+  const paths = new MailboxPaths(stateDir);
+  if (!existsSync(paths.root)) return [];
+  const count = (dir: string, keep: (name: string) => boolean) => (existsSync(dir) ? readdirSync(dir).filter(keep).length : 0);
+  return readdirSync(paths.root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
+    .map(({ name }) => {
+      const agent = name as AgentName;
+      const json = (file: string) => file.endsWith(".json");
+      return {
+        agent,
+        open: count(paths.stateDirOf(agent, "ready"), json) + count(paths.stateDirOf(agent, "processing"), json),
+        quarantined: count(paths.stateDirOf(agent, "quarantine"), (file) => !file.endsWith(REASON_SUFFIX)),
+      };
+    });
+}

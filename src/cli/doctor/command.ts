@@ -1,0 +1,66 @@
+import { defineCommand } from "citty";
+import { AgentRunError } from "../../core/errors.ts";
+import { globalArgs, jsonArg } from "../args.ts";
+import { formatTable, writeJson, writeOut } from "../output.ts";
+import { resolveWorkspace, runStateDir } from "../run/workspace.ts";
+import { VERSION } from "../version.ts";
+import {
+  type Check,
+  checkConfig,
+  checkEndpoint,
+  checkGit,
+  checkPendingWork,
+  checkSandbox,
+  checkStateDir,
+  checkWorkspace,
+} from "./checks.ts";
+
+/** `agent doctor` found something `agent run` needs missing (exit 1). */
+export class DoctorFailedError extends AgentRunError {
+  override readonly code = "DOCTOR_FAILED";
+}
+
+const ENDPOINT_TIMEOUT_MS = 10_000;
+
+export const doctorCommand = defineCommand({
+  meta: { name: "doctor", description: "Check that everything `agent run` needs is in place, one line per check" },
+  args: {
+    workspace: { type: "string", valueHint: "dir", description: "The workspace to check (default: the current directory)" },
+    model: { type: "string", valueHint: "name", description: "Check this model instead of the configured one" },
+    "base-url": { type: "string", valueHint: "url", description: "Check this endpoint instead of the configured one" },
+    offline: { type: "boolean", description: "Do not contact the endpoint (the key is only checked for presence)" },
+    ...jsonArg,
+    ...globalArgs,
+  },
+  async run({ args }) {
+    const checks: Check[] = [{ id: "version", status: "ok", detail: `agent ${VERSION} (${process.platform}-${process.arch})` }];
+    let workspace: string | undefined;
+    try {
+      workspace = resolveWorkspace(args.workspace);
+      checks.push(checkWorkspace(workspace));
+    } catch (error) {
+      checks.push({ id: "workspace", status: "fail", detail: (error as Error).message });
+    }
+    // Without a workspace the state dir is still known when given explicitly;
+    // else it is taken as if the workspace were the current directory.
+    const stateDir = runStateDir(args, workspace ?? process.cwd());
+    checks.push(checkStateDir(stateDir));
+    const { checks: configChecks, settings } = checkConfig(stateDir, { model: args.model, baseUrl: args["base-url"] });
+    checks.push(...configChecks);
+    if (settings) checks.push(...(await checkEndpoint(settings, args.offline === true, ENDPOINT_TIMEOUT_MS)));
+    else checks.push({ id: "endpoint", status: "skip", detail: "not checked: the settings could not be read" });
+    checks.push(checkSandbox(), checkGit(), ...(await checkPendingWork(stateDir)));
+
+    const problems = checks.filter((c) => c.status === "fail");
+    if (args.json) {
+      await writeJson({ ok: problems.length === 0, version: VERSION, state_dir: stateDir, checks });
+    } else {
+      const rows = checks.map((c) => [c.status === "fail" ? "FAIL" : c.status, c.id.replace(/_/g, " "), c.detail]);
+      await writeOut(formatTable(rows));
+    }
+    if (problems.length > 0) {
+      const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
+      throw new DoctorFailedError(`${count} (${problems.map((p) => p.id).join(", ")}): \`agent run\` would fail; fix the FAIL lines above`);
+    }
+  },
+});

@@ -1,0 +1,165 @@
+import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ScriptedModelServer } from "../support/model-server.ts";
+import { tempDir } from "../support/temp-dir.ts";
+import { AGENT_BINARY, type AgentResult, ensureBinary, runAgent } from "./agent-binary.ts";
+import { setup } from "./fixture.ts";
+
+// `agent doctor` against the scripted server's `GET /models`, the real binary and
+// real directories: exit 0 on a good setup; on a bad one exit 1, one FAIL line per
+// problem on stdout, and one summary line on stderr.
+
+const KEY = "sk-test-doctor";
+const servers: ScriptedModelServer[] = [];
+
+beforeAll(() => {
+  ensureBinary();
+}, 120_000);
+
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+function modelServer(): ScriptedModelServer {
+  const server = ScriptedModelServer.start([], { models: ["gpt-4o-mini", "local-coder"], apiKey: KEY });
+  servers.push(server);
+  return server;
+}
+
+interface Report {
+  ok: boolean;
+  checks: Array<{ id: string; status: string; detail: string }>;
+}
+
+function doctorSetup() {
+  const workspace = tempDir("agent-doctor-");
+  const stateDir = join(workspace, ".agent");
+  const doctor = (env: Record<string, string | undefined>, ...args: string[]) =>
+    runAgent(["doctor", "--workspace", workspace, "--state-dir", stateDir, ...args], { env });
+  return { workspace, stateDir, doctor };
+}
+
+const failLines = (result: AgentResult) => result.stdout.split("\n").filter((line) => line.startsWith("FAIL"));
+const statusOf = (report: Report, id: string) => report.checks.find((c) => c.id === id)?.status;
+
+describe("agent doctor", () => {
+  test("a good setup: every check ok, the key accepted by a models-list call, exit 0", async () => {
+    const server = modelServer();
+    const { doctor, stateDir } = doctorSetup();
+    mkdirSync(stateDir);
+    writeFileSync(join(stateDir, "config.json"), JSON.stringify({ model: "local-coder" }));
+    const env = { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url };
+    const text = await doctor(env);
+    expect(text.code).toBe(0);
+    expect(text.stderr).toBe("");
+    expect(failLines(text)).toEqual([]);
+    expect(text.stdout).toMatch(/^ok +api key +accepted by http:\/\/127\.0\.0\.1:\d+\/v1$/m);
+    expect(text.stdout).toMatch(/^ok +model +local-coder is offered by /m);
+    expect(text.stdout).toContain(`${join(stateDir, "config.json")} (valid)`);
+
+    const json = await doctor(env, "--json");
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout) as Report;
+    expect(report.ok).toBe(true);
+    for (const id of ["version", "workspace", "state_dir", "config", "api_key", "endpoint", "model", "pending"]) {
+      expect(statusOf(report, id)).toBe("ok");
+    }
+    expect(server.modelListRequests).toBe(2);
+    server.assertDone();
+    // A doctor looks and leaves no trace: no lock or spare directories in the state dir.
+    expect(readdirSync(stateDir)).toEqual(["config.json"]);
+  });
+
+  test("no key: exit 1 and exactly one FAIL line, naming OPENAI_API_KEY", async () => {
+    const server = modelServer();
+    const { doctor } = doctorSetup();
+    const result = await doctor({ OPENAI_API_KEY: undefined, OPENAI_BASE_URL: server.url });
+    expect(result.code).toBe(1);
+    expect(failLines(result)).toEqual([expect.stringMatching(/^FAIL +api key +no API key: set OPENAI_API_KEY/)]);
+    // The endpoint itself answered (401 without a key): that part is fine.
+    expect(result.stdout).toMatch(/^ok +endpoint /m);
+    expect(result.stderr).toBe("agent: 1 problem (api_key): `agent run` would fail; fix the FAIL lines above\n");
+  });
+
+  test("a wrong key is rejected by the endpoint", async () => {
+    const server = modelServer();
+    const { doctor } = doctorSetup();
+    const result = await doctor({ OPENAI_API_KEY: "sk-wrong", OPENAI_BASE_URL: server.url });
+    expect(result.code).toBe(1);
+    expect(failLines(result)).toEqual([expect.stringMatching(/^FAIL +api key +rejected by .*HTTP 401: Incorrect API key provided.*check OPENAI_API_KEY$/)]);
+  });
+
+  test("a bad base URL: nobody listening, or not the API root", async () => {
+    const server = modelServer();
+    const { doctor } = doctorSetup();
+    const refused = await doctor({ OPENAI_API_KEY: KEY }, "--base-url", "http://127.0.0.1:9/v1");
+    expect(refused.code).toBe(1);
+    expect(failLines(refused)).toEqual([expect.stringMatching(/^FAIL +endpoint +cannot reach http:\/\/127\.0\.0\.1:9\/v1 .*check --base-url/)]);
+
+    // The server's root, without /v1: its /models is a 404.
+    const root = server.url.replace(/\/v1$/, "");
+    const wrongRoot = await doctor({ OPENAI_API_KEY: KEY }, "--base-url", root);
+    expect(wrongRoot.code).toBe(1);
+    expect(failLines(wrongRoot)).toEqual([expect.stringMatching(/^FAIL +endpoint +http:\/\/127\.0\.0\.1:\d+\/models not found \(HTTP 404.*must be the API root/)]);
+  });
+
+  test("--offline does not contact the endpoint", async () => {
+    const server = modelServer();
+    const { doctor } = doctorSetup();
+    const result = await doctor({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url }, "--offline", "--json");
+    expect(result.code).toBe(0);
+    expect(statusOf(JSON.parse(result.stdout) as Report, "endpoint")).toBe("skip");
+    expect(server.modelListRequests).toBe(0);
+  });
+
+  test("an invalid config file: exit 1, its FAIL line names the file and the key", async () => {
+    const server = modelServer();
+    const { doctor, stateDir } = doctorSetup();
+    mkdirSync(stateDir);
+    writeFileSync(join(stateDir, "config.json"), JSON.stringify({ modle: "gpt-4o" }));
+    const result = await doctor({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
+    expect(result.code).toBe(1);
+    expect(failLines(result)).toEqual([expect.stringMatching(/^FAIL +config +config file .*config\.json: unknown key "modle"/)]);
+  });
+
+  test("pending work left by an earlier run is reported, not a failure", async () => {
+    const server = modelServer();
+    const { doctor, stateDir } = doctorSetup();
+    expect((await runAgent(["mailbox", "send", "--state-dir", stateDir, "--to", "lead", "--from", "alice", "--content", "done"])).code).toBe(0);
+    const result = await doctor({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^warn +pending +work left by an earlier run \(lead: 1 message\); `agent drain` finishes it$/m);
+  });
+});
+
+// Root ignores file modes, so as root the binary runs as `nobody` (as in read-only-state.test.ts).
+const asRoot = process.getuid?.() === 0;
+const setpriv = Bun.which("setpriv");
+
+describe.if(!asRoot || setpriv !== null)("agent doctor on a read-only state root", () => {
+  test("exit 1 with one FAIL line naming the directory", async () => {
+    const server = modelServer();
+    const { stateDir } = setup();
+    mkdirSync(stateDir, { recursive: true });
+    chmodSync(stateDir, 0o555);
+    const workspace = join(stateDir, "..");
+    chmodSync(workspace, 0o755);
+    try {
+      const drop = asRoot ? [setpriv!, "--reuid", "65534", "--regid", "65534", "--clear-groups"] : [];
+      const child = Bun.spawn([...drop, AGENT_BINARY, "doctor", "--workspace", workspace, "--state-dir", stateDir], {
+        cwd: workspace,
+        env: { ...process.env, NO_COLOR: "1", HOME: workspace, OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [stdout, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+      expect(code).toBe(1);
+      expect(stdout.split("\n").filter((l) => l.startsWith("FAIL"))).toEqual([
+        expect.stringMatching(new RegExp(`^FAIL +state dir +cannot write to ${stateDir} \\((EACCES|EROFS)\\); make it writable`)),
+      ]);
+    } finally {
+      chmodSync(stateDir, 0o755);
+    }
+  });
+});
