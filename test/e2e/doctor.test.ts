@@ -62,7 +62,7 @@ describe("agent doctor", () => {
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout) as Report;
     expect(report.ok).toBe(true);
-    for (const id of ["version", "workspace", "state_dir", "config", "api_key", "endpoint", "model", "pending"]) {
+    for (const id of ["version", "workspace", "state_dir", "config_user", "config_project", "config_local", "api_key", "endpoint", "model", "pending"]) {
       expect(statusOf(report, id)).toBe("ok");
     }
     expect(server.modelListRequests).toBe(2);
@@ -120,7 +120,7 @@ describe("agent doctor", () => {
     writeFileSync(join(stateDir, "config.json"), JSON.stringify({ modle: "gpt-4o" }));
     const result = await doctor({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
     expect(result.code).toBe(1);
-    expect(failLines(result)).toEqual([expect.stringMatching(/^FAIL +config +config file .*config\.json: unknown key "modle"/)]);
+    expect(failLines(result)).toEqual([expect.stringMatching(/^FAIL +config project +config file .*\.agent\/config\.json: unknown key "modle"/)]);
   });
 
   test("pending work left by an earlier run is reported, not a failure", async () => {

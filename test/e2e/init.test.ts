@@ -21,8 +21,8 @@ describe("agent init", () => {
     expect(readFileSync(join(workspace, "AGENTS.md"), "utf8")).toStartWith("# AGENTS.md\n");
     expect(statSync(join(workspace, ".agent", "config.json")).mode & 0o777).toBe(0o644);
     // The template is a config the agent accepts as it stands.
-    const { settings, configPath } = loadSettings({ stateDir: join(workspace, ".agent"), env: {} });
-    expect(configPath).toBe(join(workspace, ".agent", "config.json"));
+    const { settings, files } = loadSettings({ workspace, env: {}, home: tempDir() });
+    expect(files.map((f) => f.path)).toEqual([join(workspace, ".agent", "config.json")]);
     expect(settings.permissions.deny).toContain("write_file(.env)");
   });
 

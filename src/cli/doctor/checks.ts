@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { readConfigFile } from "../../config/config-file.ts";
+import { CONFIG_LEVELS, configLocations } from "../../config/locations.ts";
 import { type Settings, loadSettings } from "../../config/load.ts";
 import type { AgentName } from "../../core/agent-name.ts";
 import { MailboxPaths, REASON_SUFFIX } from "../../mailbox/paths.ts";
@@ -67,18 +68,23 @@ export interface SettingsResult {
   settings: Settings | null;
 }
 
-/** Each configuration file (found, valid) and the settings they and the flags and environment make. */
-export function checkConfig(stateDir: string, flags: { model?: string; baseUrl?: string }): SettingsResult {
+/** Each level's configuration file (found, valid), then the settings all levels, the environment and the flags make. */
+export function checkConfig(workspace: string, flags: { model?: string; baseUrl?: string }): SettingsResult {
   const checks: Check[] = [];
-  try {
-    const file = readConfigFile(stateDir);
-    checks.push(ok("config", file ? `${file.path} (valid)` : `no config file in ${stateDir} (defaults apply)`));
-  } catch (error) {
-    checks.push(fail("config", (error as Error).message));
-    return { checks, settings: null };
+  const locations = configLocations(workspace);
+  let valid = true;
+  for (const level of CONFIG_LEVELS) {
+    try {
+      const file = readConfigFile(locations[level], level);
+      checks.push(ok(`config_${level}`, file ? `${file.path} (valid)` : `${locations[level]} (none)`));
+    } catch (error) {
+      checks.push(fail(`config_${level}`, (error as Error).message));
+      valid = false;
+    }
   }
+  if (!valid) return { checks, settings: null };
   try {
-    const { settings, warnings } = loadSettings({ stateDir, flags });
+    const { settings, warnings } = loadSettings({ workspace, flags });
     for (const warning of warnings) checks.push(warn("config", warning));
     return { checks, settings };
   } catch (error) {

@@ -45,7 +45,7 @@ export const doctorCommand = defineCommand({
     // else it is taken as if the workspace were the current directory.
     const stateDir = runStateDir(args, workspace ?? process.cwd());
     checks.push(checkStateDir(stateDir));
-    const { checks: configChecks, settings } = checkConfig(stateDir, { model: args.model, baseUrl: args["base-url"] });
+    const { checks: configChecks, settings } = checkConfig(workspace ?? process.cwd(), { model: args.model, baseUrl: args["base-url"] });
     checks.push(...configChecks);
     if (settings) checks.push(...(await checkEndpoint(settings, args.offline === true, ENDPOINT_TIMEOUT_MS)));
     else checks.push({ id: "endpoint", status: "skip", detail: "not checked: the settings could not be read" });
