@@ -1,4 +1,6 @@
 import { isAbsolute, join, resolve } from "node:path";
+import { readConfigFile } from "../config/config-file.ts";
+import { CONFIG_LEVELS, configLocations } from "../config/locations.ts";
 import { UsageError } from "../core/errors.ts";
 import { FileMailboxStore } from "../mailbox/file-store.ts";
 import type { MailboxStore } from "../mailbox/store.ts";
@@ -20,7 +22,17 @@ export function resolveStateDir(
   return join(cwd, ".agent");
 }
 
-/** The one place the CLI builds its mailbox store. */
-export function openMailboxStore(stateDir: string): MailboxStore {
-  return new FileMailboxStore({ stateDir });
+/**
+ * The one place the CLI builds its mailbox store, with the content cap the config
+ * files of this workspace set (a claim or recover by the CLI must judge sizes as
+ * the runtime does).
+ */
+export function openMailboxStore(stateDir: string, workspace: string = process.cwd()): MailboxStore {
+  const locations = configLocations(workspace);
+  let maxContentBytes: number | undefined;
+  // Highest precedence last: the last level that sets it wins.
+  for (const level of CONFIG_LEVELS) {
+    maxContentBytes = readConfigFile(locations[level], level)?.config.mailbox?.maxContentBytes ?? maxContentBytes;
+  }
+  return new FileMailboxStore({ stateDir, ...(maxContentBytes === undefined ? {} : { maxContentBytes }) });
 }

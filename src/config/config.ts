@@ -61,5 +61,11 @@ export const ConfigFile = z.strictObject({
       largeToolResultChars: z.number().int().positive().optional(),
     })
     .optional(),
+  mailbox: z
+    .strictObject({
+      /** The cap on one message's content, in UTF-8 bytes (default 1 MiB). */
+      maxContentBytes: z.number().int().positive().optional(),
+    })
+    .optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFile>;

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { UsageError } from "../core/errors.ts";
+import { DEFAULT_MAX_CONTENT_BYTES } from "../core/message.ts";
 import type { ModelClientOptions } from "../model/types.ts";
 import { type LoadedConfigFile, readConfigFile } from "./config-file.ts";
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode } from "./config.ts";
@@ -25,6 +26,7 @@ export interface Settings {
   shell: { timeoutMs?: number; deny: string[] };
   /** Absent values mean the runner's own thresholds. */
   compaction: { thresholdChars?: number; largeToolResultChars?: number };
+  mailbox: { maxContentBytes: number };
   /** Absolute path of the --record cassette (flag only). */
   recordPath?: string;
   /** Absolute path of the --replay cassette (flag only). */
@@ -179,6 +181,9 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     compaction: {
       thresholdChars: pick("compaction.thresholdChars", [() => fromFiles((c) => c.compaction?.thresholdChars)]),
       largeToolResultChars: pick("compaction.largeToolResultChars", [() => fromFiles((c) => c.compaction?.largeToolResultChars)]),
+    },
+    mailbox: {
+      maxContentBytes: pick("mailbox.maxContentBytes", [() => fromFiles((c) => c.mailbox?.maxContentBytes)], DEFAULT_MAX_CONTENT_BYTES),
     },
     recordPath: fromFlag(flags.record, "--record", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
     replayPath: fromFlag(flags.replay, "--replay", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,

@@ -57,6 +57,20 @@ export class InvalidMessageError extends AgentError {
   }
 }
 
+export class MessageTooLargeError extends AgentError {
+  readonly code = "MESSAGE_TOO_LARGE";
+  readonly category = "usage" as const;
+  constructor(
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(
+      `message content is ${bytes} bytes, over the mailbox cap of ${maxBytes} bytes (config mailbox.maxContentBytes); ` +
+        "send less: put large data in a file and send its path",
+    );
+  }
+}
+
 export class UnknownAgentError extends AgentError {
   readonly code = "UNKNOWN_AGENT";
   readonly category = "not_found" as const;

@@ -4,6 +4,18 @@ import type { IdSource } from "./ids.ts";
 import { AgentName } from "./agent-name.ts";
 import { InvalidMessageError, InvalidMessageIdError } from "./errors.ts";
 
+/** The default cap on a message's content, in UTF-8 bytes (config `mailbox.maxContentBytes`). */
+export const DEFAULT_MAX_CONTENT_BYTES = 1024 * 1024;
+
+/**
+ * The largest message file that can hold content of `maxContentBytes`: JSON
+ * escaping writes a control character as six bytes (`\u0000`), plus the fixed
+ * fields. A larger file is refused without being read.
+ */
+export function maxMessageFileBytes(maxContentBytes: number): number {
+  return maxContentBytes * 6 + 4096;
+}
+
 export const MESSAGE_KINDS = ["task", "message", "result"] as const;
 export const MessageKind = z.enum(MESSAGE_KINDS);
 export type MessageKind = z.infer<typeof MessageKind>;

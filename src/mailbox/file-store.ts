@@ -7,10 +7,12 @@ import {
   InvalidMessageError,
   LockError,
   MailboxStorageError,
+  MessageTooLargeError,
 } from "../core/errors.ts";
 import { MAILBOX_STATES, type MailboxState } from "../core/mailbox-state.ts";
 import {
   assertMessageId,
+  DEFAULT_MAX_CONTENT_BYTES,
   describeIssues,
   MailboxMessage,
   sameMessage,
@@ -50,6 +52,8 @@ export interface FileMailboxStoreOptions {
   /** Stamps quarantine records. */
   clock?: Clock;
   lock?: FileLockOptions;
+  /** The cap on a message's content in UTF-8 bytes (default 1 MiB): larger sends are refused, larger files quarantined at claim. */
+  maxContentBytes?: number;
 }
 
 /**
@@ -64,6 +68,7 @@ export class FileMailboxStore implements MailboxStore {
   readonly #lockOptions: FileLockOptions;
   readonly #queues: ReadyQueues;
   readonly #preparedAgents = new Set<AgentName>();
+  readonly #maxContentBytes: number;
   #stateDirReady = false;
 
   constructor(options: FileMailboxStoreOptions) {
@@ -71,14 +76,20 @@ export class FileMailboxStore implements MailboxStore {
     this.#fs = options.fs ?? realFs;
     this.#clock = options.clock ?? systemClock;
     this.#lockOptions = options.lock ?? {};
-    this.#queues = new ReadyQueues(this.paths, this.#fs, (agent, name, reason) =>
-      this.#quarantineFrom(agent, "ready", name, reason, undefined),
+    this.#maxContentBytes = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
+    this.#queues = new ReadyQueues(
+      this.paths,
+      this.#fs,
+      (agent, name, reason) => this.#quarantineFrom(agent, "ready", name, reason, undefined),
+      this.#maxContentBytes,
     );
   }
 
   async send(input: MailboxMessage): Promise<void> {
     const message = this.#validMessage(input);
     const { id, recipient } = message;
+    const bytes = Buffer.byteLength(message.content, "utf8");
+    if (bytes > this.#maxContentBytes) throw new MessageTooLargeError(bytes, this.#maxContentBytes);
     await this.#locked(() => {
       this.#prepareAgent(recipient);
       const fs = this.#fs;
@@ -133,10 +144,12 @@ export class FileMailboxStore implements MailboxStore {
       this.#prepareAgent(agent);
       const index = await this.#queues.fresh(agent);
       for (let entry = index.head(); entry; entry = index.head()) {
-        const checked = readMessageAt(this.#fs, join(this.paths.stateDirOf(agent, "ready"), entry.name), {
-          id: entry.id,
-          recipient: agent,
-        });
+        const checked = readMessageAt(
+          this.#fs,
+          join(this.paths.stateDirOf(agent, "ready"), entry.name),
+          { id: entry.id, recipient: agent },
+          this.#maxContentBytes,
+        );
         if (checked === "gone") {
           index.remove(entry.name);
           continue;
@@ -217,7 +230,7 @@ export class FileMailboxStore implements MailboxStore {
 
       const processing = this.paths.stateDirOf(agent, "processing");
       for (const name of fs.readdirSync(processing).sort()) {
-        const checked = checkFile(fs, agent, processing, name);
+        const checked = checkFile(fs, agent, processing, name, this.#maxContentBytes);
         if (checked === "gone") continue;
         if (!checked.ok) {
           this.#quarantineFrom(agent, "processing", name, checked.reason, undefined);

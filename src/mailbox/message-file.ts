@@ -1,7 +1,7 @@
 import type { Stats } from "node:fs";
 import { join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
-import { describeIssues, isMessageId, MailboxMessage } from "../core/message.ts";
+import { describeIssues, isMessageId, MailboxMessage, maxMessageFileBytes } from "../core/message.ts";
 import { isErrno } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { storageError } from "./failures.ts";
@@ -54,21 +54,38 @@ export function checkMessageBytes(bytes: Uint8Array, expected: { id: string; rec
 }
 
 /** Reads and strictly checks the message file at `path`; "gone" when nothing is there. */
-export function readMessageAt(fs: FsOps, path: string, expected: { id: string; recipient: AgentName }): Checked | "gone" {
+export function readMessageAt(
+  fs: FsOps,
+  path: string,
+  expected: { id: string; recipient: AgentName },
+  maxContentBytes?: number,
+): Checked | "gone" {
   let bytes: Uint8Array;
   try {
     const stats = fs.lstatSync(path);
     if (!stats.isFile()) return { ok: false, reason: "entry is not a regular file" };
+    if (maxContentBytes !== undefined && stats.size > maxMessageFileBytes(maxContentBytes)) {
+      // Not read: a file this size cannot hold a message under the cap, and reading
+      // it whole is what the cap is there to prevent.
+      return { ok: false, reason: `file is ${stats.size} bytes, too large for a message under the cap of ${maxContentBytes} content bytes (mailbox.maxContentBytes); not read` };
+    }
     bytes = fs.readFileSync(path);
   } catch (error) {
     if (isErrno(error, "ENOENT")) return "gone";
     throw storageError(`read ${path}`, error, "nothing was changed");
   }
-  return checkMessageBytes(bytes, expected);
+  const checked = checkMessageBytes(bytes, expected);
+  if (checked.ok && maxContentBytes !== undefined) {
+    const size = Buffer.byteLength(checked.message.content, "utf8");
+    if (size > maxContentBytes) {
+      return { ok: false, reason: `content is ${size} bytes, over the cap of ${maxContentBytes} (mailbox.maxContentBytes)` };
+    }
+  }
+  return checked;
 }
 
 /** The full strict check of one directory entry: its kind, its name, then its content. */
-export function checkFile(fs: FsOps, agent: AgentName, dir: string, name: string): Checked | "gone" {
+export function checkFile(fs: FsOps, agent: AgentName, dir: string, name: string, maxContentBytes?: number): Checked | "gone" {
   const path = join(dir, name);
   let stats: Stats;
   try {
@@ -79,5 +96,5 @@ export function checkFile(fs: FsOps, agent: AgentName, dir: string, name: string
   }
   const entry = checkEntry(name, stats);
   if (!entry.ok) return entry;
-  return readMessageAt(fs, path, { id: entry.id, recipient: agent });
+  return readMessageAt(fs, path, { id: entry.id, recipient: agent }, maxContentBytes);
 }

@@ -24,6 +24,8 @@ export class ReadyQueues {
     private readonly fs: FsOps,
     /** Moves a bad entry found in ready/ to quarantine. */
     private readonly quarantine: (agent: AgentName, name: string, reason: string) => void,
+    /** Larger messages are quarantined unread (see readMessageAt). */
+    private readonly maxContentBytes: number,
   ) {}
 
   /** Forgets every cached queue (after a failure they may not match the disk). */
@@ -44,7 +46,7 @@ export class ReadyQueues {
     for (const name of present) {
       if (queue.has(name)) continue;
       await pacer.step();
-      const checked = checkFile(this.fs, agent, readyDir, name);
+      const checked = checkFile(this.fs, agent, readyDir, name, this.maxContentBytes);
       if (checked === "gone") continue;
       if (!checked.ok) {
         this.quarantine(agent, name, checked.reason);

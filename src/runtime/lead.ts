@@ -155,7 +155,11 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     const withContext = (prompt: string) => `${prompt}\n\n${promptContext}`;
 
     const team: TeammateRuntime = new TeammateRuntime({
-      store: new FileMailboxStore({ stateDir: context.stateDir, fs: context.mailboxFs }),
+      store: new FileMailboxStore({
+        stateDir: context.stateDir,
+        fs: context.mailboxFs,
+        maxContentBytes: settings.mailbox.maxContentBytes,
+      }),
       inbox,
       supervisor,
       registry: new TeamRegistry(context.stateDir),
