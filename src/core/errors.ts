@@ -175,7 +175,7 @@ export class ModelUnavailableError extends ModelError {
 
 /** The endpoint refused the request (bad key, unknown model, bad request). */
 export class ModelRequestError extends ModelError {
-  override readonly code = "MODEL_REQUEST";
+  override readonly code: string = "MODEL_REQUEST";
   constructor(
     message: string,
     readonly status: number | undefined,
@@ -183,6 +183,26 @@ export class ModelRequestError extends ModelError {
   ) {
     super(message, options);
   }
+}
+
+/** The endpoint says the model does not exist (a 404 whose body names the model). */
+export class UnknownModelError extends ModelRequestError {
+  override readonly code = "UNKNOWN_MODEL";
+}
+
+/** The key's quota is spent (429 `insufficient_quota`): waiting does not help, so it is never retried. */
+export class QuotaExceededError extends ModelRequestError {
+  override readonly code = "QUOTA_EXCEEDED";
+}
+
+/** A 200 that is not a chat completion, twice: usually a --base-url that points at something else. */
+export class InvalidModelResponseError extends ModelError {
+  override readonly code = "INVALID_MODEL_RESPONSE";
+}
+
+/** The model answered with no text and no tool calls, twice. */
+export class EmptyModelAnswerError extends ModelError {
+  override readonly code = "EMPTY_MODEL_ANSWER";
 }
 
 /** The request was longer than the model's context window. */

@@ -1,32 +1,20 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import OpenAI, { APIError } from "openai";
 import type {
   ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import { z } from "zod";
-import {
-  type AttemptFailure,
-  DEFAULT_RETRY_TIMING,
-  realRetryDeps,
-  type RetryDeps,
-  type RetryInfo,
-  type RetryTiming,
-  withRetries,
-} from "./retry.ts";
-import type {
-  AssistantMessage,
-  ChatMessage,
-  FinishReason,
-  ModelClient,
-  ModelRequest,
-  ModelResponse,
-  ToolCall,
-  ToolSpec,
-  Usage,
-} from "./types.ts";
+import { describeAttemptFailure } from "./openai-failures.ts";
+import { DEFAULT_RETRY_TIMING, realRetryDeps, type RetryDeps, type RetryInfo, type RetryTiming, withRetries } from "./retry.ts";
+import { readSse } from "./sse.ts";
+import { StreamAssembler } from "./stream-assembler.ts";
+import type { ChatMessage, ModelClient, ModelRequest, ModelResponse, ToolSpec } from "./types.ts";
+import { InvalidCompletionError, firstBytes, parseCompletionBody } from "./wire-completion.ts";
 
-/** The only file that imports `openai`: everything else speaks our camelCase types. */
+export { fromWireResponse } from "./wire-completion.ts";
+
+/** With openai-failures.ts, the only files that import `openai`: everything else speaks our camelCase types. */
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
 export interface OpenAIModelClientOptions {
@@ -42,6 +30,8 @@ export interface OpenAIModelClientOptions {
   /** Backoff tuning and the sleep/random/clock the retries use (tests inject them). */
   retryTiming?: Partial<RetryTiming>;
   retryDeps?: Partial<RetryDeps>;
+  /** Ask for a streamed answer (the default); false sends every request without `stream`. */
+  stream?: boolean;
 }
 
 export class OpenAIModelClient implements ModelClient {
@@ -53,6 +43,12 @@ export class OpenAIModelClient implements ModelClient {
   readonly #deps: RetryDeps;
   /** Fired by close(): cancels requests still in flight, so shutdown never waits on the network. */
   readonly #closing = new AbortController();
+  /**
+   * Whether to ask for a stream. Turned off for the life of this client (the
+   * runtime's session) by an endpoint that refuses streaming or answers a
+   * streaming request with a whole completion.
+   */
+  #streaming: boolean;
 
   constructor(options: OpenAIModelClientOptions) {
     this.model = options.model;
@@ -64,6 +60,7 @@ export class OpenAIModelClient implements ModelClient {
       ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
     };
     this.#deps = { ...realRetryDeps, ...options.retryDeps };
+    this.#streaming = options.stream ?? true;
     // An explicit baseURL: the SDK would otherwise read OPENAI_BASE_URL itself,
     // behind the back of our flags > env > config precedence.
     this.#sdk = new OpenAI({
@@ -75,18 +72,17 @@ export class OpenAIModelClient implements ModelClient {
     });
   }
 
+  /** False once the endpoint refused a stream: later requests go without `stream`. */
+  get streaming(): boolean {
+    return this.#streaming;
+  }
+
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const signal = request.signal ? AbortSignal.any([request.signal, this.#closing.signal]) : this.#closing.signal;
     const body = toWireRequest(this.model, request.messages, request.tools);
     return withRetries(
-      async () => {
-        const raw = await this.#sdk.chat.completions.create(body, {
-          headers: { "X-Agent-Name": request.identity },
-          signal,
-        });
-        return fromWireResponse(raw);
-      },
-      describeFailure,
+      async () => (this.#streaming ? this.#streamed(body, request, signal) : this.#whole(body, request, signal)),
+      (error) => describeAttemptFailure(error, signal),
       {
         endpoint: this.endpoint,
         model: this.model,
@@ -94,9 +90,54 @@ export class OpenAIModelClient implements ModelClient {
         timing: this.#timing,
         deps: this.#deps,
         signal,
-        onRetry: this.#options.onRetry,
+        onRetry: request.onRetry ?? this.#options.onRetry,
       },
     );
+  }
+
+  /** One attempt without streaming: the whole body, parsed by us so a bad one can be quoted. */
+  async #whole(body: ChatCompletionCreateParamsNonStreaming, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+    const response = await this.#sdk.chat.completions.create(body, { headers: { "X-Agent-Name": request.identity }, signal }).asResponse();
+    const whole = parseCompletionBody(await response.text());
+    if (whole.message.content) request.onText?.(whole.message.content);
+    return whole;
+  }
+
+  /** One streamed attempt; falls back to #whole, for good, when the endpoint refuses to stream. */
+  async #streamed(body: ChatCompletionCreateParamsNonStreaming, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+    const streamBody: ChatCompletionCreateParamsStreaming = { ...body, stream: true, stream_options: { include_usage: true } };
+    let response: Response;
+    try {
+      response = await this.#sdk.chat.completions
+        .create(streamBody, { headers: { "X-Agent-Name": request.identity }, signal })
+        .asResponse();
+    } catch (error) {
+      if (!refusesStreaming(error)) throw error;
+      this.#streaming = false;
+      return this.#whole(body, request, signal);
+    }
+    const type = response.headers.get("content-type") ?? "";
+    if (!type.includes("text/event-stream")) {
+      const text = await response.text();
+      // A whole completion in answer to a streaming request: the endpoint ignores
+      // `stream`, so stop asking. Anything else is an invalid answer.
+      const whole = parseCompletionBody(text);
+      this.#streaming = false;
+      if (whole.message.content) request.onText?.(whole.message.content);
+      return whole;
+    }
+    if (!response.body) throw new InvalidCompletionError("an event stream without a body", "");
+    const assembler = new StreamAssembler(request.onText);
+    let prefix = "";
+    for await (const event of readSse(response.body, { idleMs: this.#options.timeoutMs, onPrefix: (text) => (prefix = text) })) {
+      if (event.data === "[DONE]") break;
+      assembler.push(event.data);
+    }
+    if (assembler.chunks === 0 && prefix.trim() !== "" && !/^(data|event|id|retry)?:/.test(prefix.trimStart())) {
+      // Said it was a stream, sent something else (a proxy's page).
+      throw new InvalidCompletionError("not an event stream", firstBytes(prefix));
+    }
+    return assembler.finish();
   }
 
   async close(): Promise<void> {
@@ -148,125 +189,14 @@ function toWireTool(tool: ToolSpec): ChatCompletionTool {
 }
 
 /**
- * What we read from an answer, checked rather than trusted: a wrong --base-url
- * can return HTML with status 200, and local servers differ in what they omit.
+ * An endpoint that will not stream says so with a 4xx naming the parameter
+ * (vLLM, some proxies: "stream is not supported", param "stream"); a 501 says
+ * it for the whole feature.
  */
-const WireCompletion = z.object({
-  choices: z
-    .array(
-      z.object({
-        message: z.object({
-          content: z.string().nullish(),
-          refusal: z.string().nullish(),
-          tool_calls: z
-            .array(
-              z.object({
-                id: z.string().nullish(),
-                function: z.object({
-                  name: z.string().min(1),
-                  arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
-                }),
-              }),
-            )
-            .nullish(),
-        }),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .min(1),
-  usage: z.object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() }).nullish(),
-});
-type WireCompletion = z.infer<typeof WireCompletion>;
-
-/** Thrown inside an attempt for an answer that is not a chat completion; never retried. */
-class InvalidCompletionError extends Error {}
-
-export function fromWireResponse(raw: unknown): ModelResponse {
-  const parsed = WireCompletion.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue && issue.path.length > 0 ? ` at ${issue.path.join(".")}` : "";
-    const what = typeof raw === "string" ? "a text body" : `${issue?.message ?? "an unexpected shape"}${where}`;
-    throw new InvalidCompletionError(`got ${what}`);
-  }
-  const [choice] = parsed.data.choices as [WireCompletion["choices"][number]];
-  const toolCalls: ToolCall[] = (choice.message.tool_calls ?? []).map((call, index) => ({
-    // A few local servers send no id; the next request must still pair results with calls.
-    id: call.id || `call_${crypto.randomUUID()}_${index}`,
-    name: call.function.name,
-    // Raw text on purpose: the tool pipeline parses it and reports malformed JSON to the model.
-    arguments:
-      typeof call.function.arguments === "string" ? call.function.arguments : JSON.stringify(call.function.arguments ?? {}),
-  }));
-  const message: AssistantMessage = {
-    role: "assistant",
-    content: choice.message.content ?? choice.message.refusal ?? null,
-    ...(toolCalls.length > 0 ? { toolCalls } : {}),
-  };
-  return { message, finishReason: finishReason(choice.finish_reason, toolCalls.length > 0), usage: usage(parsed.data.usage) };
-}
-
-function finishReason(reason: string | null | undefined, hasToolCalls: boolean): FinishReason {
-  // Ollama and some llama.cpp builds say "stop" while returning tool calls.
-  if (hasToolCalls && (reason === "stop" || !reason)) return "tool_calls";
-  switch (reason) {
-    case "stop":
-    case "length":
-    case "content_filter":
-    case "tool_calls":
-      return reason;
-    case "function_call":
-      return "tool_calls";
-    default:
-      return "other";
-  }
-}
-
-function usage(wire: WireCompletion["usage"]): Usage {
-  const count = (n: number | null | undefined) => (n && n > 0 ? Math.trunc(n) : 0);
-  return { inputTokens: count(wire?.prompt_tokens), outputTokens: count(wire?.completion_tokens) };
-}
-
-/** Tells the retry loop what went wrong, in SDK-neutral terms. */
-export function describeFailure(error: unknown): AttemptFailure {
-  if (error instanceof APIUserAbortError) return { kind: "aborted" };
-  if (error instanceof APIConnectionTimeoutError) return { kind: "connection", timedOut: true, detail: "timed out", cause: error };
-  if (error instanceof APIConnectionError || (error instanceof APIError && error.status === undefined)) {
-    return { kind: "connection", timedOut: false, detail: connectionDetail(error), cause: error };
-  }
-  if (error instanceof APIError && error.status !== undefined) {
-    return {
-      kind: "http",
-      status: error.status,
-      code: typeof error.code === "string" ? error.code : undefined,
-      message: serverMessage(error),
-      headers: error.headers,
-      cause: error,
-    };
-  }
-  const detail = error instanceof InvalidCompletionError ? error.message : `unreadable answer: ${String(error)}`;
-  return { kind: "invalid_response", detail: oneLine(detail), cause: error };
-}
-
-/** The innermost cause says what happened (ECONNREFUSED, ENOTFOUND, a TLS error); the SDK only says "Connection error.". */
-function connectionDetail(error: Error): string {
-  let inner: unknown = error;
-  while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
-  if (!(inner instanceof Error) || inner === error) return oneLine(error.message);
-  const code = (inner as { code?: unknown }).code;
-  const text = typeof code === "string" && !inner.message.includes(code) ? `${code}: ${inner.message}` : inner.message;
-  return oneLine(text);
-}
-
-function serverMessage(error: APIError): string {
-  const body = error.error as { message?: unknown } | undefined;
-  if (typeof body?.message === "string") return oneLine(body.message);
-  // The SDK prefixes its message with the status, which our errors already name.
-  return oneLine(error.message.replace(/^\d{3}\s*/, "").replace(/^status code \(no body\)$/, ""));
-}
-
-/** Errors are one line: a server's message can hold newlines, HTML or a stack. */
-function oneLine(text: string, max = 300): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+function refusesStreaming(error: unknown): boolean {
+  if (!(error instanceof APIError) || error.status === undefined) return false;
+  if (![400, 405, 415, 422, 501].includes(error.status)) return false;
+  const body = error.error as { message?: unknown; param?: unknown } | undefined;
+  const text = `${typeof body?.message === "string" ? body.message : error.message} ${typeof body?.param === "string" ? body.param : ""}`;
+  return /\bstream(ing|_options)?\b/i.test(text);
 }

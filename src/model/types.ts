@@ -60,6 +60,21 @@ export interface ModelRequest {
   /** The agent asking (`lead`, a teammate's name, a subagent's id): sent as the X-Agent-Name header. */
   identity: string;
   signal?: AbortSignal;
+  /**
+   * Told each piece of the answer's text as it streams in. A retried attempt
+   * starts over from its first piece, after `onRetry` says so: what came before
+   * belongs to an answer that was thrown away.
+   */
+  onText?: (text: string) => void;
+  /** Told before each retry of this request; the client's own `onRetry` when absent. */
+  onRetry?: (info: ModelRetryInfo) => void;
+}
+
+/** A retry about to happen: which one (1 for the first), after how long, and why. */
+export interface ModelRetryInfo {
+  attempt: number;
+  delayMs: number;
+  reason: string;
 }
 
 export interface ModelResponse {
@@ -70,7 +85,9 @@ export interface ModelResponse {
 
 /**
  * One model endpoint. `complete` makes one request (retries on 429/5xx/network
- * errors live in the implementation) and throws a `ModelError` subclass on failure.
+ * errors, cut streams and invalid or empty answers live in the implementation)
+ * and throws a `ModelError` subclass on failure. The response is always the
+ * whole assembled answer, streamed or not.
  */
 export interface ModelClient {
   readonly model: string;
@@ -95,5 +112,5 @@ export interface ModelClientOptions {
   /** Answer from this cassette, with no network. */
   replayPath?: string;
   /** Told before each retry (for progress on stderr). */
-  onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+  onRetry?: (info: ModelRetryInfo) => void;
 }

@@ -60,10 +60,9 @@ describe("retries over real HTTP", () => {
     const { client, sleeps } = clientFor(url, { maxRetries: 2 });
     const error = await failure(client.complete(ask("hi")));
     expect(error).toBeInstanceOf(ModelUnavailableError);
-    expect(error.message).toStartWith(`cannot reach the model endpoint ${url} after 3 attempts (last: `);
-    expect(error.message).toContain("ECONNREFUSED");
-    expect(error.message).toEndWith("): check --base-url / that the endpoint is up");
-    expect(error.message).not.toContain("\n");
+    expect(error.message).toBe(
+      `cannot reach the model endpoint at ${new URL(url).host} after 3 attempts (last: connection refused): check --base-url and that the endpoint is up`,
+    );
     expect(sleeps).toHaveLength(2);
   });
 
@@ -106,17 +105,6 @@ describe("failures that are not retried", () => {
     server.assertDone();
   });
 
-  test("404 names the model and the fix", async () => {
-    await using server = ScriptedModelServer.start([
-      { status: 404, body: { error: { message: "The model `nope` does not exist" } } },
-    ]);
-    const { client } = clientFor(server.url, { model: "nope" });
-    const error = await failure(client.complete(ask("hi")));
-    expect(error).toBeInstanceOf(ModelRequestError);
-    expect(error.message).toStartWith(`model nope not found at ${server.url}`);
-    expect(error.message).toContain("check --model / AGENT_MODEL");
-    server.assertDone();
-  });
 
   test("a context-overflow 400 (OpenAI's code) is a ContextOverflowError", async () => {
     await using server = ScriptedModelServer.start([

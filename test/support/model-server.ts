@@ -9,6 +9,12 @@
  * `respond` function, a request no scripted reply is left for is answered by
  * it instead: for crash tests, where a killed run and the resume that follows
  * may repeat any request any number of times.
+ *
+ * A request with `stream: true` is answered as the API streams: server-sent
+ * `chat.completion.chunk` events (text by words, tool-call arguments in pieces,
+ * the usage in a last chunk when `stream_options.include_usage` asks for it),
+ * then `data: [DONE]`. A reply can cut that stream, hold it half-sent until the
+ * test says go, or answer with raw bytes instead.
  */
 import type { Server } from "bun";
 
@@ -35,6 +41,16 @@ export interface ScriptedReply {
   delayMs?: number;
   /** Runs on the request before answering; a throw is reported by assertDone. */
   check?: (request: RecordedRequest) => void;
+  /** A raw body with this content type (and `status`, 200 when absent): HTML from a wrong URL, a broken stream. */
+  raw?: { contentType: string; body: string };
+  /**
+   * For a streamed answer: stop after this many chunk events, before the one
+   * with `finish_reason`, and end the response there (no [DONE]). A connection
+   * reset in the middle of a body is socket-server.ts's "sse-reset".
+   */
+  cut?: { afterChunks: number };
+  /** For a streamed answer: send this many chunk events, then wait for `until` before the rest. */
+  hold?: { afterChunks: number; until: Promise<unknown> };
 }
 
 export interface RecordedRequest {
@@ -142,13 +158,42 @@ export class ScriptedModelServer {
       this.problems.push(`check of request #${this.requests.length} failed: ${(error as Error).message}`);
     }
     if (reply.delayMs) await Bun.sleep(reply.delayMs);
+    if (reply.raw !== undefined) {
+      return new Response(reply.raw.body, { status: reply.status ?? 200, headers: { ...reply.headers, "content-type": reply.raw.contentType } });
+    }
     if (reply.status !== undefined) {
       return Response.json(reply.body ?? { error: { message: `scripted ${reply.status}` } }, {
         status: reply.status,
         headers: reply.headers,
       });
     }
-    return Response.json(this.#completion(recorded, reply), { headers: reply.headers });
+    const completion = this.#completion(recorded, reply);
+    if (recorded.body.stream === true) return this.#stream(recorded, reply, completion);
+    return Response.json(completion, { headers: reply.headers });
+  }
+
+  /** The completion as SSE chunk events, cut or held as the reply says. */
+  #stream(request: RecordedRequest, reply: ScriptedReply, completion: Completion): Response {
+    const events = streamChunks(completion, (request.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true);
+    const encoder = new TextEncoder();
+    const { cut, hold } = reply;
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        for (const [index, event] of events.entries()) {
+          if (cut && index === cut.afterChunks) {
+            controller.close();
+            return;
+          }
+          if (hold && index === hold.afterChunks) await hold.until;
+          controller.enqueue(encoder.encode(`data: ${JSON.stringify(event)}\n\n`));
+          // Separate writes, so the client really sees the answer arrive in pieces.
+          await Bun.sleep(1);
+        }
+        controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+        controller.close();
+      },
+    });
+    return new Response(body, { headers: { ...reply.headers, "content-type": "text/event-stream", "cache-control": "no-cache" } });
   }
 
   #modelList(request: Request): Response {
@@ -175,7 +220,7 @@ export class ScriptedModelServer {
     return undefined;
   }
 
-  #completion(request: RecordedRequest, reply: ScriptedReply) {
+  #completion(request: RecordedRequest, reply: ScriptedReply): Completion {
     this.#completionCounter += 1;
     const toolCalls = reply.toolCalls?.map((call, i) => ({
       id: call.id ?? `call_${this.#completionCounter}_${i}`,
@@ -187,14 +232,14 @@ export class ScriptedModelServer {
     }));
     return {
       id: `chatcmpl-${this.#completionCounter}`,
-      object: "chat.completion",
+      object: "chat.completion" as const,
       created: Math.floor(Date.now() / 1000),
       model: request.body.model,
       choices: [
         {
           index: 0,
           message: {
-            role: "assistant",
+            role: "assistant" as const,
             content: reply.text ?? null,
             ...(toolCalls && toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
           },
@@ -208,4 +253,52 @@ export class ScriptedModelServer {
       },
     };
   }
+}
+
+/** The non-streamed completion the server sends (and streams in chunks). */
+export interface Completion {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    message: {
+      role: "assistant";
+      content: string | null;
+      tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+    };
+    finish_reason: string;
+  }>;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
+
+/**
+ * A whole completion as the chunk events that stream it: the role, the text a
+ * word at a time, each tool call (id and name, then its arguments in up to
+ * three pieces), the finish reason, and the usage alone in a last chunk.
+ */
+export function streamChunks(completion: Completion, includeUsage: boolean): Array<Record<string, unknown>> {
+  const { id, created, model } = completion;
+  const choice = completion.choices[0]!;
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    id,
+    object: "chat.completion.chunk",
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  const events: Array<Record<string, unknown>> = [chunk({ role: "assistant", content: "" })];
+  for (const word of (choice.message.content ?? "").match(/\S+\s*|\s+/g) ?? []) events.push(chunk({ content: word }));
+  (choice.message.tool_calls ?? []).forEach((call, index) => {
+    events.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }));
+    const text = call.function.arguments;
+    const size = Math.max(1, Math.ceil(text.length / 3));
+    for (let at = 0; at < text.length; at += size) {
+      events.push(chunk({ tool_calls: [{ index, function: { arguments: text.slice(at, at + size) } }] }));
+    }
+  });
+  events.push(chunk({}, choice.finish_reason));
+  if (includeUsage) events.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage: completion.usage });
+  return events;
 }

@@ -1,0 +1,127 @@
+import { z } from "zod";
+import type { AssistantMessage, FinishReason, ModelResponse, ToolCall, Usage } from "./types.ts";
+
+/**
+ * A whole (non-streamed) chat completion, checked rather than trusted: a wrong
+ * --base-url can return HTML with status 200, and local servers differ in what
+ * they omit.
+ */
+export const WireUsage = z.object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() }).nullish();
+
+const WireCompletion = z.object({
+  choices: z
+    .array(
+      z.object({
+        message: z.object({
+          content: z.string().nullish(),
+          refusal: z.string().nullish(),
+          tool_calls: z
+            .array(
+              z.object({
+                id: z.string().nullish(),
+                function: z.object({
+                  name: z.string().min(1),
+                  arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
+                }),
+              }),
+            )
+            .nullish(),
+        }),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .min(1),
+  usage: WireUsage,
+});
+type WireCompletion = z.infer<typeof WireCompletion>;
+
+/** An answer that is not a chat completion (or not a stream of chunks): retried once, then reported with its first bytes. */
+export class InvalidCompletionError extends Error {
+  constructor(
+    readonly detail: string,
+    /** The body's first 200 bytes, on one line. */
+    readonly firstBytes: string,
+  ) {
+    super(detail);
+  }
+}
+
+/** A completion with no text and no tool calls: retried once, then reported. */
+export class EmptyCompletionError extends Error {}
+
+/** The body of a non-streamed answer, parsed. */
+export function parseCompletionBody(text: string): ModelResponse {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new InvalidCompletionError("not JSON", firstBytes(text));
+  }
+  return fromWireResponse(json, text);
+}
+
+export function fromWireResponse(raw: unknown, body = JSON.stringify(raw) ?? ""): ModelResponse {
+  const parsed = WireCompletion.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? ` at ${issue.path.join(".")}` : "";
+    throw new InvalidCompletionError(`${issue?.message ?? "an unexpected shape"}${where}`, firstBytes(body));
+  }
+  const [choice] = parsed.data.choices as [WireCompletion["choices"][number]];
+  const toolCalls: ToolCall[] = (choice.message.tool_calls ?? []).map((call, index) => ({
+    id: call.id || generatedCallId(index),
+    name: call.function.name,
+    // Raw text on purpose: the tool pipeline parses it and reports malformed JSON to the model.
+    arguments:
+      typeof call.function.arguments === "string" ? call.function.arguments : JSON.stringify(call.function.arguments ?? {}),
+  }));
+  return assembled(choice.message.content ?? choice.message.refusal ?? null, toolCalls, choice.finish_reason, parsed.data.usage);
+}
+
+/** The response from its parts; refuses an empty one. */
+export function assembled(
+  content: string | null,
+  toolCalls: ToolCall[],
+  reason: string | null | undefined,
+  wireUsage: z.infer<typeof WireUsage>,
+): ModelResponse {
+  if (toolCalls.length === 0 && (content ?? "").trim() === "") throw new EmptyCompletionError("an empty answer");
+  const message: AssistantMessage = {
+    role: "assistant",
+    content,
+    ...(toolCalls.length > 0 ? { toolCalls } : {}),
+  };
+  return { message, finishReason: finishReason(reason, toolCalls.length > 0), usage: usage(wireUsage) };
+}
+
+/** A few local servers send no call id; the next request must still pair results with calls. */
+export function generatedCallId(index: number): string {
+  return `call_${crypto.randomUUID()}_${index}`;
+}
+
+function finishReason(reason: string | null | undefined, hasToolCalls: boolean): FinishReason {
+  // Ollama and some llama.cpp builds say "stop" while returning tool calls.
+  if (hasToolCalls && (reason === "stop" || !reason)) return "tool_calls";
+  switch (reason) {
+    case "stop":
+    case "length":
+    case "content_filter":
+    case "tool_calls":
+      return reason;
+    case "function_call":
+      return "tool_calls";
+    default:
+      return "other";
+  }
+}
+
+function usage(wire: z.infer<typeof WireUsage>): Usage {
+  const count = (n: number | null | undefined) => (n && n > 0 ? Math.trunc(n) : 0);
+  return { inputTokens: count(wire?.prompt_tokens), outputTokens: count(wire?.completion_tokens) };
+}
+
+/** The first 200 bytes of a body, on one line, for an error message. */
+export function firstBytes(text: string): string {
+  const bytes = new TextEncoder().encode(text).subarray(0, 200);
+  return new TextDecoder().decode(bytes).replace(/\s+/g, " ").trim();
+}
