@@ -136,6 +136,8 @@ export class ReplayModelClient implements ModelClient {
       );
     }
     this.#served.set(identity, index + 1);
+    // Told at once, as an endpoint that does not stream would: a terminal still shows the answer.
+    if (entry.response.message.content) request.onText?.(entry.response.message.content);
     return structuredClone(entry.response);
   }
 

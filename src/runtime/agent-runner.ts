@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from "../core/clock.ts";
-import { ContextOverflowError, ModelError, UsageError } from "../core/errors.ts";
+import { ContextOverflowError, EmptyModelAnswerError, ModelError, UsageError } from "../core/errors.ts";
 import type { Hooks } from "../hooks/types.ts";
 import {
   addUsage,
@@ -232,6 +232,8 @@ export class AgentRunner {
         }
         if (signal?.aborted) continue;
         if (error instanceof ModelError) {
+          // Never a silent empty success: the user is told, and the run fails.
+          if (error instanceof EmptyModelAnswerError) this.#warn([error.message]);
           step = { next: "finish", subtype: "error_model", result: error.message };
           continue;
         }
@@ -337,6 +339,8 @@ export class AgentRunner {
       messages: [{ role: "system", content: this.#o.systemPrompt }, ...this.#o.history.messages],
       tools: this.#o.tools.specs(),
       signal,
+      onText: (text) => this.#emit({ type: "assistant_delta", agent: this.identity, text }),
+      onRetry: (info) => this.#emit({ type: "model_retry", agent: this.identity, ...info }),
     });
   }
 

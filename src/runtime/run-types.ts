@@ -26,6 +26,8 @@ export type RunEvent =
   | { type: "user"; agent: string; content: string }
   | { type: "event"; agent: string; eventId: string; source: string; sender: string; kind: string }
   | { type: "assistant"; agent: string; text: string }
+  /** A piece of an answer as it streams in; a `model_retry` of the same agent voids the pieces before it. */
+  | { type: "assistant_delta"; agent: string; text: string }
   | { type: "tool_call"; agent: string; id: string; name: string; arguments: string }
   | { type: "tool_result"; agent: string; id: string; name: string; content: string; isError: boolean }
   | { type: "model_request"; agent: string; turn: number }

@@ -99,6 +99,8 @@ export const StreamLine = z.discriminatedUnion("type", [
   }),
   z.strictObject({ type: z.literal("user"), agent, content: z.string() }),
   z.strictObject({ type: z.literal("assistant"), agent, text: z.string() }),
+  // Only with --include-partial-messages.
+  z.strictObject({ type: z.literal("assistant_delta"), agent, text: z.string() }),
   z.strictObject({ type: z.literal("model_request"), agent, turn: z.number().int().positive() }),
   z.strictObject({ type: z.literal("tool_call"), agent, id: z.string().min(1), name: z.string().min(1), arguments: z.string() }),
   z.strictObject({

@@ -90,7 +90,18 @@ describe("AgentRunner", () => {
     expect(result).toMatchObject({ subtype: "success", isError: false, result: "Wrote notes/hello.txt.", turns: 2 });
     expect(result.usage).toEqual({ inputTokens: 20, outputTokens: 10 });
     expect(readFileSync(join(s.workspace, "notes/hello.txt"), "utf8")).toBe("hi\n");
-    expect(s.events.map((e) => e.type)).toEqual(["user", "model_request", "tool_call", "tool_result", "model_request", "assistant"]);
+    expect(s.events.map((e) => e.type)).toEqual([
+      "user",
+      "model_request",
+      "tool_call",
+      "tool_result",
+      "model_request",
+      "assistant_delta",
+      "assistant_delta",
+      "assistant",
+    ]);
+    // The answer streamed in pieces, then whole.
+    expect(s.events.filter((e) => e.type === "assistant_delta").map((e) => e.text)).toEqual(["Wrote ", "notes/hello.txt."]);
     expect(s.server.requests.every((r) => r.identity === "lead")).toBe(true);
     s.server.assertDone();
   });

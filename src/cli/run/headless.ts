@@ -33,7 +33,16 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
 ): Promise<void> {
   const stderr = new OrderedWriter(writeErr);
   if (setup.level !== "quiet") for (const warning of setup.warnings) stderr.write(`agent: warning: ${warning}\n`);
-  const output = new RunOutput({ format: setup.format, level: setup.level, stdout: writeOut, stderr, animate: stderrCanAnimate(), version: VERSION });
+  const output = new RunOutput({
+    format: setup.format,
+    level: setup.level,
+    stdout: writeOut,
+    stderr,
+    animate: stderrCanAnimate(),
+    version: VERSION,
+    streamAnswer: process.stdout.isTTY === true,
+    includePartialMessages: setup.includePartialMessages,
+  });
   const info: RunInfo = {
     agent: LEAD,
     model: setup.settings.model,

@@ -28,6 +28,8 @@ export function progressLine(event: RunEvent, level: ProgressLevel): string | un
       return `${who} warning: ${clip(event.message, LONG)}`;
     case "assistant":
       return verbose ? `${who} ${clip(event.text, LONG)}` : undefined;
+    case "assistant_delta":
+      return undefined; // the whole reply follows as "assistant"
     case "model_request":
       return verbose ? `${who} model request ${event.turn}` : undefined;
     case "compaction":
@@ -78,6 +80,8 @@ export class ProgressPrinter {
   ) {}
 
   readonly observe = (event: RunEvent): void => {
+    // Pieces of an answer keep the spinner going: the model is still at work.
+    if (event.type === "assistant_delta") return;
     this.spinner?.stop();
     const line = progressLine(event, this.level);
     if (line !== undefined) this.write(`${line}\n`);

@@ -1,5 +1,6 @@
 import type { RunEvent } from "../../runtime/run-types.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
+import { AnswerStream } from "./answer-stream.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
 import { ProgressPrinter, type ProgressLevel } from "./progress.ts";
 import { type OutputFormat, type RunInfo, eventJson, initJson, resultJson } from "./result-json.ts";
@@ -14,18 +15,23 @@ export interface RunOutputOptions {
   /** Whether stderr may show a spinner (a terminal, NO_COLOR unset). */
   animate: boolean;
   version: string;
+  /** Text mode on a terminal: print the Lead's answer as it streams in. */
+  streamAnswer?: boolean;
+  /** stream-json: also print each streamed piece of an answer as an `assistant_delta` line. */
+  includePartialMessages?: boolean;
 }
 
 /**
  * Everything `agent run` and `agent drain` print while they run: the Lead's,
  * teammates' and mailbox events to stdout as stream-json lines, progress to
- * stderr, then the result in the chosen format. stdout never carries anything
- * but the result.
+ * stderr, then the result in the chosen format. In text mode stdout carries
+ * nothing but the answer: on a terminal it streams in as the model writes it.
  */
 export class RunOutput {
   readonly #o: RunOutputOptions;
   readonly #stdout: OrderedWriter;
   readonly #progress: ProgressPrinter;
+  readonly #answer: AnswerStream | undefined;
   /**
    * Events from before start(): building the runtime restores the team (claims,
    * teammates starting) before the init line can be printed, and the init line
@@ -35,7 +41,13 @@ export class RunOutput {
 
   constructor(options: RunOutputOptions) {
     this.#o = options;
-    this.#stdout = new OrderedWriter(options.stdout);
+    const streamAnswer = options.streamAnswer === true && options.format === "text";
+    // stdout and stderr share the terminal: a spinner's erase queued on stderr
+    // must be out before the answer's next piece, or it would wipe it.
+    this.#stdout = new OrderedWriter(
+      streamAnswer ? async (text) => (await options.stderr.flush().catch(() => {}), options.stdout(text)) : options.stdout,
+    );
+    this.#answer = streamAnswer ? new AnswerStream((text) => this.#stdout.write(text)) : undefined;
     const write = (text: string) => options.stderr.write(text);
     const spinner = options.animate && options.level !== "quiet" ? new Spinner(write) : undefined;
     this.#progress = new ProgressPrinter(write, options.level, spinner);
@@ -51,7 +63,10 @@ export class RunOutput {
   }
 
   readonly observe = (event: RunEvent): void => {
+    if (this.#answer && AnswerStream.prints(event)) this.#progress.stop();
+    this.#answer?.observe(event);
     this.#progress.observe(event);
+    if (event.type === "assistant_delta" && !this.#o.includePartialMessages) return;
     this.#event(event);
   };
 
@@ -82,7 +97,7 @@ export class RunOutput {
     this.stopProgress();
     const { result } = outcome;
     if (this.#o.format !== "text") this.#line(resultJson(result, info, outcome));
-    else if (!result.isError && result.result.length > 0) {
+    else if (!result.isError && result.result.length > 0 && !this.#answer?.coversResult(result.result)) {
       this.#stdout.write(result.result.endsWith("\n") ? result.result : `${result.result}\n`);
     }
     await this.#stdout.flush();

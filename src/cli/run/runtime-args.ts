@@ -32,6 +32,10 @@ export const headlessArgs = {
   output: { type: "enum", options: [...OUTPUT_FORMATS], default: "text", description: "What stdout carries" },
   timeout: { type: "string", valueHint: "duration", description: "Stop the whole command after this long, e.g. 90s or 10m" },
   quiet: { type: "boolean", description: "Print nothing on stderr but errors" },
+  "include-partial-messages": {
+    type: "boolean",
+    description: "With --output stream-json: also print each piece of an answer as it streams in (assistant_delta lines)",
+  },
 } as const satisfies ArgsDef;
 
 /** `--verbose` of a headless command, which also means more progress. */
@@ -57,6 +61,7 @@ export interface HeadlessValues extends RuntimeValues {
   output?: string;
   timeout?: string;
   quiet?: boolean;
+  "include-partial-messages"?: boolean;
 }
 
 export interface RuntimeSetup {
@@ -72,6 +77,7 @@ export interface HeadlessSetup extends RuntimeSetup {
   format: OutputFormat;
   level: ProgressLevel;
   timeout: { ms: number; text: string } | undefined;
+  includePartialMessages: boolean;
 }
 
 /** The workspace, state dir and merged settings the flags name; usage errors before anything runs. */
@@ -103,11 +109,16 @@ export function settingsFlags(args: RuntimeValues): SettingsFlags {
 export function headlessSetup(args: HeadlessValues): HeadlessSetup {
   if (args.quiet && args.verbose) throw new UsageError("--quiet and --verbose contradict each other; give one");
   const timeout = args.timeout === undefined ? undefined : { ms: parseTimeout(args.timeout), text: args.timeout };
+  const includePartialMessages = args["include-partial-messages"] === true;
+  if (includePartialMessages && args.output !== "stream-json") {
+    throw new UsageError("--include-partial-messages needs --output stream-json: text output streams the answer by itself on a terminal");
+  }
   return {
     ...runtimeSetup(args),
     format: (args.output ?? "text") as OutputFormat,
     level: args.quiet ? "quiet" : args.verbose ? "verbose" : "normal",
     timeout,
+    includePartialMessages,
   };
 }
 

@@ -1,0 +1,61 @@
+import { LEAD } from "../../core/agent-name.ts";
+import type { RunEvent } from "../../runtime/run-types.ts";
+
+/**
+ * The Lead's answer on a terminal, printed as it streams in. Only the Lead's
+ * text: teammates work in the background and speak through it. Each reply ends
+ * its line, so progress on stderr (the same terminal) never lands mid-sentence;
+ * a retried request starts a fresh line, the cut text stays visible above it.
+ * At the end, `coversResult` says whether the final answer was the last reply
+ * streamed, so it is not printed twice.
+ */
+export class AnswerStream {
+  /** The reply streaming now. */
+  #current = "";
+  /** The last whole reply, unless tool calls followed it (then it was not the answer). */
+  #lastReply = "";
+  #midLine = false;
+
+  constructor(private readonly write: (text: string) => void) {}
+
+  /** Takes every event; acts on the Lead's. */
+  observe(event: RunEvent): void {
+    if (event.agent !== LEAD) return;
+    switch (event.type) {
+      case "assistant_delta":
+        this.#current += event.text;
+        this.write(event.text);
+        this.#midLine = !event.text.endsWith("\n");
+        return;
+      case "assistant":
+        this.#lastReply = this.#current;
+        this.#current = "";
+        this.#endLine();
+        return;
+      case "model_retry":
+        this.#current = "";
+        this.#endLine();
+        return;
+      case "tool_call":
+        this.#lastReply = "";
+        return;
+    }
+  }
+
+  /** Whether the Lead is about to print: a piece of its answer. */
+  static prints(event: RunEvent): boolean {
+    return event.type === "assistant_delta" && event.agent === LEAD;
+  }
+
+  /** True when `result` is what was streamed last, so printing it again would repeat it. */
+  coversResult(result: string): boolean {
+    this.#endLine();
+    return result.length > 0 && this.#lastReply.trimEnd() === result.trimEnd();
+  }
+
+  #endLine(): void {
+    if (!this.#midLine) return;
+    this.write("\n");
+    this.#midLine = false;
+  }
+}
