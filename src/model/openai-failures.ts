@@ -2,7 +2,7 @@ import { APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import type { AttemptFailure, ConnectionReason } from "./endpoint-errors.ts";
 import { StreamIdleError } from "./sse.ts";
 import { StreamCutError, StreamErrorEventError } from "./stream-assembler.ts";
-import { EmptyCompletionError, InvalidCompletionError } from "./wire-completion.ts";
+import { EmptyCompletionError, InvalidCompletionError, oneLine } from "./wire-completion.ts";
 
 /**
  * Tells the retry loop what went wrong with one attempt, from what the openai
@@ -89,10 +89,4 @@ function serverMessage(error: APIError): string {
   if (typeof body?.message === "string") return oneLine(body.message);
   // The SDK prefixes its message with the status, which our errors already name.
   return oneLine(error.message.replace(/^\d{3}\s*/, "").replace(/^status code \(no body\)$/, ""));
-}
-
-/** Errors are one line: a server's message can hold newlines, HTML or a stack. */
-export function oneLine(text: string, max = 300): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { ModelResponse, ToolCall } from "./types.ts";
-import { InvalidCompletionError, WireUsage, assembled, firstBytes, generatedCallId } from "./wire-completion.ts";
+import { InvalidCompletionError, WireUsage, assembled, firstBytes, generatedCallId, oneLine } from "./wire-completion.ts";
 
 /**
  * One `chat.completion.chunk` of a streamed answer. Only the first choice is
@@ -127,9 +127,4 @@ export class StreamAssembler {
     if (delta.function?.name) call.name += call.name === delta.function.name ? "" : delta.function.name;
     if (delta.function?.arguments) call.arguments += delta.function.arguments;
   }
-}
-
-function oneLine(text: string, max = 300): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

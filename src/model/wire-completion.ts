@@ -125,3 +125,9 @@ export function firstBytes(text: string): string {
   const bytes = new TextEncoder().encode(text).subarray(0, 200);
   return new TextDecoder().decode(bytes).replace(/\s+/g, " ").trim();
 }
+
+/** Errors are one line: a server's message can hold newlines, HTML or a stack. */
+export function oneLine(text: string, max = 300): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
