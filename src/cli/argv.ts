@@ -1,8 +1,8 @@
 import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
 import { UsageError } from "../core/errors.ts";
 
-/** Options that may be given several times, each adding one value (permission rules). */
-const REPEATABLE = new Set(["allow", "deny"]);
+/** Options that may be given several times, each adding one value (permission rules, MCP config files). */
+const REPEATABLE = new Set(["allow", "deny", "mcp-config"]);
 
 // citty accepts any flag and treats the first bare word as the subcommand. This
 // walks the raw tokens against the command tree first, so a typo is an error
@@ -20,6 +20,20 @@ export interface Invocation {
   argv: string[];
   help: boolean;
   version: boolean;
+}
+
+/**
+ * Every value of an option given several times. citty keeps only the last one,
+ * so the repeatable options are read again from the argv it was given, which
+ * `resolveInvocation` normalised to `--name=value`. Undefined when absent.
+ */
+export function repeatedValues(rawArgs: readonly string[], name: string): string[] | undefined {
+  const values: string[] = [];
+  for (const token of rawArgs) {
+    if (token === "--") break;
+    if (token.startsWith(`--${name}=`)) values.push(token.slice(name.length + 3));
+  }
+  return values.length > 0 ? values : undefined;
 }
 
 /** A citty `Resolvable` (value, promise or function) as its value. */

@@ -10,8 +10,8 @@ export const drainCommand = defineCommand({
     description: "Restore the team from disk and run the Lead's event turns until nothing waits for it and no teammate works",
   },
   args: { ...runtimeArgs, ...headlessArgs, ...globalArgs, ...verboseArg },
-  async run({ args }) {
-    const setup = headlessSetup(args);
+  async run({ args, rawArgs }) {
+    const setup = headlessSetup(args, rawArgs);
     // Building the runtime does what a stopped one left: the teammates are
     // restored (their interrupted work back to ready/, the ones with work
     // started) and the Lead's waiting messages fed to its inbox. An event already

@@ -8,6 +8,7 @@ import { drainCommand } from "./drain.ts";
 import { initCommand } from "./init/command.ts";
 import { cronCommand } from "./cron/index.ts";
 import { mailboxCommand } from "./mailbox/index.ts";
+import { mcpCommand } from "./mcp/index.ts";
 import { runCommand } from "./run.ts";
 import { runtimeArgs } from "./run/runtime-args.ts";
 import { teamCommand } from "./team/index.ts";
@@ -37,5 +38,6 @@ export const rootCommand: AnyCommand = defineCommand({
     doctor: doctorCommand,
     init: initCommand,
     completion: completionCommand(() => rootCommand),
+    mcp: mcpCommand,
   },
 });

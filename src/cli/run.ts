@@ -20,8 +20,8 @@ export const runCommand = defineCommand({
     ...globalArgs,
     ...verboseArg,
   },
-  async run({ args }) {
-    const setup = headlessSetup(args);
+  async run({ args, rawArgs }) {
+    const setup = headlessSetup(args, rawArgs);
     // citty reads any `--no-X` as `X: false` and leaves "no-wait" unset.
     const wait = !(args["no-wait"] === true || (args as { wait?: boolean }).wait === false);
     // Read before the lock is taken: a slow pipe must not hold the state dir.

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { McpServers, McpSettingsConfig } from "../mcp/config.ts";
 
 export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions"] as const;
 export const PermissionMode = z.enum(PERMISSION_MODES);
@@ -67,5 +68,8 @@ export const ConfigFile = z.strictObject({
       maxContentBytes: z.number().int().positive().optional(),
     })
     .optional(),
+  /** MCP servers by name (docs/mcp.md); `--mcp-config` files add to them. */
+  mcpServers: McpServers.optional(),
+  mcp: McpSettingsConfig.optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFile>;

@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import { UsageError } from "../core/errors.ts";
 import { DEFAULT_MAX_CONTENT_BYTES } from "../core/message.ts";
+import { DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpSettings } from "../mcp/config.ts";
+import { readMcpConfigs } from "../mcp/config-file.ts";
 import type { ModelClientOptions } from "../model/types.ts";
 import { type LoadedConfigFile, readConfigFile } from "./config-file.ts";
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode } from "./config.ts";
@@ -27,6 +29,8 @@ export interface Settings {
   /** Absent values mean the runner's own thresholds. */
   compaction: { thresholdChars?: number; largeToolResultChars?: number };
   mailbox: { maxContentBytes: number };
+  /** MCP servers from config and --mcp-config files, and the client's settings. */
+  mcp: McpSettings;
   /** Absolute path of the --record cassette (flag only). */
   recordPath?: string;
   /** Absolute path of the --replay cassette (flag only). */
@@ -52,6 +56,8 @@ export interface SettingsFlags {
   appendSystemPrompt?: string;
   record?: string;
   replay?: string;
+  /** --mcp-config files (or inline JSON), added to config's mcpServers; later ones win for a name. */
+  mcpConfig?: string[];
 }
 
 export interface LoadSettingsInput {
@@ -184,6 +190,11 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     },
     mailbox: {
       maxContentBytes: pick("mailbox.maxContentBytes", [() => fromFiles((c) => c.mailbox?.maxContentBytes)], DEFAULT_MAX_CONTENT_BYTES),
+    },
+    mcp: {
+      // By name, a higher level's server replacing a lower one's; --mcp-config files last.
+      servers: Object.assign({}, ...files.map((file) => file.config.mcpServers), readMcpConfigs(flags.mcpConfig ?? [], cwd)),
+      toolTimeoutMs: pick("mcp.toolTimeoutMs", [() => fromFiles((c) => c.mcp?.toolTimeoutMs)], DEFAULT_MCP_TOOL_TIMEOUT_MS),
     },
     recordPath: fromFlag(flags.record, "--record", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
     replayPath: fromFlag(flags.replay, "--replay", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,

@@ -17,7 +17,22 @@ export interface PermissionRule {
   matches(tool: { name: string; effect: ToolEffect }, subject: string): boolean;
 }
 
-const RULE_SYNTAX = /^([A-Za-z_][\w-]*)(?:\((.*)\))?$/s;
+// A tool name may hold `*` (`mcp__github__*`), matching any run of name characters.
+const RULE_SYNTAX = /^([A-Za-z_*][\w*-]*)(?:\((.*)\))?$/s;
+
+/**
+ * Whether a rule's tool part names `name`: equal, a `*` pattern over names, or
+ * an MCP server's prefix (`mcp__github` covers every `mcp__github__…` tool).
+ */
+function toolNameMatcher(tool: string): (name: string) => boolean {
+  // The syntax allows only word characters, `-` and `*` here: nothing to escape.
+  if (tool.includes("*")) {
+    const pattern = new RegExp(`^${tool.replaceAll("*", "[\\w-]*")}$`);
+    return (name) => pattern.test(name);
+  }
+  if (tool.startsWith("mcp__") && !tool.slice(5).includes("__")) return (name) => name === tool || name.startsWith(`${tool}__`);
+  return (name) => name === tool;
+}
 
 function globToRegExp(pattern: string, star: string): RegExp {
   let source = "";
@@ -43,19 +58,20 @@ export function parseRule(source: string, list: "allow" | "deny" = "allow"): Per
   const parsed = RULE_SYNTAX.exec(source);
   if (!parsed || parsed[2] === "") {
     throw new ConfigError(
-      `malformed permissions.${list} rule ${JSON.stringify(source)}: write a tool name ("read_file") or a tool name with a pattern ("shell(git status*)", "write_file(src/**)")`,
+      `malformed permissions.${list} rule ${JSON.stringify(source)}: write a tool name ("read_file", "mcp__github__*") or a tool name with a pattern ("shell(git status*)", "write_file(src/**)")`,
     );
   }
   const tool = parsed[1] as string;
   const pattern = parsed[2];
   const inPath = pattern === undefined ? undefined : globToRegExp(pattern, "[^/]*");
   const inCommand = pattern === undefined ? undefined : globToRegExp(pattern, ".*");
+  const nameMatches = toolNameMatcher(tool);
   return {
     source,
     tool,
     pattern,
     matches(candidate, subject) {
-      if (candidate.name !== tool) return false;
+      if (!nameMatches(candidate.name)) return false;
       const regexp = candidate.effect === "execute" ? inCommand : inPath;
       return regexp === undefined || regexp.test(subject);
     },

@@ -191,6 +191,9 @@ export class AgentRunner {
       durationMs: Math.round(performance.now() - started),
     });
 
+    // Tools that come and go (MCP servers') are settled once per turn: one that
+    // dies mid-turn stays gone until the next.
+    await o.tools.prepare?.(signal ?? new AbortController().signal);
     let step: Step = { next: "call_model" };
     for (;;) {
       if (signal?.aborted && step.next !== "finish") {

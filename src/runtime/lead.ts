@@ -6,17 +6,18 @@ import { type Settings, modelClientOptions } from "../config/load.ts";
 import { ShellHooks } from "../hooks/hook-runner.ts";
 import { FileMailboxStore } from "../mailbox/file-store.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
+import { McpManager } from "../mcp/manager.ts";
 import { createModelClient } from "../model/factory.ts";
 import { type PermissionAsker, PermissionPolicy } from "../permissions/policy.ts";
 import { TeamRegistry } from "../team/team-registry.ts";
 import { type TeamEvent, TeammateRuntime } from "../team/teammate-runtime.ts";
 import { readFileTool } from "../tools/read-file.ts";
 import { sendMessageTool } from "../tools/send-message.ts";
-import { shellTool } from "../tools/shell.ts";
+import { DEFAULT_SHELL_OUTPUT_CHARS, shellTool } from "../tools/shell.ts";
 import { spawnTeammateTool } from "../tools/spawn-teammate.ts";
 import { baseTools } from "../tools/base-tools.ts";
 import { ToolPipeline } from "../tools/pipeline.ts";
-import type { Tool } from "../tools/tool.ts";
+import type { Tool, ToolSource } from "../tools/tool.ts";
 import { writeFileTool } from "../tools/write-file.ts";
 import { AgentRunner } from "./agent-runner.ts";
 import { CloseStack } from "./close-stack.ts";
@@ -51,6 +52,8 @@ export interface LeadRuntime {
   background: BackgroundJobs;
   inbox: EventInbox;
   supervisor: JobSupervisor;
+  /** The MCP servers: started on first need, closed with the runtime. */
+  mcp: McpManager;
   /** Closes what was built, newest first: teammates, supervisor, the inbox's unprocessed events, histories, model client. */
   close(): Promise<void>;
 }
@@ -67,6 +70,8 @@ export interface LeadContext {
   mailboxFs?: FsOps;
   /** Today's date in the system prompts; the system clock unless a test fixes it. */
   clock?: Clock;
+  /** How the agent introduces itself to MCP servers. */
+  version?: string;
 }
 
 /**
@@ -92,6 +97,17 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       onRetry: (info) => context.observer?.({ type: "model_retry", agent: LEAD, ...info }),
     });
     closers.push(() => model.close());
+    // Built before anything it could outlive; servers start on first need, and
+    // closing kills every stdio server (its process group included).
+    const mcp = new McpManager({
+      ...settings.mcp,
+      workspace: context.workspace,
+      client: { name: "agent", version: context.version ?? "0.0.0" },
+      maxOutputChars: DEFAULT_SHELL_OUTPUT_CHARS,
+      onWarning: warn(LEAD),
+    });
+    closers.push(() => mcp.close());
+    const leadSource = mcp.source("lead");
     const histories: HistoryStore[] = [];
     closers.push(() => {
       for (const history of histories) history.close();
@@ -117,12 +133,12 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       identity: string,
       tools: Tool[],
       systemPrompt: string,
-      extra: { history?: HistoryStore; maxTurns?: number; reminder?: () => string | undefined } = {},
+      extra: { history?: HistoryStore; maxTurns?: number; reminder?: () => string | undefined; sources?: ToolSource[] } = {},
     ) =>
       new AgentRunner({
         identity,
         model,
-        tools: new ToolPipeline({ tools, policy, hooks, onWarning: warn(identity) }),
+        tools: new ToolPipeline({ tools, sources: extra.sources, policy, hooks, onWarning: warn(identity) }),
         hooks,
         history: extra.history ?? openHistory(identity as AgentName),
         systemPrompt,
@@ -169,6 +185,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
           name,
           [shellTool(settings.shell), readFileTool(), writeFileTool(), sendMessageTool(team)],
           withContext(teammateSystemPrompt(name, role)),
+          { sources: [mcp.source("teammate")] },
         ),
       clock: systemClock,
       ids: uuidV7Source,
@@ -187,6 +204,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       const subagent = runnerFor(identity, baseTools({ shell: settings.shell }), withContext(subagentSystemPrompt()), {
         history: HistoryStore.inMemory(identity),
         maxTurns: Math.min(settings.maxTurns, SUBAGENT_MAX_TURNS),
+        sources: [leadSource],
       });
       return subagent.run(prompt, { idempotencyKey, signal });
     };
@@ -203,10 +221,13 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       spawnTeammateTool(team),
       sendMessageTool(team),
     ];
-    const runner = runnerFor(LEAD, leadTools, withContext(leadSystemPrompt(skills.promptSection())), { reminder: () => todos.reminder() });
+    const runner = runnerFor(LEAD, leadTools, withContext(leadSystemPrompt(skills.promptSection())), {
+      reminder: () => todos.reminder(),
+      sources: [leadSource],
+    });
     await team.restore();
     cron.start();
-    return { runner, team, cron, background, inbox, supervisor, close: closeAll };
+    return { runner, team, cron, background, inbox, supervisor, mcp, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => {});
     throw error;

@@ -3,11 +3,13 @@ import type { HookOutcome, Hooks } from "../hooks/types.ts";
 import type { ToolCall, ToolSpec } from "../model/types.ts";
 import type { PermissionPolicy } from "../permissions/policy.ts";
 import { toolSpecs } from "./schemas.ts";
-import type { Tool, ToolContext, ToolExecutor, ToolResult } from "./tool.ts";
+import type { Tool, ToolContext, ToolExecutor, ToolResult, ToolSource } from "./tool.ts";
 
 export interface ToolPipelineOptions {
   /** In the order the model is told about them. */
   tools: readonly Tool[];
+  /** Tools offered after `tools`, as available at each model call (MCP servers'). */
+  sources?: readonly ToolSource[];
   policy: PermissionPolicy;
   hooks?: Hooks;
   /** Told each hook warning (a hook that failed, timed out or could not start), e.g. to print on stderr. */
@@ -37,6 +39,7 @@ function messageOf(error: unknown): string {
 export class ToolPipeline implements ToolExecutor {
   readonly #tools: readonly Tool[];
   readonly #byName: Map<string, Tool>;
+  readonly #sources: readonly ToolSource[];
   readonly #policy: PermissionPolicy;
   readonly #hooks: Hooks | undefined;
   readonly #onWarning: (warning: string) => void;
@@ -45,13 +48,29 @@ export class ToolPipeline implements ToolExecutor {
     this.#tools = options.tools;
     this.#byName = new Map(options.tools.map((tool) => [tool.name, tool]));
     if (this.#byName.size !== options.tools.length) throw new Error("two tools share a name; tool names must be unique");
+    this.#sources = options.sources ?? [];
     this.#policy = options.policy;
     this.#hooks = options.hooks;
     this.#onWarning = options.onWarning ?? (() => {});
   }
 
+  async prepare(signal: AbortSignal): Promise<void> {
+    for (const source of this.#sources) await source.prepare(signal);
+  }
+
   specs(): ToolSpec[] {
-    return toolSpecs(this.#tools);
+    return toolSpecs([...this.#tools, ...this.#sources.flatMap((source) => source.tools())]);
+  }
+
+  #find(name: string): Tool | string {
+    const tool = this.#byName.get(name) ?? this.#sources.flatMap((source) => source.tools()).find((t) => t.name === name);
+    if (tool) return tool;
+    for (const source of this.#sources) {
+      const why = source.unavailable(name);
+      if (why !== undefined) return why;
+    }
+    const names = [...this.#byName.keys(), ...this.#sources.flatMap((source) => source.tools().map((t) => t.name))];
+    return `unknown tool ${JSON.stringify(name)}; available tools: ${names.join(", ")}`;
   }
 
   async execute(call: ToolCall, context: ToolContext): Promise<ToolResult> {
@@ -65,8 +84,8 @@ export class ToolPipeline implements ToolExecutor {
 
   async #execute(call: ToolCall, context: ToolContext): Promise<ToolResult> {
     if (context.signal.aborted) return failure("interrupted");
-    const tool = this.#byName.get(call.name);
-    if (!tool) return failure(`unknown tool ${JSON.stringify(call.name)}; available tools: ${[...this.#byName.keys()].join(", ")}`);
+    const tool = this.#find(call.name);
+    if (typeof tool === "string") return failure(tool);
 
     let raw: unknown;
     try {

@@ -13,5 +13,5 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 }
 
 export function toolSpecs(tools: readonly Tool[]): ToolSpec[] {
-  return tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: jsonSchemaOf(tool.input) }));
+  return tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters ?? jsonSchemaOf(tool.input) }));
 }

@@ -34,6 +34,11 @@ export interface Tool<Input extends z.ZodType = z.ZodType> {
   readonly description: string;
   /** Strict zod schema of the input; the model's JSON schema is generated from it. */
   readonly input: Input;
+  /**
+   * The JSON schema the model sees, for a tool whose schema is not ours (an MCP
+   * server's, passed through as is); its `input` then validates against it.
+   */
+  readonly parameters?: Record<string, unknown>;
   readonly effect: ToolEffect;
   /** The text permission rules and hook matchers see for a call, e.g. the command or the path. */
   subject(input: z.infer<Input>): string;
@@ -45,8 +50,23 @@ export function defineTool<Input extends z.ZodType>(tool: Tool<Input>): Tool<Inp
   return tool;
 }
 
+/**
+ * Tools that come and go while a runtime lives (an MCP server's): offered
+ * after the built-in tools, through the same pipeline.
+ */
+export interface ToolSource {
+  /** Called at the start of each turn, e.g. to start servers on first need; never throws. */
+  prepare(signal: AbortSignal): Promise<void>;
+  /** The tools available now. */
+  tools(): readonly Tool[];
+  /** Why the tool `name` is not available now, when it is one of this source's; else undefined. */
+  unavailable(name: string): string | undefined;
+}
+
 /** Runs the model's tool calls through the whole pipeline; what the runner depends on. */
 export interface ToolExecutor {
+  /** Called at the start of each turn, before `specs()`; never throws. */
+  prepare?(signal: AbortSignal): Promise<void>;
   /** What the model is told, in the tools' fixed order. */
   specs(): import("../model/types.ts").ToolSpec[];
   /** Never throws for a bad call: invalid input, a block, a denial or a handler error come back as error results. */

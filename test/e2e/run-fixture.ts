@@ -95,6 +95,17 @@ export const StreamLine = z.discriminatedUnion("type", [
     idempotency_key: z.uuid().optional(),
     workspace: z.string(),
     state_dir: z.string(),
+    mcp_servers: z
+      .array(
+        z.strictObject({
+          name: z.string().min(1),
+          status: z.enum(["pending", "connected", "failed", "closed"]),
+          tools: z.array(z.string()),
+          transport: z.enum(["stdio", "http", "sse"]).optional(),
+          error: z.string().optional(),
+        }),
+      )
+      .optional(),
     version: z.string(),
   }),
   z.strictObject({ type: z.literal("user"), agent, content: z.string() }),

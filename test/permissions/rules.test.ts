@@ -29,13 +29,25 @@ describe("permission rules", () => {
     expect(parseRule("write_file(a.ts)").matches(writeFile, "aXts")).toBe(false);
   });
 
+  test("MCP tools are named exactly, by a * pattern over names, or by their server's prefix", () => {
+    const tool = (name: string) => ({ name, effect: "execute" }) as const;
+    expect(parseRule("mcp__db__query").matches(tool("mcp__db__query"), "")).toBe(true);
+    expect(parseRule("mcp__db__query").matches(tool("mcp__db__query_all"), "")).toBe(false);
+    expect(parseRule("mcp__github__*").matches(tool("mcp__github__create_issue"), "")).toBe(true);
+    expect(parseRule("mcp__github__*").matches(tool("mcp__gitlab__create_issue"), "")).toBe(false);
+    expect(parseRule("mcp__github").matches(tool("mcp__github__create_issue"), "")).toBe(true);
+    expect(parseRule("mcp__github").matches(tool("mcp__github_enterprise__create_issue"), "")).toBe(false);
+    // A prefix is an MCP server's only: `shell` never covers `shell_x`.
+    expect(parseRule("shell").matches(tool("shell__x"), "")).toBe(false);
+  });
+
   test.each(["", "shell()", "shell(ls", "two words", "(x)", "shell(ls) extra"])("%p is a ConfigError", (source) => {
     expect(() => parseRule(source, "deny")).toThrow(ConfigError);
   });
 
   test("the error names the rule, the list and the expected form", () => {
     expect(() => parseRule("shell(", "deny")).toThrow(
-      'malformed permissions.deny rule "shell(": write a tool name ("read_file") or a tool name with a pattern ("shell(git status*)", "write_file(src/**)")',
+      'malformed permissions.deny rule "shell(": write a tool name ("read_file", "mcp__github__*") or a tool name with a pattern ("shell(git status*)", "write_file(src/**)")',
     );
   });
 });

@@ -30,10 +30,10 @@ export const configShowCommand = defineCommand({
     ...jsonArg,
     ...globalArgs,
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const values = args as RuntimeValues & { json?: boolean };
     const ws = resolveWorkspace(values.workspace);
-    const flags = settingsFlags(values);
+    const flags = settingsFlags(values, rawArgs);
     const loaded = loadSettings({ workspace: ws, flags });
     const report = configReport(ws, loaded, flags);
     if (values.json) await writeJson(report);

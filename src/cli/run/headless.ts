@@ -58,6 +58,12 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     const done = await withRuntime(
       { setup, stop, observer: output.observe, teamObserver: output.observeTeam, asker: ttyAskerIfInteractive(), onClosing: () => output.stopProgress() },
       async (lead) => {
+        // The init line lists the MCP servers with their tools, so they start now:
+        // the first turn would need them a moment later anyway.
+        if (setup.format === "stream-json" && lead.mcp.configured) {
+          await lead.mcp.start();
+          info.mcpServers = lead.mcp.statuses();
+        }
         output.start(info);
         return work.body(lead, stop);
       },

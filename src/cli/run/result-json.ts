@@ -1,3 +1,4 @@
+import type { McpServerStatus } from "../../mcp/manager.ts";
 import type { RunEvent, RunResult } from "../../runtime/run-types.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import type { TeamOutcome } from "./team-outcome.ts";
@@ -18,6 +19,8 @@ export interface RunInfo {
   permissionMode: string;
   /** The user turn's key (a UUIDv7): what to grep the history for. Absent for `drain`, which has no user turn. */
   idempotencyKey?: string;
+  /** The MCP servers and their tools, once started (stream-json's init line only). */
+  mcpServers?: McpServerStatus[];
 }
 
 /** The result object; with the team's part (teammates, events) for `run` and `drain`. */
@@ -58,6 +61,7 @@ export function initJson(info: RunInfo, version: string) {
     idempotency_key: info.idempotencyKey,
     workspace: info.workspace,
     state_dir: info.stateDir,
+    ...(info.mcpServers ? { mcp_servers: info.mcpServers } : {}),
     version,
   };
 }

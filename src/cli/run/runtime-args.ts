@@ -4,6 +4,7 @@ import { type Settings, type SettingsFlags, loadSettings } from "../../config/lo
 import { parseDuration } from "../../core/duration.ts";
 import { UsageError } from "../../core/errors.ts";
 import type { GlobalValues } from "../args.ts";
+import { repeatedValues } from "../argv.ts";
 import type { ProgressLevel } from "./progress.ts";
 import { OUTPUT_FORMATS, type OutputFormat } from "./result-json.ts";
 import { resolveWorkspace, runStateDir } from "./workspace.ts";
@@ -24,6 +25,7 @@ export const runtimeArgs = {
   "append-system-prompt": { type: "string", valueHint: "text", description: "Add this to every agent's system prompt, after the config's appendSystemPrompt" },
   record: { type: "string", valueHint: "file", description: "Append every model request and response to this JSONL cassette" },
   replay: { type: "string", valueHint: "file", description: "Answer model requests from this cassette, with no network" },
+  "mcp-config": { type: "string", valueHint: "file", description: "Load MCP servers from a JSON file ({\"mcpServers\": {...}}); may be repeated; adds to config" },
   "wait-lock": { type: "boolean", description: "Wait for another runtime using the state dir to finish instead of failing" },
 } as const satisfies ArgsDef;
 
@@ -54,6 +56,7 @@ export interface RuntimeValues extends GlobalValues {
   "append-system-prompt"?: string;
   record?: string;
   replay?: string;
+  "mcp-config"?: string | string[];
   "wait-lock"?: boolean;
 }
 
@@ -80,33 +83,38 @@ export interface HeadlessSetup extends RuntimeSetup {
   includePartialMessages: boolean;
 }
 
-/** The workspace, state dir and merged settings the flags name; usage errors before anything runs. */
-export function runtimeSetup(args: RuntimeValues): RuntimeSetup {
+/**
+ * The workspace, state dir and merged settings the flags name; usage errors before anything runs.
+ * `rawArgs` (citty's, normalised) carries every value of the repeatable options; without it only `args`' are seen.
+ */
+export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[]): RuntimeSetup {
   const workspace = resolveWorkspace(args.workspace);
   const stateDir = runStateDir(args, workspace);
   const { settings, warnings } = loadSettings({
     workspace,
-    flags: settingsFlags(args),
+    flags: settingsFlags(args, rawArgs),
   });
   return { workspace, stateDir, settings, warnings, waitLock: args["wait-lock"] === true };
 }
 
 /** The flags that are settings, as loadSettings takes them. */
-export function settingsFlags(args: RuntimeValues): SettingsFlags {
+export function settingsFlags(args: RuntimeValues, rawArgs?: readonly string[]): SettingsFlags {
+  const list = (name: "allow" | "deny" | "mcp-config") => (rawArgs ? repeatedValues(rawArgs, name) : asList(args[name]));
   return {
     model: args.model,
     baseUrl: args["base-url"],
     maxTurns: args["max-turns"],
     permissionMode: args["permission-mode"],
-    allow: asList(args.allow),
-    deny: asList(args.deny),
+    allow: list("allow"),
+    deny: list("deny"),
     appendSystemPrompt: args["append-system-prompt"],
     record: args.record,
     replay: args.replay,
+    mcpConfig: list("mcp-config"),
   };
 }
 
-export function headlessSetup(args: HeadlessValues): HeadlessSetup {
+export function headlessSetup(args: HeadlessValues, rawArgs?: readonly string[]): HeadlessSetup {
   if (args.quiet && args.verbose) throw new UsageError("--quiet and --verbose contradict each other; give one");
   const timeout = args.timeout === undefined ? undefined : { ms: parseTimeout(args.timeout), text: args.timeout };
   const includePartialMessages = args["include-partial-messages"] === true;
@@ -114,7 +122,7 @@ export function headlessSetup(args: HeadlessValues): HeadlessSetup {
     throw new UsageError("--include-partial-messages needs --output stream-json: text output streams the answer by itself on a terminal");
   }
   return {
-    ...runtimeSetup(args),
+    ...runtimeSetup(args, rawArgs),
     format: (args.output ?? "text") as OutputFormat,
     level: args.quiet ? "quiet" : args.verbose ? "verbose" : "normal",
     timeout,

@@ -4,6 +4,7 @@ import type { RunObserver } from "../../runtime/run-types.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { RuntimeLock } from "../../storage/runtime-lock.ts";
 import type { RuntimeSetup } from "./runtime-args.ts";
+import { VERSION } from "../version.ts";
 import type { RunStop } from "./stop.ts";
 
 export interface RuntimeRequest {
@@ -35,6 +36,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       observer: request.observer,
       teamObserver: request.teamObserver,
       asker: request.asker,
+      version: VERSION,
     });
     try {
       return await body(lead);

@@ -17,8 +17,8 @@ import { SessionInput } from "./session-input.ts";
 export const sessionCommand = defineCommand({
   meta: { name: "agent", description: "Interactive session with the Lead" },
   args: { ...runtimeArgs, ...globalArgs },
-  async run({ args }) {
-    await interactiveSession(runtimeSetup(args), {
+  async run({ args, rawArgs }) {
+    await interactiveSession(runtimeSetup(args, rawArgs), {
       stdin: process.stdin,
       stdout: process.stdout,
       stderr: process.stderr,

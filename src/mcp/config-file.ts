@@ -1,0 +1,40 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { describeIssues } from "../config/config-file.ts";
+import { ConfigError } from "../core/errors.ts";
+import { McpConfigFile, type McpServers } from "./config.ts";
+
+/**
+ * The servers of `--mcp-config` values, later ones winning for the same name.
+ * A value is a file (`{"mcpServers": {...}}`, the shape `claude` reads) or that
+ * JSON written inline. Throws ConfigError naming the file and the problem.
+ */
+export function readMcpConfigs(values: readonly string[], cwd: string): McpServers {
+  const servers: McpServers = {};
+  for (const value of values) Object.assign(servers, readOne(value, cwd));
+  return servers;
+}
+
+function readOne(value: string, cwd: string): McpServers {
+  const inline = value.trimStart().startsWith("{");
+  const where = inline ? "--mcp-config JSON" : `--mcp-config file ${resolve(cwd, value)}`;
+  let text = value;
+  if (!inline) {
+    try {
+      text = readFileSync(resolve(cwd, value), "utf8");
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      const why = code === "ENOENT" ? "it does not exist" : code === "EISDIR" ? "it is a directory" : (error as Error).message;
+      throw new ConfigError(`cannot read ${where}: ${why}; pass a JSON file like {"mcpServers": {"name": {"command": "..."}}}`);
+    }
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${where} is not valid JSON (${(error as Error).message}); fix the syntax`);
+  }
+  const parsed = McpConfigFile.safeParse(json);
+  if (!parsed.success) throw new ConfigError(`${where}: ${describeIssues(parsed.error.issues)}; see docs/mcp.md for the shape`);
+  return parsed.data.mcpServers;
+}

@@ -1,0 +1,180 @@
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { Subprocess } from "bun";
+
+/** Variables a server gets from the agent's environment; the rest (API keys above all) only when its config names them. */
+const INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"];
+
+/** How long a server may take to exit on its own once its stdin is closed, then after SIGTERM. */
+const EXIT_GRACE_MS = 1_000;
+/** What is kept of the server's stderr, for the message when it fails. */
+const STDERR_TAIL_CHARS = 2_000;
+
+/**
+ * Kills the server's process group once its stdin reaches end-of-file, which
+ * happens when the agent dies however it dies (kill -9 included): the kernel
+ * closes the agent's end of the pipe. Signals from the terminal are ignored, so
+ * only the agent (closing the server itself) or end-of-file ends it.
+ */
+const WATCHDOG = `trap '' INT TERM HUP; while read -r _; do :; done; kill -s KILL -- -"$1" 2>/dev/null`;
+
+export interface StdioServerParams {
+  command: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd: string;
+}
+
+/**
+ * The MCP stdio transport, with the server as the leader of its own process
+ * group (setsid): closing it ends everything the server started, and a
+ * watchdog ends the group when the agent is killed without closing it.
+ */
+export class StdioProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  readonly #params: StdioServerParams;
+  readonly #buffer = new ReadBuffer();
+  #proc: Subprocess<"pipe", "pipe", "pipe"> | undefined;
+  #watchdog: Subprocess<"pipe", "ignore", "ignore"> | undefined;
+  #stderr = "";
+  #closed = false;
+
+  constructor(params: StdioServerParams) {
+    this.#params = params;
+  }
+
+  /** The server's process id (and process group id) while it runs. */
+  get pid(): number | undefined {
+    return this.#proc?.pid;
+  }
+
+  /** The end of what the server wrote on stderr, for error messages. */
+  get stderrTail(): string {
+    return this.#stderr.trim();
+  }
+
+  /** How the process ended, or undefined while it runs. */
+  get exit(): string | undefined {
+    const proc = this.#proc;
+    if (!proc || proc.exitCode === null && proc.signalCode === null) return undefined;
+    return proc.exitCode !== null ? `exited with code ${proc.exitCode}` : `was killed by ${proc.signalCode}`;
+  }
+
+  async start(): Promise<void> {
+    const env: Record<string, string> = {};
+    for (const name of INHERITED_ENV) {
+      const value = process.env[name];
+      if (value !== undefined) env[name] = value;
+    }
+    // Throws (ENOENT, EACCES) when the command cannot be started: the caller reports it.
+    const proc = Bun.spawn({
+      cmd: [this.#params.command, ...(this.#params.args ?? [])],
+      cwd: this.#params.cwd,
+      env: { ...env, ...this.#params.env },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      detached: true,
+    });
+    this.#proc = proc;
+    this.#watchdog = Bun.spawn({
+      cmd: ["sh", "-c", WATCHDOG, "sh", String(proc.pid)],
+      stdin: "pipe",
+      stdout: "ignore",
+      stderr: "ignore",
+      detached: true,
+    });
+    this.#watchdog.unref();
+    void this.#readStdout(proc.stdout);
+    void this.#readStderr(proc.stderr);
+    void proc.exited.then(() => {
+      if (!this.#closed) this.onclose?.();
+    });
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    const proc = this.#proc;
+    if (!proc || this.exit !== undefined) throw new Error(`the server process ${this.exit ?? "is not running"}`);
+    proc.stdin.write(serializeMessage(message));
+    await proc.stdin.flush();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const proc = this.#proc;
+    if (proc) {
+      try {
+        await proc.stdin.end();
+      } catch {
+        // The process is already gone and the pipe with it.
+      }
+      if (!(await exitsWithin(proc, EXIT_GRACE_MS))) {
+        killGroup(proc.pid, "SIGTERM");
+        if (!(await exitsWithin(proc, EXIT_GRACE_MS))) killGroup(proc.pid, "SIGKILL");
+      }
+      // The server may have left children behind in its group: they go too.
+      killGroup(proc.pid, "SIGKILL");
+    }
+    this.#watchdog?.kill("SIGKILL");
+    this.#buffer.clear();
+    this.onclose?.();
+  }
+
+  async #readStdout(stream: ReadableStream<Uint8Array>): Promise<void> {
+    try {
+      for await (const chunk of stream) {
+        this.#buffer.append(Buffer.from(chunk));
+        for (;;) {
+          let message: JSONRPCMessage | null;
+          try {
+            message = this.#buffer.readMessage();
+          } catch (error) {
+            // A line that is not JSON-RPC (a server logging to stdout): skip it, say so.
+            this.onerror?.(error as Error);
+            continue;
+          }
+          if (message === null) break;
+          this.onmessage?.(message);
+        }
+      }
+    } catch (error) {
+      if (!this.#closed) this.onerror?.(error as Error);
+    }
+  }
+
+  async #readStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of stream) {
+        this.#stderr = (this.#stderr + decoder.decode(chunk, { stream: true })).slice(-STDERR_TAIL_CHARS);
+      }
+    } catch {
+      // stderr is only for diagnostics.
+    }
+  }
+}
+
+async function exitsWithin(proc: Subprocess, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([proc.exited.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: nothing is left in the group.
+  }
+}
