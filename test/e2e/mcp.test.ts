@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RecordedRequest } from "../support/model-server.ts";
 import { EVERYTHING, TINY, eventually, processesWithEnv } from "../mcp/helpers.ts";
@@ -11,7 +11,26 @@ import { parseStream, runSetup, scriptedServers } from "./run-fixture.ts";
 
 const startServer = scriptedServers();
 
-const BUILT_IN = ["shell", "read_file", "write_file", "edit_file", "glob", "todo_write", "task", "load_skill"];
+// The Lead's built-in tools, in their pinned order (test/runtime/lead-tools.test.ts).
+const BUILT_IN = [
+  "shell",
+  "read_file",
+  "write_file",
+  "edit_file",
+  "glob",
+  "grep",
+  "todo_write",
+  "task",
+  "load_skill",
+  "create_task",
+  "get_task",
+  "list_tasks",
+  "claim_task",
+  "complete_task",
+  "schedule_cron",
+  "spawn_teammate",
+  "send_message",
+];
 const toolNames = (r: RecordedRequest) => (r.body.tools ?? []).map((tool) => tool.function.name);
 const lastToolResult = (r: RecordedRequest) => String(r.body.messages.at(-1)!.content);
 
@@ -39,12 +58,11 @@ describe("agent run --mcp-config", () => {
       {
         check: (r) => {
           const names = toolNames(r);
+          // Every built-in tool in its order, then the server's.
           expect(names.slice(0, BUILT_IN.length)).toEqual(BUILT_IN);
-          const mcp = names.filter((name) => name.startsWith("mcp__"));
+          const mcp = names.slice(BUILT_IN.length);
           expect(mcp).toContain("mcp__everything__echo");
           expect(mcp.every((name) => name.startsWith("mcp__everything__"))).toBe(true);
-          // After every built-in tool.
-          expect(names.slice(-mcp.length)).toEqual(mcp);
         },
         toolCalls: [{ name: "mcp__everything__echo", arguments: { message: "hello from the model" } }],
       },
@@ -109,11 +127,11 @@ describe("agent run --mcp-config", () => {
       },
       { check: (r) => expect(lastToolResult(r)).toContain("here it is"), text: "done" },
     ]);
-    const { run, root, stateDir, workspace } = runSetup();
+    const { run, root, workspace } = runSetup();
     const { path, marker } = serversFile(root, { tiny: tiny() });
-    Bun.spawnSync(["mkdir", "-p", stateDir]);
+    mkdirSync(join(workspace, ".agent"));
     writeFileSync(
-      join(stateDir, "config.json"),
+      join(workspace, ".agent", "config.json"),
       JSON.stringify({
         hooks: {
           PreToolUse: [{ matcher: "mcp__tiny__slow", command: "echo 'no slow calls' >&2; exit 2" }],
