@@ -2,7 +2,7 @@ import { type Dirent, readdirSync, realpathSync } from "node:fs";
 import { join, relative as relativePath, resolve, sep } from "node:path";
 import { AgentError } from "../core/errors.ts";
 import { isErrno } from "../storage/atomic-file.ts";
-import { IgnoreRules } from "./ignore-rules.ts";
+import { IGNORE_FILES, IgnoreRules } from "./ignore-rules.ts";
 
 /** A search was pointed at the agent's own state: no file tool reads it, in any mode. */
 export class ProtectedPathError extends AgentError {
@@ -112,8 +112,14 @@ interface DirectoryFrame {
   next: number;
 }
 
-function openDirectory(absolute: string, path: string, rules: IgnoreRules): DirectoryFrame {
+/** `absolute` listed in name order, with the rules in force inside it: `outer` and, if asked, its own ignore files. */
+function openDirectory(absolute: string, path: string, outer: IgnoreRules, readOwnRules: boolean): DirectoryFrame {
   const entries = readDirectory(absolute).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  let rules = outer;
+  if (readOwnRules) {
+    const present = IGNORE_FILES.filter((name) => entries.some((entry) => entry.name === name && entry.isFile()));
+    if (present.length > 0) rules = outer.enter(absolute, path, { present });
+  }
   return { absolute, path, rules, entries, next: 0 };
 }
 
@@ -130,7 +136,8 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<WalkedFil
   // Callers refuse a protected path the model named; a start reached another way (a glob's literal prefix) lists nothing.
   if (options.protectedRoots.some((root) => isWithin(options.start, root))) return;
   const startPath = relativePath(options.workspace, options.start).split(sep).join("/");
-  const stack = [openDirectory(options.start, startPath, rulesAt(options))];
+  // rulesAt has read the start's own ignore files already.
+  const stack = [openDirectory(options.start, startPath, rulesAt(options), false)];
   let sliceStart = performance.now();
   while (stack.length > 0) {
     const dir = stack[stack.length - 1]!;
@@ -151,8 +158,7 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<WalkedFil
     const absolute = join(dir.absolute, name);
     if (isDirectory) {
       if (options.protectedRoots.some((root) => isWithin(absolute, root))) continue;
-      const rules = options.respectIgnore ? dir.rules.enter(absolute, path) : dir.rules;
-      stack.push(openDirectory(absolute, path, rules));
+      stack.push(openDirectory(absolute, path, dir.rules, options.respectIgnore));
     } else {
       yield { absolute, path };
     }

@@ -44,15 +44,18 @@ export class IgnoreRules {
   /** The rules of the workspace root: `.git/info/exclude` (weakest), then its ignore files. */
   static atWorkspace(workspace: string): IgnoreRules {
     const extra = readRules(join(workspace, ".git", "info", "exclude"));
-    return IgnoreRules.none().enter(workspace, "", extra);
+    return IgnoreRules.none().enter(workspace, "", { before: extra });
   }
 
   /**
    * The rules inside `dir` (relative path `relative`, "" for the workspace):
-   * these rules plus `dir`'s own ignore files, if it has any.
+   * these rules plus `dir`'s own ignore files. A caller that has listed `dir`
+   * says which ignore files are there, which spares a failed open per
+   * directory on a large tree.
    */
-  enter(dir: string, relative: string, before?: string): IgnoreRules {
-    const texts = [before, ...IGNORE_FILES.map((name) => readRules(join(dir, name)))].filter(
+  enter(dir: string, relative: string, options: { present?: readonly string[]; before?: string } = {}): IgnoreRules {
+    const files = options.present ?? IGNORE_FILES;
+    const texts = [options.before, ...files.map((name) => readRules(join(dir, name)))].filter(
       (text): text is string => text !== undefined && text.trim() !== "",
     );
     if (texts.length === 0) return this;
