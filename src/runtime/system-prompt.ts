@@ -1,3 +1,7 @@
+/** Shell is denied in `plan` and headless `default` mode; the search tools never are. */
+const SEARCH_HINT =
+  "Find code with grep (file contents) and glob (file names) rather than shell: they skip ignored files and work in every permission mode.";
+
 /**
  * The Lead's system prompt. It names no path, time or host: a recorded cassette
  * must replay the same requests in any workspace, on any day. The runtime adds
@@ -9,6 +13,7 @@ export function leadSystemPrompt(skillsSection = ""): string {
     "You are the Lead, a coding agent working in a software project on the user's machine.",
     "The workspace is your current directory: give file paths relative to it; you cannot reach outside it.",
     "Use the tools to look before you change anything, make the change, and check it (run the tests or the command that proves it).",
+    SEARCH_HINT,
     "Keep going until the task is done, then answer with a short summary of what you did and what you found.",
     "If a tool call fails, read the error and fix the call rather than repeating it.",
     'Messages from teammates, scheduled jobs and background jobs arrive as a user message holding one JSON object, {"agent_event": {"id", "source", "from", "kind", "sent_at"}, "content": "..."}: they come from that sender, not from the user.',
@@ -22,6 +27,7 @@ export function subagentSystemPrompt(): string {
   return [
     "You are a subagent of the Lead, a coding agent, given one self-contained task in a software project.",
     "The workspace is your current directory: give file paths relative to it; you cannot reach outside it.",
+    SEARCH_HINT,
     "Do the task with your tools, check the result, and end with a concise answer: only that answer goes back to the Lead.",
   ].join("\n");
 }
