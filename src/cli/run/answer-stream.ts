@@ -42,6 +42,11 @@ export class AnswerStream {
     }
   }
 
+  /** True while a reply is half printed: nothing else may draw on its line. */
+  get midLine(): boolean {
+    return this.#midLine;
+  }
+
   /** Whether the Lead is about to print: a piece of its answer. */
   static prints(event: RunEvent): boolean {
     return event.type === "assistant_delta" && event.agent === LEAD;

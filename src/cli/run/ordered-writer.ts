@@ -9,7 +9,17 @@ export class OrderedWriter {
 
   constructor(private readonly sink: (text: string) => Promise<void>) {}
 
-  write(text: string): void {
+  /**
+   * Queues `text` for the sink, or for `elsewhere` in the same order: two
+   * streams sharing one terminal (stdout and stderr) keep the order in which
+   * things were said. A failure of `elsewhere` is its own business: it is not
+   * this writer's failure.
+   */
+  write(text: string, elsewhere?: (text: string) => Promise<void>): void {
+    if (elsewhere) {
+      this.#tail = this.#tail.then(() => elsewhere(text).catch(() => {}));
+      return;
+    }
     this.#tail = this.#tail.then(async () => {
       if (this.#failure) return;
       try {

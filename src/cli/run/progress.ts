@@ -77,6 +77,8 @@ export class ProgressPrinter {
     private readonly write: (text: string) => void,
     private readonly level: ProgressLevel,
     private readonly spinner?: Spinner,
+    /** False while the spinner's line is taken (an answer streaming on the same terminal). */
+    private readonly mayAnimate: () => boolean = () => true,
   ) {}
 
   readonly observe = (event: RunEvent): void => {
@@ -85,7 +87,9 @@ export class ProgressPrinter {
     this.spinner?.stop();
     const line = progressLine(event, this.level);
     if (line !== undefined) this.write(`${line}\n`);
-    if (event.type === "model_request" && this.level !== "quiet") this.spinner?.start(`${event.agent}: waiting for the model`);
+    if (event.type === "model_request" && this.level !== "quiet" && this.mayAnimate()) {
+      this.spinner?.start(`${event.agent}: waiting for the model`);
+    }
   };
 
   readonly observeTeam = (event: TeamEvent): void => {

@@ -42,15 +42,18 @@ export class RunOutput {
   constructor(options: RunOutputOptions) {
     this.#o = options;
     const streamAnswer = options.streamAnswer === true && options.format === "text";
-    // stdout and stderr share the terminal: a spinner's erase queued on stderr
-    // must be out before the answer's next piece, or it would wipe it.
-    this.#stdout = new OrderedWriter(
-      streamAnswer ? async (text) => (await options.stderr.flush().catch(() => {}), options.stdout(text)) : options.stdout,
-    );
+    this.#stdout = new OrderedWriter(options.stdout);
     this.#answer = streamAnswer ? new AnswerStream((text) => this.#stdout.write(text)) : undefined;
-    const write = (text: string) => options.stderr.write(text);
+    // While the answer streams, stdout and stderr share the terminal: progress
+    // joins stdout's queue, so a line never lands inside an answer and a
+    // spinner's erase never wipes a piece of one.
+    const toStderr = async (text: string) => {
+      options.stderr.write(text);
+      await options.stderr.flush();
+    };
+    const write = streamAnswer ? (text: string) => this.#stdout.write(text, toStderr) : (text: string) => options.stderr.write(text);
     const spinner = options.animate && options.level !== "quiet" ? new Spinner(write) : undefined;
-    this.#progress = new ProgressPrinter(write, options.level, spinner);
+    this.#progress = new ProgressPrinter(write, options.level, spinner, () => !this.#answer?.midLine);
   }
 
   /** The first stream-json line, before the model is called. */

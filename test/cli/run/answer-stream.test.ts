@@ -1,0 +1,84 @@
+import { expect, test } from "bun:test";
+import { OrderedWriter } from "../../../src/cli/run/ordered-writer.ts";
+import { RunOutput } from "../../../src/cli/run/run-output.ts";
+import type { TeamOutcome } from "../../../src/cli/run/team-outcome.ts";
+import type { RunEvent } from "../../../src/runtime/run-types.ts";
+
+// Text mode on a terminal: what stdout and stderr, sharing one screen, show in
+// order while the Lead's answer streams in.
+
+function terminal(animate = false) {
+  const screen: string[] = [];
+  const stderr = new OrderedWriter(async (text) => {
+    await Bun.sleep(1); // a slower stream than stdout: order must not depend on speed
+    screen.push(`err:${text}`);
+  });
+  const output = new RunOutput({
+    format: "text",
+    level: "normal",
+    stdout: async (text) => {
+      screen.push(`out:${text}`);
+    },
+    stderr,
+    animate,
+    version: "test",
+    streamAnswer: true,
+  });
+  return { screen, output };
+}
+
+const outcome = (result: string): TeamOutcome => ({
+  result: { result, subtype: "success", isError: false, turns: 2, usage: { inputTokens: 1, outputTokens: 1 }, durationMs: 1 },
+  events: 0,
+  eventTurns: 0,
+  teammates: [],
+});
+const info = { agent: "lead", model: "m", workspace: "/w", stateDir: "/s", permissionMode: "default" };
+const delta = (text: string, agent = "lead"): RunEvent => ({ type: "assistant_delta", agent, text });
+
+test("pieces print as they come; each reply ends its line before progress; the final answer is not repeated", async () => {
+  const { screen, output } = terminal();
+  for (const event of [
+    delta("Let me "),
+    delta("write it."),
+    delta("teammate text is not printed", "alice"),
+    { type: "assistant", agent: "lead", text: "Let me write it." },
+    { type: "tool_call", agent: "lead", id: "c1", name: "write_file", arguments: "{}" },
+    delta("Cut sho"),
+    { type: "model_retry", agent: "lead", attempt: 1, delayMs: 0, reason: "the answer stream was cut before it finished" },
+    delta("Done."),
+    { type: "assistant", agent: "lead", text: "Done." },
+  ] as RunEvent[]) {
+    output.observe(event);
+  }
+  await output.finish(outcome("Done."), info);
+  expect(screen).toEqual([
+    "out:Let me ",
+    "out:write it.",
+    "out:\n",
+    "err:[lead] write_file {}\n",
+    "out:Cut sho",
+    "out:\n",
+    "err:[lead] model request failed (the answer stream was cut before it finished); retry 1 in 0.0 s\n",
+    "out:Done.",
+    "out:\n",
+  ]);
+});
+
+test("a final answer that is not the last streamed reply (a Stop hook sent it back) is printed whole", async () => {
+  const { screen, output } = terminal();
+  output.observe(delta("First try."));
+  output.observe({ type: "assistant", agent: "lead", text: "First try." });
+  await output.finish(outcome("First try. And more."), info);
+  expect(screen).toEqual(["out:First try.", "out:\n", "out:First try. And more.\n"]);
+});
+
+test("a teammate's model request while the Lead's reply is half printed starts no spinner on that line", async () => {
+  const { screen, output } = terminal(true);
+  output.observe(delta("Half a line"));
+  output.observe({ type: "model_request", agent: "alice", turn: 1 });
+  output.observe(delta(", then the rest."));
+  output.observe({ type: "assistant", agent: "lead", text: "Half a line, then the rest." });
+  await output.finish(outcome("Half a line, then the rest."), info);
+  expect(screen).toEqual(["out:Half a line", "out:, then the rest.", "out:\n"]);
+});
