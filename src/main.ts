@@ -4,10 +4,12 @@
 import { runCommand } from "citty";
 import { AgentError } from "./core/errors.ts";
 import { resolveInvocation } from "./cli/argv.ts";
+import { errorJson, wantsJsonErrors } from "./cli/error-json.ts";
 import { EXIT_CODES, exitCodeFor, isSystemError } from "./cli/exit-codes.ts";
 import { renderHelp } from "./cli/help.ts";
 import { StdoutClosedError, writeErr, writeOut } from "./cli/output.ts";
 import { rootCommand } from "./cli/root.ts";
+import { RunFailedError } from "./cli/run/run-failed.ts";
 import { sessionCommand } from "./cli/session/command.ts";
 import { VERSION } from "./cli/version.ts";
 
@@ -30,6 +32,11 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     // Like other Unix tools in a pipeline: stop quietly once nobody reads.
     if (error instanceof StdoutClosedError) return EXIT_CODES.ok;
+    // A run's own failure has printed its result already; anything else gets one
+    // JSON object on stdout when JSON was asked for, so a script always has one.
+    if (!(error instanceof RunFailedError) && wantsJsonErrors(argv)) {
+      await writeOut(`${JSON.stringify(errorJson(error, oneLine(summary(error))))}\n`).catch(() => {});
+    }
     await writeErr(errorReport(error, wantsVerbose(argv)));
     return exitCodeFor(error);
   }

@@ -13,7 +13,24 @@ export const EXIT_CODES = {
   state: 5,
   not_found: 6,
   internal: 70,
+  // 128 + the signal's number, as shells report a process a signal ended.
+  interrupted: 130,
+  terminated: 143,
 } as const satisfies Record<ErrorCategory | "ok" | "internal", number>;
+
+/** What each exit code means, in the words of docs/output.md: for `--output json` error objects. */
+export const EXIT_MEANINGS: Record<keyof typeof EXIT_CODES, string> = {
+  ok: "success",
+  agent: "an agent run ended in error",
+  usage: "usage or configuration error",
+  model: "model / API error",
+  busy: "busy: owned by another live runtime",
+  state: "state or storage error",
+  not_found: "not found",
+  internal: "unexpected internal error (a bug: rerun with --verbose and report it)",
+  interrupted: "interrupted by Ctrl-C (SIGINT)",
+  terminated: "stopped by SIGTERM",
+};
 
 /** A system call failure (EACCES, ENOSPC, …) is the state dir's problem, not a bug. */
 export function isSystemError(error: unknown): error is Error & { code: string; syscall: string } {
@@ -22,8 +39,13 @@ export function isSystemError(error: unknown): error is Error & { code: string; 
   return typeof code === "string" && /^E[A-Z0-9]+$/.test(code) && typeof syscall === "string";
 }
 
+/** The exit code's name (`usage`, `busy`, …), the key of EXIT_CODES and EXIT_MEANINGS. */
+export function exitKindFor(error: unknown): keyof typeof EXIT_CODES {
+  if (error instanceof AgentError) return error.category;
+  if (isSystemError(error)) return "state";
+  return "internal";
+}
+
 export function exitCodeFor(error: unknown): number {
-  if (error instanceof AgentError) return EXIT_CODES[error.category];
-  if (isSystemError(error)) return EXIT_CODES.state;
-  return EXIT_CODES.internal;
+  return EXIT_CODES[exitKindFor(error)];
 }

@@ -9,7 +9,9 @@ export type ErrorCategory =
   | "busy" // state dir owned by another live runtime
   | "state" // corrupt state file, storage failure, conflicting data
   | "model" // model/API failures
-  | "agent"; // the agent's run ended in error
+  | "agent" // the agent's run ended in error
+  | "interrupted" // the run was stopped by Ctrl-C (SIGINT)
+  | "terminated"; // the run was stopped by SIGTERM
 
 export abstract class AgentError extends Error {
   abstract readonly code: string;

@@ -16,7 +16,7 @@ import { sendMessageTool } from "../tools/send-message.ts";
 import { DEFAULT_SHELL_OUTPUT_CHARS, shellTool } from "../tools/shell.ts";
 import { spawnTeammateTool } from "../tools/spawn-teammate.ts";
 import { baseTools } from "../tools/base-tools.ts";
-import { ToolPipeline } from "../tools/pipeline.ts";
+import { type PermissionDenial, ToolPipeline } from "../tools/pipeline.ts";
 import type { Tool, ToolSource } from "../tools/tool.ts";
 import { writeFileTool } from "../tools/write-file.ts";
 import { AgentRunner } from "./agent-runner.ts";
@@ -72,6 +72,8 @@ export interface LeadContext {
   clock?: Clock;
   /** How the agent introduces itself to MCP servers. */
   version?: string;
+  /** Told each tool call the permission policy denied, by any agent of the runtime. */
+  onPermissionDenied?: (denial: PermissionDenial & { agent: string }) => void;
 }
 
 /**
@@ -138,7 +140,14 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       new AgentRunner({
         identity,
         model,
-        tools: new ToolPipeline({ tools, sources: extra.sources, policy, hooks, onWarning: warn(identity) }),
+        tools: new ToolPipeline({
+          tools,
+          sources: extra.sources,
+          policy,
+          hooks,
+          onWarning: warn(identity),
+          onDenied: (denial) => context.onPermissionDenied?.({ agent: identity, ...denial }),
+        }),
         hooks,
         history: extra.history ?? openHistory(identity as AgentName),
         systemPrompt,

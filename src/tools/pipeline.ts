@@ -14,6 +14,15 @@ export interface ToolPipelineOptions {
   hooks?: Hooks;
   /** Told each hook warning (a hook that failed, timed out or could not start), e.g. to print on stderr. */
   onWarning?: (warning: string) => void;
+  /** Told each call the permission policy denied, for the run's `permission_denials`. */
+  onDenied?: (denial: PermissionDenial) => void;
+}
+
+export interface PermissionDenial {
+  tool: string;
+  /** The validated input. */
+  input: unknown;
+  reason: string;
 }
 
 function failure(content: string): ToolResult {
@@ -43,6 +52,7 @@ export class ToolPipeline implements ToolExecutor {
   readonly #policy: PermissionPolicy;
   readonly #hooks: Hooks | undefined;
   readonly #onWarning: (warning: string) => void;
+  readonly #onDenied: (denial: PermissionDenial) => void;
 
   constructor(options: ToolPipelineOptions) {
     this.#tools = options.tools;
@@ -52,6 +62,7 @@ export class ToolPipeline implements ToolExecutor {
     this.#policy = options.policy;
     this.#hooks = options.hooks;
     this.#onWarning = options.onWarning ?? (() => {});
+    this.#onDenied = options.onDenied ?? (() => {});
   }
 
   async prepare(signal: AbortSignal): Promise<void> {
@@ -103,7 +114,10 @@ export class ToolPipeline implements ToolExecutor {
     if (pre?.blocked !== undefined) return failure(`blocked by PreToolUse hook: ${pre.blocked}`);
 
     const decision = await this.#policy.decide(tool, input, context);
-    if (decision.behavior === "deny") return failure(decision.reason);
+    if (decision.behavior === "deny") {
+      this.#onDenied({ tool: tool.name, input, reason: decision.reason });
+      return failure(decision.reason);
+    }
 
     const result = await this.#runHandler(tool, input, context);
     if (context.signal.aborted) return result;

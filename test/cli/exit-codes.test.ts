@@ -14,7 +14,7 @@ import {
 } from "../../src/core/errors.ts";
 
 test("the documented table is stable", () => {
-  expect(EXIT_CODES).toEqual({ ok: 0, agent: 1, usage: 2, model: 3, busy: 4, state: 5, not_found: 6, internal: 70 });
+  expect(EXIT_CODES).toEqual({ ok: 0, agent: 1, usage: 2, model: 3, busy: 4, state: 5, not_found: 6, internal: 70, interrupted: 130, terminated: 143 });
 });
 
 test("each error maps by its category", () => {

@@ -59,7 +59,7 @@ describe("usage errors: exit 2 before anything runs", () => {
 describe("model errors: exit 3, one line", () => {
   test("no API key", async () => {
     const { run } = runSetup();
-    const result = await run(["hello", "--output", "json"], { env: { OPENAI_API_KEY: undefined } });
+    const result = await run(["hello"], { env: { OPENAI_API_KEY: undefined } });
     expectOneLineError(result, 3, /no API key: set OPENAI_API_KEY/);
     expect(result.stdout).toBe("");
   });

@@ -79,6 +79,9 @@ export const ResultLine = z.strictObject({
       failure: z.string().optional(),
     }),
   ),
+  permission_denials: z.array(
+    z.strictObject({ agent: z.string().min(1), tool: z.string().min(1), input: z.string(), reason: z.string().min(1) }),
+  ),
 });
 export type ResultLine = z.infer<typeof ResultLine>;
 
@@ -167,6 +170,23 @@ export function parseResult(stdout: string): ResultLine {
   expect(stdout.endsWith("\n")).toBe(true);
   expect(stdout.trimEnd().split("\n")).toHaveLength(1);
   return ResultLine.parse(JSON.parse(stdout));
+}
+
+/** The one JSON object `--output json` prints for a command that failed before or outside its run. */
+export const ErrorResult = z.strictObject({
+  type: z.literal("result"),
+  subtype: z.string().regex(/^error_[a-z_]+$/),
+  is_error: z.literal(true),
+  result: z.string().min(1),
+  exit_code: z.number().int().positive(),
+  exit_meaning: z.string().min(1),
+  error_code: z.string().min(1).optional(),
+});
+
+export function parseErrorResult(stdout: string): z.infer<typeof ErrorResult> {
+  expect(stdout.endsWith("\n")).toBe(true);
+  expect(stdout.trimEnd().split("\n")).toHaveLength(1);
+  return ErrorResult.parse(JSON.parse(stdout));
 }
 
 /** Every line parsed and validated; the last one must be the result. */

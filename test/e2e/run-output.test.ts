@@ -172,7 +172,7 @@ describe("runs that end in error print the result and exit non-zero", () => {
     server.assertDone();
   });
 
-  test("SIGINT interrupts the run: the result is still printed, exit 1", async () => {
+  test("SIGINT interrupts the run: the result is still printed, exit 130", async () => {
     const server = startServer([{ text: "too late", delayMs: 5_000 }]);
     const { workspace, stateDir } = runSetup();
     const child = Bun.spawn(
@@ -183,7 +183,7 @@ describe("runs that end in error print the result and exit non-zero", () => {
     while (server.requests.length === 0) await Bun.sleep(20);
     child.kill("SIGINT");
     const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-    expect(code).toBe(1);
+    expect(code).toBe(130);
     expect(parseResult(stdout)).toMatchObject({ subtype: "error_interrupted", is_error: true, result: expect.stringMatching(/^interrupted by SIGINT/) });
     expect(stderr).toMatch(/^agent: run ended with error_interrupted: interrupted by SIGINT/);
     expect(existsSync(join(stateDir, "runtime.lock"))).toBe(false);

@@ -10,10 +10,11 @@ import { RunFailedError } from "./run-failed.ts";
 import type { HeadlessSetup } from "./runtime-args.ts";
 import { withRuntime } from "./runtime.ts";
 import { RunStop } from "./stop.ts";
-import { type TeamOutcome, type TeamOutcomeInput, teamOutcome } from "./team-outcome.ts";
+import { writeLastMessage } from "./last-message.ts";
+import { type PermissionDenialRecord, type TeamOutcome, type TeamOutcomeInput, teamOutcome } from "./team-outcome.ts";
 
 /** What a headless command does with the runtime: `run` a user turn and its team, `drain` the team. */
-export interface HeadlessWork<T extends Omit<TeamOutcomeInput, "stopReason" | "durationMs">> {
+export interface HeadlessWork<T extends Omit<TeamOutcomeInput, "stopReason" | "durationMs" | "permissionDenials">> {
   /** The user turn's key, when there is one. */
   idempotencyKey?: string;
   body(lead: LeadRuntime, stop: RunStop): Promise<T>;
@@ -27,7 +28,7 @@ export interface HeadlessWork<T extends Omit<TeamOutcomeInput, "stopReason" | "d
  * dir is released, so a script reacting to it finds the state dir free. A
  * failed result is thrown after it is printed, for the exit code.
  */
-export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" | "durationMs">>(
+export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" | "durationMs" | "permissionDenials">>(
   setup: HeadlessSetup,
   work: HeadlessWork<T>,
 ): Promise<void> {
@@ -52,11 +53,21 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     idempotencyKey: work.idempotencyKey,
   };
   let outcome: TeamOutcome;
+  let signal: NodeJS.Signals | undefined;
+  const permissionDenials: PermissionDenialRecord[] = [];
   try {
     using stop = new RunStop(setup.timeout);
     const started = performance.now();
     const done = await withRuntime(
-      { setup, stop, observer: output.observe, teamObserver: output.observeTeam, asker: ttyAskerIfInteractive(), onClosing: () => output.stopProgress() },
+      {
+        setup,
+        stop,
+        observer: output.observe,
+        teamObserver: output.observeTeam,
+        asker: ttyAskerIfInteractive(),
+        onPermissionDenied: (denial) => permissionDenials.push(denial),
+        onClosing: () => output.stopProgress(),
+      },
       async (lead) => {
         // The init line lists the MCP servers with their tools, so they start now:
         // the first turn would need them a moment later anyway.
@@ -68,13 +79,17 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
         return work.body(lead, stop);
       },
     );
-    outcome = teamOutcome({ ...done, stopReason: stop.reason, durationMs: Math.round(performance.now() - started) });
+    signal = stop.signalName;
+    outcome = teamOutcome({ ...done, stopReason: stop.reason, durationMs: Math.round(performance.now() - started), permissionDenials });
     const note = work.note?.(done, outcome);
     if (note !== undefined) output.note(note);
+    // Before the result is printed: if the file cannot be written, the one
+    // error the entry prints is the only result, not a second one.
+    if (setup.lastMessagePath !== undefined && !outcome.result.isError) writeLastMessage(setup.lastMessagePath, outcome.result.result);
     await output.finish(outcome, info);
   } finally {
     // Progress first, then whatever error line the entry prints.
     await stderr.flush();
   }
-  if (outcome.result.isError) throw new RunFailedError(outcome.result);
+  if (outcome.result.isError) throw new RunFailedError(outcome.result, signal);
 }

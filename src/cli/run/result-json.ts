@@ -47,7 +47,18 @@ function teamJson(team: TeamOutcome) {
     events: team.events,
     event_turns: team.eventTurns,
     teammates: team.teammates.map(({ name, role, state, failure }) => ({ name, role, state, ...(failure !== undefined ? { failure } : {}) })),
+    permission_denials: team.permissionDenials.map(({ agent, tool, input, reason }) => ({ agent, tool, input: inputSummary(input), reason })),
   };
+}
+
+const INPUT_SUMMARY_MAX = 200;
+
+/** A denied call's input in a line: the command or path it was about, else its JSON; clipped. */
+export function inputSummary(input: unknown): string {
+  const fields = typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
+  const main = ["command", "path", "pattern"].map((key) => fields[key]).find((value) => typeof value === "string");
+  const text = typeof main === "string" ? main : (JSON.stringify(input) ?? "");
+  return text.length <= INPUT_SUMMARY_MAX ? text : `${text.slice(0, INPUT_SUMMARY_MAX - 1)}…`;
 }
 
 /** The first stream-json line: what is about to run, before any model call. */

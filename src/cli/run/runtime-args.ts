@@ -6,6 +6,7 @@ import { UsageError } from "../../core/errors.ts";
 import type { GlobalValues } from "../args.ts";
 import { repeatedValues } from "../argv.ts";
 import type { ProgressLevel } from "./progress.ts";
+import { lastMessagePath } from "./last-message.ts";
 import { OUTPUT_FORMATS, type OutputFormat } from "./result-json.ts";
 import { resolveWorkspace, runStateDir } from "./workspace.ts";
 
@@ -32,12 +33,13 @@ export const runtimeArgs = {
 /** What a headless command prints and how long it may take. */
 export const headlessArgs = {
   output: { type: "enum", options: [...OUTPUT_FORMATS], default: "text", description: "What stdout carries" },
-  timeout: { type: "string", valueHint: "duration", description: "Stop the whole command after this long, e.g. 90s or 10m" },
+  timeout: { type: "string", valueHint: "duration", description: "Stop the whole command after this long, e.g. 90s, 10m, or 60 (seconds)" },
   quiet: { type: "boolean", description: "Print nothing on stderr but errors" },
   "include-partial-messages": {
     type: "boolean",
     description: "With --output stream-json: also print each piece of an answer as it streams in (assistant_delta lines)",
   },
+  "output-last-message": { type: "string", valueHint: "file", description: "Also write the final answer to this file (when the run succeeds)" },
 } as const satisfies ArgsDef;
 
 /** `--verbose` of a headless command, which also means more progress. */
@@ -65,6 +67,7 @@ export interface HeadlessValues extends RuntimeValues {
   timeout?: string;
   quiet?: boolean;
   "include-partial-messages"?: boolean;
+  "output-last-message"?: string;
 }
 
 export interface RuntimeSetup {
@@ -81,6 +84,8 @@ export interface HeadlessSetup extends RuntimeSetup {
   level: ProgressLevel;
   timeout: { ms: number; text: string } | undefined;
   includePartialMessages: boolean;
+  /** Absolute path of --output-last-message. */
+  lastMessagePath?: string;
 }
 
 /**
@@ -127,6 +132,7 @@ export function headlessSetup(args: HeadlessValues, rawArgs?: readonly string[])
     level: args.quiet ? "quiet" : args.verbose ? "verbose" : "normal",
     timeout,
     includePartialMessages,
+    lastMessagePath: lastMessagePath(args["output-last-message"]),
   };
 }
 
@@ -136,8 +142,10 @@ function asList(value: string | string[] | undefined): string[] | undefined {
   return Array.isArray(value) ? value : [value];
 }
 
-function parseTimeout(text: string): number {
-  const ms = parseDuration(text);
+/** `90s`, `10m`, `1h30m`; a bare number is seconds (`--timeout 60`), as GNU timeout reads it. */
+export function parseTimeout(text: string): number {
+  const seconds = /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text.trim()) : undefined;
+  const ms = seconds === undefined ? parseDuration(text) : Math.round(seconds * 1000);
   if (ms <= 0) throw new UsageError(`--timeout must be longer than 0, e.g. --timeout 10m`);
   return ms;
 }

@@ -1,5 +1,5 @@
 import type { PermissionAsker } from "../../permissions/policy.ts";
-import { type LeadRuntime, buildLead } from "../../runtime/lead.ts";
+import { type LeadContext, type LeadRuntime, buildLead } from "../../runtime/lead.ts";
 import type { RunObserver } from "../../runtime/run-types.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { RuntimeLock } from "../../storage/runtime-lock.ts";
@@ -13,6 +13,8 @@ export interface RuntimeRequest {
   observer?: RunObserver;
   teamObserver?: (event: TeamEvent) => void;
   asker?: PermissionAsker;
+  /** Told each tool call the permission policy denied. */
+  onPermissionDenied?: LeadContext["onPermissionDenied"];
   /** Called once the runtime is closed, before the lock is released: e.g. stop a spinner. */
   onClosing?: () => void;
 }
@@ -37,6 +39,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       teamObserver: request.teamObserver,
       asker: request.asker,
       version: VERSION,
+      onPermissionDenied: request.onPermissionDenied,
     });
     try {
       return await body(lead);

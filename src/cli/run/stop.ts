@@ -45,5 +45,15 @@ export class RunStop implements Disposable {
     process.off("SIGTERM", this.#onSignal);
   }
 
-  readonly #onSignal = (signal: NodeJS.Signals) => this.abort(`interrupted by ${signal}`);
+  /** The signal that stopped the run, if one did (and was the first reason to stop). */
+  get signalName(): NodeJS.Signals | undefined {
+    return this.#signal;
+  }
+
+  #signal: NodeJS.Signals | undefined;
+
+  readonly #onSignal = (signal: NodeJS.Signals) => {
+    if (!this.#controller.signal.aborted) this.#signal = signal;
+    this.abort(`interrupted by ${signal}`);
+  };
 }

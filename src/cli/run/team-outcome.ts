@@ -13,6 +13,15 @@ export interface TeamOutcome {
   eventTurns: number;
   /** Each teammate as it was when the command stopped working. */
   teammates: TeammateRecord[];
+  /** Every tool call the permission policy denied, in order, by any agent. */
+  permissionDenials: PermissionDenialRecord[];
+}
+
+export interface PermissionDenialRecord {
+  agent: string;
+  tool: string;
+  input: unknown;
+  reason: string;
 }
 
 export interface TeamOutcomeInput {
@@ -23,6 +32,7 @@ export interface TeamOutcomeInput {
   teammates: TeammateRecord[];
   /** Why the command was stopped (--timeout, a signal), when it was. */
   stopReason?: string;
+  permissionDenials?: PermissionDenialRecord[];
   durationMs: number;
 }
 
@@ -32,7 +42,7 @@ export interface TeamOutcomeInput {
  * the wait itself was cut short, it is `error_interrupted` and says what is left.
  * Turns and usage add up every turn; the duration is the command's.
  */
-export function teamOutcome({ userTurn, quiet, teammates, stopReason, durationMs }: TeamOutcomeInput): TeamOutcome {
+export function teamOutcome({ userTurn, quiet, teammates, stopReason, durationMs, permissionDenials = [] }: TeamOutcomeInput): TeamOutcome {
   const turns = [...(userTurn ? [userTurn] : []), ...(quiet?.turns.map((turn) => turn.result) ?? [])];
   const last = turns.at(-1);
   let { result, subtype } = last ?? { result: "", subtype: "success" as const };
@@ -54,6 +64,7 @@ export function teamOutcome({ userTurn, quiet, teammates, stopReason, durationMs
     events: quiet?.events ?? 0,
     eventTurns: quiet?.turns.length ?? 0,
     teammates,
+    permissionDenials,
   };
 }
 

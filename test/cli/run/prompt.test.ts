@@ -2,9 +2,15 @@ import { expect, test } from "bun:test";
 import { readPrompt } from "../../../src/cli/run/prompt.ts";
 import { UsageError } from "../../../src/core/errors.ts";
 
-const stdin = (text: string | Uint8Array) => async () => (typeof text === "string" ? new TextEncoder().encode(text) : text);
-const noStdin = async (): Promise<Uint8Array> => {
-  throw new Error("stdin must not be read");
+const stdin = (text: string | Uint8Array) => ({
+  piped: true,
+  read: async () => (typeof text === "string" ? new TextEncoder().encode(text) : text),
+});
+const noStdin = {
+  piped: false,
+  read: async (): Promise<Uint8Array> => {
+    throw new Error("stdin must not be read");
+  },
 };
 
 async function refusal(promise: Promise<unknown>): Promise<string> {
@@ -40,4 +46,14 @@ test("an empty or blank prompt is refused, naming where it came from", async () 
 
 test("stdin that is not UTF-8 is refused", async () => {
   expect(await refusal(readPrompt({ flag: "-" }, stdin(new Uint8Array([0xff, 0xfe, 0x41]))))).toContain("not valid UTF-8");
+});
+
+test("piped stdin with a prompt is appended as context, never dropped", async () => {
+  expect(await readPrompt({ positional: "review this" }, stdin("diff --git a/x b/x\n+1\n"))).toBe(
+    "review this\n\n<stdin>\ndiff --git a/x b/x\n+1\n</stdin>",
+  );
+  expect(await readPrompt({ flag: "summarise" }, stdin("no newline"))).toBe("summarise\n\n<stdin>\nno newline\n</stdin>");
+  // An empty pipe adds nothing.
+  expect(await readPrompt({ positional: "hi" }, stdin(" \n"))).toBe("hi");
+  expect(await refusal(readPrompt({ positional: "hi" }, stdin(new Uint8Array([0xff]))))).toContain("the data piped to stdin is not valid UTF-8");
 });
