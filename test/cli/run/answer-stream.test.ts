@@ -32,6 +32,7 @@ const outcome = (result: string): TeamOutcome => ({
   events: 0,
   eventTurns: 0,
   teammates: [],
+  permissionDenials: [],
 });
 const info = { agent: "lead", model: "m", workspace: "/w", stateDir: "/s", permissionMode: "default" };
 const delta = (text: string, agent = "lead"): RunEvent => ({ type: "assistant_delta", agent, text });
