@@ -123,6 +123,26 @@ describe("agent doctor", () => {
     expect(failLines(result)).toEqual([expect.stringMatching(/^FAIL +config project +config file .*\.agent\/config\.json: unknown key "modle"/)]);
   });
 
+  test("MCP servers are started: one that starts is ok, one that does not is a warning (a run goes on without it)", async () => {
+    const server = modelServer();
+    const { doctor, workspace } = doctorSetup();
+    const tiny = join(import.meta.dir, "..", "mcp", "fixtures", "tiny-server.ts");
+    mkdirSync(join(workspace, ".agent"), { recursive: true });
+    writeFileSync(
+      join(workspace, ".agent", "config.json"),
+      JSON.stringify({
+        mcpServers: { tiny: { command: process.execPath, args: [tiny] }, broken: { command: process.execPath, args: [tiny, "--fail-start"] } },
+      }),
+    );
+    const env = { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url };
+    const result = await doctor(env);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^ok +mcp tiny +tiny: starts, \d+ tools?$/m);
+    expect(result.stdout).toMatch(/^warn +mcp broken +broken: failed: .*a run goes on without its tools/m);
+    const offline = await doctor(env, "--offline");
+    expect(offline.stdout).toMatch(/^skip +mcp +tiny, broken: not started \(--offline\)$/m);
+  });
+
   test("pending work left by an earlier run is reported, not a failure", async () => {
     const server = modelServer();
     const { doctor, stateDir } = doctorSetup();

@@ -5,10 +5,13 @@ import { CONFIG_LEVELS, configLocations } from "../../config/locations.ts";
 import { type Settings, loadSettings } from "../../config/load.ts";
 import type { AgentName } from "../../core/agent-name.ts";
 import { MailboxPaths, REASON_SUFFIX } from "../../mailbox/paths.ts";
+import { McpManager } from "../../mcp/manager.ts";
 import { listModels } from "../../model/list-models.ts";
 import { DEFAULT_BASE_URL } from "../../model/openai-client.ts";
 import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
 import { TeamRegistry } from "../../team/team-registry.ts";
+import { DEFAULT_SHELL_OUTPUT_CHARS } from "../../tools/shell.ts";
+import { VERSION } from "../version.ts";
 
 // The checks of `agent doctor`, each one question answered in one line. A
 // `fail` is something `agent run` needs and does not have; a `warn` is worth
@@ -204,4 +207,31 @@ function mailboxCounts(stateDir: string): Array<{ agent: string; open: number; q
         quarantined: count(paths.stateDirOf(agent, "quarantine"), (file) => !file.endsWith(REASON_SUFFIX)),
       };
     });
+}
+
+/**
+ * Each configured MCP server started (as `agent mcp list` does) and stopped again.
+ * A server that does not start is a warning, as it is in a run: the run goes on
+ * without its tools.
+ */
+export async function checkMcp(settings: Settings, workspace: string, offline: boolean): Promise<Check[]> {
+  const names = Object.keys(settings.mcp.servers ?? {});
+  if (names.length === 0) return [skip("mcp", "no MCP servers configured")];
+  if (offline) return [skip("mcp", `${names.join(", ")}: not started (--offline)`)];
+  const manager = new McpManager({
+    ...settings.mcp,
+    workspace,
+    client: { name: "agent", version: VERSION },
+    maxOutputChars: DEFAULT_SHELL_OUTPUT_CHARS,
+  });
+  try {
+    await manager.start();
+    return manager.statuses().map((server) =>
+      server.status === "connected"
+        ? ok(`mcp_${server.name}`, `${server.name}: starts, ${server.tools.length} tool${server.tools.length === 1 ? "" : "s"}`)
+        : warn(`mcp_${server.name}`, `${server.name}: ${server.status}${server.error ? `: ${server.error}` : ""}; a run goes on without its tools (docs/mcp.md)`),
+    );
+  } finally {
+    await manager.close();
+  }
 }

@@ -9,6 +9,7 @@ import {
   checkConfig,
   checkEndpoint,
   checkGit,
+  checkMcp,
   checkPendingWork,
   checkSandbox,
   checkStateDir,
@@ -28,7 +29,7 @@ export const doctorCommand = defineCommand({
     workspace: { type: "string", valueHint: "dir", description: "The workspace to check (default: the current directory)" },
     model: { type: "string", valueHint: "name", description: "Check this model instead of the configured one" },
     "base-url": { type: "string", valueHint: "url", description: "Check this endpoint instead of the configured one" },
-    offline: { type: "boolean", description: "Do not contact the endpoint (the key is only checked for presence)" },
+    offline: { type: "boolean", description: "Contact no endpoint and start no MCP server (the key is only checked for presence)" },
     ...jsonArg,
     ...globalArgs,
   },
@@ -47,8 +48,12 @@ export const doctorCommand = defineCommand({
     checks.push(checkStateDir(stateDir));
     const { checks: configChecks, settings } = checkConfig(workspace ?? process.cwd(), { model: args.model, baseUrl: args["base-url"] });
     checks.push(...configChecks);
-    if (settings) checks.push(...(await checkEndpoint(settings, args.offline === true, ENDPOINT_TIMEOUT_MS)));
-    else checks.push({ id: "endpoint", status: "skip", detail: "not checked: the settings could not be read" });
+    if (settings) {
+      checks.push(...(await checkEndpoint(settings, args.offline === true, ENDPOINT_TIMEOUT_MS)));
+      checks.push(...(await checkMcp(settings, workspace ?? process.cwd(), args.offline === true)));
+    } else {
+      checks.push({ id: "endpoint", status: "skip", detail: "not checked: the settings could not be read" });
+    }
     checks.push(checkSandbox(), checkGit(), ...(await checkPendingWork(stateDir)));
 
     const problems = checks.filter((c) => c.status === "fail");
