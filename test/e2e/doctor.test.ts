@@ -79,7 +79,7 @@ describe("agent doctor", () => {
     expect(failLines(result)).toEqual([expect.stringMatching(/^FAIL +api key +no API key: set OPENAI_API_KEY/)]);
     // The endpoint itself answered (401 without a key): that part is fine.
     expect(result.stdout).toMatch(/^ok +endpoint /m);
-    expect(result.stderr).toBe("agent: 1 problem (api_key): `agent run` would fail; fix the FAIL lines above\n");
+    expect(result.stderr).toBe("agent: 1 problem (api_key): `agent run` would fail; fix what the failed checks say\n");
   });
 
   test("a wrong key is rejected by the endpoint", async () => {

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { readConfigFile } from "../../config/config-file.ts";
 import { CONFIG_LEVELS, configLocations } from "../../config/locations.ts";
 import { type Settings, loadSettings } from "../../config/load.ts";
+import { MissingApiKeyError } from "../../core/errors.ts";
 import type { AgentName } from "../../core/agent-name.ts";
 import { MailboxPaths, REASON_SUFFIX } from "../../mailbox/paths.ts";
 import { McpManager } from "../../mcp/manager.ts";
@@ -101,7 +102,8 @@ export async function checkEndpoint(settings: Settings, offline: boolean, timeou
   const endpoint = settings.baseUrl ?? DEFAULT_BASE_URL;
   const keyCheck = settings.apiKey
     ? ok("api_key", "present")
-    : fail("api_key", "no API key: set OPENAI_API_KEY (or apiKey in config.json); a local endpoint that needs none takes any value");
+    : // The same words `agent run` would fail with.
+      fail("api_key", new MissingApiKeyError().message);
   if (offline) return [keyCheck, skip("endpoint", `${endpoint}: not contacted (--offline)`)];
 
   const listed = await listModels({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs });

@@ -65,7 +65,7 @@ export const doctorCommand = defineCommand({
     }
     if (problems.length > 0) {
       const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
-      throw new DoctorFailedError(`${count} (${problems.map((p) => p.id).join(", ")}): \`agent run\` would fail; fix the FAIL lines above`);
+      throw new DoctorFailedError(`${count} (${problems.map((p) => p.id).join(", ")}): \`agent run\` would fail; fix what the failed checks say`);
     }
   },
 });
