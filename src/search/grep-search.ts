@@ -31,6 +31,8 @@ export interface GrepSearchOptions {
   limit: number;
   protectedRoots: readonly string[];
   signal: AbortSignal;
+  /** Larger files are skipped and listed in `skippedLarge`; default MAX_GREP_FILE_BYTES. */
+  maxFileBytes?: number;
 }
 
 export interface GrepSearchResult {
@@ -40,7 +42,7 @@ export interface GrepSearchResult {
   truncated: boolean;
   filesSearched: number;
   filesMatched: number;
-  /** Files skipped for being larger than MAX_GREP_FILE_BYTES. */
+  /** Files skipped for being larger than `maxFileBytes`. */
   skippedLarge: string[];
 }
 
@@ -118,7 +120,12 @@ function contentEntries(path: string, lines: string[], hits: number[], context: 
 /** Read buffer one search reuses for every file that fits, so most files cost no allocation. */
 const SCRATCH_BYTES = 256 * 1024;
 
-type FileBytes = { bytes: Buffer } | { tooLarge: true } | undefined;
+type FileBytes = { bytes: Buffer } | { tooLarge: true } | { binary: true } | undefined;
+
+/** A NUL byte in the first 8 KiB is how git and GNU grep tell binary from text. */
+function looksBinary(bytes: Buffer): boolean {
+  return bytes.subarray(0, BINARY_PROBE_BYTES).includes(0);
+}
 
 function readFully(fd: number, into: Buffer): number {
   let filled = 0;
@@ -135,7 +142,7 @@ function readFully(fd: number, into: Buffer): number {
  * fits, else a buffer of its own; undefined when it is gone or unreadable
  * since the walk listed it (skipped, as `grep -s` would).
  */
-function readFile(absolute: string, scratch: Buffer): FileBytes {
+function readFile(absolute: string, scratch: Buffer, maxBytes: number): FileBytes {
   let fd: number;
   try {
     fd = openSync(absolute, "r");
@@ -145,9 +152,12 @@ function readFile(absolute: string, scratch: Buffer): FileBytes {
   }
   try {
     const filled = readFully(fd, scratch);
+    // A large binary (an executable, an archive) is skipped as binary, not reported as too large.
+    if (looksBinary(scratch.subarray(0, filled))) return { binary: true };
+    if (filled > maxBytes) return { tooLarge: true };
     if (filled < scratch.length) return { bytes: scratch.subarray(0, filled) };
     const size = fstatSync(fd).size;
-    if (size > MAX_GREP_FILE_BYTES) return { tooLarge: true };
+    if (size > maxBytes) return { tooLarge: true };
     const whole = Buffer.allocUnsafe(Math.max(size, scratch.length));
     scratch.copy(whole);
     const rest = readFully(fd, whole.subarray(scratch.length));
@@ -186,17 +196,18 @@ export async function grepSearch(options: GrepSearchOptions): Promise<GrepSearch
         signal: options.signal,
       });
   const scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
+  const maxFileBytes = options.maxFileBytes ?? MAX_GREP_FILE_BYTES;
   for await (const file of files) {
     if (accept && !accept(file.absolute)) continue;
-    const read = readFile(file.absolute, scratch);
+    const read = readFile(file.absolute, scratch, maxFileBytes);
     if (read === undefined) continue;
     if ("tooLarge" in read) {
       result.skippedLarge.push(file.path);
       continue;
     }
-    const bytes = read.bytes;
     result.filesSearched++;
-    if (bytes.subarray(0, BINARY_PROBE_BYTES).includes(0)) continue;
+    if ("binary" in read) continue;
+    const bytes = read.bytes;
     if (matcher.needle && bytes.indexOf(matcher.needle) === -1) continue;
     const text = bytes.toString("utf8");
     if (matcher.whole && !matcher.whole.test(text)) continue;

@@ -45,12 +45,19 @@ export type GrepInput = z.infer<typeof GrepInput>;
 
 export interface GrepToolOptions {
   maxChars?: number;
+  /** Files larger than this are not searched (a note lists them); default MAX_GREP_FILE_BYTES. */
+  maxFileBytes?: number;
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MB` : `${bytes} bytes`;
 }
 
 const NARROW = "narrow the search with path, glob or a more specific pattern";
 
 export function grepTool(options: GrepToolOptions = {}) {
   const maxChars = options.maxChars ?? DEFAULT_GREP_CHARS;
+  const maxFileBytes = options.maxFileBytes ?? MAX_GREP_FILE_BYTES;
   return defineTool({
     name: "grep",
     description:
@@ -77,6 +84,7 @@ export function grepTool(options: GrepToolOptions = {}) {
         limit,
         protectedRoots: roots,
         signal: context.signal,
+        maxFileBytes,
       });
       const notes: string[] = [];
       if (result.truncated) {
@@ -89,7 +97,7 @@ export function grepTool(options: GrepToolOptions = {}) {
       if (result.skippedLarge.length > 0) {
         const shown = result.skippedLarge.slice(0, 5).join(", ");
         const more = result.skippedLarge.length > 5 ? ` and ${result.skippedLarge.length - 5} more` : "";
-        notes.push(`[not searched, larger than ${MAX_GREP_FILE_BYTES / 1024 / 1024} MB: ${shown}${more}]`);
+        notes.push(`[not searched, larger than ${formatBytes(maxFileBytes)}: ${shown}${more}]`);
       }
       if (result.entries.length === 0) {
         const where = input.glob ? `${target.display} (files matching ${JSON.stringify(input.glob)})` : target.display;

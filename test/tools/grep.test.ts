@@ -99,6 +99,21 @@ describe("grep", () => {
     );
   });
 
+  test("files over the size limit are listed in a note, not searched; a large binary is just skipped", async () => {
+    const context = workspaceContext();
+    write(context.workspace, {
+      "small.txt": "needle\n",
+      "big.log": `${"x".repeat(2000)}\nneedle\n`,
+      "big.bin": new Uint8Array([0, ...Buffer.from(`${"x".repeat(2000)}\nneedle\n`)]),
+      // Past the read buffer, so its size comes from fstat.
+      "huge.txt": `${"y\n".repeat(200_000)}needle\n`,
+    });
+    const result = await call(grepTool({ maxFileBytes: 1024 }), { pattern: "needle" }, context);
+    expect(result.content).toBe("small.txt:1:needle\n[not searched, larger than 1024 bytes: big.log, huge.txt]");
+    const roomy = await call(grepTool(), { pattern: "needle", output_mode: "count" }, context);
+    expect(roomy.content).toBe("big.log:1\nhuge.txt:1\nsmall.txt:1");
+  });
+
   test("an invalid regular expression is refused with a hint", async () => {
     const context = workspaceContext();
     write(context.workspace, { "a.ts": "f(x)\n" });
