@@ -129,15 +129,19 @@ export class OpenAIModelClient implements ModelClient {
     if (!response.body) throw new InvalidCompletionError("an event stream without a body", "");
     const assembler = new StreamAssembler(request.onText);
     let prefix = "";
+    let done = false;
     for await (const event of readSse(response.body, { idleMs: this.#options.timeoutMs, onPrefix: (text) => (prefix = text) })) {
-      if (event.data === "[DONE]") break;
+      if (event.data === "[DONE]") {
+        done = true;
+        break;
+      }
       assembler.push(event.data);
     }
     if (assembler.chunks === 0 && prefix.trim() !== "" && !/^(data|event|id|retry)?:/.test(prefix.trimStart())) {
       // Said it was a stream, sent something else (a proxy's page).
       throw new InvalidCompletionError("not an event stream", firstBytes(prefix));
     }
-    return assembler.finish();
+    return assembler.finish(done);
   }
 
   async close(): Promise<void> {

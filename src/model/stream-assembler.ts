@@ -52,7 +52,8 @@ interface PartialCall {
  * Builds the whole answer from the chunks of a stream: text pieces joined (and
  * told to `onText` as they come), tool calls put together by their index, the
  * finish reason and the usage kept. `finish()` refuses a stream that never said
- * it finished, so a cut answer never passes for a whole one.
+ * it finished (no finish reason, no [DONE]), so a cut answer never passes for a
+ * whole one.
  */
 export class StreamAssembler {
   readonly #onText: ((text: string) => void) | undefined;
@@ -100,8 +101,13 @@ export class StreamAssembler {
     return this.#chunks;
   }
 
-  finish(): ModelResponse {
-    if (this.#finishReason === undefined) {
+  /**
+   * The whole answer. `done` says the stream ended with `data: [DONE]`: a few
+   * local servers never send a finish reason, and their [DONE] still marks a
+   * stream that ended as it meant to.
+   */
+  finish(done: boolean): ModelResponse {
+    if (this.#finishReason === undefined && !done) {
       throw new StreamCutError(
         this.#chunks === 0 ? "the answer stream ended before its first chunk" : "the answer stream was cut before it finished",
       );

@@ -88,6 +88,20 @@ describe("streamed answers", () => {
     server.assertDone();
   });
 
+  test("a stream without a finish reason that ends with [DONE] is whole (a few local servers send none)", async () => {
+    const chunk = (delta: Record<string, unknown>) => `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta }] })}\n\n`;
+    const body = `${chunk({ content: "no finish " })}${chunk({ content: "reason" })}data: [DONE]\n\n`;
+    await using server = ScriptedModelServer.start([{ raw: { contentType: "text/event-stream", body } }]);
+    const { client, retries } = clientFor(server.url);
+    expect(await client.complete(ask("hi"))).toEqual({
+      message: { role: "assistant", content: "no finish reason" },
+      finishReason: "other",
+      usage: { inputTokens: 0, outputTokens: 0 },
+    });
+    expect(retries).toEqual([]);
+    server.assertDone();
+  });
+
   test("an error event inside the stream is retried like a cut", async () => {
     const broken = `data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hal"}}]}\n\ndata: {"error":{"message":"upstream died"}}\n\n`;
     await using server = ScriptedModelServer.start([{ raw: { contentType: "text/event-stream", body: broken } }, { text: "fine" }]);

@@ -106,6 +106,38 @@ describe("AgentRunner", () => {
     s.server.assertDone();
   });
 
+  test("a stream cut before its end is retried: only the whole answer enters the history; the pieces and the retry are events", async () => {
+    const s = setup([{ text: "A half answer that is cut", cut: { afterChunks: 3 } }, { text: "The whole answer." }]);
+    const runner = s.runner();
+    const result = await runner.run("answer me", { idempotencyKey: key() });
+    expect(result).toMatchObject({ subtype: "success", result: "The whole answer.", turns: 1 });
+    expect(runner.history.messages).toEqual([
+      { role: "user", content: "answer me" },
+      { role: "assistant", content: "The whole answer." },
+    ]);
+    expect(s.events.filter((e) => e.type !== "user" && e.type !== "model_request")).toEqual([
+      { type: "assistant_delta", agent: "lead", text: "A " },
+      { type: "assistant_delta", agent: "lead", text: "half " },
+      { type: "model_retry", agent: "lead", attempt: 1, delayMs: expect.any(Number), reason: "the answer stream was cut before it finished" },
+      { type: "assistant_delta", agent: "lead", text: "The " },
+      { type: "assistant_delta", agent: "lead", text: "whole " },
+      { type: "assistant_delta", agent: "lead", text: "answer." },
+      { type: "assistant", agent: "lead", text: "The whole answer." },
+    ]);
+    s.server.assertDone();
+  });
+
+  test("an empty answer twice: a warning, then error_model; nothing but the prompt in the history", async () => {
+    const s = setup([{ text: "" }, { text: null }]);
+    const runner = s.runner();
+    const result = await runner.run("answer me", { idempotencyKey: key() });
+    const message = "the model test-model answered with no text and no tool calls (2 times): ask again, or try another model";
+    expect(result).toMatchObject({ subtype: "error_model", isError: true, result: message });
+    expect(s.events).toContainEqual({ type: "warning", agent: "lead", message });
+    expect(runner.history.messages).toEqual([{ role: "user", content: "answer me" }]);
+    s.server.assertDone();
+  });
+
   test("an empty idempotency key is refused before any history, hook or model call", async () => {
     const s = setup([], { hooks: { UserPromptSubmit: [{ command: "touch hook-ran" }] } });
     const runner = s.runner();
