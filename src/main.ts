@@ -12,8 +12,11 @@ import { rootCommand } from "./cli/root.ts";
 import { RunFailedError } from "./cli/run/run-failed.ts";
 import { sessionCommand } from "./cli/session/command.ts";
 import { VERSION } from "./cli/version.ts";
+import { registerSecret } from "./security/redact.ts";
 
 async function main(argv: string[]): Promise<number> {
+  // Masked from the first line printed; a key from config is added once settings are read.
+  registerSecret(process.env.OPENAI_API_KEY);
   try {
     // `agent` alone is a session with the Lead on a terminal; elsewhere (a pipe,
     // CI) it is the usage error it always was.

@@ -1,13 +1,15 @@
+import { redact } from "../security/redact.ts";
+
 /** The reader of stdout went away (`agent mailbox list | head -1`): not a failure of ours. */
 export class StdoutClosedError extends Error {}
 
 /**
- * Everything the CLI prints goes through here. stdout carries only the result;
+ * Everything the CLI prints goes through here, secrets masked. stdout carries only the result;
  * writes are awaited so nothing is cut off when the entry calls process.exit.
  */
 export async function writeOut(text: string): Promise<void> {
   try {
-    await Bun.write(Bun.stdout, text);
+    await Bun.write(Bun.stdout, redact(text));
   } catch (error) {
     if ((error as { code?: unknown }).code === "EPIPE") throw new StdoutClosedError("stdout was closed", { cause: error });
     throw error;
@@ -15,7 +17,7 @@ export async function writeOut(text: string): Promise<void> {
 }
 
 export async function writeErr(text: string): Promise<void> {
-  await Bun.write(Bun.stderr, text);
+  await Bun.write(Bun.stderr, redact(text));
 }
 
 /** One JSON object on one line: the whole result for `--json`. */

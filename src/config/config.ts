@@ -54,6 +54,14 @@ export const ConfigFile = z.strictObject({
       deny: z.array(z.string().min(1)).optional(),
     })
     .optional(),
+  /** The OS sandbox `shell` runs in (see docs/security.md). */
+  sandbox: z
+    .strictObject({
+      mode: z.enum(["read-only", "workspace-write", "danger-full-access"]).optional(),
+      /** Let sandboxed commands use the network (off by default). */
+      network: z.boolean().optional(),
+    })
+    .optional(),
   compaction: z
     .strictObject({
       /** Compact once the history passes this many characters. */

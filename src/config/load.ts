@@ -5,6 +5,7 @@ import { DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpSettings } from "../mcp/config.ts"
 import { readMcpConfigs } from "../mcp/config-file.ts";
 import type { ModelClientOptions } from "../model/types.ts";
 import { type LoadedConfigFile, readConfigFile } from "./config-file.ts";
+import { type SandboxMode, parseSandboxMode } from "../security/sandbox/sandbox.ts";
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode } from "./config.ts";
 import { CONFIG_LEVELS, type ConfigLevel, type ConfigLocations, configLocations } from "./locations.ts";
 import { type ValueSource, parseBaseUrl, parseNonEmpty, parsePermissionMode, parsePositiveInt } from "./values.ts";
@@ -26,6 +27,8 @@ export interface Settings {
   hooks: Partial<Record<HookEvent, HookConfig[]>>;
   /** Absent values mean the tool's own defaults (timeout 120 s, the built-in deny list). */
   shell: { timeoutMs?: number; deny: string[] };
+  /** `mode` absent: the default (workspace-write where the platform can enforce it). */
+  sandbox: { mode?: SandboxMode; network: boolean; explicit: boolean };
   /** Absent values mean the runner's own thresholds. */
   compaction: { thresholdChars?: number; largeToolResultChars?: number };
   mailbox: { maxContentBytes: number };
@@ -58,6 +61,7 @@ export interface SettingsFlags {
   replay?: string;
   /** --mcp-config files (or inline JSON), added to config's mcpServers; later ones win for a name. */
   mcpConfig?: string[];
+  sandbox?: string;
 }
 
 export interface LoadSettingsInput {
@@ -149,6 +153,29 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   }
   const all = <T>(get: (config: ConfigFile) => T[] | undefined): T[] => files.flatMap((file) => get(file.config) ?? []);
 
+  // A repository's own config (the project level) may make the sandbox stricter, never
+  // switch it off: an untrusted checkout must not choose danger-full-access or the network.
+  const trusted = (get: (config: ConfigFile) => unknown) => {
+    for (const file of byPrecedence) {
+      const value = get(file.config);
+      if (value === undefined) continue;
+      if (file.level === "project" && (value === "danger-full-access" || value === true)) {
+        ignoredLoosening.push(`${file.path}: sandbox setting ${JSON.stringify(value)} ignored: a project's config cannot loosen the sandbox; set it in .agent/config.local.json, the user config or --sandbox`);
+        continue;
+      }
+      return { value, source: { level: file.level, from: file.path } };
+    }
+    return undefined;
+  };
+  const ignoredLoosening: string[] = [];
+  const sandboxSettings = (): Settings["sandbox"] => {
+    const mode = pick<SandboxMode>("sandbox.mode", [
+      () => fromFlag(flags.sandbox, "--sandbox", (value) => parseSandboxMode(value, "--sandbox")),
+      () => trusted((c) => c.sandbox?.mode) as { value: SandboxMode; source: SettingSource } | undefined,
+    ]);
+    const network = pick<boolean>("sandbox.network", [() => trusted((c) => c.sandbox?.network) as { value: boolean; source: SettingSource } | undefined], false);
+    return { ...(mode !== undefined ? { mode } : {}), network, explicit: mode !== undefined };
+  };
   const settings: Settings = {
     model: pick(
       "model",
@@ -184,6 +211,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     },
     hooks: mergeHooks(files),
     shell: { timeoutMs: pick("shell.timeoutMs", [() => fromFiles((c) => c.shell?.timeoutMs)]), deny: all((c) => c.shell?.deny) },
+    sandbox: sandboxSettings(),
     compaction: {
       thresholdChars: pick("compaction.thresholdChars", [() => fromFiles((c) => c.compaction?.thresholdChars)]),
       largeToolResultChars: pick("compaction.largeToolResultChars", [() => fromFiles((c) => c.compaction?.largeToolResultChars)]),
@@ -204,7 +232,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   for (const key of Object.keys(settings.compaction) as (keyof Settings["compaction"])[]) {
     if (settings.compaction[key] === undefined) delete settings.compaction[key];
   }
-  return { settings, locations, files, sources, warnings: files.flatMap((file) => file.warnings) };
+  return { settings, locations, files, sources, warnings: [...files.flatMap((file) => file.warnings), ...ignoredLoosening] };
 }
 
 /** Header names are case-insensitive: a higher level's `x-title` replaces a lower one's `X-Title`. */

@@ -1,6 +1,9 @@
-import { isAbsolute, normalize, relative } from "node:path";
+import { isAbsolute, normalize, relative, resolve } from "node:path";
 import type { ConfigFile, PermissionMode } from "../config/config.ts";
+import type { ProtectedPaths } from "../security/protected-paths.ts";
+import { type FileWrite, analyseCommandLine } from "../security/shell-command/analyse.ts";
 import type { Tool, ToolContext, ToolEffect } from "../tools/tool.ts";
+import { realPathOf } from "../tools/workspace-path.ts";
 import { type PermissionRule, parseRules } from "./rules.ts";
 
 export type PermissionDecision = { behavior: "allow" } | { behavior: "deny"; reason: string };
@@ -11,6 +14,8 @@ export interface PermissionRequest {
   /** The command or path the call is about, as rules see it. */
   subject: string;
   identity: string;
+  /** Why this call needs a person even where the mode would allow it (e.g. it writes the agent's own config). */
+  why?: string;
 }
 
 /** Asks a person; true means allowed. Only present when there is someone to ask (a TTY). */
@@ -29,30 +34,43 @@ const MODES: Record<PermissionMode, Record<ToolEffect, ModeAnswer>> = {
   bypassPermissions: { read: "allow", coordinate: "allow", edit: "allow", execute: "allow" },
 };
 
+/** The tools whose rules govern a shell redirection's write (`> file` is an edit of file). */
+const EDIT_TOOLS = ["write_file", "edit_file"];
+
 export interface PermissionPolicyOptions {
   mode: PermissionMode;
   allow?: readonly string[];
   deny?: readonly string[];
   ask?: PermissionAsker;
+  /** The agent's own state and configuration (built by the composition root); none in tests of bare rules. */
+  protected?: ProtectedPaths;
 }
 
 const ALLOW: PermissionDecision = { behavior: "allow" };
 
 /**
- * Decides whether one tool call may run: deny rules, then allow rules, then the
- * mode. Malformed rules throw `ConfigError` here, at start-up.
+ * Decides whether one tool call may run. For a path: the state root is refused
+ * in every mode; deny rules (on the path as written and as resolved); writes
+ * to the agent's own configuration need a rule naming them or a "yes" (except
+ * in bypassPermissions); allow rules; the mode. For a command line: each
+ * simple command it runs is checked (src/security/shell-command/) — denied
+ * when any part matches a deny rule, allowed by rules only when every part
+ * matches an allow rule — and each file it writes by redirection as an edit
+ * of that file. Malformed rules throw `ConfigError` here, at start-up.
  */
 export class PermissionPolicy {
   readonly mode: PermissionMode;
   readonly #allow: PermissionRule[];
   readonly #deny: PermissionRule[];
   readonly #ask: PermissionAsker | undefined;
+  readonly #protected: ProtectedPaths | undefined;
 
   constructor(options: PermissionPolicyOptions) {
     this.mode = options.mode;
     this.#allow = parseRules(options.allow, "allow");
     this.#deny = parseRules(options.deny, "deny");
     this.#ask = options.ask;
+    this.#protected = options.protected;
   }
 
   /** The policy of a config file and a mode (the flag's, else the file's, else `default`); extra rules come from flags. */
@@ -69,17 +87,109 @@ export class PermissionPolicy {
   }
 
   async decide(tool: Tool, input: unknown, context: ToolContext): Promise<PermissionDecision> {
-    const subject = ruleSubject(tool, input, context.workspace);
+    // Only `shell`'s subject is a command line; another executing tool (an MCP tool) is ruled on its subject as is.
+    if (tool.effect === "execute" && tool.name === "shell") return this.#decideCommand(tool, tool.subject(input), context);
+    if (tool.effect === "execute") return this.#decideOther(tool, tool.subject(input), context);
+    if (tool.effect === "coordinate") return this.#decideOther(tool, tool.subject(input), context);
+    return this.#decidePath(tool, tool.subject(input), context);
+  }
+
+  async #decideOther(tool: Tool, subject: string, context: ToolContext): Promise<PermissionDecision> {
     const denied = this.#deny.find((rule) => rule.matches(tool, subject));
     if (denied) return deny(`permission denied: ${describe(tool.name, subject)} matches the deny rule "${denied.source}"`);
     if (this.#allow.some((rule) => rule.matches(tool, subject))) return ALLOW;
+    return this.#byMode(tool, subject, context);
+  }
+
+  async #decidePath(tool: Tool, raw: string, context: ToolContext): Promise<PermissionDecision> {
+    if (raw === "") return this.#decideOther(tool, raw, context);
+    const { written, real, absolute } = pathSubjects(raw, context.workspace);
+    if (this.#protected?.inStateRoot(staticPrefix(absolute))) return deny(stateRootReason(tool.name, raw));
+    const denied = this.#deny.find((rule) => rule.matches(tool, written) || (real !== undefined && rule.matches(tool, real)));
+    if (denied) return deny(`permission denied: ${describe(tool.name, written)} matches the deny rule "${denied.source}"`);
+    if (tool.effect === "edit") {
+      const guarded = this.#protected?.guardedWrite(absolute);
+      if (guarded !== undefined && this.mode !== "bypassPermissions") {
+        const named = this.#allow.some((rule) => rule.pattern !== undefined && (rule.matches(tool, written) || (real !== undefined && rule.matches(tool, real))));
+        if (named) return ALLOW;
+        return this.#askFor({ tool: tool.name, effect: tool.effect, subject: written, identity: context.identity, why: `it writes ${guarded}` }, context.signal);
+      }
+    }
+    const allowed = this.#allow.some((rule) => rule.matches(tool, written) || (real !== undefined && rule.matches(tool, real)));
+    if (allowed) return ALLOW;
+    return this.#byMode(tool, written, context);
+  }
+
+  async #decideCommand(tool: Tool, line: string, context: ToolContext): Promise<PermissionDecision> {
+    const analysed = analyseCommandLine(line);
+    const parts = analysed.ok ? analysed.parts : [];
+    // Deny rules see the whole line and each part (and an opaque part as written): any hit denies.
+    const denied = this.#deny.find((rule) => rule.matches(tool, line) || parts.some((part) => rule.matches(tool, part.text)));
+    if (denied) {
+      const part = parts.find((candidate) => denied.matches(tool, candidate.text));
+      const what = part && part.text !== line ? `${describe(tool.name, line)} runs "${part.text}", which` : describe(tool.name, line);
+      return deny(`permission denied: ${what} matches the deny rule "${denied.source}"; it was not run`);
+    }
+    const writes = analysed.ok ? analysed.writes : [];
+    const writeCheck = this.#checkWrites(writes, context);
+    if (writeCheck.denied) return writeCheck.denied;
+
+    // A bare `shell` rule allows every line; a pattern must match each command the line runs.
+    const bare = this.#allow.some((rule) => rule.pattern === undefined && rule.matches(tool, line));
+    const byRules =
+      bare || (analysed.ok && parts.length > 0 && parts.every((part) => !part.opaque && this.#allow.some((rule) => rule.matches(tool, part.text))));
+    if (byRules && writeCheck.needs.length === 0) return ALLOW;
+    const answer = MODES[this.mode].execute;
+    if (answer === "allow") return ALLOW;
+    if (answer === "deny" && !byRules) return planDenial(tool);
+    // Said only when it helps: a line that does not parse, a write, or allow rules that did not cover every part.
+    const hasRules = this.#allow.some((rule) => rule.tool === tool.name);
+    const why = !analysed.ok
+      ? `the command line does not parse (${analysed.error}), so no allow rule can match it`
+      : byRules
+        ? `it writes ${writeCheck.needs.join(", ")}`
+        : hasRules
+          ? unmatchedWhy(parts, (text) => this.#allow.some((rule) => rule.matches(tool, text)))
+          : undefined;
+    if (answer === "deny") return deny(`plan mode is read-only: the command ${why ?? "may change files"}; describe the change instead`);
+    return this.#askFor({ tool: tool.name, effect: tool.effect, subject: line, identity: context.identity, ...(why ? { why } : {}) }, context.signal);
+  }
+
+  /**
+   * A redirection's file is an edit of that file: the state root is refused,
+   * deny rules of the edit tools apply, and anything the mode or an edit rule
+   * does not allow (the agent's config, a path from an expansion) is listed as
+   * needing approval.
+   */
+  #checkWrites(writes: FileWrite[], context: ToolContext): { denied?: PermissionDecision; needs: string[] } {
+    const needs: string[] = [];
+    const editTools = EDIT_TOOLS.map((name) => ({ name, effect: "edit" as const }));
+    for (const write of writes) {
+      if (write.path === undefined) {
+        if (MODES[this.mode].edit !== "allow") needs.push(`a file named by an expansion (${write.source})`);
+        continue;
+      }
+      const { written, real, absolute } = pathSubjects(write.path, context.workspace);
+      if (this.#protected?.inStateRoot(absolute)) return { denied: deny(stateRootReason("shell", write.path)), needs };
+      const matches = (rule: PermissionRule) => editTools.some((tool) => rule.matches(tool, written) || (real !== undefined && rule.matches(tool, real)));
+      const denied = this.#deny.find(matches);
+      if (denied) {
+        return { denied: deny(`permission denied: the command writes ${written} (a redirection is an edit), which matches the deny rule "${denied.source}"; it was not run`), needs };
+      }
+      const guarded = this.#protected?.guardedWrite(absolute);
+      if (guarded !== undefined && this.mode !== "bypassPermissions") {
+        if (!this.#allow.some((rule) => rule.pattern !== undefined && matches(rule))) needs.push(`${written} (${guarded})`);
+        continue;
+      }
+      if (MODES[this.mode].edit !== "allow" && !this.#allow.some(matches)) needs.push(written);
+    }
+    return { needs };
+  }
+
+  async #byMode(tool: Tool, subject: string, context: ToolContext): Promise<PermissionDecision> {
     const answer = MODES[this.mode][tool.effect];
     if (answer === "allow") return ALLOW;
-    if (answer === "deny") {
-      return deny(
-        `plan mode is read-only: ${tool.name} (${tool.effect}) is not allowed; describe the change instead, or run with another --permission-mode`,
-      );
-    }
+    if (answer === "deny") return planDenial(tool);
     return this.#askFor({ tool: tool.name, effect: tool.effect, subject, identity: context.identity }, context.signal);
   }
 
@@ -98,30 +208,86 @@ function deny(reason: string): PermissionDecision {
   return { behavior: "deny", reason };
 }
 
+function planDenial(tool: Tool): PermissionDecision {
+  return deny(
+    `plan mode is read-only: ${tool.name} (${tool.effect}) is not allowed; describe the change instead, or run with another --permission-mode`,
+  );
+}
+
+function stateRootReason(tool: string, path: string): string {
+  return (
+    `permission denied: ${tool} may not touch ${JSON.stringify(path)}: it is in the agent's state directory ` +
+    "(histories, mailboxes, locks), which no tool may read or change in any mode; use send_message to reach teammates"
+  );
+}
+
 function describe(tool: string, subject: string): string {
   const short = subject.length > 80 ? `${subject.slice(0, 77)}...` : subject;
   return subject === "" ? tool : `${tool}(${short})`;
 }
 
+/** Names the first part of a command line no allow rule covers, so the model (and the user) see why. */
+function unmatchedWhy(parts: { text: string; opaque?: string }[], allowed: (text: string) => boolean): string {
+  if (parts.length === 0) return "runs no simple command an allow rule could match";
+  const opaque = parts.find((part) => part.opaque);
+  if (opaque) return `cannot be checked part by part (${opaque.opaque})`;
+  const part = parts.find((candidate) => !allowed(candidate.text));
+  return part ? `runs "${part.text}", which no allow rule matches` : "needs approval";
+}
+
 /** The message of a headless denial names the ways to allow the call next time. */
-function headlessReason({ tool, effect, subject }: PermissionRequest): string {
+function headlessReason({ tool, effect, subject, why }: PermissionRequest): string {
   const example = subject !== "" && subject.length <= 60 && !/[\n()]/.test(subject) ? `${tool}(${subject})` : tool;
+  if (why !== undefined && effect === "edit") {
+    return (
+      `permission denied: ${tool}(${subject}) needs explicit approval because ${why}, and there is no TTY to ask; ` +
+      `allow it with a rule naming the path in permissions.allow or --allow (e.g. ${JSON.stringify(example)})`
+    );
+  }
   const modes = effect === "edit" ? "--permission-mode acceptEdits or bypassPermissions" : "--permission-mode bypassPermissions";
+  const because = why === undefined ? "" : ` (${why})`;
   return (
-    `permission denied: ${tool} needs approval and there is no TTY to ask; ` +
+    `permission denied: ${tool} needs approval${because} and there is no TTY to ask; ` +
     `allow it with permissions.allow in config.json (e.g. ${JSON.stringify(example)}) or ${modes}`
   );
 }
 
 /**
- * The subject rules are matched against. Paths are normalised and made relative
- * to the workspace, so `./src/a.ts`, `src/x/../a.ts` and `/ws/src/a.ts` all meet
- * `write_file(src/**)` (and a deny rule cannot be dodged by spelling a path another way).
+ * The subjects path rules are matched against: the path as written, normalised
+ * and made relative to the workspace (so `./src/a.ts`, `src/x/../a.ts` and
+ * `/ws/src/a.ts` all meet `write_file(src/**)`), and the path after symlinks
+ * are resolved (so `envlink -> .env` meets `write_file(.env)`), when that is
+ * inside the workspace.
  */
+export function pathSubjects(subject: string, workspace: string): { written: string; real: string | undefined; absolute: string } {
+  const absolute = resolve(workspace, subject);
+  const written = relativeSubject(absolute, workspace) ?? normalize(subject);
+  let real: string | undefined;
+  try {
+    real = relativeSubject(realPathOf(absolute), workspace);
+  } catch {
+    real = undefined;
+  }
+  return { written, real: real === written ? undefined : real, absolute };
+}
+
+function relativeSubject(absolute: string, workspace: string): string | undefined {
+  const rel = relative(workspace, absolute);
+  if (rel.startsWith("..") || isAbsolute(rel)) return isAbsolute(rel) ? undefined : rel;
+  return rel === "" ? "" : rel.replace(/\/$/, "");
+}
+
+/** The part of a path before its first glob character: what a glob pattern can reach at most. */
+function staticPrefix(absolute: string): string {
+  const at = absolute.search(/[*?[{]/);
+  if (at === -1) return absolute;
+  const cut = absolute.slice(0, at);
+  return cut.endsWith("/") ? cut : cut.slice(0, cut.lastIndexOf("/") + 1) || "/";
+}
+
+/** Kept for callers that want the single subject rules see for a call (the path as written). */
 export function ruleSubject(tool: Tool, input: unknown, workspace: string): string {
   const subject = tool.subject(input);
   if (tool.effect === "execute" || subject === "") return subject;
-  const inWorkspace = isAbsolute(subject) ? relative(workspace, subject) : subject;
-  const normal = normalize(inWorkspace);
-  return normal === "." ? "" : normal.replace(/^\.\//, "").replace(/\/$/, "");
+  return pathSubjects(subject, workspace).written;
 }

@@ -4,10 +4,11 @@ import type { ToolEffect } from "../tools/tool.ts";
 /**
  * A permission rule from config or flags: `read_file` (every call of the tool)
  * or `tool(pattern)`, the pattern matched against the whole of the tool's
- * subject (its command or path). In patterns `**` matches anything; `*` matches
- * anything within one path segment, except for `execute` tools, whose subject
- * is a command line where `/` is not a separator (`shell(npm test*)` must match
- * `npm test src/a.test.ts`).
+ * subject. A path pattern is a real glob (Bun's `Glob`): `*` within one path
+ * segment, `**` across segments, `{a,b}` and `[ab]` as in the shell. A command
+ * pattern (`execute` tools) is matched against one simple command of the line
+ * (see src/security/shell-command/): `*` matches anything there, `/` included
+ * (`shell(npm test*)` must match `npm test src/a.test.ts`).
  */
 export interface PermissionRule {
   /** The rule as written, for messages. */
@@ -34,22 +35,12 @@ function toolNameMatcher(tool: string): (name: string) => boolean {
   return (name) => name === tool;
 }
 
-function globToRegExp(pattern: string, star: string): RegExp {
-  let source = "";
-  for (let i = 0; i < pattern.length; i += 1) {
-    const char = pattern[i] as string;
-    if (pattern.startsWith("**/", i)) {
-      source += "(?:.*/)?";
-      i += 2;
-    } else if (pattern.startsWith("**", i)) {
-      source += ".*";
-      i += 1;
-    } else if (char === "*") {
-      source += star;
-    } else {
-      source += char.replace(/[\\^$.|?+()[\]{}]/g, "\\$&");
-    }
-  }
+/** A command pattern: `*` is any text; everything else literal. */
+function commandPattern(pattern: string): RegExp {
+  const source = pattern
+    .split("*")
+    .map((piece) => piece.replace(/[\\^$.|?+()[\]{}]/g, "\\$&"))
+    .join(".*");
   return new RegExp(`^${source}$`, "s");
 }
 
@@ -63,8 +54,8 @@ export function parseRule(source: string, list: "allow" | "deny" = "allow"): Per
   }
   const tool = parsed[1] as string;
   const pattern = parsed[2];
-  const inPath = pattern === undefined ? undefined : globToRegExp(pattern, "[^/]*");
-  const inCommand = pattern === undefined ? undefined : globToRegExp(pattern, ".*");
+  const inPath = pattern === undefined ? undefined : new Bun.Glob(pattern);
+  const inCommand = pattern === undefined ? undefined : commandPattern(pattern);
   const nameMatches = toolNameMatcher(tool);
   return {
     source,
@@ -72,8 +63,8 @@ export function parseRule(source: string, list: "allow" | "deny" = "allow"): Per
     pattern,
     matches(candidate, subject) {
       if (!nameMatches(candidate.name)) return false;
-      const regexp = candidate.effect === "execute" ? inCommand : inPath;
-      return regexp === undefined || regexp.test(subject);
+      if (pattern === undefined) return true;
+      return candidate.effect === "execute" ? (inCommand as RegExp).test(subject) : (inPath as Bun.Glob).match(subject);
     },
   };
 }

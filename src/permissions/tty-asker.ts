@@ -11,9 +11,10 @@ export interface AskerStreams {
 const SHOWN_SUBJECT_CHARS = 500;
 
 /** The question for a permission request, as shown on the terminal. */
-export function permissionQuestion({ identity, tool, effect, subject }: PermissionRequest): string {
+export function permissionQuestion({ identity, tool, effect, subject, why }: PermissionRequest): string {
   const shown = subject.length > SHOWN_SUBJECT_CHARS ? `${subject.slice(0, SHOWN_SUBJECT_CHARS)}…` : subject;
-  return `\n${identity} wants to run ${tool} (${effect}):\n  ${shown.replace(/\n/g, "\n  ")}\nallow? [y/N] `;
+  const because = why === undefined ? "" : `(asked because ${why})\n`;
+  return `\n${identity} wants to run ${tool} (${effect}):\n  ${shown.replace(/\n/g, "\n  ")}\n${because}allow? [y/N] `;
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   ZERO_USAGE,
 } from "../model/types.ts";
 import { Mutex } from "../storage/process-mutex.ts";
-import type { ToolExecutor } from "../tools/tool.ts";
+import type { PathFence, ToolExecutor } from "../tools/tool.ts";
 import { type CompactionOptions, compact } from "./compaction.ts";
 import type { HistoryStore } from "./history-store.ts";
 import { eventEnvelope, type RuntimeEvent } from "../core/runtime-event.ts";
@@ -40,6 +40,8 @@ export interface AgentRunnerOptions {
   workspace: string;
   /** The state root the file tools refuse and searches skip (handed to every tool call). */
   stateRoot?: string;
+  /** The agent's own state, which its file tools refuse (see src/security/protected-paths.ts). */
+  fence?: PathFence;
   maxTurns: number;
   compaction: CompactionOptions;
   observer?: RunObserver;
@@ -322,6 +324,7 @@ export class AgentRunner {
       workspace: this.#o.workspace,
       ...(this.#o.stateRoot === undefined ? {} : { stateRoot: this.#o.stateRoot }),
       signal: signal ?? new AbortController().signal,
+      ...(this.#o.fence ? { fence: this.#o.fence } : {}),
     };
     for (const call of calls) {
       // Every call gets a result, even when interrupted, so the history keeps

@@ -6,6 +6,7 @@ import { CorruptStateFileError } from "../core/errors.ts";
 import { UtcInstant } from "../core/message.ts";
 import { ChatMessage } from "../model/types.ts";
 import { ensureDir, FILE_MODE, fsyncDir, isErrno, pathExists } from "../storage/atomic-file.ts";
+import { redactValue } from "../security/redact.ts";
 import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
 
 /**
@@ -123,7 +124,9 @@ export class HistoryStore {
     this.#fd = undefined;
   }
 
-  #append(records: HistoryRecord[]): void {
+  #append(unsafe: HistoryRecord[]): void {
+    // Memory and disk get the same masked records, so a resumed run sees what this one saw.
+    const records = redactValue(unsafe);
     if (this.#memoryOnly) {
       for (const record of records) this.#apply(HistoryRecord.parse(record));
       return;

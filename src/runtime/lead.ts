@@ -4,6 +4,8 @@ import { type Clock, systemClock } from "../core/clock.ts";
 import { uuidV7Source } from "../core/ids.ts";
 import { type Settings, modelClientOptions } from "../config/load.ts";
 import { ShellHooks } from "../hooks/hook-runner.ts";
+import { ProtectedPaths, agentDirOf } from "../security/protected-paths.ts";
+import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import { FileMailboxStore } from "../mailbox/file-store.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { McpManager } from "../mcp/manager.ts";
@@ -74,6 +76,10 @@ export interface LeadContext {
   version?: string;
   /** Told each tool call the permission policy denied, by any agent of the runtime. */
   onPermissionDenied?: (denial: PermissionDenial & { agent: string }) => void;
+  /** The OS sandbox for every agent's shell and background jobs (not hooks); plain `sh -c` when absent. */
+  sandbox?: Sandbox;
+  /** The state root no tool may touch; `stateDir` when absent. */
+  stateRoot?: string;
 }
 
 /**
@@ -88,12 +94,21 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
   const warn = (agent: string) => (message: string) => context.observer?.({ type: "warning", agent, message });
   try {
     const hooks = new ShellHooks(settings.hooks);
+    // The agent's own state and configuration are not its to touch (docs/security.md).
+    const fence = new ProtectedPaths({
+      workspace: context.workspace,
+      stateRoot: context.stateRoot ?? context.stateDir,
+      agentDir: agentDirOf(context.workspace),
+      hookCommands: Object.values(settings.hooks).flatMap((list) => (list ?? []).map((hook) => hook.command)),
+    });
     const policy = new PermissionPolicy({
       mode: settings.permissionMode,
       allow: settings.permissions.allow,
       deny: settings.permissions.deny,
       ask: context.asker,
+      protected: fence,
     });
+    const shellOptions = { ...settings.shell, ...(context.sandbox ? { sandbox: context.sandbox } : {}) };
     const model = createModelClient({
       ...modelClientOptions(settings),
       onRetry: (info) => context.observer?.({ type: "model_retry", agent: LEAD, ...info }),
@@ -152,7 +167,8 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         history: extra.history ?? openHistory(identity as AgentName),
         systemPrompt,
         workspace: context.workspace,
-        stateRoot: context.stateDir,
+        stateRoot: context.stateRoot ?? context.stateDir,
+        fence,
         maxTurns: extra.maxTurns ?? settings.maxTurns,
         compaction: compaction(identity),
         observer: context.observer,
@@ -168,7 +184,13 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       onError: (error) => warn(LEAD)(`cron: ${(error as Error).message}`),
     });
     closers.push(() => cron.close());
-    const background = new BackgroundJobs({ inbox, supervisor, clock: systemClock, ids: uuidV7Source });
+    const background = new BackgroundJobs({
+      inbox,
+      supervisor,
+      clock: systemClock,
+      ids: uuidV7Source,
+      ...(context.sandbox ? { sandbox: context.sandbox } : {}),
+    });
     closers.push(() => background.close());
 
     // Every agent of the runtime reads the same project instructions and environment, once per runtime.
@@ -192,7 +214,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       makeRunner: (name, role) =>
         runnerFor(
           name,
-          [shellTool(settings.shell), readFileTool(), writeFileTool(), sendMessageTool(team)],
+          [shellTool(shellOptions), readFileTool(), writeFileTool(), sendMessageTool(team)],
           withContext(teammateSystemPrompt(name, role)),
           { sources: [mcp.source("teammate")] },
         ),
@@ -210,17 +232,17 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     // no teammates, no background jobs), the same hooks and permissions, a turn cap.
     const runSubagent: SubagentRun = async (prompt, { idempotencyKey, signal, label }) => {
       const identity = `${LEAD}/${label}`;
-      const subagent = runnerFor(identity, baseTools({ shell: settings.shell }), withContext(subagentSystemPrompt()), {
+      const subagent = runnerFor(identity, baseTools({ shell: shellOptions }), withContext(subagentSystemPrompt()), {
         history: HistoryStore.inMemory(identity),
         maxTurns: Math.min(settings.maxTurns, SUBAGENT_MAX_TURNS),
         sources: [leadSource],
       });
       return subagent.run(prompt, { idempotencyKey, signal });
     };
-    const [, ...restOfBase] = baseTools({ shell: settings.shell });
+    const [, ...restOfBase] = baseTools({ shell: shellOptions });
     // The Lead's tools, in the design's order (pinned by a test).
     const leadTools: Tool[] = [
-      shellTool(settings.shell, background),
+      shellTool(shellOptions, background),
       ...restOfBase,
       todoWriteTool(todos, (list) => context.observer?.({ type: "todos", agent: LEAD, todos: [...list] })),
       taskTool(runSubagent),

@@ -4,6 +4,8 @@ import type { IdSource } from "../core/ids.ts";
 import type { RuntimeEvent } from "../core/runtime-event.ts";
 import type { EventInbox, EventOwner } from "../runtime/event-inbox.ts";
 import type { JobHandle, JobSupervisor } from "../runtime/job-supervisor.ts";
+import { scrubbedEnv } from "../security/redact.ts";
+import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import { runProcessGroup } from "./process-group.ts";
 import { DEFAULT_BACKGROUND_TIMEOUT_MS, DEFAULT_SHELL_OUTPUT_CHARS, exitLine } from "./shell.ts";
 import { withTruncationNote } from "./truncate.ts";
@@ -17,6 +19,8 @@ export interface BackgroundJobsOptions {
   ids: IdSource;
   /** Output kept per job (the shell tool's cap by default). */
   maxOutputChars?: number;
+  /** The OS sandbox jobs run in, as the shell tool's commands do; none in tests of bare jobs. */
+  sandbox?: Sandbox;
 }
 
 export interface BackgroundJobInfo {
@@ -97,7 +101,8 @@ export class BackgroundJobs implements EventOwner {
     let status: string;
     let output: string;
     try {
-      const result = await runProcessGroup({ cmd: ["sh", "-c", command], cwd: workspace, capture: "combined", maxChars, timeoutMs, signal });
+      const cmd = this.#o.sandbox ? this.#o.sandbox.command(command, workspace) : ["sh", "-c", command];
+      const result = await runProcessGroup({ cmd, cwd: workspace, env: scrubbedEnv(), capture: "combined", maxChars, timeoutMs, signal });
       if (result.aborted) return undefined;
       status = exitLine(result, timeoutMs);
       output = withTruncationNote(result.output, "next time redirect the output to a file and read parts of it");

@@ -27,7 +27,7 @@ export function editFileTool() {
     effect: "edit",
     subject: (input) => input.path,
     async run(input, context) {
-      const { absolute, display } = resolveInWorkspace(context.workspace, input.path);
+      const { absolute, display } = resolveInWorkspace(context.workspace, input.path, context.fence);
       if (input.old_string === input.new_string) throw new Error("old_string and new_string are identical; nothing to change");
       // Decoding must be lossless, or writing back would corrupt bytes the edit never touched.
       let text: string;

@@ -77,7 +77,7 @@ export function globTool(options: GlobToolOptions = {}) {
           `pattern ${JSON.stringify(input.pattern)} must be relative and stay below the search directory (no "/" at the start, no "..")`,
         );
       }
-      const base = resolveInWorkspace(context.workspace, input.path ?? ".");
+      const base = resolveInWorkspace(context.workspace, input.path ?? ".", context.fence);
       const roots = protectedRoots(context.stateRoot);
       assertNotProtected(base.absolute, input.path ?? ".", roots);
       if (!statSync(base.absolute).isDirectory()) throw new Error(`${base.display} is not a directory`);

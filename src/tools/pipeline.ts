@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { HookOutcome, Hooks } from "../hooks/types.ts";
 import type { ToolCall, ToolSpec } from "../model/types.ts";
 import type { PermissionPolicy } from "../permissions/policy.ts";
+import { redact } from "../security/redact.ts";
 import { toolSpecs } from "./schemas.ts";
 import type { Tool, ToolContext, ToolExecutor, ToolResult, ToolSource } from "./tool.ts";
 
@@ -85,12 +86,15 @@ export class ToolPipeline implements ToolExecutor {
   }
 
   async execute(call: ToolCall, context: ToolContext): Promise<ToolResult> {
+    let result: ToolResult;
     try {
-      return await this.#execute(call, context);
+      result = await this.#execute(call, context);
     } catch (error) {
       // A throwing hook runner or policy is a bug, but still not a reason to end the turn.
-      return failure(`${call.name} failed: ${messageOf(error)}`);
+      result = failure(`${call.name} failed: ${messageOf(error)}`);
     }
+    // What a tool returns goes to the model and into the history: no secret may ride along.
+    return { ...result, content: redact(result.content) };
   }
 
   async #execute(call: ToolCall, context: ToolContext): Promise<ToolResult> {

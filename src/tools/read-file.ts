@@ -37,7 +37,7 @@ export function readFileTool(options: ReadFileToolOptions = {}) {
     effect: "read",
     subject: (input) => input.path,
     async run(input, context) {
-      const { absolute, display } = resolveInWorkspace(context.workspace, input.path);
+      const { absolute, display } = resolveInWorkspace(context.workspace, input.path, context.fence);
       if (statSync(absolute).isDirectory()) throw new Error(`${display} is a directory; use glob to list files`);
       const bytes = readFileSync(absolute);
       if (looksBinary(bytes)) return { content: `${display} is a binary file (${bytes.length} bytes); not shown` };

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import type { BackgroundJobs } from "./background-jobs.ts";
+import { scrubbedEnv } from "../security/redact.ts";
+import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import { type GroupResult, runProcessGroup } from "./process-group.ts";
 import { compileShellDeny, findShellDenial } from "./shell-deny.ts";
 import { defineTool } from "./tool.ts";
@@ -42,6 +44,8 @@ export interface ShellToolOptions {
   /** Extra regular expressions refused as destructive (config `shell.deny`), on top of the built-in list. */
   deny?: readonly string[];
   maxOutputChars?: number;
+  /** The OS sandbox commands run in (src/security/sandbox/); plain `sh -c` when absent. */
+  sandbox?: Sandbox;
 }
 
 /** How the command ended, in words the model can act on. */
@@ -85,8 +89,10 @@ export function shellTool(options: ShellToolOptions = {}, background?: Backgroun
       }
       const timeoutMs = input.timeout_ms ?? defaultTimeoutMs;
       const result = await runProcessGroup({
-        cmd: ["sh", "-c", input.command],
+        cmd: options.sandbox ? options.sandbox.command(input.command, context.workspace) : ["sh", "-c", input.command],
         cwd: context.workspace,
+        // The API key is not the command's to see.
+        env: scrubbedEnv(),
         capture: "combined",
         maxChars,
         timeoutMs,

@@ -14,6 +14,16 @@ export interface ToolContext {
    */
   stateRoot?: string;
   signal: AbortSignal;
+  /** The agent's own state, which file tools refuse and listings leave out; absent in tests of a bare tool. */
+  fence?: PathFence;
+}
+
+/** What file tools ask before touching a path (built by the composition root from the state root). */
+export interface PathFence {
+  /** Throws a clear error when `path` (as written or resolved) is under the state root. */
+  assertOutsideState(path: string): void;
+  /** True when the absolute path (as written or resolved) is under the state root. */
+  inStateRoot(absolute: string): boolean;
 }
 
 export interface ToolResult {

@@ -2,6 +2,7 @@ import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { AgentError } from "../core/errors.ts";
 import { isErrno } from "../storage/atomic-file.ts";
+import type { PathFence } from "./tool.ts";
 
 /** A file tool was asked for a path outside the workspace (by `..`, an absolute path or a symlink). */
 export class WorkspaceEscapeError extends AgentError {
@@ -27,7 +28,7 @@ const MAX_LINK_HOPS = 40;
  * symlink is followed to where it points, since writing through it would
  * create its target, wherever that is.
  */
-function realPathOf(path: string, hops = 0): string {
+export function realPathOf(path: string, hops = 0): string {
   try {
     return realpathSync(path);
   } catch (error) {
@@ -56,10 +57,12 @@ export interface WorkspacePath {
 /**
  * Resolves a path the model gave (relative to the workspace, or absolute) to a
  * real path inside the workspace, or throws `WorkspaceEscapeError`. Symlinks are
- * resolved before the check, so a link inside pointing outside is refused.
+ * resolved before the check, so a link inside pointing outside is refused. With
+ * a fence, a path under the agent's state (as written or resolved) is refused too.
  */
-export function resolveInWorkspace(workspace: string, path: string): WorkspacePath {
+export function resolveInWorkspace(workspace: string, path: string, fence?: PathFence): WorkspacePath {
   const root = realpathSync(workspace);
+  fence?.assertOutsideState(path);
   const absolute = realPathOf(resolve(root, path));
   const rel = relative(root, absolute);
   if (rel === ".." || rel.startsWith("../") || isAbsolute(rel)) throw new WorkspaceEscapeError(path, absolute, root);

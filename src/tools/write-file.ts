@@ -20,7 +20,7 @@ export function writeFileTool() {
     effect: "edit",
     subject: (input) => input.path,
     async run(input, context) {
-      const { absolute, display } = resolveInWorkspace(context.workspace, input.path);
+      const { absolute, display } = resolveInWorkspace(context.workspace, input.path, context.fence);
       const existed = existsSync(absolute);
       mkdirSync(dirname(absolute), { recursive: true });
       // A plain write, not temp-and-rename: the file keeps its inode, mode and

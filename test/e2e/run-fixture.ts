@@ -95,6 +95,7 @@ export const StreamLine = z.discriminatedUnion("type", [
     agent,
     model: z.string().min(1),
     permission_mode: z.enum(["default", "acceptEdits", "plan", "bypassPermissions"]),
+    sandbox: z.enum(["read-only", "workspace-write", "danger-full-access", "unavailable"]),
     idempotency_key: z.uuid().optional(),
     workspace: z.string(),
     state_dir: z.string(),

@@ -51,3 +51,15 @@ describe("permission rules", () => {
     );
   });
 });
+
+test("path patterns are real globs: braces and classes", () => {
+  const writeFile = { name: "write_file", effect: "edit" as const };
+  const rule = parseRule("write_file({.env,secrets/*})");
+  expect(rule.matches(writeFile, ".env")).toBe(true);
+  expect(rule.matches(writeFile, "secrets/a")).toBe(true);
+  expect(rule.matches(writeFile, "secrets/a/b")).toBe(false);
+  expect(rule.matches(writeFile, "env")).toBe(false);
+  expect(parseRule("write_file([ab].txt)").matches(writeFile, "a.txt")).toBe(true);
+  expect(parseRule("write_file([ab].txt)").matches(writeFile, "c.txt")).toBe(false);
+  expect(parseRule("write_file(*.{js,ts})").matches(writeFile, "x.ts")).toBe(true);
+});

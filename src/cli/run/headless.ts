@@ -50,6 +50,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     workspace: setup.workspace,
     stateDir: setup.stateDir,
     permissionMode: setup.settings.permissionMode,
+    sandbox: setup.sandbox.status === "unavailable" ? "unavailable" : setup.sandbox.mode,
     idempotencyKey: work.idempotencyKey,
   };
   let outcome: TeamOutcome;

@@ -17,6 +17,8 @@ export interface RunInfo {
   workspace: string;
   stateDir: string;
   permissionMode: string;
+  /** The shell's sandbox mode, or "unavailable" when the default could not be had here. */
+  sandbox?: string;
   /** The user turn's key (a UUIDv7): what to grep the history for. Absent for `drain`, which has no user turn. */
   idempotencyKey?: string;
   /** The MCP servers and their tools, once started (stream-json's init line only). */
@@ -69,6 +71,7 @@ export function initJson(info: RunInfo, version: string) {
     agent: info.agent,
     model: info.model,
     permission_mode: info.permissionMode,
+    ...(info.sandbox !== undefined ? { sandbox: info.sandbox } : {}),
     idempotency_key: info.idempotencyKey,
     workspace: info.workspace,
     state_dir: info.stateDir,

@@ -3,6 +3,9 @@ import { PERMISSION_MODES } from "../../config/config.ts";
 import { type Settings, type SettingsFlags, loadSettings } from "../../config/load.ts";
 import { parseDuration } from "../../core/duration.ts";
 import { UsageError } from "../../core/errors.ts";
+import { agentDirOf } from "../../security/protected-paths.ts";
+import { registerSecret } from "../../security/redact.ts";
+import { SANDBOX_MODES, type Sandbox, resolveSandbox } from "../../security/sandbox/sandbox.ts";
 import type { GlobalValues } from "../args.ts";
 import { repeatedValues } from "../argv.ts";
 import type { ProgressLevel } from "./progress.ts";
@@ -28,6 +31,11 @@ export const runtimeArgs = {
   replay: { type: "string", valueHint: "file", description: "Answer model requests from this cassette, with no network" },
   "mcp-config": { type: "string", valueHint: "file", description: "Load MCP servers from a JSON file ({\"mcpServers\": {...}}); may be repeated; adds to config" },
   "wait-lock": { type: "boolean", description: "Wait for another runtime using the state dir to finish instead of failing" },
+  sandbox: {
+    type: "enum",
+    options: [...SANDBOX_MODES],
+    description: "OS sandbox for shell commands (default: workspace-write where available; see docs/security.md)",
+  },
 } as const satisfies ArgsDef;
 
 /** What a headless command prints and how long it may take. */
@@ -60,6 +68,7 @@ export interface RuntimeValues extends GlobalValues {
   replay?: string;
   "mcp-config"?: string | string[];
   "wait-lock"?: boolean;
+  sandbox?: string;
 }
 
 export interface HeadlessValues extends RuntimeValues {
@@ -77,6 +86,8 @@ export interface RuntimeSetup {
   /** Problems that do not stop the command, one line each. */
   warnings: string[];
   waitLock: boolean;
+  /** Where `shell` runs (probed once per command). */
+  sandbox: Sandbox;
 }
 
 export interface HeadlessSetup extends RuntimeSetup {
@@ -99,7 +110,15 @@ export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[]): 
     workspace,
     flags: settingsFlags(args, rawArgs),
   });
-  return { workspace, stateDir, settings, warnings, waitLock: args["wait-lock"] === true };
+  registerSecret(settings.apiKey);
+  const resolved = resolveSandbox({
+    ...settings.sandbox,
+    workspace,
+    agentDir: agentDirOf(workspace),
+    stateRoot: stateDir,
+  });
+  if (resolved.warning) warnings.push(resolved.warning);
+  return { workspace, stateDir, settings, warnings, waitLock: args["wait-lock"] === true, sandbox: resolved.sandbox };
 }
 
 /** The flags that are settings, as loadSettings takes them. */
@@ -116,6 +135,7 @@ export function settingsFlags(args: RuntimeValues, rawArgs?: readonly string[]):
     record: args.record,
     replay: args.replay,
     mcpConfig: list("mcp-config"),
+    sandbox: args.sandbox,
   };
 }
 

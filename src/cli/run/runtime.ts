@@ -40,6 +40,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       asker: request.asker,
       version: VERSION,
       onPermissionDenied: request.onPermissionDenied,
+      sandbox: setup.sandbox,
     });
     try {
       return await body(lead);

@@ -6,6 +6,7 @@ import { interactiveSession } from "../../../src/cli/session/command.ts";
 import { loadSettings } from "../../../src/config/load.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../../support/model-server.ts";
 import { tempDir } from "../../support/temp-dir.ts";
+import { resolveSandbox } from "../../../src/security/sandbox/sandbox.ts";
 
 // The interactive session over piped streams (no terminal): user turns, event
 // turns between them, permission questions answered through the session's own
@@ -19,6 +20,7 @@ afterEach(async () => {
 function session(script: ScriptedReply[], permissionMode = "acceptEdits") {
   const server = ScriptedModelServer.start(script);
   servers.push(server);
+  const unsandboxed = resolveSandbox({ mode: "danger-full-access", explicit: true, network: false, workspace: ".", agentDir: ".agent", stateRoot: ".agent" }).sandbox;
   const root = tempDir("agent-session-");
   const workspace = join(root, "ws");
   mkdirSync(workspace);
@@ -28,7 +30,7 @@ function session(script: ScriptedReply[], permissionMode = "acceptEdits") {
   const text = { out: "", err: "" };
   stdout.on("data", (chunk) => (text.out += chunk));
   stderr.on("data", (chunk) => (text.err += chunk));
-  const done = interactiveSession({ workspace, stateDir, settings, warnings: [], waitLock: false }, { stdin, stdout, stderr, terminal: false, verbose: false });
+  const done = interactiveSession({ workspace, stateDir, settings, warnings: [], waitLock: false, sandbox: unsandboxed }, { stdin, stdout, stderr, terminal: false, verbose: false });
   /** Waits until `pattern` is in the output so far: the next line must not be typed ahead of it. */
   const until = async (stream: "out" | "err", pattern: string) => {
     const deadline = Date.now() + 10_000;

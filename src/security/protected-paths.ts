@@ -1,0 +1,125 @@
+import { existsSync, realpathSync } from "node:fs";
+import { isAbsolute, join, normalize, relative, resolve } from "node:path";
+import { AgentError } from "../core/errors.ts";
+import { analyseCommandLine } from "./shell-command/analyse.ts";
+import { realPathOf } from "../tools/workspace-path.ts";
+
+/** A file tool was asked for a path under the agent's own state (histories, mailboxes, locks). */
+export class ProtectedPathError extends AgentError {
+  readonly code = "PROTECTED_PATH";
+  readonly category = "usage" as const;
+  constructor(readonly requested: string) {
+    super(
+      `path ${JSON.stringify(requested)} is in the agent's state directory, which no tool may read or change ` +
+        "(histories, mailboxes, locks); use send_message to talk to teammates, and the operator's `agent` commands to inspect state",
+    );
+  }
+}
+
+export interface ProtectedPathsOptions {
+  /** Real path of the workspace. */
+  workspace: string;
+  /** The state root (`--state-dir`): nothing under it is the agent's to touch. */
+  stateRoot: string;
+  /** The workspace's `.agent/` directory: its config, agents and skills need explicit permission to write. */
+  agentDir: string;
+  /** Commands of the configured hooks: the files they run need explicit permission to write. */
+  hookCommands?: readonly string[];
+}
+
+/** Workspace-relative globs whose writes need an explicit allow rule or a "yes", besides the `.agent/` ones. */
+const GUARDED_IN_WORKSPACE = ["skills/**"];
+
+/**
+ * The paths the agent must not touch on its own: everything under the state
+ * root (never, in any mode), and its own configuration — config files, agent
+ * and skill definitions, the scripts hooks run — which only an explicit rule
+ * or the user on a terminal may let it write. Paths are compared as written
+ * and after symlinks are resolved.
+ */
+export class ProtectedPaths {
+  readonly #workspace: string;
+  readonly #stateRoots: string[];
+  readonly #guarded: { glob: Bun.Glob; source: string }[];
+  readonly #hookFiles: Set<string>;
+
+  constructor(options: ProtectedPathsOptions) {
+    this.#workspace = options.workspace;
+    const lexical = resolve(options.workspace, options.stateRoot);
+    // Both spellings: a state root reached through a symlink is the same directory.
+    this.#stateRoots = [...new Set([lexical, realPathOf(lexical)])];
+    const agentDir = relative(options.workspace, resolve(options.workspace, options.agentDir));
+    const inAgentDir = agentDir.startsWith("..") || isAbsolute(agentDir) ? [] : [agentDir];
+    const globs = [
+      ...inAgentDir.flatMap((dir) => [`${dir}/config*.json`, `${dir}/agents/**`, `${dir}/skills/**`]),
+      ...GUARDED_IN_WORKSPACE,
+    ];
+    this.#guarded = globs.map((source) => ({ glob: new Bun.Glob(source), source }));
+    this.#hookFiles = new Set(hookFiles(options.hookCommands ?? [], options.workspace));
+  }
+
+  /** True when `absolute` (as written or resolved) is the state root or below it. */
+  inStateRoot(absolute: string): boolean {
+    const candidates = new Set([normalize(absolute), realPathOf(absolute)]);
+    for (const candidate of candidates) {
+      for (const root of this.#stateRoots) {
+        const rel = relative(root, candidate);
+        if (rel === "" || (!rel.startsWith("..") && !isAbsolute(rel))) return true;
+      }
+    }
+    return false;
+  }
+
+  /** Throws ProtectedPathError when `path` (relative to the workspace, or absolute) is under the state root. */
+  assertOutsideState(path: string): void {
+    if (this.inStateRoot(resolve(this.#workspace, path))) throw new ProtectedPathError(path);
+  }
+
+  /**
+   * Why writing `path` needs explicit permission (the guarded glob or "a file a
+   * hook runs"), or undefined when it does not. Checked as written and resolved.
+   */
+  guardedWrite(path: string): string | undefined {
+    const absolute = resolve(this.#workspace, path);
+    for (const candidate of new Set([normalize(absolute), realPathOf(absolute)])) {
+      if (this.#hookFiles.has(candidate)) return "a file a configured hook runs";
+      const rel = relative(this.#workspace, candidate);
+      if (rel.startsWith("..") || isAbsolute(rel)) continue;
+      const hit = this.#guarded.find(({ glob }) => glob.match(rel) || glob.match(`${rel}/`));
+      if (hit) return `the agent's own configuration (${hit.source})`;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * The files a hook command runs: every word of it (the command and its
+ * arguments, through `sh -c` and the other wrappers) that names an existing
+ * file, or a path with a slash in the workspace.
+ */
+function hookFiles(commands: readonly string[], workspace: string): string[] {
+  const files: string[] = [];
+  for (const command of commands) {
+    const analysed = analyseCommandLine(command);
+    const words = analysed.ok ? analysed.parts.flatMap((part) => part.argv) : command.split(/\s+/);
+    // The analysis reduces a command to its basename; the raw words keep the path.
+    const raw = command.split(/[\s;&|()'"`]+/);
+    for (const word of new Set([...words, ...raw])) {
+      if (word === "" || word.startsWith("-")) continue;
+      const absolute = resolve(workspace, word.replace(/^~(?=\/)/, process.env.HOME ?? "~"));
+      if (!word.includes("/") && !existsSync(absolute)) continue;
+      files.push(normalize(absolute));
+      try {
+        files.push(realpathSync(absolute));
+      } catch {
+        // Not there yet: the path as written is what a write would create.
+      }
+    }
+  }
+  return files.filter((file) => file !== workspace && !file.endsWith("/"));
+}
+
+/** The workspace's `.agent/` directory. */
+export function agentDirOf(workspace: string): string {
+  return join(workspace, ".agent");
+}

@@ -1,0 +1,67 @@
+/**
+ * The one place secrets are taken out of text that leaves the process: tool
+ * results (what the model sees), histories and other state files, stdout and
+ * stderr (text, JSON, stream-json, errors), and the environment of commands the
+ * agent runs. The composition root registers the configured API key; values of
+ * `Authorization` headers and bearer tokens are masked wherever they appear.
+ */
+
+export const REDACTED = "[REDACTED]";
+
+/** Shorter values are too likely to occur by chance to be masked everywhere (and are no real key). */
+const MIN_SECRET_LENGTH = 8;
+
+// `Authorization: Bearer x`, `"authorization":"Basic x"`, `authorization=x`, and a bare `Bearer x`.
+const AUTHORIZATION = /(\b(?:proxy-)?authorization\b["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;}]+/gi;
+const BEARER = /\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
+
+const secrets = new Set<string>();
+
+/** Masks `value` from now on, wherever redaction applies. Ignores empty and very short values. */
+export function registerSecret(value: string | undefined): void {
+  if (value === undefined) return;
+  const trimmed = value.trim();
+  if (trimmed.length >= MIN_SECRET_LENGTH) secrets.add(trimmed);
+}
+
+/** For tests: forget every registered secret. */
+export function clearSecrets(): void {
+  secrets.clear();
+}
+
+/** The text with every registered secret and every Authorization value masked. */
+export function redact(text: string): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  if (/authorization|bearer/i.test(out)) {
+    out = out.replace(AUTHORIZATION, `$1${REDACTED}`).replace(BEARER, `$1${REDACTED}`);
+  }
+  return out;
+}
+
+/** A JSON-like value with every string in it redacted (keys included); other values unchanged. */
+export function redactValue<T>(value: T): T {
+  if (typeof value === "string") return redact(value) as T;
+  if (Array.isArray(value)) return value.map((item) => redactValue(item)) as T;
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[redact(key)] = redactValue(item);
+    return out as T;
+  }
+  return value;
+}
+
+/**
+ * The environment for a command the agent runs: every variable holding a
+ * registered secret is left out, so `env` or `echo $OPENAI_API_KEY` in a
+ * shell call shows nothing to mask in the first place.
+ */
+export function scrubbedEnv(env: Record<string, string | undefined> = process.env): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if ([...secrets].some((secret) => value.includes(secret))) continue;
+    out[name] = value;
+  }
+  return out;
+}

@@ -1,0 +1,116 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { isAbsolute, relative, resolve } from "node:path";
+import { UsageError } from "../../core/errors.ts";
+import { bubblewrapArgs, probeBubblewrap } from "./bubblewrap.ts";
+import { seatbeltArgs, probeSeatbelt } from "./seatbelt.ts";
+
+export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
+/** What `shell` runs under: the mode asked for, and how (or that it could not be had). */
+export type SandboxStatus = "bubblewrap" | "sandbox-exec" | "unavailable" | "off";
+
+/** Where the sandbox lets a command write, and what stays read-only inside that. */
+export interface SandboxLayout {
+  mode: Exclude<SandboxMode, "danger-full-access">;
+  workspace: string;
+  /** Read-only even in workspace-write: the workspace's `.agent/` and the state root. */
+  readOnly: string[];
+  network: boolean;
+}
+
+/**
+ * Runs the agent's shell commands (the Lead's, teammates', subagents', background
+ * jobs'; not hooks, which the user wrote) inside an OS sandbox: the root file
+ * system read-only, the workspace writable in `workspace-write` except `.agent/`,
+ * a private /tmp, no network unless configured. This is the boundary; permission
+ * rules on shell are defence in depth.
+ */
+export interface Sandbox {
+  readonly mode: SandboxMode;
+  readonly status: SandboxStatus;
+  /** The argv that runs `sh -c script` in `cwd`, under the sandbox when there is one. */
+  command(script: string, cwd: string): string[];
+}
+
+export interface SandboxRequest {
+  /** The mode the flag or config asked for; absent means the default (workspace-write where it works). */
+  mode?: SandboxMode;
+  /** True when the user named the mode (a flag or config): then a sandbox that cannot be had is an error. */
+  explicit: boolean;
+  network: boolean;
+  workspace: string;
+  /** The workspace's `.agent/` directory. */
+  agentDir: string;
+  stateRoot: string;
+  platform?: NodeJS.Platform;
+}
+
+export interface ResolvedSandbox {
+  sandbox: Sandbox;
+  /** Said once on stderr when the default sandbox could not be had. */
+  warning?: string;
+}
+
+export const SANDBOX_INSTALL_HINT =
+  "install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install bubblewrap) and make sure user namespaces are allowed, " +
+  "or run with --sandbox danger-full-access";
+
+const UNSANDBOXED = (mode: SandboxMode, status: SandboxStatus): Sandbox => ({
+  mode,
+  status,
+  command: (script) => ["sh", "-c", script],
+});
+
+/**
+ * The sandbox for this run, probed once: the mode asked for (default
+ * workspace-write) where the platform can enforce it; else, for the default,
+ * unsandboxed with a warning; for an explicit mode, a UsageError (exit 2) with
+ * the install hint.
+ */
+export function resolveSandbox(request: SandboxRequest): ResolvedSandbox {
+  const mode = request.mode ?? "workspace-write";
+  if (mode === "danger-full-access") return { sandbox: UNSANDBOXED(mode, "off") };
+  const platform = request.platform ?? process.platform;
+  const readOnly = [request.agentDir, request.stateRoot].filter((path) => inside(request.workspace, path));
+  if (mode === "workspace-write") {
+    // `.agent/` is mounted read-only over the writable workspace: it must exist
+    // first, or a command could create it (and a config.json in it).
+    for (const path of readOnly) mkdirSync(path, { recursive: true });
+  }
+  const layout: SandboxLayout = { mode, workspace: request.workspace, readOnly: readOnly.filter((path) => existsSync(path)), network: request.network };
+  const engine = platform === "linux" ? linuxEngine(layout) : platform === "darwin" ? macEngine(layout) : { problem: `no sandbox for ${platform}` };
+  if ("wrap" in engine) return { sandbox: { mode, status: engine.status, command: (script, cwd) => engine.wrap(script, cwd) } };
+  if (request.explicit) {
+    throw new UsageError(`--sandbox ${mode} cannot be enforced here (${engine.problem}); ${SANDBOX_INSTALL_HINT}`);
+  }
+  return {
+    sandbox: UNSANDBOXED(mode, "unavailable"),
+    warning: `shell commands run without a sandbox: ${engine.problem}; ${SANDBOX_INSTALL_HINT}`,
+  };
+}
+
+type Engine = { status: SandboxStatus; wrap(script: string, cwd: string): string[] } | { problem: string };
+
+function linuxEngine(layout: SandboxLayout): Engine {
+  const problem = probeBubblewrap(layout);
+  if (problem !== undefined) return { problem };
+  return { status: "bubblewrap", wrap: (script, cwd) => bubblewrapArgs(layout, cwd, ["sh", "-c", script]) };
+}
+
+function macEngine(layout: SandboxLayout): Engine {
+  const problem = probeSeatbelt();
+  if (problem !== undefined) return { problem };
+  return { status: "sandbox-exec", wrap: (script, cwd) => seatbeltArgs(layout, cwd, ["sh", "-c", script]) };
+}
+
+function inside(parent: string, path: string): boolean {
+  const rel = relative(parent, resolve(parent, path));
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
+
+/** Parses a `--sandbox` value; throws UsageError naming the choices. */
+export function parseSandboxMode(value: string, source: string): SandboxMode {
+  if ((SANDBOX_MODES as readonly string[]).includes(value)) return value as SandboxMode;
+  throw new UsageError(`invalid ${source} ${JSON.stringify(value)}: expected one of ${SANDBOX_MODES.join(", ")}`);
+}

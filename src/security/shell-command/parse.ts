@@ -1,0 +1,102 @@
+import { syntax } from "mvdan-sh";
+import type { Node } from "mvdan-sh";
+
+/** One word of a command: its value when it is a plain literal, else (an expansion) undefined. */
+export interface ShellWord {
+  /** The word as written in the source. */
+  source: string;
+  /** The value after quote removal, when the word has no expansion in it. */
+  literal: string | undefined;
+}
+
+/** A simple command as written: `NAME=v cmd args` (assignments kept apart). */
+export interface RawCommand {
+  assignments: string[];
+  words: ShellWord[];
+  source: string;
+  /** `export`/`local`/`declare`… (bash parses them apart from plain commands). */
+  declaration?: boolean;
+}
+
+/** An output redirection: the path it writes (undefined when the path is an expansion), or a descriptor. */
+export interface RawRedirect {
+  op: string;
+  target: ShellWord;
+}
+
+export type RawParse =
+  | { ok: true; commands: RawCommand[]; redirects: RawRedirect[] }
+  | { ok: false; error: string };
+
+const OPERATOR = /^(?:&>>|&>|>>|>\||>&|<<<|<<-|<<|<>|<&|>|<)/;
+
+/**
+ * Parses a command line as bash does (mvdan-sh) and lists every simple command
+ * in it — across `;`, `&&`, `||`, `|`, `&`, newlines, subshells, `$( )`,
+ * backticks, process substitution, functions and compound commands — and every
+ * redirection. A line that does not parse is reported, never guessed at.
+ */
+export function parseShell(line: string): RawParse {
+  let file: Node;
+  try {
+    file = syntax.NewParser().Parse(line, "");
+  } catch (error) {
+    const message = typeof (error as { Error?: unknown })?.Error === "function" ? (error as { Error(): string }).Error() : String(error);
+    return { ok: false, error: message };
+  }
+  const bytes = Buffer.from(line, "utf8");
+  // mvdan-sh's offsets count UTF-8 bytes.
+  const text = (node: Node) => bytes.subarray(node.Pos().Offset(), node.End().Offset()).toString("utf8");
+  const commands: RawCommand[] = [];
+  const redirects: RawRedirect[] = [];
+  syntax.Walk(file, (node) => {
+    if (!node) return true;
+    const type = syntax.NodeType(node);
+    if (type === "CallExpr") {
+      const assignments = (node.Assigns as Node[]).map(text);
+      const words = (node.Args as Node[]).map((word) => toWord(word, text));
+      if (words.length > 0 || assignments.length > 0) commands.push({ assignments, words, source: text(node) });
+    } else if (type === "DeclClause") {
+      const variant = node.Variant ? text(node.Variant) : "declare";
+      const args = (node.Args as Node[]).map((assign) => ({ source: text(assign), literal: undefined }));
+      commands.push({ assignments: [], words: [{ source: variant, literal: variant }, ...args], source: text(node), declaration: true });
+    } else if (type === "Redirect") {
+      const at = node.OpPos.Offset();
+      const op = OPERATOR.exec(bytes.subarray(at, at + 3).toString("latin1"))?.[0] ?? "?";
+      if (node.Word) redirects.push({ op, target: toWord(node.Word, text) });
+    }
+    return true;
+  });
+  return { ok: true, commands, redirects };
+}
+
+function toWord(word: Node, text: (node: Node) => string): ShellWord {
+  return { source: text(word), literal: literalOf(word) };
+}
+
+/** The value of a word with only literal parts (quotes removed, escapes applied), else undefined. */
+function literalOf(word: Node): string | undefined {
+  let value = "";
+  for (const part of word.Parts as Node[]) {
+    const type = syntax.NodeType(part);
+    if (type === "Lit") value += unescapeBare(part.Value as string);
+    else if (type === "SglQuoted" && !part.Dollar) value += part.Value as string;
+    else if (type === "DblQuoted" && !part.Dollar) {
+      for (const inner of part.Parts as Node[]) {
+        if (syntax.NodeType(inner) !== "Lit") return undefined;
+        value += unescapeDouble(inner.Value as string);
+      }
+    } else return undefined;
+  }
+  return value;
+}
+
+/** Outside quotes a backslash keeps the next character; backslash-newline is removed. */
+function unescapeBare(raw: string): string {
+  return raw.replace(/\\\n/g, "").replace(/\\(.)/gs, "$1");
+}
+
+/** Inside double quotes a backslash only escapes `$`, `` ` ``, `"`, `\` and a newline. */
+function unescapeDouble(raw: string): string {
+  return raw.replace(/\\\n/g, "").replace(/\\([$`"\\])/g, "$1");
+}

@@ -1,0 +1,85 @@
+import { describe, expect, test } from "bun:test";
+import { analyseCommandLine } from "../../src/security/shell-command/analyse.ts";
+
+const texts = (line: string) => {
+  const analysed = analyseCommandLine(line);
+  if (!analysed.ok) throw new Error(analysed.error);
+  return analysed.parts.map((part) => part.text);
+};
+const writes = (line: string) => {
+  const analysed = analyseCommandLine(line);
+  if (!analysed.ok) throw new Error(analysed.error);
+  return analysed.writes.map((write) => write.path);
+};
+
+describe("analyseCommandLine: every simple command the line runs", () => {
+  test.each([
+    ["npm test; touch X", ["npm test", "touch X"]],
+    ["npm test && touch X", ["npm test", "touch X"]],
+    ["npm test || touch X", ["npm test", "touch X"]],
+    ["npm test | touch X", ["npm test", "touch X"]],
+    ["npm test & touch X", ["npm test", "touch X"]],
+    ["npm test\ntouch X", ["npm test", "touch X"]],
+    ["(cd a && touch X)", ["cd a", "touch X"]],
+    ["cat <(touch X)", ["cat <(touch X)", "touch X"]],
+    ["if true; then touch X; fi", ["true", "touch X"]],
+    ["f() { touch X; }; f", ["touch X", "f"]],
+  ])("%j", (line, expected) => {
+    expect(texts(line)).toEqual(expected);
+  });
+
+  test("substitutions are commands of their own", () => {
+    expect(texts("npm test $(touch X)")).toEqual(["npm test $(touch X)", "touch X"]);
+    expect(texts("npm test `touch X`")).toEqual(["npm test `touch X`", "touch X"]);
+    expect(texts('echo "$(touch X)"')).toEqual(['echo "$(touch X)"', "touch X"]);
+  });
+
+  test("normalised: leading spaces and assignments, absolute paths, quotes", () => {
+    expect(texts(" touch a")).toEqual(["touch a"]);
+    expect(texts("FOO=1 BAR=2 /usr/bin/touch a")).toEqual(["touch a"]);
+    expect(texts("'tou'ch \"a b\"")).toEqual(["touch a b"]);
+    expect(texts("to\\uch a")).toEqual(["touch a"]);
+  });
+
+  test.each([
+    ["sh -c 'touch a'", ["touch a"]],
+    ["bash -ec 'true; touch a'", ["true", "touch a"]],
+    ["sh -c \"sh -c 'touch a'\"", ["touch a"]],
+    ["env -i A=1 touch a", ["touch a"]],
+    ["env -- touch a", ["touch a"]],
+    ["xargs -n 1 touch", ["touch"]],
+    ["nice -n 5 touch a", ["touch a"]],
+    ["timeout -s KILL 10 touch a", ["touch a"]],
+    ["command touch a", ["touch a"]],
+    ["exec touch a", ["touch a"]],
+    ["eval 'touch a; rm b'", ["touch a", "rm b"]],
+    ["sudo -u root touch a", ["touch a"]],
+    ["nohup nice timeout 5 env X=1 /bin/touch a", ["touch a"]],
+    ["find . -name x -exec touch {} +", ["find . -name x -exec touch {} +", "touch {}"]],
+    ["busybox touch a", ["touch a"]],
+  ])("wrapper %j", (line, expected) => {
+    expect(texts(line)).toEqual(expected);
+  });
+
+  test("what cannot be seen through is opaque; a bad line does not parse", () => {
+    const dynamic = analyseCommandLine('$CMD a; sh -c "$S"');
+    expect(dynamic.ok && dynamic.parts.map((part) => part.opaque !== undefined)).toEqual([true, true]);
+    expect(analyseCommandLine("echo 'unterminated").ok).toBe(false);
+    expect(analyseCommandLine("sh -c 'echo \"x'").ok && (analyseCommandLine("sh -c 'echo \"x'") as { parts: { opaque?: string }[] }).parts[0]?.opaque).toContain("does not parse");
+  });
+
+  test("a bare assignment or a declaration is a part a rule must allow", () => {
+    expect(texts("PATH=/tmp/evil; npm test")).toEqual(["PATH=/tmp/evil", "npm test"]);
+    expect(texts("export PATH=/tmp/evil && npm test")).toEqual(["export PATH=/tmp/evil", "npm test"]);
+  });
+
+  test("output redirections are writes of their file; descriptors and /dev/null are not", () => {
+    expect(writes("echo a > out.txt")).toEqual(["out.txt"]);
+    expect(writes("echo a >> 'my file' 2>&1")).toEqual(["my file"]);
+    expect(writes("echo a &> log; echo b >| f; cat <> g")).toEqual(["log", "f", "g"]);
+    expect(writes("echo a > /dev/null 2>/dev/stderr >&2")).toEqual([]);
+    expect(writes("sh -c 'echo a > inner.txt'")).toEqual(["inner.txt"]);
+    expect(writes("echo a > $OUT")).toEqual([undefined]);
+    expect(writes("cat < in.txt")).toEqual([]);
+  });
+});
