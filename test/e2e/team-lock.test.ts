@@ -30,7 +30,7 @@ describe("the runtime lock while a run waits for its team", () => {
     const server = startServer([
       { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "backend", prompt: "migrate" } }] },
       { identity: "lead", text: "alice is migrating." },
-      { identity: "alice", text: "migrated", delayMs: 2_000 },
+      { identity: "alice", text: "migrated", delayMs: 8_000 },
       { identity: "lead", text: "the migration is done." },
     ]);
     const { workspace, stateDir, run, drain, agent } = teamSetup();
