@@ -104,7 +104,8 @@ export class PermissionPolicy {
   async #decidePath(tool: Tool, raw: string, context: ToolContext): Promise<PermissionDecision> {
     if (raw === "") return this.#decideOther(tool, raw, context);
     const { written, real, absolute } = pathSubjects(raw, context.workspace);
-    if (this.#protected?.inStateRoot(staticPrefix(absolute))) return deny(stateRootReason(tool.name, raw));
+    // A pattern (glob's subject) is left to the tool, which never lists the state and refuses a search rooted in it.
+    if (!/[*?[{]/.test(raw) && this.#protected?.inStateRoot(absolute)) return deny(stateRootReason(tool.name, raw));
     const denied = this.#deny.find((rule) => rule.matches(tool, written) || (real !== undefined && rule.matches(tool, real)));
     if (denied) return deny(`permission denied: ${describe(tool.name, written)} matches the deny rule "${denied.source}"`);
     if (tool.effect === "edit") {
@@ -275,14 +276,6 @@ function relativeSubject(absolute: string, workspace: string): string | undefine
   const rel = relative(workspace, absolute);
   if (rel.startsWith("..") || isAbsolute(rel)) return isAbsolute(rel) ? undefined : rel;
   return rel === "" ? "" : rel.replace(/\/$/, "");
-}
-
-/** The part of a path before its first glob character: what a glob pattern can reach at most. */
-function staticPrefix(absolute: string): string {
-  const at = absolute.search(/[*?[{]/);
-  if (at === -1) return absolute;
-  const cut = absolute.slice(0, at);
-  return cut.endsWith("/") ? cut : cut.slice(0, cut.lastIndexOf("/") + 1) || "/";
 }
 
 /** Kept for callers that want the single subject rules see for a call (the path as written). */

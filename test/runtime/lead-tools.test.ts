@@ -181,7 +181,8 @@ describe("the Lead's tools", () => {
         },
         {
           identity: "lead",
-          check: (r) => expect(lastResult(r)).toContain(`path ".agent" is inside the agent's state directory`),
+          // Refused by the permission policy (or the tool itself): either names the state directory.
+          check: (r) => expect(lastResult(r)).toMatch(/"\.agent".* the agent's state directory/),
           toolCalls: [{ name: "glob", arguments: { pattern: "**/*", include_ignored: true, sort: "name" } }],
         },
         {

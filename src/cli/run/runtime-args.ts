@@ -111,6 +111,8 @@ export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[]): 
     flags: settingsFlags(args, rawArgs),
   });
   registerSecret(settings.apiKey);
+  // Credentials configured as extra model-request headers are masked like the key.
+  for (const [name, value] of Object.entries(settings.headers)) if (/auth|key|token|secret/i.test(name)) registerSecret(value.replace(/^(?:bearer|basic)\s+/i, ""));
   const resolved = resolveSandbox({
     ...settings.sandbox,
     workspace,

@@ -1,0 +1,36 @@
+import { afterEach, expect, test } from "bun:test";
+import { REDACTED, clearSecrets, redact, redactValue, registerSecret, scrubbedEnv } from "../../src/security/redact.ts";
+
+afterEach(() => clearSecrets());
+
+test("a registered key is masked wherever it occurs; short values are not registered", () => {
+  registerSecret("sk-abcdefgh12345678");
+  registerSecret("short");
+  expect(redact("key=sk-abcdefgh12345678; again sk-abcdefgh12345678!")).toBe(`key=${REDACTED}; again ${REDACTED}!`);
+  expect(redact("a short word")).toBe("a short word");
+});
+
+test("Authorization and bearer values are masked without being registered", () => {
+  expect(redact("Authorization: Bearer abc.def-ghi_123456")).toBe(`Authorization: ${REDACTED}`);
+  expect(redact('{"authorization":"Basic dXNlcjpwYXNz"}')).toBe(`{"authorization":"${REDACTED}"}`);
+  expect(redact("curl -H 'bearer 0123456789abcdef'")).toBe(`curl -H 'bearer ${REDACTED}'`);
+  expect(redact("the bearer of bad news")).toBe("the bearer of bad news");
+});
+
+test("redactValue masks every string of a JSON value, keys included", () => {
+  registerSecret("sk-abcdefgh12345678");
+  expect(redactValue<Record<string, unknown>>({ a: ["x sk-abcdefgh12345678"], "sk-abcdefgh12345678": 1, n: 2, b: null })).toEqual({
+    a: [`x ${REDACTED}`],
+    [REDACTED]: 1,
+    n: 2,
+    b: null,
+  });
+});
+
+test("scrubbedEnv leaves out every variable holding a registered secret", () => {
+  registerSecret("sk-abcdefgh12345678");
+  expect(scrubbedEnv({ OPENAI_API_KEY: "sk-abcdefgh12345678", OTHER: "x", WRAPPED: "pre-sk-abcdefgh12345678", PATH: "/bin" })).toEqual({
+    OTHER: "x",
+    PATH: "/bin",
+  });
+});
