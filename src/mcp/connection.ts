@@ -30,10 +30,15 @@ export interface McpConnection {
  * within `timeoutMs`. Throws an Error whose message says what went wrong; the
  * caller turns it into a warning and a failed status.
  */
-export async function connectServer(
-  config: McpServerConfig,
-  options: { workspace: string; client: ClientInfo; timeoutMs: number },
-): Promise<McpConnection> {
+export interface ConnectOptions {
+  workspace: string;
+  client: ClientInfo;
+  timeoutMs: number;
+  /** Aborting gives up the attempt and stops what it started (the runtime is closing). */
+  signal?: AbortSignal;
+}
+
+export async function connectServer(config: McpServerConfig, options: ConnectOptions): Promise<McpConnection> {
   if ("url" in config) return connectHttp(config, options);
   const transport = new StdioProcessTransport({
     command: config.command,
@@ -53,10 +58,7 @@ export async function connectServer(
   }
 }
 
-async function connectHttp(
-  config: McpHttpServer,
-  options: { workspace: string; client: ClientInfo; timeoutMs: number },
-): Promise<McpConnection> {
+async function connectHttp(config: McpHttpServer, options: ConnectOptions): Promise<McpConnection> {
   let url: URL;
   try {
     url = new URL(config.url);
@@ -69,6 +71,7 @@ async function connectHttp(
   try {
     return await open(new StreamableHTTPClientTransport(url, { requestInit }), "http", options, hungUp);
   } catch (streamableError) {
+    if (options.signal?.aborted) throw streamableError;
     // A server from before Streamable HTTP answers its POST with an error status;
     // the spec's way to tell is to try the older HTTP+SSE transport next.
     try {
@@ -82,7 +85,7 @@ async function connectHttp(
 async function open(
   transport: Transport,
   kind: McpConnection["transport"],
-  options: { client: ClientInfo; timeoutMs: number },
+  options: ConnectOptions,
   whyEnded: () => string,
 ): Promise<McpConnection> {
   const client = new Client(options.client, { capabilities: {} });
@@ -107,21 +110,24 @@ async function open(
     connection.onEnd?.(ended);
   };
   try {
-    await client.connect(transport, { timeout: options.timeoutMs });
-    connection.tools = await listAllTools(client, options.timeoutMs);
+    const request = { timeout: options.timeoutMs, signal: options.signal };
+    await client.connect(transport, request);
+    connection.tools = await listAllTools(client, request);
     return connection;
   } catch (error) {
     await connection.close().catch(() => {});
+    // The client may have begun closing the transport itself without waiting: wait for it here.
+    await transport.close().catch(() => {});
     throw error;
   }
 }
 
-async function listAllTools(client: Client, timeoutMs: number): Promise<McpTool[]> {
+async function listAllTools(client: Client, request: { timeout: number; signal?: AbortSignal }): Promise<McpTool[]> {
   if (!client.getServerCapabilities()?.tools) return [];
   const tools: McpTool[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, request);
     tools.push(...page.tools);
     cursor = page.nextCursor;
   } while (cursor !== undefined);

@@ -69,6 +69,8 @@ class ServerSlot {
 export class McpManager {
   readonly #o: McpManagerOptions;
   readonly #slots: ServerSlot[];
+  /** Aborted by close(): a server still starting gives up at once instead of holding the close. */
+  readonly #closing = new AbortController();
   #closed = false;
 
   constructor(options: McpManagerOptions) {
@@ -111,6 +113,7 @@ export class McpManager {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#closing.abort();
     await Promise.all(
       this.#slots.map(async (slot) => {
         await slot.starting?.catch(() => {});
@@ -142,7 +145,12 @@ export class McpManager {
       // above all) does not pay for it.
       const { connectServer } = await import("./connection.ts");
       const { adaptMcpTool } = await import("./tool-adapter.ts");
-      const connection = await connectServer(config, { workspace: this.#o.workspace, client: this.#o.client, timeoutMs: CONNECT_TIMEOUT_MS });
+      const connection = await connectServer(config, {
+        workspace: this.#o.workspace,
+        client: this.#o.client,
+        timeoutMs: CONNECT_TIMEOUT_MS,
+        signal: this.#closing.signal,
+      });
       if (this.#closed) {
         await connection.close();
         return;
@@ -152,6 +160,7 @@ export class McpManager {
       slot.tools = this.#adapt(slot, connection, adaptMcpTool);
       connection.onEnd = (why) => this.#warn(`MCP server "${slot.name}" stopped: ${why}; its tools are unavailable until a later turn restarts it`);
     } catch (error) {
+      if (this.#closed) return;
       // One line: an HTTP server's error page or a stack must not flood the warning.
       slot.error = `failed to start: ${(error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ").slice(0, 500)}`;
       const retry = slot.starts < MAX_STARTS ? "; it will be tried again at the next turn" : "";

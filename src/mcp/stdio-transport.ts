@@ -42,6 +42,7 @@ export class StdioProcessTransport implements Transport {
   #watchdog: Subprocess<"pipe", "ignore", "ignore"> | undefined;
   #stderr = "";
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(params: StdioServerParams) {
     this.#params = params;
@@ -103,8 +104,13 @@ export class StdioProcessTransport implements Transport {
     await proc.stdin.flush();
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /** Every caller waits for the same shutdown: the SDK may start one while another is under way. */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
     this.#closed = true;
     const proc = this.#proc;
     if (proc) {

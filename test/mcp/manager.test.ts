@@ -166,6 +166,18 @@ describe("lifecycle", () => {
     expect(mcp.statuses()[0]?.status).toBe("closed");
   });
 
+  test("close() does not wait for a server still starting: the attempt is given up and the process killed", async () => {
+    const dir = tempDir("agent-mcp-");
+    const { mcp, warnings } = manager({ hung: tiny("--mute", "--pid-file", `${dir}/pid`) });
+    const starting = mcp.start();
+    expect(await eventually(async () => (await Bun.file(`${dir}/pid`).exists()) && (await Bun.file(`${dir}/pid`).text()) !== "")).toBe(true);
+    const pid = Number(await Bun.file(`${dir}/pid`).text());
+    await mcp.close(); // would take the 30 s connect timeout if it waited
+    await starting;
+    expect(alive(pid)).toBe(false);
+    expect(warnings).toEqual([]);
+  });
+
   test("${VAR} expands from the environment; a missing one fails that server only", async () => {
     const { mcp, warnings } = manager(
       { a: { command: "${TINY_RUNTIME}", args: ["${TINY_SCRIPT}"] }, b: { command: "${NOT_SET_ANYWHERE}" } },
