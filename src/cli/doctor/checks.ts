@@ -2,13 +2,16 @@ import { closeSync, existsSync, openSync, readdirSync, statSync, unlinkSync } fr
 import { dirname, join } from "node:path";
 import { readConfigFile } from "../../config/config-file.ts";
 import { CONFIG_LEVELS, configLocations } from "../../config/locations.ts";
-import { type Settings, loadSettings } from "../../config/load.ts";
+import { type Settings, type SettingsFlags, loadSettings } from "../../config/load.ts";
 import { MissingApiKeyError } from "../../core/errors.ts";
 import type { AgentName } from "../../core/agent-name.ts";
 import { MailboxPaths, REASON_SUFFIX } from "../../mailbox/paths.ts";
 import { McpManager } from "../../mcp/manager.ts";
 import { listModels } from "../../model/list-models.ts";
 import { DEFAULT_BASE_URL } from "../../model/openai-client.ts";
+import { probeBubblewrap } from "../../security/sandbox/bubblewrap.ts";
+import { SANDBOX_INSTALL_HINT } from "../../security/sandbox/sandbox.ts";
+import { probeSeatbelt } from "../../security/sandbox/seatbelt.ts";
 import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
 import { TeamRegistry } from "../../team/team-registry.ts";
 import { DEFAULT_SHELL_OUTPUT_CHARS } from "../../tools/shell.ts";
@@ -73,7 +76,7 @@ export interface SettingsResult {
 }
 
 /** Each level's configuration file (found, valid), then the settings all levels, the environment and the flags make. */
-export function checkConfig(workspace: string, flags: { model?: string; baseUrl?: string }): SettingsResult {
+export function checkConfig(workspace: string, flags: SettingsFlags): SettingsResult {
   const checks: Check[] = [];
   const locations = configLocations(workspace);
   let valid = true;
@@ -150,13 +153,24 @@ export function checkGit(): Check {
   return git?.ok ? ok("git", git.output) : warn("git", "git is not installed: the agent cannot use it in shell commands");
 }
 
-/** bubblewrap, the Linux sandbox for `shell`: present and able to create a sandbox here. */
-export function checkSandbox(): Check {
-  if (process.platform !== "linux") return skip("sandbox", `no bubblewrap check on ${process.platform}`);
-  const bwrap = probe(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-all", "true"]);
-  if (bwrap === null) return warn("sandbox", "bwrap (bubblewrap) is not installed: shell commands run without an OS sandbox");
-  if (!bwrap.ok) return warn("sandbox", `bwrap is installed but cannot create a sandbox here (${bwrap.output})`);
-  return ok("sandbox", "bwrap can create a sandbox");
+/**
+ * The OS sandbox `shell` would run in, probed as a run probes it but creating
+ * nothing. The default mode without a sandbox is a warning (the run goes on
+ * unsandboxed); a mode the user asked for that cannot be enforced fails, as the
+ * run would.
+ */
+export function checkSandbox(settings: Settings, workspace: string): Check {
+  const { mode = "workspace-write", explicit, network } = settings.sandbox;
+  if (mode === "danger-full-access") return ok("sandbox", "off (danger-full-access): shell commands run unsandboxed");
+  const agentDir = join(workspace, ".agent");
+  const layout = { mode, workspace, readOnly: [agentDir].filter((path) => existsSync(path)), network };
+  const problem =
+    process.platform === "linux" ? probeBubblewrap(layout) : process.platform === "darwin" ? probeSeatbelt() : `no sandbox for ${process.platform}`;
+  if (problem === undefined) {
+    return ok("sandbox", `${mode} with ${process.platform === "linux" ? "bubblewrap" : "sandbox-exec"}${network ? ", network allowed" : ", no network"}`);
+  }
+  if (explicit) return fail("sandbox", `${mode} was asked for but cannot be enforced here (${problem}); ${SANDBOX_INSTALL_HINT}`);
+  return warn("sandbox", `shell commands would run without a sandbox: ${problem}; ${SANDBOX_INSTALL_HINT}`);
 }
 
 /** What a stopped run left, and whether a runtime owns the state dir now. */

@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { AgentRunError } from "../../core/errors.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
+import { runtimeArgs } from "../run/runtime-args.ts";
 import { resolveWorkspace, runStateDir } from "../run/workspace.ts";
 import { VERSION } from "../version.ts";
 import {
@@ -29,6 +30,7 @@ export const doctorCommand = defineCommand({
     workspace: { type: "string", valueHint: "dir", description: "The workspace to check (default: the current directory)" },
     model: { type: "string", valueHint: "name", description: "Check this model instead of the configured one" },
     "base-url": { type: "string", valueHint: "url", description: "Check this endpoint instead of the configured one" },
+    sandbox: runtimeArgs.sandbox,
     offline: { type: "boolean", description: "Contact no endpoint and start no MCP server (the key is only checked for presence)" },
     ...jsonArg,
     ...globalArgs,
@@ -46,15 +48,20 @@ export const doctorCommand = defineCommand({
     // else it is taken as if the workspace were the current directory.
     const stateDir = runStateDir(args, workspace ?? process.cwd());
     checks.push(checkStateDir(stateDir));
-    const { checks: configChecks, settings } = checkConfig(workspace ?? process.cwd(), { model: args.model, baseUrl: args["base-url"] });
+    const { checks: configChecks, settings } = checkConfig(workspace ?? process.cwd(), {
+      model: args.model,
+      baseUrl: args["base-url"],
+      sandbox: args.sandbox,
+    });
     checks.push(...configChecks);
     if (settings) {
       checks.push(...(await checkEndpoint(settings, args.offline === true, ENDPOINT_TIMEOUT_MS)));
       checks.push(...(await checkMcp(settings, workspace ?? process.cwd(), args.offline === true)));
+      checks.push(checkSandbox(settings, workspace ?? process.cwd()));
     } else {
       checks.push({ id: "endpoint", status: "skip", detail: "not checked: the settings could not be read" });
     }
-    checks.push(checkSandbox(), checkGit(), ...(await checkPendingWork(stateDir)));
+    checks.push(checkGit(), ...(await checkPendingWork(stateDir)));
 
     const problems = checks.filter((c) => c.status === "fail");
     if (args.json) {
