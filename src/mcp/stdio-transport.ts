@@ -82,14 +82,17 @@ export class StdioProcessTransport implements Transport {
       detached: true,
     });
     this.#proc = proc;
-    this.#watchdog = Bun.spawn({
-      cmd: ["sh", "-c", WATCHDOG, "sh", String(proc.pid)],
-      stdin: "pipe",
-      stdout: "ignore",
-      stderr: "ignore",
-      detached: true,
-    });
-    this.#watchdog.unref();
+    // Windows has neither process groups nor sh: there the server is ended on its own.
+    if (process.platform !== "win32") {
+      this.#watchdog = Bun.spawn({
+        cmd: ["sh", "-c", WATCHDOG, "sh", String(proc.pid)],
+        stdin: "pipe",
+        stdout: "ignore",
+        stderr: "ignore",
+        detached: true,
+      });
+      this.#watchdog.unref();
+    }
     void this.#readStdout(proc.stdout);
     void this.#readStderr(proc.stderr);
     void proc.exited.then(() => {
@@ -179,7 +182,7 @@ async function exitsWithin(proc: Subprocess, ms: number): Promise<boolean> {
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
-    process.kill(-pid, signal);
+    process.kill(process.platform === "win32" ? pid : -pid, signal);
   } catch {
     // ESRCH: nothing is left in the group.
   }

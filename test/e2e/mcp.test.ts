@@ -133,20 +133,22 @@ describe("agent run --mcp-config", () => {
 
 describe("killing the runtime leaves no MCP process behind", () => {
   // SIGTERM and SIGINT close the runtime, which closes the servers; after
-  // SIGKILL the watchdog kills the server's process group. The tiny server
-  // ignores the end of its stdin and has a child: both must go.
+  // SIGKILL the watchdog kills each server's process group. The tiny server
+  // ignores the end of its stdin and has a child: both must go, and so must
+  // server-everything.
   for (const signal of ["SIGTERM", "SIGINT", "SIGKILL"] as const) {
     test(`${signal} in the middle of an MCP call`, async () => {
       const server = startServer([{ toolCalls: [{ name: "mcp__tiny__slow", arguments: { ms: 600_000 } }] }]);
       const { root, workspace, stateDir } = runSetup();
-      const { path, marker } = serversFile(root, { tiny: tiny("--ignore-eof", "--child", "mcp-kill-test") });
+      // server-everything too: it exits when its stdin closes, as a well-behaved server does.
+      const { path, marker } = serversFile(root, { tiny: tiny("--ignore-eof", "--child", "mcp-kill-test"), everything });
       const child = Bun.spawn(
         [AGENT_BINARY, "run", "--base-url", server.url, "--mcp-config", path, "--allow", "mcp__tiny", "--workspace", workspace, "--state-dir", stateDir, "go"],
         { env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" },
       );
       try {
-        // The server and its child are up, and the model has asked for the slow call.
-        expect(await eventually(() => processesWithEnv(marker).length >= 2 && server.remaining === 0, 30_000)).toBe(true);
+        // Both servers and the tiny one's child are up, and the model has asked for the slow call.
+        expect(await eventually(() => processesWithEnv(marker).length >= 3 && server.remaining === 0, 30_000)).toBe(true);
         await Bun.sleep(300);
         child.kill(signal);
         await child.exited;
