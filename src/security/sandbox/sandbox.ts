@@ -76,7 +76,13 @@ export function resolveSandbox(request: SandboxRequest): ResolvedSandbox {
   if (mode === "workspace-write") {
     // `.agent/` is mounted read-only over the writable workspace: it must exist
     // first, or a command could create it (and a config.json in it).
-    for (const path of readOnly) mkdirSync(path, { recursive: true });
+    for (const path of readOnly) {
+      try {
+        mkdirSync(path, { recursive: true });
+      } catch {
+        // A workspace we cannot write: the sandboxed command cannot create it either.
+      }
+    }
   }
   const layout: SandboxLayout = { mode, workspace: request.workspace, readOnly: readOnly.filter((path) => existsSync(path)), network: request.network };
   const engine = platform === "linux" ? linuxEngine(layout) : platform === "darwin" ? macEngine(layout) : { problem: `no sandbox for ${platform}` };
