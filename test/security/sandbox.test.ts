@@ -1,0 +1,63 @@
+import { expect, test } from "bun:test";
+import { realpathSync } from "node:fs";
+import { join } from "node:path";
+import { UsageError } from "../../src/core/errors.ts";
+import { bubblewrapArgs } from "../../src/security/sandbox/bubblewrap.ts";
+import { resolveSandbox } from "../../src/security/sandbox/sandbox.ts";
+import { seatbeltProfile } from "../../src/security/sandbox/seatbelt.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+const layout = { mode: "workspace-write" as const, workspace: "/w", readOnly: ["/w/.agent"], network: false };
+
+test("bwrap: root read-only, private /tmp before the workspace bind, .agent/ read-only over it, network unshared", () => {
+  const args = bubblewrapArgs(layout, "/w", ["sh", "-c", "x"]);
+  expect(args.join(" ")).toBe(
+    "bwrap --die-with-parent --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind /w /w --ro-bind /w/.agent /w/.agent --chdir /w -- sh -c x",
+  );
+  expect(bubblewrapArgs({ ...layout, network: true }, "/w", ["true"])).toContain("--share-net");
+  expect(bubblewrapArgs({ ...layout, mode: "read-only" }, "/w", ["true"]).join(" ")).toContain("--ro-bind /w /w");
+});
+
+test("the macOS profile (not run here): writes only in the workspace and temp dirs, .agent/ denied after, network denied", () => {
+  const profile = seatbeltProfile(layout);
+  const lines = profile.trim().split("\n");
+  expect(lines.slice(0, 3)).toEqual(["(version 1)", "(allow default)", "(deny file-write*)"]);
+  expect(profile).toContain('(subpath "/w")');
+  // Later rules win in SBPL: the .agent/ denial must come after the workspace allowance.
+  expect(lines.findIndex((line) => line.includes('(deny file-write* (subpath "/w/.agent"))'))).toBeGreaterThan(
+    lines.findIndex((line) => line.includes('(subpath "/w")')),
+  );
+  expect(profile).toContain("(deny network-outbound)");
+  expect(seatbeltProfile({ ...layout, network: true })).not.toContain("network-outbound)");
+  expect(seatbeltProfile({ ...layout, mode: "read-only" })).not.toContain('(subpath "/w")');
+});
+
+test("no sandbox on this platform: the default runs unsandboxed with a warning; an explicit mode is a usage error", () => {
+  const workspace = realpathSync(tempDir("agent-sandbox-"));
+  const request = { network: false, workspace, agentDir: join(workspace, ".agent"), stateRoot: join(workspace, ".agent", "state"), platform: "win32" as const };
+  const fallback = resolveSandbox({ ...request, explicit: false });
+  expect(fallback.sandbox.status).toBe("unavailable");
+  expect(fallback.warning).toMatch(/without a sandbox: no sandbox for win32; install bubblewrap/);
+  expect(fallback.sandbox.command("echo hi", workspace)).toEqual(["sh", "-c", "echo hi"]);
+  expect(() => resolveSandbox({ ...request, mode: "read-only", explicit: true })).toThrow(UsageError);
+  expect(resolveSandbox({ ...request, mode: "danger-full-access", explicit: true }).sandbox.status).toBe("off");
+});
+
+test("a project's config cannot loosen the sandbox; the local config and the flag can", async () => {
+  const { loadSettings } = await import("../../src/config/load.ts");
+  const { mkdirSync, writeFileSync } = await import("node:fs");
+  const workspace = realpathSync(tempDir("agent-sandbox-config-"));
+  mkdirSync(join(workspace, ".agent"));
+  writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify({ sandbox: { mode: "danger-full-access", network: true } }));
+  const env = { XDG_CONFIG_HOME: join(workspace, "no-user-config") };
+  const project = loadSettings({ workspace, env });
+  expect(project.settings.sandbox).toEqual({ network: false, explicit: false });
+  expect(project.warnings.join("\n")).toMatch(/cannot loosen the sandbox/);
+  writeFileSync(join(workspace, ".agent", "config.local.json"), JSON.stringify({ sandbox: { mode: "danger-full-access", network: true } }));
+  expect(loadSettings({ workspace, env }).settings.sandbox).toEqual({ mode: "danger-full-access", network: true, explicit: true });
+  expect(loadSettings({ workspace, env, flags: { sandbox: "read-only" } }).settings.sandbox.mode).toBe("read-only");
+  // Stricter from the project is fine.
+  writeFileSync(join(workspace, ".agent", "config.local.json"), "{}");
+  writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify({ sandbox: { mode: "read-only" } }));
+  expect(loadSettings({ workspace, env }).settings.sandbox).toEqual({ mode: "read-only", network: false, explicit: true });
+});
