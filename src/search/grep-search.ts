@@ -167,10 +167,12 @@ function readFile(absolute: string, scratch: Buffer, maxBytes: number): FileByte
   }
 }
 
+/** The file's lines without their ends; a CRLF file's lines lose the "\r" too, so `foo$` matches them. */
 function splitLines(text: string): string[] {
   const lines = text.split("\n");
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-  return lines;
+  if (!text.includes("\r")) return lines;
+  return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
 }
 
 /**

@@ -114,6 +114,13 @@ describe("grep", () => {
     expect(roomy.content).toBe("big.log:1\nhuge.txt:1\nsmall.txt:1");
   });
 
+  test("a CRLF file's lines match and show without the carriage return", async () => {
+    const context = workspaceContext();
+    write(context.workspace, { "win.txt": "first line\r\nsecond\r\n" });
+    expect(await grep({ pattern: "line$" }, context)).toBe("win.txt:1:first line");
+    expect(await grep({ pattern: "^second$" }, context)).toBe("win.txt:2:second");
+  });
+
   test("an invalid regular expression is refused with a hint", async () => {
     const context = workspaceContext();
     write(context.workspace, { "a.ts": "f(x)\n" });
