@@ -38,8 +38,6 @@ export interface AgentRunnerOptions {
   history: HistoryStore;
   systemPrompt: string;
   workspace: string;
-  /** The state root the file tools refuse and searches skip (handed to every tool call). */
-  stateRoot?: string;
   /** The agent's own state, which its file tools refuse (see src/security/protected-paths.ts). */
   fence?: PathFence;
   maxTurns: number;
@@ -322,7 +320,6 @@ export class AgentRunner {
       identity: this.identity,
       idempotencyKey,
       workspace: this.#o.workspace,
-      ...(this.#o.stateRoot === undefined ? {} : { stateRoot: this.#o.stateRoot }),
       signal: signal ?? new AbortController().signal,
       ...(this.#o.fence ? { fence: this.#o.fence } : {}),
     };

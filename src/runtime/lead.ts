@@ -167,7 +167,6 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         history: extra.history ?? openHistory(identity as AgentName),
         systemPrompt,
         workspace: context.workspace,
-        stateRoot: context.stateRoot ?? context.stateDir,
         fence,
         maxTurns: extra.maxTurns ?? settings.maxTurns,
         compaction: compaction(identity),

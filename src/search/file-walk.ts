@@ -1,59 +1,23 @@
-import { type Dirent, readdirSync, realpathSync } from "node:fs";
-import { join, relative as relativePath, resolve, sep } from "node:path";
-import { AgentError } from "../core/errors.ts";
+import { type Dirent, readdirSync } from "node:fs";
+import { join, relative as relativePath, sep } from "node:path";
 import { isErrno } from "../storage/atomic-file.ts";
 import { IGNORE_FILES, IgnoreRules } from "./ignore-rules.ts";
 
-/** A search was pointed at the agent's own state: no file tool reads it, in any mode. */
-export class ProtectedPathError extends AgentError {
-  readonly code = "PROTECTED_PATH";
-  readonly category = "usage" as const;
-  constructor(
-    readonly requested: string,
-    readonly root: string,
-  ) {
-    super(
-      `path ${JSON.stringify(requested)} is inside the agent's state directory ${root}, which file tools never read; search elsewhere in the workspace`,
-    );
-  }
-}
-
-/** Whether `path` is `root` or below it (both absolute, real). */
+/** Whether `path` is `root` or below it (both absolute). */
 export function isWithin(path: string, root: string): boolean {
   return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
-}
-
-/**
- * The real paths a walk never enters, from the state root the composition root
- * gives the tools (none in a context without one). A state root that does not
- * exist yet is taken as written: nothing in it can be listed anyway.
- */
-export function protectedRoots(stateRoot: string | undefined): string[] {
-  if (stateRoot === undefined) return [];
-  try {
-    return [realpathSync(stateRoot)];
-  } catch (error) {
-    if (isErrno(error, "ENOENT")) return [resolve(stateRoot)];
-    throw error;
-  }
-}
-
-/** Throws `ProtectedPathError` when `absolute` (a real path) is in one of `protectedRoots`. */
-export function assertNotProtected(absolute: string, requested: string, protectedRoots: readonly string[]): void {
-  const root = protectedRoots.find((candidate) => isWithin(absolute, candidate));
-  if (root !== undefined) throw new ProtectedPathError(requested, root);
 }
 
 export interface WalkOptions {
   /** Real path of the workspace: ignore files are read from here down, and paths are given relative to it. */
   workspace: string;
-  /** Real path of the directory to walk, the workspace or inside it; it must not be protected. */
+  /** Real path of the directory to walk, the workspace or inside it; a protected one lists nothing. */
   start: string;
   /** Apply `.gitignore`, `.ignore` and `.git/info/exclude`, and skip `.git/`. */
   respectIgnore: boolean;
   /** Enter directories and list files whose name starts with ".". */
   includeHidden: boolean;
-  /** Real paths never entered, whatever the other options say (the state root). */
+  /** Paths never entered, whatever the other options say: the state root as written and resolved. */
   protectedRoots: readonly string[];
   signal: AbortSignal;
 }

@@ -58,6 +58,10 @@ export class ProtectedPaths {
     this.#hookFiles = new Set(hookFiles(options.hookCommands ?? [], options.workspace));
   }
 
+  get stateRoots(): readonly string[] {
+    return this.#stateRoots;
+  }
+
   /** True when `absolute` (as written or resolved) is the state root or below it. */
   inStateRoot(absolute: string): boolean {
     const candidates = new Set([normalize(absolute), realPathOf(absolute)]);

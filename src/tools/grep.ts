@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { assertNotProtected, protectedRoots } from "../search/file-walk.ts";
 import { GREP_OUTPUT_MODES, MAX_GREP_FILE_BYTES, grepSearch } from "../search/grep-search.ts";
 import { defineTool } from "./tool.ts";
 import { capText, withTruncationNote } from "./truncate.ts";
@@ -68,9 +67,9 @@ export function grepTool(options: GrepToolOptions = {}) {
     effect: "read",
     subject: (input) => input.path ?? ".",
     async run(input, context) {
-      const target = resolveInWorkspace(context.workspace, input.path ?? ".");
-      const roots = protectedRoots(context.stateRoot);
-      assertNotProtected(target.absolute, input.path ?? ".", roots);
+      const target = resolveInWorkspace(context.workspace, input.path ?? ".", context.fence);
+      // The fence refuses a path in the state root, as written or resolved; the walk never enters it.
+      const roots = context.fence?.stateRoots ?? [];
       const mode = input.output_mode ?? "content";
       const limit = input.head_limit ?? DEFAULT_GREP_ENTRIES;
       const result = await grepSearch({

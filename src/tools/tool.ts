@@ -8,11 +8,6 @@ export interface ToolContext {
   idempotencyKey: string;
   /** Absolute, real path of the workspace the file tools and `shell` are confined to. */
   workspace: string;
-  /**
-   * The agent's state root, from the composition root: file tools refuse paths
-   * in it and searches never enter it. Absent where there is none (unit tests).
-   */
-  stateRoot?: string;
   signal: AbortSignal;
   /** The agent's own state, which file tools refuse and listings leave out; absent in tests of a bare tool. */
   fence?: PathFence;
@@ -24,6 +19,11 @@ export interface PathFence {
   assertOutsideState(path: string): void;
   /** True when the absolute path (as written or resolved) is under the state root. */
   inStateRoot(absolute: string): boolean;
+  /**
+   * The state root as written and resolved: a directory walk that follows no
+   * symlink compares the paths it lists against these, with no system call.
+   */
+  readonly stateRoots: readonly string[];
 }
 
 export interface ToolResult {

@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ProtectedPathError } from "../../src/search/file-walk.ts";
+import { ProtectedPathError } from "../../src/security/protected-paths.ts";
 import { globTool } from "../../src/tools/glob.ts";
 import { WorkspaceEscapeError } from "../../src/tools/workspace-path.ts";
 import { tempDir } from "../support/temp-dir.ts";
-import { call, failure, workspaceContext } from "./helpers.ts";
+import { call, failure, fencedContext, workspaceContext } from "./helpers.ts";
 
 function files(workspace: string, paths: string[], content = "") {
   for (const path of paths) {
@@ -90,8 +90,7 @@ describe("glob", () => {
   });
 
   test("never lists the state root and refuses a path in it", async () => {
-    const context = { ...workspaceContext(), stateRoot: "" };
-    context.stateRoot = join(context.workspace, ".agent");
+    const context = fencedContext();
     files(context.workspace, [".agent/agents/lead.jsonl", ".agent/config.json", "a.json"]);
     expect((await call(globTool(), { pattern: ".agent/**" }, context)).content).toBe('no files match ".agent/**" in .');
     expect((await call(globTool(), { pattern: "**/*.json*", include_ignored: true }, context)).content).toBe("a.json");

@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ProtectedPathError } from "../../src/search/file-walk.ts";
+import { ProtectedPathError } from "../../src/security/protected-paths.ts";
 import { grepTool } from "../../src/tools/grep.ts";
 import { WorkspaceEscapeError } from "../../src/tools/workspace-path.ts";
 import { tempDir } from "../support/temp-dir.ts";
-import { call, failure, workspaceContext } from "./helpers.ts";
+import { call, failure, fencedContext, workspaceContext } from "./helpers.ts";
 
 function write(workspace: string, files: Record<string, string | Uint8Array>) {
   for (const [path, content] of Object.entries(files)) {
@@ -130,16 +130,15 @@ describe("grep", () => {
   });
 
   test("refuses the state root and paths leaving the workspace; never searches the state root", async () => {
-    const context = workspaceContext();
-    const stateRoot = join(context.workspace, ".agent");
+    const guarded = fencedContext();
+    const { stateRoot, ...context } = guarded;
     write(context.workspace, { ".agent/agents/lead.jsonl": "secret prompt\n", "notes.txt": "secret plan\n" });
-    const guarded = { ...context, stateRoot };
     expect(await grep({ pattern: "secret" }, guarded)).toBe("notes.txt:1:secret plan");
     expect(await failure(grepTool(), { pattern: "secret", path: ".agent" }, guarded)).toBeInstanceOf(ProtectedPathError);
     const refused = await failure(grepTool(), { pattern: "secret", path: ".agent/agents/lead.jsonl" }, guarded);
-    expect(refused.message).toBe(
-      `path ".agent/agents/lead.jsonl" is inside the agent's state directory ${stateRoot}, which file tools never read; search elsewhere in the workspace`,
-    );
+    expect(refused.message).toStartWith(`path ".agent/agents/lead.jsonl" is in the agent's state directory, which no tool may read`);
+    // Also when reached by a path that only resolves there.
+    expect(await failure(grepTool(), { pattern: "secret", path: "notes.txt/../.agent" }, guarded)).toBeInstanceOf(ProtectedPathError);
     // Through a symlink too: the path is resolved before the check.
     symlinkSync(join(stateRoot, "agents"), join(context.workspace, "innocent"));
     expect(await failure(grepTool(), { pattern: "secret", path: "innocent" }, guarded)).toBeInstanceOf(ProtectedPathError);

@@ -1,4 +1,6 @@
 import { realpathSync } from "node:fs";
+import { join } from "node:path";
+import { ProtectedPaths } from "../../src/security/protected-paths.ts";
 import type { Tool, ToolContext, ToolResult } from "../../src/tools/tool.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
@@ -11,6 +13,14 @@ export function workspaceContext(overrides: Partial<ToolContext> = {}): ToolCont
     signal: new AbortController().signal,
     ...overrides,
   };
+}
+
+/** A workspace context whose fence guards `<workspace>/.agent` as the state root, as the composition root does. */
+export function fencedContext(): ToolContext & { stateRoot: string } {
+  const context = workspaceContext();
+  const stateRoot = join(context.workspace, ".agent");
+  const fence = new ProtectedPaths({ workspace: context.workspace, stateRoot, agentDir: stateRoot });
+  return { ...context, fence, stateRoot };
 }
 
 /** Calls a tool's handler directly, with the input checked by its schema first as the pipeline does. */
