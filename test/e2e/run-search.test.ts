@@ -50,9 +50,8 @@ describe("agent run: grep and glob on real trees", () => {
       call("grep", { pattern: "MARKER-51c2", output_mode: "files_with_matches" }),
       // The prompt holds the marker too, in the Lead's history under .agent/ by now.
       call("grep", { pattern: "MARKER", path: ".agent" }, (text) => expect(text).toBe("src/notes.md")),
-      call("glob", { pattern: "**/*", include_ignored: true }, (text) =>
-        expect(text).toContain(`path ".agent" is inside the agent's state directory ${join(workspace, ".agent")}`),
-      ),
+      // Refused by the permission policy (or by the tool, whose fence says the same): either names the state directory.
+      call("glob", { pattern: "**/*", include_ignored: true }, (text) => expect(text).toMatch(/"\.agent".* the agent's state directory/)),
       call("glob", { pattern: ".agent/**", path: "." }, (text) => expect(text).toBe("src/notes.md")),
       { text: "done", check: (r) => expect(lastResult(r)).toBe('no files match ".agent/**" in .') },
     ]);
