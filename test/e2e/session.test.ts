@@ -69,6 +69,23 @@ describe("agent on a terminal: an interactive session", () => {
     expect(existsSync(join(t.setup.stateDir, "runtime.lock"))).toBe(false);
   }, 30_000);
 
+  test("the answer to a request streams in: half of it is on screen while the rest is held back, and it is printed once", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const t = onTerminal([{ identity: "lead", text: "Streaming into the session now.", hold: { afterChunks: 3, until: held } }]);
+    let at = await t.until("> ");
+    t.type("stream something\r");
+    at = await t.until("Streaming into ", at);
+    expect(t.screen().slice(at)).not.toContain("now.");
+    release();
+    at = await t.until("the session now.", at);
+    await t.until("> ", at);
+    t.type("exit\r");
+    expect(await t.child.exited).toBe(0);
+    expect(t.screen().split("Streaming into the session now.").length).toBe(2);
+    t.server.assertDone();
+  }, 30_000);
+
   test("Ctrl-C interrupts the turn in progress and the session goes on; Ctrl-D ends it", async () => {
     const t = onTerminal([
       { identity: "lead", text: "too slow", delayMs: 10_000 },

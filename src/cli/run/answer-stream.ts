@@ -55,7 +55,10 @@ export class AnswerStream {
   /** True when `result` is what was streamed last, so printing it again would repeat it. */
   coversResult(result: string): boolean {
     this.#endLine();
-    return result.length > 0 && this.#lastReply.trimEnd() === result.trimEnd();
+    const covered = result.length > 0 && this.#lastReply.trimEnd() === result.trimEnd();
+    // Asked once per turn: the next turn's answer is judged on its own replies.
+    this.#lastReply = "";
+    return covered;
   }
 
   #endLine(): void {

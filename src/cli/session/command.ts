@@ -4,6 +4,8 @@ import { uuidV7Source } from "../../core/ids.ts";
 import type { PermissionAsker } from "../../permissions/policy.ts";
 import { isYes, permissionQuestion } from "../../permissions/tty-asker.ts";
 import { globalArgs } from "../args.ts";
+import type { RunEvent } from "../../runtime/run-types.ts";
+import { AnswerStream } from "../run/answer-stream.ts";
 import { ProgressPrinter } from "../run/progress.ts";
 import { type RuntimeSetup, runtimeArgs, runtimeSetup } from "../run/runtime-args.ts";
 import { withRuntime } from "../run/runtime.ts";
@@ -47,14 +49,29 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   const input = new SessionInput({ input: io.stdin, output: io.stderr, terminal: io.terminal });
   const err = (text: string) => input.interject(() => io.stderr.write(text));
   const progress = new ProgressPrinter(err, io.verbose ? "verbose" : "normal");
+  // The answer to what the user typed streams in as the model writes it (no
+  // prompt is waiting then); event turns print theirs whole, above the prompt.
+  const answer = io.terminal ? new AnswerStream((text) => io.stdout.write(text)) : undefined;
+  let session: LeadSession | undefined;
+  const observe = (event: RunEvent) => {
+    if (answer && session?.inUserTurn) answer.observe(event);
+    progress.observe(event);
+  };
   for (const warning of setup.warnings) err(`agent: warning: ${warning}\n`);
   using stop = new RunStop(undefined);
   // SIGTERM or a lost lock ends the session as Ctrl-D would.
   stop.signal.addEventListener("abort", () => input.close(), { once: true });
   try {
-    await withRuntime({ setup, stop, observer: progress.observe, teamObserver: progress.observeTeam, asker: sessionAsker(input) }, async (lead) => {
+    await withRuntime({ setup, stop, observer: observe, teamObserver: progress.observeTeam, asker: sessionAsker(input) }, async (lead) => {
       err(`agent ${VERSION}: a session with the Lead in ${setup.workspace}; "exit" or Ctrl-D ends it\n`);
-      const session = new LeadSession({ lead, input, answer: (text) => io.stdout.write(text), note: err, ids: uuidV7Source });
+      session = new LeadSession({
+        lead,
+        input,
+        answer: (text) => io.stdout.write(text),
+        note: err,
+        ids: uuidV7Source,
+        streamed: (result) => answer?.coversResult(result) ?? false,
+      });
       await session.run();
       const left = leftForDrain(lead.team.list(), lead.inbox.size);
       if (left !== undefined) err(`agent: session ended: ${left}\n`);

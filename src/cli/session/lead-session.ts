@@ -11,6 +11,8 @@ export interface LeadSessionOptions {
   /** Errors and notes: stderr. */
   note: (text: string) => void;
   ids: IdSource;
+  /** Whether a user turn's answer was already printed as it streamed in (so it is not printed again). */
+  streamed?: (result: string) => boolean;
 }
 
 const EXIT_WORDS = new Set(["exit", "quit"]);
@@ -58,6 +60,11 @@ export class LeadSession {
     }
   }
 
+  /** True while a user turn runs: its answer may stream to the terminal (event turns print theirs whole, above the prompt). */
+  get inUserTurn(): boolean {
+    return this.#userTurn !== undefined;
+  }
+
   /** Ends the session from outside (SIGTERM, a lost lock): as if the input ended. */
   stop(): void {
     this.#o.input.close();
@@ -69,7 +76,8 @@ export class LeadSession {
     const turn = this.#o.lead.runner.run(prompt, { idempotencyKey: this.#o.ids.next(), signal: controller.signal });
     this.#userTurn = turn;
     try {
-      this.#show(await turn, "the turn");
+      const result = await turn;
+      if (result.isError || !this.#o.streamed?.(result.result)) this.#show(result, "the turn");
     } catch (error) {
       // One broken turn does not end the session; the history stays consistent.
       this.#o.note(`agent: the turn failed: ${(error as Error).message}\n`);
