@@ -1,5 +1,7 @@
-/** What `agent config show` prints instead of a secret: that one is set, never any part of it. */
-export const REDACTED = "[redacted]";
+/** What `agent config show` prints instead of a secret: the mark every other redaction uses. */
+import { REDACTED } from "../security/redact.ts";
+
+export { REDACTED };
 
 // Headers that carry credentials (Authorization, Azure's api-key, x-api-key,
 // cookies, tokens): refused in the project's file, redacted when shown.

@@ -12,7 +12,8 @@ export const REDACTED = "[REDACTED]";
 const MIN_SECRET_LENGTH = 8;
 
 // `Authorization: Bearer x`, `"authorization":"Basic x"`, `authorization=x`, and a bare `Bearer x`.
-const AUTHORIZATION = /(\b(?:proxy-)?authorization\b["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;}]+/gi;
+// A value never starts with `{` or `[`: `"headers.Authorization":{…}` is a JSON key, not a credential.
+const AUTHORIZATION = /(\b(?:proxy-)?authorization\b["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;}{[][^\s"',;}]*/gi;
 const BEARER = /\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
 
 const secrets = new Set<string>();

@@ -54,16 +54,16 @@ describe("agent config show", () => {
       ["project", true],
       ["local", true],
     ]);
-    expect(report.files[0]).toMatchObject({ path: w.files.user, settings: { apiKey: "[redacted]", model: "user-model" } });
+    expect(report.files[0]).toMatchObject({ path: w.files.user, settings: { apiKey: "[REDACTED]", model: "user-model" } });
     expect(report.files[1].settings).toEqual({ model: "project-model", headers: { "X-Title": "demo" }, permissions: { deny: ["shell(git push*)"] } });
-    expect(report.files[2].settings).toEqual({ maxTurns: 5, headers: { Authorization: "[redacted]" } });
+    expect(report.files[2].settings).toEqual({ maxTurns: 5, headers: { Authorization: "[REDACTED]" } });
     expect(report.settings).toMatchObject({
       model: { value: "env-model", level: "env", from: "AGENT_MODEL" },
-      apiKey: { value: "[redacted]", level: "user", from: w.files.user },
+      apiKey: { value: "[REDACTED]", level: "user", from: w.files.user },
       maxTurns: { value: 5, level: "local" },
       permissionMode: { value: "default", level: "default" },
       "headers.X-Title": { value: "demo", level: "project" },
-      "headers.Authorization": { value: "[redacted]", level: "local" },
+      "headers.Authorization": { value: "[REDACTED]", level: "local" },
       "permissions.allow": {
         value: ["read_file", "shell(npm test)"],
         levels: [
@@ -77,7 +77,7 @@ describe("agent config show", () => {
     const text = await w.show([], { OPENAI_API_KEY: "sk-env-SECRET-3" });
     expect(text.code).toBe(0);
     expect(text.stdout).not.toContain("SECRET");
-    expect(text.stdout).toMatch(/^apiKey +"\[redacted\]" +env OPENAI_API_KEY$/m);
+    expect(text.stdout).toMatch(/^apiKey +"\[REDACTED\]" +env OPENAI_API_KEY$/m);
     expect(text.stdout).toMatch(/^maxTurns +5 +local$/m);
     expect(text.stdout).toContain(`project  ${w.files.project}`);
   });

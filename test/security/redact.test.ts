@@ -34,3 +34,9 @@ test("scrubbedEnv leaves out every variable holding a registered secret", () => 
     PATH: "/bin",
   });
 });
+
+test("a JSON key naming Authorization is left whole: the object after it is not a credential", () => {
+  // `agent config show --json`: a setting keyed by the header's name holds an object.
+  const report = '{"headers.Authorization":{"value":"[REDACTED]","level":"user"},"files":{"Authorization":["x"]}}';
+  expect(JSON.parse(redact(report))).toEqual(JSON.parse(report));
+});
