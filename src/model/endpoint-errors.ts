@@ -131,7 +131,7 @@ export function describeFailure(failure: AttemptFailure, context: Pick<EndpointC
     case "invalid_response":
       return `invalid response: ${failure.detail}`;
     case "empty":
-      return "an empty answer (no text, no tool calls)";
+      return "an empty answer: no text, no tool calls";
   }
 }
 

@@ -119,7 +119,7 @@ describe.each([true, false])("with stream: %p", (stream) => {
     const error = await failure(client.complete(ask("hi")));
     expect(error).toBeInstanceOf(EmptyModelAnswerError);
     expect(error.message).toBe("the model test-model answered with no text and no tool calls (2 times): ask again, or try another model");
-    expect(retries.map((r) => r.reason)).toEqual(["an empty answer (no text, no tool calls)"]);
+    expect(retries.map((r) => r.reason)).toEqual(["an empty answer: no text, no tool calls"]);
     server.assertDone();
   });
 
