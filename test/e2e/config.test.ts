@@ -43,7 +43,7 @@ describe("agent config show", () => {
     const w = levels();
     w.write("user", { apiKey: "sk-user-SECRET-1", model: "user-model", maxTurns: 3, permissions: { allow: ["read_file"] } });
     // Comments and a trailing comma: the project's file is JSONC.
-    w.write("project", '{\n  // shared by the team\n  "model": "project-model",\n  "headers": { "X-Title": "demo" },\n  "permissions": { "deny": ["shell(git push*)"] },\n}\n');
+    w.write("project", '{\n  // shared by the team\n  "model": "project-model",\n  "headers": { "X-Title": "demo" },\n  "permissions": { "deny": ["shell(git push*)"] },\n  "mcpServers": { "gh": { "command": "gh-mcp", "env": { "TOKEN": "tok-SECRET-4" } } },\n}\n');
     w.write("local", { maxTurns: 5, headers: { Authorization: "Bearer sk-local-SECRET-2" } });
     const result = await w.show(["--json", "--allow", "shell(npm test)"], { AGENT_MODEL: "env-model" });
     expect(result.code).toBe(0);
@@ -55,7 +55,12 @@ describe("agent config show", () => {
       ["local", true],
     ]);
     expect(report.files[0]).toMatchObject({ path: w.files.user, settings: { apiKey: "[REDACTED]", model: "user-model" } });
-    expect(report.files[1].settings).toEqual({ model: "project-model", headers: { "X-Title": "demo" }, permissions: { deny: ["shell(git push*)"] } });
+    expect(report.files[1].settings).toEqual({
+      model: "project-model",
+      headers: { "X-Title": "demo" },
+      permissions: { deny: ["shell(git push*)"] },
+      mcpServers: { gh: "[REDACTED]" },
+    });
     expect(report.files[2].settings).toEqual({ maxTurns: 5, headers: { Authorization: "[REDACTED]" } });
     expect(report.settings).toMatchObject({
       model: { value: "env-model", level: "env", from: "AGENT_MODEL" },
@@ -72,6 +77,8 @@ describe("agent config show", () => {
         ],
       },
       "permissions.deny": { value: ["shell(git push*)"], levels: [{ level: "project" }] },
+      mcpServers: { value: ["gh"], levels: [{ level: "project", value: ["gh"] }] },
+      "mailbox.maxContentBytes": { level: "default" },
     });
 
     const text = await w.show([], { OPENAI_API_KEY: "sk-env-SECRET-3" });

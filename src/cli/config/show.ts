@@ -91,6 +91,15 @@ export function configReport(workspace: string, loaded: LoadedSettings, flags: R
       value: flags.appendSystemPrompt,
     }),
   };
+  // MCP servers replace each other by name across levels: each level's names, and
+  // the names in effect (their definitions may hold tokens: not shown).
+  shown.mcpServers = combined(Object.keys(settings.mcp.servers), (c) => (c.mcpServers === undefined ? undefined : Object.keys(c.mcpServers)));
+  // Any other single-valued setting loadSettings recorded a source for (sandbox.mode,
+  // mailbox.maxContentBytes, …): its value is found by its dotted path.
+  for (const key of Object.keys(sources)) {
+    if (key in shown || key.startsWith("headers.")) continue;
+    shown[key] = single(key, valueAt(settings, key));
+  }
   return {
     workspace,
     files: CONFIG_LEVELS.map((level) => {
@@ -101,12 +110,20 @@ export function configReport(workspace: string, loaded: LoadedSettings, flags: R
   };
 }
 
+function valueAt(settings: Settings, path: string): unknown {
+  let value: unknown = settings;
+  for (const part of path.split(".")) value = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[part] : undefined;
+  return value;
+}
+
 function redactFile(config: ConfigFile): ConfigFile {
   return {
     ...config,
     ...(config.apiKey !== undefined ? { apiKey: REDACTED } : {}),
     ...(config.headers !== undefined ? { headers: redactHeaders(config.headers) } : {}),
-  };
+    // Server definitions carry commands' env and headers, often tokens: names only.
+    ...(config.mcpServers !== undefined ? { mcpServers: Object.fromEntries(Object.keys(config.mcpServers).map((name) => [name, REDACTED])) } : {}),
+  } as ConfigFile;
 }
 
 function formatReport(report: ConfigReport): string {
