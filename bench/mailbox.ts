@@ -5,7 +5,12 @@
  *  (a) durable round trips (send → claim → ack) per second through FileMailboxStore,
  *      against the same file work done with raw write+fsync+rename+fsync-dir calls
  *      and no locks — the physical limit — as `roundTripRatio` (store / raw);
- *  (b) the cost of one claim at ready depth 10 000 against depth 100, as `depthRatio`.
+ *  (b) the cost of one claim at ready depth 10 000 against depth 100, as `depthRatio`;
+ *  (c) claim+ack pairs per second against the same two renames and fsyncs done raw,
+ *      as `claimAckRatio` (goal >= 0.8), and sends against a raw write+fsync+link+fsync,
+ *      as `sendRatio`;
+ *  (d) the first claim of a fresh store at ready depth 50 000 against a bare
+ *      `readdir` + sort of that folder, as `firstClaimRatio` (goal <= 3).
  *
  * The last line is one JSON object with every figure.
  */
@@ -22,6 +27,8 @@ const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 1_000);
 const DEEP = 10_000;
 const SHALLOW = 100;
 const CLAIMS_PER_DEPTH = Number(process.env.BENCH_DEPTH_CLAIMS ?? 200);
+const FIRST_CLAIM_DEPTH = Number(process.env.BENCH_FIRST_CLAIM_DEPTH ?? 50_000);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 600);
 const CONTENT = "Write schema.sql with a users table (id, email, created_at) and report back.";
 
 // The bench runs on the same disk as the project (not tmpfs), so fsync costs what it costs for users.
@@ -92,6 +99,92 @@ async function claimCostAtDepth(depth: number): Promise<{ steadyMs: number; firs
   return { steadyMs: (performance.now() - start) / (CLAIMS_PER_DEPTH - 1), firstMs };
 }
 
+/** Raw claim+ack: the two renames and two directory fsyncs, and nothing else. */
+function rawClaimAcks(n: number): number {
+  const root = join(base, `raw-pairs-${Math.random().toString(36).slice(2)}`);
+  for (const d of ["ready", "processing", "done"]) mkdirSync(join(root, d), { recursive: true });
+  const names: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const m = message("alice");
+    names.push(`${m.id}.json`);
+    fs.writeFileSync(join(root, "ready", `${m.id}.json`), serializeMessage(m));
+  }
+  const start = performance.now();
+  for (const name of names) {
+    fs.renameSync(join(root, "ready", name), join(root, "processing", name));
+    fsyncDir(join(root, "processing"));
+    fs.renameSync(join(root, "processing", name), join(root, "done", name));
+    fsyncDir(join(root, "done"));
+  }
+  return n / ((performance.now() - start) / 1000);
+}
+
+async function storeClaimAcks(n: number): Promise<number> {
+  const stateDir = join(base, `pairs-${Math.random().toString(36).slice(2)}`);
+  const store = new FileMailboxStore({ stateDir });
+  for (let i = 0; i < n; i++) await store.send(message("alice"));
+  const start = performance.now();
+  for (let i = 0; i < n; i++) {
+    const claimed = await store.claim("alice");
+    if (!claimed) throw new Error("bench: nothing to claim");
+    await store.ack(claimed);
+  }
+  return n / ((performance.now() - start) / 1000);
+}
+
+/** Raw send: write+fsync the file, link it into ready/, fsync ready/. */
+function rawSends(n: number): number {
+  const root = join(base, `raw-sends-${Math.random().toString(36).slice(2)}`);
+  for (const d of ["ids", "ready"]) mkdirSync(join(root, d), { recursive: true });
+  const start = performance.now();
+  for (let i = 0; i < n; i++) {
+    const m = message("alice");
+    const marker = join(root, "ids", m.id);
+    const fd = fs.openSync(marker, "wx", 0o600);
+    fs.writeSync(fd, serializeMessage(m));
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fs.linkSync(marker, join(root, "ready", `${m.id}.json`));
+    fsyncDir(join(root, "ready"));
+  }
+  return n / ((performance.now() - start) / 1000);
+}
+
+async function storeSends(n: number): Promise<number> {
+  const store = new FileMailboxStore({ stateDir: join(base, `sends-${Math.random().toString(36).slice(2)}`) });
+  const start = performance.now();
+  for (let i = 0; i < n; i++) await store.send(message("alice"));
+  return n / ((performance.now() - start) / 1000);
+}
+
+/**
+ * First claim of a fresh store at a deep queue, against `readdir` + sort of the
+ * same folder. The queue is seeded with plain file writes (what send leaves in
+ * ready/, without the cost of 50 000 fsyncs): only the claim is measured.
+ */
+async function firstClaimAtDepth(depth: number): Promise<{ claimMs: number; readdirSortMs: number }> {
+  const stateDir = join(base, "first-claim");
+  const ready = join(stateDir, "mailboxes", "carol", "ready");
+  mkdirSync(ready, { recursive: true });
+  for (let i = 0; i < depth; i++) {
+    const m = message("carol");
+    fs.writeFileSync(join(ready, `${m.id}.json`), serializeMessage(m));
+  }
+  const claims: number[] = [];
+  const listings: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    let start = performance.now();
+    const names = fs.readdirSync(ready).sort();
+    listings.push(performance.now() - start);
+    if (names.length < depth - round) throw new Error("bench: seeding failed");
+    start = performance.now();
+    const claimed = await new FileMailboxStore({ stateDir }).claim("carol");
+    claims.push(performance.now() - start);
+    if (!claimed) throw new Error("bench: nothing to claim");
+  }
+  return { claimMs: median(claims), readdirSortMs: median(listings) };
+}
+
 try {
   // Interleave raw and store runs so drift in the machine's speed hits both.
   const raw: number[] = [];
@@ -115,9 +208,36 @@ try {
       `at depth ${DEEP}: ${deep.steadyMs.toFixed(3)} (first ${deep.firstMs.toFixed(1)})`,
   );
   console.log(`depthRatio (claim at ${DEEP} / at ${SHALLOW}, lower is better, target <= 1.5): ${depthRatio.toFixed(3)}`);
+  const rawPairs: number[] = [];
+  const storePairs: number[] = [];
+  const rawSend: number[] = [];
+  const storeSend: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    rawPairs.push(rawClaimAcks(Math.ceil(PAIRS / 3)));
+    storePairs.push(await storeClaimAcks(Math.ceil(PAIRS / 3)));
+    rawSend.push(rawSends(Math.ceil(PAIRS / 3)));
+    storeSend.push(await storeSends(Math.ceil(PAIRS / 3)));
+  }
+  const claimAckRatio = median(storePairs) / median(rawPairs);
+  const sendRatio = median(storeSend) / median(rawSend);
+  console.log(`claim+ack pairs/s: store ${median(storePairs).toFixed(0)}, raw ${median(rawPairs).toFixed(0)}`);
+  console.log(`claimAckRatio (store / raw, higher is better, target >= 0.8): ${claimAckRatio.toFixed(3)}`);
+  console.log(`sends/s: store ${median(storeSend).toFixed(0)}, raw ${median(rawSend).toFixed(0)}; sendRatio ${sendRatio.toFixed(3)}`);
+
+  const first = await firstClaimAtDepth(FIRST_CLAIM_DEPTH);
+  const firstClaimRatio = first.claimMs / first.readdirSortMs;
+  console.log(
+    `first claim at depth ${FIRST_CLAIM_DEPTH}: ${first.claimMs.toFixed(1)} ms; readdir+sort ${first.readdirSortMs.toFixed(1)} ms`,
+  );
+  console.log(`firstClaimRatio (first claim / readdir+sort, lower is better, target <= 3): ${firstClaimRatio.toFixed(3)}`);
   console.log(
     JSON.stringify({
       roundTripRatio: round3(roundTripRatio),
+      claimAckRatio: round3(claimAckRatio),
+      sendRatio: round3(sendRatio),
+      firstClaimRatio: round3(firstClaimRatio),
+      firstClaimMsAtDepth50000: round3(first.claimMs),
+      readdirSortMsAtDepth50000: round3(first.readdirSortMs),
       depthRatio: round3(depthRatio),
       storeRoundTripsPerSec: Math.round(storePerSec),
       rawRoundTripsPerSec: Math.round(rawPerSec),

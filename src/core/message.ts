@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Clock } from "./clock.ts";
-import type { IdSource } from "./ids.ts";
+import { type IdSource, timeOfId } from "./ids.ts";
 import { AgentName } from "./agent-name.ts";
 import { InvalidMessageError, InvalidMessageIdError } from "./errors.ts";
 
@@ -54,6 +54,12 @@ export const MailboxMessage = z
     message: "idempotencyKey must equal id",
     path: ["idempotencyKey"],
   })
+  // A time-keyed id is trusted for FIFO order before its file is read: a message
+  // whose time disagrees with it is invalid (refused at send, quarantined at claim).
+  .refine((m) => timeOfId(m.id) === undefined || timeOfId(m.id) === m.createdAtUtc, {
+    message: "createdAtUtc must be the instant its time-keyed id names",
+    path: ["createdAtUtc"],
+  })
   .readonly();
 export type MailboxMessage = z.infer<typeof MailboxMessage>;
 
@@ -84,14 +90,15 @@ export interface NewMessage {
 
 /** Builds a validated message with a fresh id and the current time. */
 export function createMessage(fields: NewMessage, ctx: { clock: Clock; ids: IdSource }): MailboxMessage {
-  const id = ctx.ids.next();
+  const now = ctx.clock.now();
+  const id = ctx.ids.nextAt?.(now) ?? ctx.ids.next();
   return parseMailboxMessage({
     id,
     sender: fields.sender,
     recipient: fields.recipient,
     kind: fields.kind,
     content: fields.content,
-    createdAtUtc: ctx.clock.now().toISOString(),
+    createdAtUtc: now.toISOString(),
     idempotencyKey: id,
   });
 }

@@ -1,23 +1,51 @@
+import { isTimeKeyedId, timeOfId } from "../core/ids.ts";
 import { compareFifo } from "../core/message.ts";
 
 export interface IndexedEntry {
   /** The file name in ready/. */
-  name: string;
-  id: string;
-  createdAtUtc: string;
+  readonly name: string;
+  readonly id: string;
+  readonly createdAtUtc: string;
 }
 
 /**
+ * An entry known from its file name alone: a time-keyed id names its message's
+ * `createdAtUtc` (see timeKeyedId), worked out only when a comparison needs it.
+ */
+class NamedEntry implements IndexedEntry {
+  #createdAtUtc: string | undefined;
+  constructor(
+    readonly name: string,
+    readonly id: string,
+  ) {}
+  get createdAtUtc(): string {
+    this.#createdAtUtc ??= timeOfId(this.id)!;
+    return this.#createdAtUtc;
+  }
+}
+
+/** The index entry of a ready/ file whose name is a time-keyed message id; undefined for any other name. */
+export function entryFromName(name: string): IndexedEntry | undefined {
+  if (name.length !== 41 || !name.endsWith(".json")) return undefined;
+  const id = name.slice(0, 36);
+  return isTimeKeyedId(id) && CANONICAL_KEYED.test(id) ? new NamedEntry(name, id) : undefined;
+}
+
+const CANONICAL_KEYED = /^[0-9a-f]{8}-[0-9a-f]{4}-81f0-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/**
  * An agent's ready/ queue held in FIFO order `(createdAtUtc, id)`, so a claim does
- * not read every file again. Keys come from the messages' own fields, read once
- * when a file is first seen; the head is re-read and re-checked at claim time.
+ * not read every file again. Keys come from the file name when it is a time-keyed
+ * id, else from the message's own fields, read once when the file is first seen;
+ * the head is re-read and re-checked at claim time either way.
  *
  * `stamp` records the ready/ state this index matches; the store compares it with
  * the current one before trusting the index.
  */
 export class ReadyIndex {
   #entries: IndexedEntry[] = [];
-  #byName = new Map<string, IndexedEntry>();
+  /** Name → entry, built only once something needs it: a first claim does not. */
+  #byName: Map<string, IndexedEntry> | undefined;
   stamp: bigint | undefined;
 
   get size(): number {
@@ -25,11 +53,11 @@ export class ReadyIndex {
   }
 
   names(): IterableIterator<string> {
-    return this.#byName.keys();
+    return this.#map().keys();
   }
 
   has(name: string): boolean {
-    return this.#byName.has(name);
+    return this.#map().has(name);
   }
 
   head(): IndexedEntry | undefined {
@@ -47,19 +75,52 @@ export class ReadyIndex {
       else high = mid;
     }
     this.#entries.splice(low, 0, entry);
-    this.#byName.set(entry.name, entry);
+    this.#byName?.set(entry.name, entry);
+  }
+
+  /**
+   * Adds entries not in the index yet, at once: `sortedKeyed` already in FIFO
+   * order (time-keyed names in name order are), `others` in any order. Sorted
+   * once and merged, instead of one splice each — quadratic for a directory
+   * listed in no particular order.
+   */
+  insertMany(sortedKeyed: IndexedEntry[], others: IndexedEntry[]): void {
+    const added = others.length === 0 ? sortedKeyed : merge(sortedKeyed, [...others].sort(compareFifo));
+    this.#entries = this.#entries.length === 0 ? added : merge(this.#entries, added);
+    if (this.#byName) for (const entry of added) this.#byName.set(entry.name, entry);
   }
 
   remove(name: string): void {
-    const entry = this.#byName.get(name);
-    if (!entry) return;
-    this.#byName.delete(name);
     const first = this.#entries[0];
-    if (first === entry) {
+    if (first?.name === name) {
       this.#entries.shift();
+      this.#byName?.delete(name);
       return;
     }
+    const map = this.#map();
+    const entry = map.get(name);
+    if (!entry) return;
+    map.delete(name);
     const at = this.#entries.indexOf(entry);
     if (at >= 0) this.#entries.splice(at, 1);
   }
+
+  #map(): Map<string, IndexedEntry> {
+    if (!this.#byName) {
+      this.#byName = new Map();
+      for (const entry of this.#entries) this.#byName.set(entry.name, entry);
+    }
+    return this.#byName;
+  }
+}
+
+function merge(a: IndexedEntry[], b: IndexedEntry[]): IndexedEntry[] {
+  const out: IndexedEntry[] = new Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = compareFifo(a[i]!, b[j]!) <= 0 ? a[i++]! : b[j++]!;
+  while (i < a.length) out[k++] = a[i++]!;
+  while (j < b.length) out[k++] = b[j++]!;
+  return out;
 }

@@ -3,7 +3,7 @@ import type { FsOps } from "../storage/fs-ops.ts";
 import { Pacer } from "../storage/pacer.ts";
 import { checkFile } from "./message-file.ts";
 import type { MailboxPaths } from "./paths.ts";
-import { ReadyIndex } from "./ready-index.ts";
+import { type IndexedEntry, ReadyIndex, entryFromName } from "./ready-index.ts";
 
 /**
  * This process's cached ready/ queue of each agent, and when to trust it.
@@ -40,11 +40,26 @@ export class ReadyQueues {
     queue ??= new ReadyIndex();
     this.#queues.set(agent, queue);
     const readyDir = this.paths.stateDirOf(agent, "ready");
-    const present = new Set(this.fs.readdirSync(readyDir));
-    for (const name of [...queue.names()]) if (!present.has(name)) queue.remove(name);
+    // Sorted as names: time-keyed ones come out in FIFO order (see timeKeyedId).
+    const listed = this.fs.readdirSync(readyDir).sort();
+    const known = queue.size > 0;
+    if (known) {
+      const present = new Set(listed);
+      for (const name of [...queue.names()]) if (!present.has(name)) queue.remove(name);
+    }
+    // Time-keyed names give their FIFO key without a read; only other names are
+    // opened here. A named entry's file is still read and checked when it is
+    // claimed (kind, content, and that its time matches its name).
+    const keyed: IndexedEntry[] = [];
+    const others: IndexedEntry[] = [];
     const pacer = new Pacer();
-    for (const name of present) {
-      if (queue.has(name)) continue;
+    for (const name of listed) {
+      if (known && queue.has(name)) continue;
+      const named = entryFromName(name);
+      if (named) {
+        keyed.push(named);
+        continue;
+      }
       await pacer.step();
       const checked = checkFile(this.fs, agent, readyDir, name, this.maxContentBytes);
       if (checked === "gone") continue;
@@ -52,8 +67,9 @@ export class ReadyQueues {
         this.quarantine(agent, name, checked.reason);
         continue;
       }
-      queue.insert({ name, id: checked.message.id, createdAtUtc: checked.message.createdAtUtc });
+      others.push({ name, id: checked.message.id, createdAtUtc: checked.message.createdAtUtc });
     }
+    queue.insertMany(keyed, others);
     queue.stamp = this.#stamp(agent);
     return queue;
   }

@@ -1,7 +1,7 @@
 import { type AgentName, LEAD, assertAgentName, assertTeammateName } from "../core/agent-name.ts";
 import type { Clock } from "../core/clock.ts";
 import { AgentError, DuplicateMessageIdError, UnknownAgentError } from "../core/errors.ts";
-import type { IdSource } from "../core/ids.ts";
+import { type IdSource, isTimeKeyedId } from "../core/ids.ts";
 import { createMessage, type MailboxMessage, type MessageKind } from "../core/message.ts";
 import { eventFromMessage } from "../core/runtime-event.ts";
 import type { MailboxStore } from "../mailbox/store.ts";
@@ -422,11 +422,17 @@ export class TeammateRuntime {
   }
 }
 
-/** A UUID (version 8, name-based) derived from `id` and `purpose`: the same inputs always give the same id. */
+/**
+ * A UUID (version 8, name-based) derived from `id` and `purpose`: the same inputs
+ * always give the same id. It carries no time — a replay must derive the very same
+ * id, whenever it runs — so it must never look time-keyed (see timeKeyedId).
+ */
 export function derivedId(id: string, purpose: string): string {
   const bytes = new Bun.CryptoHasher("sha256").update(`${purpose}:${id}`).digest();
   bytes[6] = (bytes[6]! & 0x0f) | 0x80;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   const hex = bytes.subarray(0, 16).toString("hex");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  const derived = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  // One in 4096 hashes would carry the time-key mark: flip a bit of it.
+  return isTimeKeyedId(derived) ? `${derived.slice(0, 17)}${derived[17] === "0" ? "1" : "0"}${derived.slice(18)}` : derived;
 }
