@@ -171,6 +171,14 @@ export class AgentRunner {
       const result = `prompt blocked by UserPromptSubmit hook: ${prompt.blocked}`;
       return { result, subtype: "error_blocked", isError: true, turns: 0, usage: ZERO_USAGE, durationMs: 0 };
     }
+    // A turn a killed process left half done is finished before this one begins:
+    // the history must read old prompt, old answer, new prompt — and the answer
+    // returned here must be this prompt's, not the old turn's.
+    for (const abandoned of o.history.abandonedTurns()) {
+      this.#pairUnansweredCalls();
+      const resumed = await this.#loop(abandoned, signal);
+      if (resumed.subtype === "error_interrupted") return { ...resumed, result: "interrupted before this prompt's turn began" };
+    }
     this.#pairUnansweredCalls();
     o.history.beginTurn(idempotencyKey, [{ role: "user", content }], this.#clock.now());
     this.#emit({ type: "user", agent: this.identity, content });

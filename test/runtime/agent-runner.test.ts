@@ -255,6 +255,44 @@ describe("AgentRunner", () => {
     s.server.assertDone();
   });
 
+  test("a turn a killed run left half done is finished before a new prompt enters the history; the result is the new prompt's", async () => {
+    const s = setup([
+      {
+        text: "old answer",
+        check: (r) => {
+          expect(r.body.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
+        },
+      },
+      {
+        text: "new answer",
+        check: (r) => {
+          expect(r.body.messages.map((m) => m.content ?? null)).toEqual([
+            "You are a test agent.",
+            "old prompt",
+            null,
+            expect.stringContaining("did not finish"),
+            "old answer",
+            "new prompt",
+          ]);
+        },
+      },
+    ]);
+    // What a run SIGKILLed mid-turn leaves: the old turn started, its tool call unanswered.
+    const killed = HistoryStore.open(s.stateDir, "lead");
+    killed.beginTurn(key(1), [{ role: "user", content: "old prompt" }], new Date());
+    killed.appendMessages([{ role: "assistant", content: null, toolCalls: [{ id: "c1", name: "shell", arguments: "{\"command\":\"true\"}" }] }], new Date());
+    killed.close();
+
+    const runner = s.runner();
+    const result = await runner.run("new prompt", { idempotencyKey: key(2) });
+    expect(result).toMatchObject({ subtype: "success", result: "new answer" });
+    expect(runner.history.turnStatus(key(1))).toBe("finished");
+    expect(runner.history.abandonedTurns()).toEqual([]);
+    const texts = runner.history.messages.filter((m) => m.role === "user" || (m.role === "assistant" && m.content)).map((m) => m.content);
+    expect(texts).toEqual(["old prompt", "old answer", "new prompt", "new answer"]);
+    s.server.assertDone();
+  });
+
   test("one turn at a time: a second run waits for the first", async () => {
     const s = setup([{ text: "one", delayMs: 150 }, { text: "two" }]);
     const runner = s.runner();
