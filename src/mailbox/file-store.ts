@@ -45,6 +45,9 @@ import type {
   RecoverResult,
 } from "./store.ts";
 
+/** How long a busy process may keep mailboxes.lock across calls (see withFileLock's Lease). */
+const MAILBOX_LEASE_MS = 100;
+
 export interface FileMailboxStoreOptions {
   stateDir: string;
   /** The file-system calls to make; tests pass the real ones with a failure injected. */
@@ -69,13 +72,15 @@ export class FileMailboxStore implements MailboxStore {
   readonly #queues: ReadyQueues;
   readonly #preparedAgents = new Set<AgentName>();
   readonly #maxContentBytes: number;
+  readonly #checked = new WeakSet<MailboxMessage>();
   #stateDirReady = false;
 
   constructor(options: FileMailboxStoreOptions) {
     this.paths = new MailboxPaths(options.stateDir);
     this.#fs = options.fs ?? realFs;
     this.#clock = options.clock ?? systemClock;
-    this.#lockOptions = options.lock ?? {};
+    // A claim and its ack, or a burst of sends, share one take of the lock.
+    this.#lockOptions = { leaseMs: MAILBOX_LEASE_MS, ...options.lock };
     this.#maxContentBytes = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
     this.#queues = new ReadyQueues(
       this.paths,
@@ -171,6 +176,7 @@ export class FileMailboxStore implements MailboxStore {
         }
         this.#move(`claim ${message.id}`, this.paths.messageFile(agent, "ready", message.id), target, "ready/");
         this.#queues.lost(agent, index, entry.name);
+        if (Object.isFrozen(message)) this.#checked.add(message);
         return message;
       }
       return null;
@@ -190,8 +196,9 @@ export class FileMailboxStore implements MailboxStore {
         if (done !== "gone" && done.ok && sameMessage(done.message, message)) return;
         throw new AckConflictError(id);
       }
-      if (!pathExists(source, this.#fs)) throw notInProcessing(message, "ack");
-      this.#move(`ack ${id}`, source, target, "processing/");
+      // No separate look for the source: a rename of a missing file fails with
+      // ENOENT, and moves nothing.
+      this.#move(`ack ${id}`, source, target, "processing/", () => notInProcessing(message, "ack"));
     });
   }
 
@@ -273,8 +280,12 @@ export class FileMailboxStore implements MailboxStore {
   // ---- internals ----------------------------------------------------------
 
   #validMessage(input: MailboxMessage): MailboxMessage {
+    // A message this store returned or checked is frozen (the schema is readonly):
+    // it cannot have changed since, so it is not parsed again.
+    if (this.#checked.has(input)) return input;
     const parsed = MailboxMessage.safeParse(input);
     if (!parsed.success) throw new InvalidMessageError(describeIssues(parsed.error));
+    if (Object.isFrozen(parsed.data)) this.#checked.add(parsed.data);
     return parsed.data;
   }
 
@@ -332,11 +343,12 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   /** One durable transition. On failure the source stays where it was. */
-  #move(what: string, source: string, target: string, from: string): void {
+  #move(what: string, source: string, target: string, from: string, whenMissing?: () => Error): void {
     const fs = this.#fs;
     try {
       fs.renameSync(source, target);
     } catch (error) {
+      if (whenMissing && isErrno(error, "ENOENT")) throw whenMissing();
       throw storageError(what, error, `the message stays in ${from}`);
     }
     // One fsync, of the destination: a rename is a single journal transaction on

@@ -14,6 +14,11 @@ export interface FileLockOptions {
   staleMs?: number;
   /** Give up waiting for the lock after this long. */
   waitMs?: number;
+  /**
+   * Keep the lock after the call for the next one, until the event loop turns or
+   * it has been held this long (see Lease); 0, the default, gives it back at once.
+   */
+  leaseMs?: number;
 }
 
 // Generous on purpose: breaking the lock of a holder that is only slow (a long
@@ -107,28 +112,86 @@ export async function withFileLock<T>(
 ): Promise<T> {
   const staleMs = Math.max(options.staleMs ?? DEFAULT_STALE_MS, 2_000);
   const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
-  return processMutexFor(lockPath).run(async () => {
-    let compromised: Error | undefined;
-    const release = await acquire(lockPath, staleMs, waitMs, (error) => {
-      // The default throws from a timer and kills the process; record it instead
-      // and fail the operation that was running under the lost lock.
-      compromised = error;
-    });
+  const leaseMs = options.leaseMs ?? 0;
+  const mutex = processMutexFor(lockPath);
+  return mutex.run(async () => {
+    let lease = leases.get(lockPath);
+    leases.delete(lockPath);
+    if (lease) clearTimeout(lease.timer);
+    if (lease?.compromised) {
+      // Lost while kept between calls: nothing ran under it; start again.
+      await lease.release().catch(() => {});
+      lease = undefined;
+    }
+    if (!lease) {
+      const fresh: Lease = { since: Date.now(), release: async () => {} };
+      fresh.release = await acquire(lockPath, staleMs, waitMs, (error) => {
+        // The default throws from a timer and kills the process; record it instead
+        // and fail the operation that was running under the lost lock.
+        fresh.compromised ??= error;
+      });
+      lease = fresh;
+    }
+    const held = lease;
     try {
       return await work();
     } finally {
-      try {
-        await release();
-      } catch (error) {
-        compromised ??= error as Error;
+      if (!held.compromised && Date.now() - held.since < leaseMs) {
+        keep(lockPath, held);
+      } else {
+        try {
+          await held.release();
+        } catch (error) {
+          held.compromised ??= error as Error;
+        }
       }
-      if (compromised) {
-        throw new LockError(`lost the lock ${lockPath} while holding it (${compromised.message}); retry the operation`, {
-          cause: compromised,
+      if (held.compromised) {
+        throw new LockError(`lost the lock ${lockPath} while holding it (${held.compromised.message}); retry the operation`, {
+          cause: held.compromised,
         });
       }
     }
   });
+}
+
+/**
+ * A cross-process lock this process keeps for a moment after the call that took
+ * it, so the next call (a claim's ack, the next message of a burst) needs no new
+ * take and give: each is two directory renames whose metadata the next fsync must
+ * also commit. It is given back as soon as the event loop turns (this process has
+ * gone idle, e.g. waiting for the model), or at the end of the call during which
+ * it has been held `leaseMs`, so a busy process cannot keep others out for longer.
+ * Mutual exclusion is unchanged: the lock is held throughout; a process killed
+ * while keeping it is a dead owner like any other.
+ */
+interface Lease {
+  release: () => Promise<void>;
+  since: number;
+  compromised?: Error;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+const leases = new Map<string, Lease>();
+
+function keep(lockPath: string, lease: Lease): void {
+  leases.set(lockPath, lease);
+  lease.timer = setTimeout(() => void giveBack(lockPath, lease), 0);
+}
+
+async function giveBack(lockPath: string, lease: Lease): Promise<void> {
+  await processMutexFor(lockPath).run(async () => {
+    if (leases.get(lockPath) !== lease) return; // taken over by a call meanwhile
+    leases.delete(lockPath);
+    clearTimeout(lease.timer);
+    await lease.release().catch(() => {
+      // Nothing ran under it since the last call, which succeeded: nothing to report.
+    });
+  });
+}
+
+/** Gives back every lock this process keeps between calls (see Lease); for tests and shutdown. */
+export async function releaseKeptLocks(): Promise<void> {
+  await Promise.all([...leases.entries()].map(([lockPath, lease]) => giveBack(lockPath, lease)));
 }
 
 /**
