@@ -8,16 +8,20 @@ import { errorJson, wantsJsonErrors } from "./cli/error-json.ts";
 import { EXIT_CODES, exitCodeFor, isSystemError } from "./cli/exit-codes.ts";
 import { renderHelp } from "./cli/help.ts";
 import { StdoutClosedError, writeErr, writeOut } from "./cli/output.ts";
-import { rootCommand } from "./cli/root.ts";
 import { RunFailedError } from "./cli/run/run-failed.ts";
-import { sessionCommand } from "./cli/session/command.ts";
 import { VERSION } from "./cli/version.ts";
 import { registerSecret } from "./security/redact.ts";
 
 async function main(argv: string[]): Promise<number> {
+  // The one answer scripts ask for most, before anything else is loaded.
+  if (argv.length === 1 && argv[0] === "--version") {
+    await writeOut(`${VERSION}\n`);
+    return EXIT_CODES.ok;
+  }
   // Masked from the first line printed; a key from config is added once settings are read.
   registerSecret(process.env.OPENAI_API_KEY);
   try {
+    const { rootCommand } = await import("./cli/root.ts");
     // `agent` alone is a session with the Lead on a terminal; elsewhere (a pipe,
     // CI) it is the usage error it always was.
     const bare = process.stdin.isTTY === true && process.stdout.isTTY === true;
@@ -27,6 +31,7 @@ async function main(argv: string[]): Promise<number> {
     } else if (invocation.version) {
       await writeOut(`${VERSION}\n`);
     } else if (invocation.names.length === 0) {
+      const { sessionCommand } = await import("./cli/session/command.ts");
       await runCommand(sessionCommand, { rawArgs: invocation.argv });
     } else {
       await runCommand(rootCommand, { rawArgs: invocation.argv });
@@ -78,5 +83,9 @@ function stackOf(error: unknown): string {
   }
   return text;
 }
+
+// Over a file-size limit (ulimit -f) a write then fails with EFBIG, reported and
+// cut back like a full disk, instead of the signal killing the process mid-write.
+process.on("SIGXFSZ", () => {});
 
 process.exit(await main(process.argv.slice(2)));

@@ -1,6 +1,4 @@
 import { isAbsolute, join, resolve } from "node:path";
-import { readConfigFile } from "../config/config-file.ts";
-import { CONFIG_LEVELS, configLocations } from "../config/locations.ts";
 import { UsageError } from "../core/errors.ts";
 import { FileMailboxStore } from "../mailbox/file-store.ts";
 import type { MailboxStore } from "../mailbox/store.ts";
@@ -22,15 +20,24 @@ export function resolveStateDir(
   return join(cwd, ".agent");
 }
 
+/** The one place the CLI builds its mailbox store, for commands that only read it. */
+export function openMailboxStore(stateDir: string): MailboxStore {
+  return new FileMailboxStore({ stateDir });
+}
+
 /**
- * The one place the CLI builds its mailbox store, with the content cap the config
- * files of this workspace set (a claim or recover by the CLI must judge sizes as
- * the runtime does).
+ * The store for commands that send or recover: with the content cap the config
+ * files of this workspace set, so the CLI judges sizes as the runtime does. The
+ * config code is loaded only here: reading commands start without it.
  */
-export function openMailboxStore(stateDir: string, workspace: string = process.cwd()): MailboxStore {
+export async function openMailboxStoreAsConfigured(stateDir: string, workspace: string = process.cwd()): Promise<MailboxStore> {
+  const [{ readConfigFile }, { CONFIG_LEVELS, configLocations }] = await Promise.all([
+    import("../config/config-file.ts"),
+    import("../config/locations.ts"),
+  ]);
   const locations = configLocations(workspace);
   let maxContentBytes: number | undefined;
-  // Highest precedence last: the last level that sets it wins.
+  // Lowest precedence first: the last level that sets it wins.
   for (const level of CONFIG_LEVELS) {
     maxContentBytes = readConfigFile(locations[level], level)?.config.mailbox?.maxContentBytes ?? maxContentBytes;
   }

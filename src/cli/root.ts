@@ -1,19 +1,12 @@
 import { defineCommand } from "citty";
 import type { AnyCommand } from "./argv.ts";
 import { globalArgs } from "./args.ts";
-import { completionCommand } from "./completion/command.ts";
-import { configCommand } from "./config/index.ts";
-import { doctorCommand } from "./doctor/command.ts";
-import { drainCommand } from "./drain.ts";
-import { initCommand } from "./init/command.ts";
-import { cronCommand } from "./cron/index.ts";
-import { mailboxCommand } from "./mailbox/index.ts";
-import { mcpCommand } from "./mcp/index.ts";
-import { runCommand } from "./run.ts";
-import { runtimeArgs } from "./run/runtime-args.ts";
-import { teamCommand } from "./team/index.ts";
+import { runtimeArgs } from "./run/runtime-flags.ts";
 import { VERSION } from "./version.ts";
 
+// Each command's module is loaded only when the command line names it (or help
+// and completion walk the tree): `agent mailbox show` does not load the runtime,
+// the model client or MCP, and start-up stays close to a bare `bun`.
 export const rootCommand: AnyCommand = defineCommand({
   meta: {
     name: "agent",
@@ -29,15 +22,15 @@ export const rootCommand: AnyCommand = defineCommand({
     version: { type: "boolean", description: "Print the version" },
   },
   subCommands: {
-    run: runCommand,
-    drain: drainCommand,
-    team: teamCommand,
-    mailbox: mailboxCommand,
-    cron: cronCommand,
-    config: configCommand,
-    doctor: doctorCommand,
-    init: initCommand,
-    completion: completionCommand(() => rootCommand),
-    mcp: mcpCommand,
+    run: () => import("./run.ts").then((m) => m.runCommand),
+    drain: () => import("./drain.ts").then((m) => m.drainCommand),
+    team: () => import("./team/index.ts").then((m) => m.teamCommand),
+    mailbox: () => import("./mailbox/index.ts").then((m) => m.mailboxCommand),
+    cron: () => import("./cron/index.ts").then((m) => m.cronCommand),
+    config: () => import("./config/index.ts").then((m) => m.configCommand),
+    doctor: () => import("./doctor/command.ts").then((m) => m.doctorCommand),
+    init: () => import("./init/command.ts").then((m) => m.initCommand),
+    completion: () => import("./completion/command.ts").then((m) => m.completionCommand(() => rootCommand)),
+    mcp: () => import("./mcp/index.ts").then((m) => m.mcpCommand),
   },
 });

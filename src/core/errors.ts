@@ -143,6 +143,26 @@ export class StateDirBusyError extends AgentError {
 }
 
 /** A state file that exists but cannot be trusted. Never silently replaced. */
+/** An append to an agent's history failed (disk full, I/O error); the file is back to its last whole record. */
+export class HistoryWriteError extends AgentError {
+  readonly code = "HISTORY_WRITE";
+  readonly category = "state" as const;
+  constructor(
+    readonly path: string,
+    cause: unknown,
+    cutBack: boolean,
+  ) {
+    const code = (cause as { code?: unknown }).code;
+    const what = typeof code === "string" ? code : (cause as Error).message;
+    super(
+      `could not append to the history ${path} (${what}); ` +
+        (cutBack ? "it is back to its last whole record" : "its last record may be half-written and is cut off when next read") +
+        "; free disk space (or fix the file system) and run again",
+      { cause },
+    );
+  }
+}
+
 export class CorruptStateFileError extends AgentError {
   readonly code = "CORRUPT_STATE_FILE";
   readonly category = "state" as const;

@@ -1,8 +1,8 @@
-import { closeSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import type { AgentName } from "../core/agent-name.ts";
-import { CorruptStateFileError } from "../core/errors.ts";
+import { CorruptStateFileError, HistoryWriteError } from "../core/errors.ts";
 import { UtcInstant } from "../core/message.ts";
 import { ChatMessage } from "../model/types.ts";
 import { ensureDir, FILE_MODE, fsyncDir, isErrno, pathExists } from "../storage/atomic-file.ts";
@@ -138,9 +138,26 @@ export class HistoryStore {
     }
     const text = records.map((record) => `${JSON.stringify(HistoryRecord.parse(record))}\n`).join("");
     const bytes = Buffer.from(text, "utf8");
-    let offset = 0;
-    while (offset < bytes.length) offset += writeSync(this.#fd, bytes, offset, bytes.length - offset);
-    fsyncSync(this.#fd);
+    const fd = this.#fd;
+    const size = fstatSync(fd).size;
+    try {
+      let offset = 0;
+      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      fsyncSync(fd);
+    } catch (error) {
+      // A write that failed part-way (ENOSPC, EFBIG, EIO) leaves half a record:
+      // cut the file back to the last whole one, so nothing later reads it as a
+      // crash's leftover, and the in-memory history still matches the file.
+      let cutBack = false;
+      try {
+        ftruncateSync(fd, size);
+        fsyncSync(fd);
+        cutBack = true;
+      } catch {
+        // Reported below: the next open cuts the half record off.
+      }
+      throw new HistoryWriteError(this.path, error, cutBack);
+    }
     for (const record of records) this.#apply(record);
   }
 
@@ -167,7 +184,7 @@ function readRecords(path: string): { records: HistoryRecord[]; repaired: string
   let repaired: string | undefined;
   if (text.length > 0 && !text.endsWith("\n")) {
     const keep = text.lastIndexOf("\n") + 1;
-    repaired = `${path}: removed a half-written last record (${text.length - keep} bytes) left by a crash`;
+    repaired = `${path}: removed a half-written last record (${text.length - keep} bytes) left by a process that stopped while writing it`;
     truncateSync(path, Buffer.byteLength(text.slice(0, keep), "utf8"));
     text = text.slice(0, keep);
   }

@@ -1,19 +1,15 @@
 import { defineCommand } from "citty";
 import { globalArgs } from "../args.ts";
-import { listCommand } from "./list.ts";
-import { pruneCommand } from "./prune.ts";
-import { recoverCommand } from "./recover.ts";
-import { sendCommand } from "./send.ts";
-import { showCommand } from "./show.ts";
 
 export const mailboxCommand = defineCommand({
   meta: { name: "mailbox", description: "Inspect and administer the durable mailboxes" },
   args: { ...globalArgs },
   subCommands: {
-    send: sendCommand,
-    list: listCommand,
-    show: showCommand,
-    recover: recoverCommand,
-    prune: pruneCommand,
+    // Loaded when named (see ../root.ts).
+    send: () => import("./send.ts").then((m) => m.sendCommand),
+    list: () => import("./list.ts").then((m) => m.listCommand),
+    show: () => import("./show.ts").then((m) => m.showCommand),
+    recover: () => import("./recover.ts").then((m) => m.recoverCommand),
+    prune: () => import("./prune.ts").then((m) => m.pruneCommand),
   },
 });

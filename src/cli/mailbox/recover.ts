@@ -4,7 +4,7 @@ import { StateDirBusyError, UnknownAgentError } from "../../core/errors.ts";
 import type { RecoverResult } from "../../mailbox/store.ts";
 import { UNKNOWN_OWNER, readRuntimeOwner } from "../../storage/runtime-lock.ts";
 import { agentFilterArg, globalArgs, jsonArg } from "../args.ts";
-import { openMailboxStore, resolveStateDir } from "../context.ts";
+import { openMailboxStoreAsConfigured, resolveStateDir } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
 
 export const recoverCommand = defineCommand({
@@ -21,7 +21,7 @@ export const recoverCommand = defineCommand({
   async run({ args }) {
     const agent = args.agent === undefined ? undefined : assertAgentName(args.agent);
     const stateDir = resolveStateDir(args);
-    const store = openMailboxStore(stateDir);
+    const store = await openMailboxStoreAsConfigured(stateDir);
     const known = await store.agents();
     if (agent !== undefined && agent !== LEAD && !known.includes(agent)) throw new UnknownAgentError(agent);
     // A live runtime's processing/ holds work in progress: moving it back to ready

@@ -6,7 +6,7 @@ import { uuidV7Source } from "../../core/ids.ts";
 import { MESSAGE_KINDS, type MessageKind, createMessage } from "../../core/message.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { readContent } from "../content.ts";
-import { openMailboxStore, resolveStateDir } from "../context.ts";
+import { openMailboxStoreAsConfigured, resolveStateDir } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
 
 export const sendCommand = defineCommand({
@@ -25,7 +25,7 @@ export const sendCommand = defineCommand({
     const recipient = assertAgentName(args.to);
     const sender = assertAgentName(args.from);
     const content = await readContent({ content: args.content, contentFile: args["content-file"] });
-    const store = openMailboxStore(resolveStateDir(args));
+    const store = await openMailboxStoreAsConfigured(resolveStateDir(args));
     // Sending creates no mailboxes: a typo in --to must not start a queue nobody reads.
     if (recipient !== LEAD && !(await store.agents()).includes(recipient)) {
       throw new UnknownAgentError(

@@ -1,59 +1,21 @@
-import type { ArgsDef } from "citty";
-import { PERMISSION_MODES } from "../../config/config.ts";
 import { type Settings, type SettingsFlags, loadSettings } from "../../config/load.ts";
 import { parseDuration } from "../../core/duration.ts";
 import { UsageError } from "../../core/errors.ts";
 import { agentDirOf } from "../../security/protected-paths.ts";
 import { registerSecret } from "../../security/redact.ts";
-import { SANDBOX_MODES, type Sandbox, resolveSandbox } from "../../security/sandbox/sandbox.ts";
+import { type Sandbox, resolveSandbox } from "../../security/sandbox/sandbox.ts";
 import type { GlobalValues } from "../args.ts";
 import { repeatedValues } from "../argv.ts";
 import type { ProgressLevel } from "./progress.ts";
 import { lastMessagePath } from "./last-message.ts";
-import { OUTPUT_FORMATS, type OutputFormat } from "./result-json.ts";
+import type { OutputFormat } from "./result-json.ts";
 import { resolveWorkspace, runStateDir } from "./workspace.ts";
+
+export { headlessArgs, runtimeArgs, verboseArg } from "./runtime-flags.ts";
 
 // The flags of every command that runs the Lead (`run`, `drain`, the interactive
 // session), and how they become settings: one definition, so the commands cannot
 // drift apart.
-
-/** Where the runtime works and how it reaches the model. */
-export const runtimeArgs = {
-  workspace: { type: "string", valueHint: "dir", description: "Directory the agent works in (default: the current directory)" },
-  model: { type: "string", valueHint: "name", description: "Model name (default: $AGENT_MODEL, config, else gpt-4o-mini)" },
-  "base-url": { type: "string", valueHint: "url", description: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, config, else OpenAI)" },
-  "max-turns": { type: "string", valueHint: "n", description: "Model calls allowed per Lead or teammate turn (default: 50)" },
-  "permission-mode": { type: "enum", options: [...PERMISSION_MODES], description: "What tools may do without asking (default: default)" },
-  allow: { type: "string", valueHint: "rule", description: "Allow calls matching a rule, e.g. 'shell(npm test*)'; may be repeated; adds to config" },
-  deny: { type: "string", valueHint: "rule", description: "Deny calls matching a rule, e.g. 'write_file(.env)'; may be repeated; wins over allow" },
-  "append-system-prompt": { type: "string", valueHint: "text", description: "Add this to every agent's system prompt, after the config's appendSystemPrompt" },
-  record: { type: "string", valueHint: "file", description: "Append every model request and response to this JSONL cassette" },
-  replay: { type: "string", valueHint: "file", description: "Answer model requests from this cassette, with no network" },
-  "mcp-config": { type: "string", valueHint: "file", description: "Load MCP servers from a JSON file ({\"mcpServers\": {...}}); may be repeated; adds to config" },
-  "wait-lock": { type: "boolean", description: "Wait for another runtime using the state dir to finish instead of failing" },
-  sandbox: {
-    type: "enum",
-    options: [...SANDBOX_MODES],
-    description: "OS sandbox for shell commands (default: workspace-write where available; see docs/security.md)",
-  },
-} as const satisfies ArgsDef;
-
-/** What a headless command prints and how long it may take. */
-export const headlessArgs = {
-  output: { type: "enum", options: [...OUTPUT_FORMATS], default: "text", description: "What stdout carries" },
-  timeout: { type: "string", valueHint: "duration", description: "Stop the whole command after this long, e.g. 90s, 10m, or 60 (seconds)" },
-  quiet: { type: "boolean", description: "Print nothing on stderr but errors" },
-  "include-partial-messages": {
-    type: "boolean",
-    description: "With --output stream-json: also print each piece of an answer as it streams in (assistant_delta lines)",
-  },
-  "output-last-message": { type: "string", valueHint: "file", description: "Also write the final answer to this file (when the run succeeds)" },
-} as const satisfies ArgsDef;
-
-/** `--verbose` of a headless command, which also means more progress. */
-export const verboseArg = {
-  verbose: { type: "boolean", description: "Show every tool result, model turn, mailbox move and retry; stack traces with errors" },
-} as const satisfies ArgsDef;
 
 export interface RuntimeValues extends GlobalValues {
   workspace?: string;
