@@ -22,6 +22,8 @@ export interface McpConnection {
   readonly ended: string | undefined;
   /** Told once when the connection ends by itself (the server exited or hung up). */
   onEnd?: (why: string) => void;
+  /** Told when the server changed its tools (`notifications/tools/list_changed`) and `tools` is the new list. */
+  onToolsChanged?: () => void;
   close(): Promise<void>;
 }
 
@@ -88,9 +90,21 @@ async function open(
   options: ConnectOptions,
   whyEnded: () => string,
 ): Promise<McpConnection> {
-  const client = new Client(options.client, { capabilities: {} });
   let ended: string | undefined;
   let closing = false;
+  // The SDK lists the tools again when the server says they changed.
+  const client = new Client(options.client, {
+    capabilities: {},
+    listChanged: {
+      tools: {
+        onChanged: (error, tools) => {
+          if (error || !tools) return;
+          connection.tools = tools;
+          connection.onToolsChanged?.();
+        },
+      },
+    },
+  });
   const connection: McpConnection = {
     client,
     transport: kind,

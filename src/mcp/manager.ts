@@ -158,6 +158,9 @@ export class McpManager {
       slot.connection = connection;
       slot.error = undefined;
       slot.tools = this.#adapt(slot, connection, adaptMcpTool);
+      connection.onToolsChanged = () => {
+        if (slot.connection === connection) slot.tools = this.#adapt(slot, connection, adaptMcpTool);
+      };
       connection.onEnd = (why) => this.#warn(`MCP server "${slot.name}" stopped: ${why}; its tools are unavailable until a later turn restarts it`);
     } catch (error) {
       if (this.#closed) return;

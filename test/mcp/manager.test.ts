@@ -130,6 +130,18 @@ describe("a server that fails", () => {
   });
 });
 
+describe("a server whose tools change", () => {
+  test("notifications/tools/list_changed brings the new list to the next model call", async () => {
+    const { mcp } = manager({ tiny: tiny() });
+    const pipeline = pipelineOf(mcp);
+    await pipeline.prepare(new AbortController().signal);
+    expect(pipeline.specs().map((s) => s.name)).not.toContain("mcp__tiny__extra");
+    expect(await pipeline.execute(callOf("mcp__tiny__grow"), context())).toEqual({ content: "grown" });
+    expect(await eventually(() => pipeline.specs().some((s) => s.name === "mcp__tiny__extra"))).toBe(true);
+    expect(await pipeline.execute(callOf("mcp__tiny__extra"), context())).toEqual({ content: "extra here" });
+  });
+});
+
 describe("permissions", () => {
   test("rules name MCP tools by name, server prefix or wildcard; readOnlyHint tools are reads", async () => {
     const { mcp } = manager({ tiny: tiny() });
