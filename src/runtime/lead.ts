@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { type AgentName, LEAD } from "../core/agent-name.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
-import { uuidV7Source } from "../core/ids.ts";
+import { type IdSource, uuidV7Source } from "../core/ids.ts";
 import { type Settings, modelClientOptions } from "../config/load.ts";
 import { ShellHooks } from "../hooks/hook-runner.ts";
 import { ProtectedPaths, agentDirOf } from "../security/protected-paths.ts";
@@ -70,8 +70,10 @@ export interface LeadContext {
   asker?: PermissionAsker;
   /** The mailbox's file-system calls; tests pass the real ones with a failure injected. */
   mailboxFs?: FsOps;
-  /** Today's date in the system prompts; the system clock unless a test fixes it. */
+  /** Time for everything the runtime stamps (messages, cron, team.json, the system prompts' date); the system clock unless a test fixes it. */
   clock?: Clock;
+  /** Where message, job and task ids come from; time-ordered UUIDs unless a test wants fixed ones. */
+  ids?: IdSource;
   /** How the agent introduces itself to MCP servers. */
   version?: string;
   /** Told each tool call the permission policy denied, by any agent of the runtime. */
@@ -89,6 +91,8 @@ export interface LeadContext {
  * again, newest first, also when a later step fails.
  */
 export async function buildLead(settings: Settings, context: LeadContext): Promise<LeadRuntime> {
+  const clock = context.clock ?? systemClock;
+  const ids = context.ids ?? uuidV7Source;
   const closers = new CloseStack();
   const closeAll = () => closers.close();
   const warn = (agent: string) => (message: string) => context.observer?.({ type: "warning", agent, message });
@@ -165,6 +169,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         }),
         hooks,
         history: extra.history ?? openHistory(identity as AgentName),
+        clock,
         systemPrompt,
         workspace: context.workspace,
         fence,
@@ -178,16 +183,16 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       inbox,
       supervisor,
       store: new CronStore(context.stateDir),
-      clock: systemClock,
-      ids: uuidV7Source,
+      clock,
+      ids,
       onError: (error) => warn(LEAD)(`cron: ${(error as Error).message}`),
     });
     closers.push(() => cron.close());
     const background = new BackgroundJobs({
       inbox,
       supervisor,
-      clock: systemClock,
-      ids: uuidV7Source,
+      clock,
+      ids,
       ...(context.sandbox ? { sandbox: context.sandbox } : {}),
     });
     closers.push(() => background.close());
@@ -196,7 +201,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     const promptContext = contextSections({
       instructions: readProjectInstructions(context.workspace),
       append: settings.appendSystemPrompt,
-      environment: environmentFacts(context.workspace, context.clock ?? systemClock),
+      environment: environmentFacts(context.workspace, clock),
     });
     const withContext = (prompt: string) => `${prompt}\n\n${promptContext}`;
 
@@ -217,8 +222,8 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
           withContext(teammateSystemPrompt(name, role)),
           { sources: [mcp.source("teammate")] },
         ),
-      clock: systemClock,
-      ids: uuidV7Source,
+      clock,
+      ids,
       observer: context.teamObserver,
     });
     closers.push(() => team.close());
@@ -265,7 +270,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
 }
 
 /** Two queues or two owners of background work would lose events: refuse to build that. */
-function assertShared(
+export function assertShared(
   components: { inbox: EventInbox; supervisor: JobSupervisor }[],
   inbox: EventInbox,
   supervisor: JobSupervisor,

@@ -39,6 +39,11 @@ export interface ScriptedReply {
   body?: unknown;
   /** Wait this long before answering. */
   delayMs?: number;
+  /**
+   * Answer only once this settles: a barrier between requests (e.g. both
+   * teammates' requests arrive before either is answered), instead of a clock.
+   */
+  gate?: Promise<unknown>;
   /** Runs on the request before answering; a throw is reported by assertDone. */
   check?: (request: RecordedRequest) => void;
   /** A raw body with this content type (and `status`, 200 when absent): HTML from a wrong URL, a broken stream. */
@@ -158,6 +163,7 @@ export class ScriptedModelServer {
       this.problems.push(`check of request #${this.requests.length} failed: ${(error as Error).message}`);
     }
     if (reply.delayMs) await Bun.sleep(reply.delayMs);
+    if (reply.gate) await reply.gate;
     if (reply.raw !== undefined) {
       return new Response(reply.raw.body, { status: reply.status ?? 200, headers: { ...reply.headers, "content-type": reply.raw.contentType } });
     }

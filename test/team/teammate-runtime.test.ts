@@ -47,11 +47,15 @@ const spawn = (name: string, role: string, prompt: string) => ({ name: "spawn_te
 
 describe("TeammateRuntime", () => {
   test("two teammates work in parallel with separate histories; both results reach the Lead as event turns", async () => {
+    // A barrier, not a clock: neither teammate is answered before both asked. Run
+    // one after the other, the first would wait for ever and the test time out.
+    const asked = { alice: Promise.withResolvers<void>(), bob: Promise.withResolvers<void>() };
+    const both = Promise.all([asked.alice.promise, asked.bob.promise]);
     const w = await world([
       { identity: "lead", toolCalls: [spawn("alice", "backend", "write schema.sql"), spawn("bob", "tester", "check schema.sql")] },
       { identity: "lead", text: "Spawned alice and bob." },
-      { identity: "alice", delayMs: 300, text: "alice: schema.sql has a users table" },
-      { identity: "bob", delayMs: 300, text: "bob: schema looks right" },
+      { identity: "alice", check: () => asked.alice.resolve(), gate: both, text: "alice: schema.sql has a users table" },
+      { identity: "bob", check: () => asked.bob.resolve(), gate: both, text: "bob: schema looks right" },
       { identity: "lead", text: "noted one" },
       { identity: "lead", text: "noted two" },
     ]);
@@ -64,9 +68,6 @@ describe("TeammateRuntime", () => {
       ["alice", "idle"],
       ["bob", "idle"],
     ]);
-    // Parallel: bob's request came before alice's answer (each waits 300 ms).
-    const at = (who: string) => w.server.requests.find((r) => r.identity === who)!.at;
-    expect(Math.abs(at("alice") - at("bob"))).toBeLessThan(250);
     const aliceHistory = readFileSync(join(w.stateDir, "agents/alice.jsonl"), "utf8");
     expect(aliceHistory).toContain("write schema.sql");
     expect(aliceHistory).not.toContain("check schema.sql");
