@@ -214,7 +214,8 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       inbox,
       supervisor,
       registry: new TeamRegistry(context.stateDir),
-      // Teammates have exactly these four tools: no spawning, no editing helpers.
+      // Teammates have exactly these four tools (no spawning, no editing helpers), and
+      // MCP tools only of the servers whose config says `teammates: true`.
       makeRunner: (name, role) =>
         runnerFor(
           name,
