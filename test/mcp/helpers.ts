@@ -1,7 +1,6 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
-import { afterEach } from "bun:test";
 import type { McpServers } from "../../src/mcp/config.ts";
 import { McpManager } from "../../src/mcp/manager.ts";
 
@@ -15,9 +14,15 @@ export const everythingStdio = () => ({ command: "node", args: [EVERYTHING, "std
 export const tiny = (...flags: string[]) => ({ command: process.execPath, args: [TINY, ...flags] });
 
 const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
+
+/**
+ * Closes the managers and stops the servers the last test started. Each test
+ * file registers it (`afterEach(cleanUp)`): a hook registered here, in a shared
+ * module, would only run for the first file that imports it.
+ */
+export async function cleanUp(): Promise<void> {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+}
 
 /** A manager closed after the test, with its warnings collected. */
 export function manager(servers: McpServers, options: { toolTimeoutMs?: number; workspace?: string; env?: Record<string, string> } = {}) {

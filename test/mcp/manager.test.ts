@@ -1,9 +1,11 @@
-import { describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
 import { PermissionPolicy } from "../../src/permissions/policy.ts";
 import type { ToolContext } from "../../src/tools/tool.ts";
 import { tempDir } from "../support/temp-dir.ts";
-import { alive, eventually, everythingHttp, everythingStdio, manager, processesWith, tiny } from "./helpers.ts";
+import { alive, cleanUp, eventually, everythingHttp, everythingStdio, manager, processesWith, tiny } from "./helpers.ts";
+
+afterEach(cleanUp);
 
 const context = (signal = new AbortController().signal): ToolContext => ({ identity: "lead", idempotencyKey: "k", workspace: "/tmp", signal });
 
