@@ -16,10 +16,28 @@ export interface PermissionRequest {
   identity: string;
   /** Why this call needs a person even where the mode would allow it (e.g. it writes the agent's own config). */
   why?: string;
+  /** The call's input and workspace, so a prompt can show what it will do (a diff, the arguments). */
+  input?: unknown;
+  workspace?: string;
+  /** The session rules an "always" or a "never" answer adds (see sessionRulesFor). */
+  remember?: SessionRules;
 }
 
-/** Asks a person; true means allowed. Only present when there is someone to ask (a TTY). */
-export type PermissionAsker = (request: PermissionRequest, signal: AbortSignal) => Promise<boolean>;
+/** Rules added for the rest of a session by the person answering. */
+export interface SessionRules {
+  allow: string[];
+  deny: string[];
+}
+
+/**
+ * A person's answer: once, always for this session (the request's `remember.allow`
+ * rules are added), no (with the reason they gave, for the model), or never
+ * for this session (its `remember.deny` rules are added).
+ */
+export type PermissionAnswer = { answer: "yes" } | { answer: "always" } | { answer: "no"; reason?: string } | { answer: "never" };
+
+/** Asks a person; true (or yes/always) means allowed. Only present when there is someone to ask (a TTY). */
+export type PermissionAsker = (request: PermissionRequest, signal: AbortSignal) => Promise<boolean | PermissionAnswer>;
 
 type ModeAnswer = "allow" | "ask" | "deny";
 
@@ -64,6 +82,8 @@ export class PermissionPolicy {
   readonly #deny: PermissionRule[];
   readonly #ask: PermissionAsker | undefined;
   readonly #protected: ProtectedPaths | undefined;
+  /** Rules added by answers during this run, in the order given; they live as long as the policy. */
+  readonly #session: SessionRules = { allow: [], deny: [] };
 
   constructor(options: PermissionPolicyOptions) {
     this.mode = options.mode;
@@ -86,23 +106,40 @@ export class PermissionPolicy {
     });
   }
 
-  async decide(tool: Tool, input: unknown, context: ToolContext): Promise<PermissionDecision> {
-    // Only `shell`'s subject is a command line; another executing tool (an MCP tool) is ruled on its subject as is.
-    if (tool.effect === "execute" && tool.name === "shell") return this.#decideCommand(tool, tool.subject(input), context);
-    if (tool.effect === "execute") return this.#decideOther(tool, tool.subject(input), context);
-    if (tool.effect === "coordinate") return this.#decideOther(tool, tool.subject(input), context);
-    return this.#decidePath(tool, tool.subject(input), context);
+  /** The rules in force, as written: config and flags first, then those added by answers in this session. */
+  rules(): { allow: string[]; deny: string[]; session: SessionRules } {
+    const session = { allow: [...this.#session.allow], deny: [...this.#session.deny] };
+    const configured = (rules: PermissionRule[], added: string[]) => rules.slice(0, rules.length - added.length).map((rule) => rule.source);
+    return { allow: configured(this.#allow, session.allow), deny: configured(this.#deny, session.deny), session };
   }
 
-  async #decideOther(tool: Tool, subject: string, context: ToolContext): Promise<PermissionDecision> {
+  /** Adds rules for the rest of this session (an "always" or "never" answer); malformed ones throw ConfigError. */
+  addSessionRules(list: "allow" | "deny", sources: readonly string[]): void {
+    const parsed = parseRules(sources, list);
+    for (const rule of parsed) {
+      if (this.#session[list].includes(rule.source)) continue;
+      (list === "allow" ? this.#allow : this.#deny).push(rule);
+      this.#session[list].push(rule.source);
+    }
+  }
+
+  async decide(tool: Tool, input: unknown, context: ToolContext): Promise<PermissionDecision> {
+    // Only `shell`'s subject is a command line; another executing tool (an MCP tool) is ruled on its subject as is.
+    if (tool.effect === "execute" && tool.name === "shell") return this.#decideCommand(tool, tool.subject(input), input, context);
+    if (tool.effect === "execute") return this.#decideOther(tool, tool.subject(input), input, context);
+    if (tool.effect === "coordinate") return this.#decideOther(tool, tool.subject(input), input, context);
+    return this.#decidePath(tool, tool.subject(input), input, context);
+  }
+
+  async #decideOther(tool: Tool, subject: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
     const denied = this.#deny.find((rule) => rule.matches(tool, subject));
     if (denied) return deny(`permission denied: ${describe(tool.name, subject)} matches the deny rule "${denied.source}"`);
     if (this.#allow.some((rule) => rule.matches(tool, subject))) return ALLOW;
-    return this.#byMode(tool, subject, context);
+    return this.#byMode(tool, subject, input, context);
   }
 
-  async #decidePath(tool: Tool, raw: string, context: ToolContext): Promise<PermissionDecision> {
-    if (raw === "") return this.#decideOther(tool, raw, context);
+  async #decidePath(tool: Tool, raw: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
+    if (raw === "") return this.#decideOther(tool, raw, input, context);
     const { written, real, absolute } = pathSubjects(raw, context.workspace);
     // A pattern (glob's subject) is left to the tool, which never lists the state and refuses a search rooted in it.
     if (!/[*?[{]/.test(raw) && this.#protected?.inStateRoot(absolute)) return deny(stateRootReason(tool.name, raw));
@@ -113,15 +150,15 @@ export class PermissionPolicy {
       if (guarded !== undefined && this.mode !== "bypassPermissions") {
         const named = this.#allow.some((rule) => rule.pattern !== undefined && (rule.matches(tool, written) || (real !== undefined && rule.matches(tool, real))));
         if (named) return ALLOW;
-        return this.#askFor({ tool: tool.name, effect: tool.effect, subject: written, identity: context.identity, why: `it writes ${guarded}` }, context.signal);
+        return this.#askFor({ tool: tool.name, effect: tool.effect, subject: written, identity: context.identity, why: `it writes ${guarded}` }, input, context);
       }
     }
     const allowed = this.#allow.some((rule) => rule.matches(tool, written) || (real !== undefined && rule.matches(tool, real)));
     if (allowed) return ALLOW;
-    return this.#byMode(tool, written, context);
+    return this.#byMode(tool, written, input, context);
   }
 
-  async #decideCommand(tool: Tool, line: string, context: ToolContext): Promise<PermissionDecision> {
+  async #decideCommand(tool: Tool, line: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
     const analysed = analyseCommandLine(line);
     const parts = analysed.ok ? analysed.parts : [];
     // Deny rules see the whole line and each part (and an opaque part as written): any hit denies.
@@ -153,7 +190,7 @@ export class PermissionPolicy {
           ? unmatchedWhy(parts, (text) => this.#allow.some((rule) => rule.matches(tool, text)))
           : undefined;
     if (answer === "deny") return deny(`plan mode is read-only: the command ${why ?? "may change files"}; describe the change instead`);
-    return this.#askFor({ tool: tool.name, effect: tool.effect, subject: line, identity: context.identity, ...(why ? { why } : {}) }, context.signal);
+    return this.#askFor({ tool: tool.name, effect: tool.effect, subject: line, identity: context.identity, ...(why ? { why } : {}) }, input, context, parts);
   }
 
   /**
@@ -187,22 +224,55 @@ export class PermissionPolicy {
     return { needs };
   }
 
-  async #byMode(tool: Tool, subject: string, context: ToolContext): Promise<PermissionDecision> {
+  async #byMode(tool: Tool, subject: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
     const answer = MODES[this.mode][tool.effect];
     if (answer === "allow") return ALLOW;
     if (answer === "deny") return planDenial(tool);
-    return this.#askFor({ tool: tool.name, effect: tool.effect, subject, identity: context.identity }, context.signal);
+    return this.#askFor({ tool: tool.name, effect: tool.effect, subject, identity: context.identity }, input, context);
   }
 
-  async #askFor(request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> {
+  async #askFor(
+    request: PermissionRequest,
+    input: unknown,
+    context: ToolContext,
+    parts?: readonly { text: string; opaque?: string }[],
+  ): Promise<PermissionDecision> {
     if (!this.#ask) return deny(headlessReason(request));
+    const remember = sessionRulesFor(request, parts);
     try {
-      if (await this.#ask(request, signal)) return ALLOW;
-      return deny(`permission denied by the user for ${describe(request.tool, request.subject)}`);
+      const given = await this.#ask({ ...request, input, workspace: context.workspace, remember }, context.signal);
+      const answer: PermissionAnswer = typeof given === "boolean" ? { answer: given ? "yes" : "no" } : given;
+      if (answer.answer === "always") this.addSessionRules("allow", remember.allow);
+      if (answer.answer === "never") this.addSessionRules("deny", remember.deny);
+      if (answer.answer === "yes" || answer.answer === "always") return ALLOW;
+      const denied = `permission denied by the user for ${describe(request.tool, request.subject)}`;
+      if (answer.answer === "never") return deny(`${denied}, for the rest of this session`);
+      const reason = answer.reason?.trim();
+      return deny(reason ? `${denied}; the user says: ${reason}` : denied);
     } catch (error) {
       return deny(`permission denied: could not ask for approval of ${request.tool} (${(error as Error).message})`);
     }
   }
+}
+
+/**
+ * The rules an "always" or "never" answer adds: for a command line, an allow
+ * rule per simple command it runs (allow rules must cover every part) and a
+ * deny rule for the line as given; for a path, the path under the tool; for a
+ * call with no subject (an MCP tool), the tool by name. `*` in a command
+ * stays a wildcard (rules have no escape for it); glob characters in a path
+ * are escaped, so a path rule names just that path.
+ */
+export function sessionRulesFor(request: Pick<PermissionRequest, "tool" | "effect" | "subject">, parts?: readonly { text: string; opaque?: string }[]): SessionRules {
+  const { tool, effect, subject } = request;
+  if (subject === "") return { allow: [tool], deny: [tool] };
+  if (effect === "execute" && tool === "shell") {
+    const simple = parts !== undefined && parts.length > 0 && parts.every((part) => !part.opaque) ? parts.map((part) => part.text) : [subject];
+    return { allow: [...new Set(simple)].map((text) => `${tool}(${text})`), deny: [`${tool}(${subject})`] };
+  }
+  if (effect === "execute") return { allow: [tool], deny: [tool] };
+  const rule = `${tool}(${subject.replace(/[*?[\]{}\\]/g, "\\$&")})`;
+  return { allow: [rule], deny: [rule] };
 }
 
 function deny(reason: string): PermissionDecision {

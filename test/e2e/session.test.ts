@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ScriptedReply } from "../support/model-server.ts";
+import type { RecordedRequest, ScriptedReply } from "../support/model-server.ts";
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { scriptedServers } from "./run-fixture.ts";
 import { teamSetup } from "./team-fixture.ts";
@@ -19,13 +19,13 @@ afterEach(async () => {
   }
 });
 
-function onTerminal(script: ScriptedReply[]) {
+function onTerminal(script: ScriptedReply[], mode = "acceptEdits") {
   const server = startServer(script);
   const setup = teamSetup();
   let screen = "";
   const decoder = new TextDecoder();
   const child = Bun.spawn(
-    [AGENT_BINARY, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--permission-mode", "acceptEdits"],
+    [AGENT_BINARY, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--permission-mode", mode],
     {
       env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" },
       terminal: { cols: 160, rows: 40, data: (_terminal, data) => (screen += decoder.decode(data, { stream: true })) },
@@ -104,5 +104,78 @@ describe("agent on a terminal: an interactive session", () => {
     t.type("\x04");
     expect(await t.child.exited).toBe(0);
     t.server.assertDone();
+  }, 30_000);
+});
+
+describe("permission questions in a session", () => {
+  test("a write shows its diff; a (always) stops the second identical question", async () => {
+    const t = onTerminal(
+      [
+        { identity: "lead", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "new line\n" } }] },
+        { identity: "lead", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "newer line\n" } }] },
+        { identity: "lead", text: "notes.txt rewritten twice." },
+      ],
+      "default",
+    );
+    writeFileSync(join(t.setup.workspace, "notes.txt"), "old line\n");
+    let at = await t.until("> ");
+    t.type("rewrite notes.txt\r");
+    at = await t.until("lead wants to run write_file (edit):", at);
+    at = await t.until("-old line", at);
+    at = await t.until("+new line", at);
+    at = await t.until("(a adds: write_file(notes.txt))", at);
+    at = await t.until("[N]ever this session", at);
+    t.type("a\r");
+    at = await t.until("added allow rule for this session: write_file(notes.txt)", at);
+    at = await t.until("notes.txt rewritten twice.", at);
+    await t.until("> ", at);
+    t.type("exit\r");
+    expect(await t.child.exited).toBe(0);
+    t.server.assertDone();
+    expect(t.screen().split("wants to run write_file").length).toBe(2);
+    expect(await Bun.file(join(t.setup.workspace, "notes.txt")).text()).toBe("newer line\n");
+  }, 30_000);
+
+  test("N (never) denies the next identical call without asking; e sends the reason to the model", async () => {
+    const denial = (request: RecordedRequest) => {
+      const last = request.body.messages.at(-1) as { role: string; content: string };
+      expect(last.role).toBe("tool");
+      return last.content;
+    };
+    const t = onTerminal(
+      [
+        { identity: "lead", toolCalls: [{ name: "shell", arguments: { command: "touch made-by-shell" } }] },
+        { identity: "lead", toolCalls: [{ name: "shell", arguments: { command: "touch made-by-shell" } }] },
+        {
+          identity: "lead",
+          toolCalls: [{ name: "shell", arguments: { command: "rm -f other" } }],
+          check: (request) => expect(denial(request)).toContain('matches the deny rule "shell(touch made-by-shell)"'),
+        },
+        {
+          identity: "lead",
+          text: "I will leave it.",
+          check: (request) => expect(denial(request)).toContain("the user says: keep other"),
+        },
+      ],
+      "default",
+    );
+    let at = await t.until("> ");
+    t.type("touch it\r");
+    at = await t.until("lead wants to run shell (execute):", at);
+    at = await t.until("command: touch made-by-shell", at);
+    at = await t.until(`in: ${t.setup.workspace}`, at);
+    t.type("N\r");
+    at = await t.until("added deny rule for this session: shell(touch made-by-shell)", at);
+    at = await t.until("command: rm -f other", at);
+    t.type("e\r");
+    at = await t.until("why not? (sent to the model): ", at);
+    t.type("keep other\r");
+    at = await t.until("I will leave it.", at);
+    await t.until("> ", at);
+    t.type("exit\r");
+    expect(await t.child.exited).toBe(0);
+    t.server.assertDone();
+    expect(t.screen().split("command: touch made-by-shell").length).toBe(2);
+    expect(existsSync(join(t.setup.workspace, "made-by-shell"))).toBe(false);
   }, 30_000);
 });

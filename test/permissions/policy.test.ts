@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../../src/core/errors.ts";
-import { type PermissionAsker, PermissionPolicy, type PermissionRequest } from "../../src/permissions/policy.ts";
+import { type PermissionAnswer, type PermissionAsker, PermissionPolicy, type PermissionRequest } from "../../src/permissions/policy.ts";
 import { editFileTool } from "../../src/tools/edit-file.ts";
 import { readFileTool } from "../../src/tools/read-file.ts";
 import { shellTool } from "../../src/tools/shell.ts";
@@ -45,7 +45,15 @@ describe("PermissionPolicy modes (read, edit, execute)", () => {
     const yes = asker(true);
     expect(await outcomes(new PermissionPolicy({ mode: "default", ask: yes.ask }))).toEqual(["allow", "allow", "allow"]);
     expect(yes.asked.map((request) => request.subject)).toEqual(["src/a.ts", "npm test"]);
-    expect(yes.asked[1]).toEqual({ tool: "shell", effect: "execute", subject: "npm test", identity: "lead" });
+    expect(yes.asked[1]).toEqual({
+      tool: "shell",
+      effect: "execute",
+      subject: "npm test",
+      identity: "lead",
+      input: { command: "npm test" },
+      workspace: "/ws",
+      remember: { allow: ["shell(npm test)"], deny: ["shell(npm test)"] },
+    });
     const no = asker(false);
     expect(await outcomes(new PermissionPolicy({ mode: "default", ask: no.ask }))).toEqual(["allow", "deny", "deny"]);
   });
@@ -129,5 +137,56 @@ describe("PermissionPolicy rules", () => {
       behavior: "deny",
       reason: "permission denied: could not ask for approval of shell (stdin closed)",
     });
+  });
+});
+
+describe("PermissionPolicy: answers that last the session", () => {
+  /** An asker giving the answers in order, recording what it was asked. */
+  function answering(...answers: PermissionAnswer[]) {
+    const asked: PermissionRequest[] = [];
+    const ask: PermissionAsker = async (request) => {
+      asked.push(request);
+      return answers.shift() ?? { answer: "no" };
+    };
+    return { ask, asked };
+  }
+
+  test("always: the allow rule is added through the policy, and the same call is not asked again", async () => {
+    const person = answering({ answer: "always" });
+    const policy = new PermissionPolicy({ mode: "default", ask: person.ask, allow: ["read_file"] });
+    expect(await policy.decide(shell, { command: "npm test && git status" }, context)).toEqual({ behavior: "allow" });
+    expect(await policy.decide(shell, { command: "git status" }, context)).toEqual({ behavior: "allow" });
+    expect(person.asked).toHaveLength(1);
+    expect(policy.rules()).toEqual({
+      allow: ["read_file"],
+      deny: [],
+      session: { allow: ["shell(npm test)", "shell(git status)"], deny: [] },
+    });
+    // Another command is still asked.
+    expect((await policy.decide(shell, { command: "rm -r build" }, context)).behavior).toBe("deny");
+    expect(person.asked).toHaveLength(2);
+  });
+
+  test("never: a deny rule, and the next identical call is denied without asking", async () => {
+    const person = answering({ answer: "never" });
+    const policy = new PermissionPolicy({ mode: "default", ask: person.ask });
+    const first = await policy.decide(edit, { path: "src/[a].ts", old_string: "a", new_string: "b" }, context);
+    expect(first).toEqual({ behavior: "deny", reason: "permission denied by the user for edit_file(src/[a].ts), for the rest of this session" });
+    const second = await policy.decide(edit, { path: "./src/[a].ts", old_string: "x", new_string: "y" }, context);
+    expect(second).toEqual({ behavior: "deny", reason: 'permission denied: edit_file(src/[a].ts) matches the deny rule "edit_file(src/\\[a\\].ts)"' });
+    expect(person.asked).toHaveLength(1);
+    // The glob characters are escaped: src/a.ts is not covered.
+    expect((await policy.decide(edit, { path: "src/a.ts", old_string: "a", new_string: "b" }, context)).behavior).toBe("deny");
+    expect(person.asked).toHaveLength(2);
+  });
+
+  test("a no with a reason gives the model the reason", async () => {
+    const person = answering({ answer: "no", reason: "use bun test" });
+    const policy = new PermissionPolicy({ mode: "default", ask: person.ask });
+    expect(await policy.decide(shell, { command: "npm test" }, context)).toEqual({
+      behavior: "deny",
+      reason: "permission denied by the user for shell(npm test); the user says: use bun test",
+    });
+    expect(policy.rules().session).toEqual({ allow: [], deny: [] });
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import type { PermissionRequest } from "../../src/permissions/policy.ts";
-import { createTtyAsker } from "../../src/permissions/tty-asker.ts";
+import { ANSWER_KEYS, createTtyAsker, parseAnswerKey } from "../../src/permissions/tty-asker.ts";
 
 const request: PermissionRequest = { tool: "shell", effect: "execute", subject: "npm test", identity: "lead" };
 
@@ -23,21 +23,21 @@ describe("createTtyAsker", () => {
     const first = ask(request, signal);
     const second = ask({ ...request, subject: "rm build" }, signal);
     await Bun.sleep(20);
-    expect(io.written()).toContain("lead wants to run shell (execute):\n  npm test\nallow? [y/N] ");
+    expect(io.written()).toContain(`lead wants to run shell (execute):\n  npm test\nallow? ${ANSWER_KEYS}: `);
     expect(io.written()).not.toContain("rm build");
     io.input.write("yes\n");
-    expect(await first).toBe(true);
+    expect(await first).toEqual({ answer: "yes" });
     await Bun.sleep(20);
     expect(io.written()).toContain("rm build");
     io.input.write("\n");
-    expect(await second).toBe(false);
+    expect(await second).toEqual({ answer: "no" });
   });
 
   test("an abort while waiting is a no", async () => {
     const controller = new AbortController();
     const answer = createTtyAsker(streams())(request, controller.signal);
     controller.abort();
-    expect(await answer).toBe(false);
+    expect(await answer).toEqual({ answer: "no" });
   });
 
   test("a closed input fails instead of waiting for ever, also for a later question", async () => {
@@ -48,5 +48,33 @@ describe("createTtyAsker", () => {
     io.input.end();
     await expect(answer).rejects.toThrow("stdin closed before an answer");
     await expect(ask(request, signal)).rejects.toThrow("stdin is closed");
+  });
+});
+
+describe("answers", () => {
+  test("y, a, n, N and e, and everything else a no", () => {
+    expect(["y", "YES", "a", "always", "n", "N", "never", "e", "", "sure"].map(parseAnswerKey)).toEqual([
+      "yes", "yes", "always", "always", "no", "never", "never", "explain", "no", "no",
+    ]);
+  });
+
+  test("e asks why, and the reason comes back with the no; a shows the rule it adds", async () => {
+    const io = streams();
+    const ask = createTtyAsker(io);
+    const signal = new AbortController().signal;
+    const remembered = { ...request, remember: { allow: ["shell(npm test)"], deny: ["shell(npm test)"] } };
+    const explained = ask(remembered, signal);
+    await Bun.sleep(20);
+    expect(io.written()).toContain("(a adds: shell(npm test))");
+    io.input.write("e\n");
+    await Bun.sleep(20);
+    expect(io.written()).toContain("why not? (sent to the model): ");
+    io.input.write("use bun test instead\n");
+    expect(await explained).toEqual({ answer: "no", reason: "use bun test instead" });
+    const always = ask(remembered, signal);
+    await Bun.sleep(20);
+    io.input.write("a\n");
+    expect(await always).toEqual({ answer: "always" });
+    expect(io.written()).toContain("added allow rule for this session: shell(npm test)");
   });
 });

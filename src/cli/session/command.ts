@@ -2,7 +2,8 @@ import type { Readable, Writable } from "node:stream";
 import { defineCommand } from "citty";
 import { uuidV7Source } from "../../core/ids.ts";
 import type { PermissionAsker } from "../../permissions/policy.ts";
-import { isYes, permissionQuestion } from "../../permissions/tty-asker.ts";
+import { type Palette, paletteFor } from "../../permissions/preview.ts";
+import { askPermission } from "../../permissions/tty-asker.ts";
 import { globalArgs } from "../args.ts";
 import type { RunEvent } from "../../runtime/run-types.ts";
 import { AnswerStream } from "../run/answer-stream.ts";
@@ -62,7 +63,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   // SIGTERM or a lost lock ends the session as Ctrl-D would.
   stop.signal.addEventListener("abort", () => input.close(), { once: true });
   try {
-    await withRuntime({ setup, stop, observer: observe, teamObserver: progress.observeTeam, asker: sessionAsker(input) }, async (lead) => {
+    await withRuntime({ setup, stop, observer: observe, teamObserver: progress.observeTeam, asker: sessionAsker(input, err, paletteFor(io.stderr as { isTTY?: boolean })) }, async (lead) => {
       err(`agent ${VERSION}: a session with the Lead in ${setup.workspace}; "exit" or Ctrl-D ends it\n`);
       session = new LeadSession({
         lead,
@@ -81,9 +82,6 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   }
 }
 
-function sessionAsker(input: SessionInput): PermissionAsker {
-  return async (request, signal) => {
-    const line = await input.ask(permissionQuestion(request), signal);
-    return line !== null && isYes(line);
-  };
+function sessionAsker(input: SessionInput, note: (text: string) => void, palette: Palette): PermissionAsker {
+  return (request, signal) => input.exclusive(() => askPermission(request, (prompt) => input.ask(prompt, signal), note, palette));
 }

@@ -28,6 +28,7 @@ export class SessionInput {
   #waiting: ((line: string | null) => void) | undefined;
   #answering: ((line: string | null) => void) | undefined;
   #questions: Promise<unknown> = Promise.resolve();
+  #dialogs: Promise<unknown> = Promise.resolve();
   #closed = false;
   /** Ctrl-C on a terminal (readline turns it into an event instead of a signal). */
   onInterrupt: () => void = () => this.close();
@@ -66,6 +67,13 @@ export class SessionInput {
     const answer = this.#questions.then(() => this.#askOnce(question, signal));
     this.#questions = answer.catch(() => {});
     return answer;
+  }
+
+  /** Runs `dialog` (several questions, e.g. a permission and its reason) with no other dialog's question between. */
+  exclusive<T>(dialog: () => Promise<T>): Promise<T> {
+    const result = this.#dialogs.then(dialog);
+    this.#dialogs = result.catch(() => {});
+    return result;
   }
 
   /** Prints through `write` without tearing the prompt: above it when it is shown, redrawn after. */

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { interactiveSession } from "../../../src/cli/session/command.ts";
 import { loadSettings } from "../../../src/config/load.ts";
+import { ANSWER_KEYS } from "../../../src/permissions/tty-asker.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../../support/model-server.ts";
 import { tempDir } from "../../support/temp-dir.ts";
 import { resolveSandbox } from "../../../src/security/sandbox/sandbox.ts";
@@ -92,8 +93,8 @@ describe("interactive session", () => {
       "default",
     );
     s.type("write a.txt");
-    await s.until("err", "allow? [y/N] ");
-    expect(s.text.err).toContain("lead wants to run write_file (edit):\n  a.txt");
+    await s.until("err", `allow? ${ANSWER_KEYS}: `);
+    expect(s.text.err).toContain("lead wants to run write_file (edit):\n  write a.txt (a new file)\n  @@ -0,0 +1,1 @@\n  +hi\n");
     s.type("y");
     await s.until("out", "wrote a.txt.\n");
     s.stdin.end(); // Ctrl-D
