@@ -28,7 +28,7 @@ const DEEP = 10_000;
 const SHALLOW = 100;
 const CLAIMS_PER_DEPTH = Number(process.env.BENCH_DEPTH_CLAIMS ?? 200);
 const FIRST_CLAIM_DEPTH = Number(process.env.BENCH_FIRST_CLAIM_DEPTH ?? 50_000);
-const PAIRS = Number(process.env.BENCH_PAIRS ?? 600);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 300);
 const CONTENT = "Write schema.sql with a users table (id, email, created_at) and report back.";
 
 // The bench runs on the same disk as the project (not tmpfs), so fsync costs what it costs for users.
@@ -99,62 +99,60 @@ async function claimCostAtDepth(depth: number): Promise<{ steadyMs: number; firs
   return { steadyMs: (performance.now() - start) / (CLAIMS_PER_DEPTH - 1), firstMs };
 }
 
-/** Raw claim+ack: the two renames and two directory fsyncs, and nothing else. */
-function rawClaimAcks(n: number): number {
-  const root = join(base, `raw-pairs-${Math.random().toString(36).slice(2)}`);
-  for (const d of ["ready", "processing", "done"]) mkdirSync(join(root, d), { recursive: true });
-  const names: string[] = [];
+/**
+ * Claim+ack pairs and sends, store against raw, interleaved one operation at a
+ * time: on a shared disk the cost of an fsync drifts within seconds, and drift
+ * must hit both sides alike. Raw claim+ack is the two renames and two directory
+ * fsyncs; raw send is write+fsync of the file, a link into ready/, fsync of ready/.
+ */
+async function pairsAndSends(n: number) {
+  const root = join(base, "raw-ops");
+  for (const d of ["ids", "ready", "processing", "done"]) mkdirSync(join(root, d), { recursive: true });
+  const store = new FileMailboxStore({ stateDir: join(base, "store-ops") });
+  const rawNames: string[] = [];
   for (let i = 0; i < n; i++) {
     const m = message("alice");
-    names.push(`${m.id}.json`);
+    rawNames.push(`${m.id}.json`);
     fs.writeFileSync(join(root, "ready", `${m.id}.json`), serializeMessage(m));
+    await store.send(message("alice"));
   }
-  const start = performance.now();
-  for (const name of names) {
+  const ms = { rawPair: 0, storePair: 0, rawSend: 0, storeSend: 0 };
+  for (let i = 0; i < n; i++) {
+    const name = rawNames[i]!;
+    let start = performance.now();
     fs.renameSync(join(root, "ready", name), join(root, "processing", name));
     fsyncDir(join(root, "processing"));
     fs.renameSync(join(root, "processing", name), join(root, "done", name));
     fsyncDir(join(root, "done"));
-  }
-  return n / ((performance.now() - start) / 1000);
-}
+    ms.rawPair += performance.now() - start;
 
-async function storeClaimAcks(n: number): Promise<number> {
-  const stateDir = join(base, `pairs-${Math.random().toString(36).slice(2)}`);
-  const store = new FileMailboxStore({ stateDir });
-  for (let i = 0; i < n; i++) await store.send(message("alice"));
-  const start = performance.now();
-  for (let i = 0; i < n; i++) {
+    start = performance.now();
     const claimed = await store.claim("alice");
     if (!claimed) throw new Error("bench: nothing to claim");
     await store.ack(claimed);
-  }
-  return n / ((performance.now() - start) / 1000);
-}
+    ms.storePair += performance.now() - start;
 
-/** Raw send: write+fsync the file, link it into ready/, fsync ready/. */
-function rawSends(n: number): number {
-  const root = join(base, `raw-sends-${Math.random().toString(36).slice(2)}`);
-  for (const d of ["ids", "ready"]) mkdirSync(join(root, d), { recursive: true });
-  const start = performance.now();
-  for (let i = 0; i < n; i++) {
-    const m = message("alice");
-    const marker = join(root, "ids", m.id);
-    const fd = fs.openSync(marker, "wx", 0o600);
+    const m = message("bob");
+    start = performance.now();
+    const fd = fs.openSync(join(root, "ids", m.id), "wx", 0o600);
     fs.writeSync(fd, serializeMessage(m));
     fs.fsyncSync(fd);
     fs.closeSync(fd);
-    fs.linkSync(marker, join(root, "ready", `${m.id}.json`));
+    fs.linkSync(join(root, "ids", m.id), join(root, "ready", `${m.id}.json`));
     fsyncDir(join(root, "ready"));
-  }
-  return n / ((performance.now() - start) / 1000);
-}
+    ms.rawSend += performance.now() - start;
 
-async function storeSends(n: number): Promise<number> {
-  const store = new FileMailboxStore({ stateDir: join(base, `sends-${Math.random().toString(36).slice(2)}`) });
-  const start = performance.now();
-  for (let i = 0; i < n; i++) await store.send(message("alice"));
-  return n / ((performance.now() - start) / 1000);
+    const sent = message("bob");
+    start = performance.now();
+    await store.send(sent);
+    ms.storeSend += performance.now() - start;
+  }
+  return {
+    claimAckRatio: ms.rawPair / ms.storePair,
+    sendRatio: ms.rawSend / ms.storeSend,
+    storePairsPerSec: n / (ms.storePair / 1000),
+    rawPairsPerSec: n / (ms.rawPair / 1000),
+  };
 }
 
 /**
@@ -208,21 +206,11 @@ try {
       `at depth ${DEEP}: ${deep.steadyMs.toFixed(3)} (first ${deep.firstMs.toFixed(1)})`,
   );
   console.log(`depthRatio (claim at ${DEEP} / at ${SHALLOW}, lower is better, target <= 1.5): ${depthRatio.toFixed(3)}`);
-  const rawPairs: number[] = [];
-  const storePairs: number[] = [];
-  const rawSend: number[] = [];
-  const storeSend: number[] = [];
-  for (let round = 0; round < 3; round++) {
-    rawPairs.push(rawClaimAcks(Math.ceil(PAIRS / 3)));
-    storePairs.push(await storeClaimAcks(Math.ceil(PAIRS / 3)));
-    rawSend.push(rawSends(Math.ceil(PAIRS / 3)));
-    storeSend.push(await storeSends(Math.ceil(PAIRS / 3)));
-  }
-  const claimAckRatio = median(storePairs) / median(rawPairs);
-  const sendRatio = median(storeSend) / median(rawSend);
-  console.log(`claim+ack pairs/s: store ${median(storePairs).toFixed(0)}, raw ${median(rawPairs).toFixed(0)}`);
-  console.log(`claimAckRatio (store / raw, higher is better, target >= 0.8): ${claimAckRatio.toFixed(3)}`);
-  console.log(`sends/s: store ${median(storeSend).toFixed(0)}, raw ${median(rawSend).toFixed(0)}; sendRatio ${sendRatio.toFixed(3)}`);
+  const ops = await pairsAndSends(PAIRS);
+  const { claimAckRatio, sendRatio } = ops;
+  console.log(`claim+ack pairs/s: store ${ops.storePairsPerSec.toFixed(0)}, raw ${ops.rawPairsPerSec.toFixed(0)}`);
+  console.log(`claimAckRatio (store / raw, interleaved, higher is better, target >= 0.8): ${claimAckRatio.toFixed(3)}`);
+  console.log(`sendRatio (store / raw, interleaved): ${sendRatio.toFixed(3)}`);
 
   const first = await firstClaimAtDepth(FIRST_CLAIM_DEPTH);
   const firstClaimRatio = first.claimMs / first.readdirSortMs;

@@ -2,7 +2,9 @@
  * Start-up benchmark of the compiled binary (dist/agent; build it first), warm:
  * the time of `agent --version` and of `agent mailbox show <id>` against a bare
  * `bun -e 0` started the same way, measured interleaved in this one run, as
- * `versionRatio` and `mailboxShowRatio` (goal for both: <= 3).
+ * `versionRatio` and `mailboxShowRatio` (goal for both: <= 3), from the fastest
+ * of the rounds (what the code costs; other processes on a shared machine only
+ * ever add to it), and `...MedianRatio` from the medians.
  *
  * The last line is one JSON object with the figures.
  */
@@ -44,18 +46,24 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, cmd] of Object.entries(commands) as [keyof typeof commands, string[]][]) samples[name].push(timed(cmd));
   }
-  const bare = median(samples.bare);
-  const version = median(samples.version);
-  const show = median(samples.mailboxShow);
-  console.log(`median ms over ${ROUNDS} rounds: bun -e 0 ${bare.toFixed(1)}, agent --version ${version.toFixed(1)}, agent mailbox show ${show.toFixed(1)}`);
-  console.log(`versionRatio ${(version / bare).toFixed(2)}, mailboxShowRatio ${(show / bare).toFixed(2)} (target <= 3 for both)`);
+  const best = (name: keyof typeof commands) => Math.min(...samples[name]);
+  const mid = (name: keyof typeof commands) => median(samples[name]);
+  const versionRatio = best("version") / best("bare");
+  const mailboxShowRatio = best("mailboxShow") / best("bare");
+  console.log(
+    `fastest ms of ${ROUNDS} rounds: bun -e 0 ${best("bare").toFixed(1)}, agent --version ${best("version").toFixed(1)}, ` +
+      `agent mailbox show ${best("mailboxShow").toFixed(1)} (medians ${mid("bare").toFixed(1)}, ${mid("version").toFixed(1)}, ${mid("mailboxShow").toFixed(1)})`,
+  );
+  console.log(`versionRatio ${versionRatio.toFixed(2)}, mailboxShowRatio ${mailboxShowRatio.toFixed(2)} (target <= 3 for both)`);
   console.log(
     JSON.stringify({
-      versionRatio: round2(version / bare),
-      mailboxShowRatio: round2(show / bare),
-      bareBunMs: round2(bare),
-      versionMs: round2(version),
-      mailboxShowMs: round2(show),
+      versionRatio: round2(versionRatio),
+      mailboxShowRatio: round2(mailboxShowRatio),
+      versionMedianRatio: round2(mid("version") / mid("bare")),
+      mailboxShowMedianRatio: round2(mid("mailboxShow") / mid("bare")),
+      bareBunMs: round2(best("bare")),
+      versionMs: round2(best("version")),
+      mailboxShowMs: round2(best("mailboxShow")),
     }),
   );
 } finally {

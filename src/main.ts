@@ -34,7 +34,10 @@ async function main(argv: string[]): Promise<number> {
       const { sessionCommand } = await import("./cli/session/command.ts");
       await runCommand(sessionCommand, { rawArgs: invocation.argv });
     } else {
-      await runCommand(rootCommand, { rawArgs: invocation.argv });
+      // Straight to the command named: the line is checked already, and citty
+      // parsing every level again costs more start-up than the command itself.
+      const leaf = invocation.path.at(-1)!;
+      await runCommand(leaf, { rawArgs: invocation.argv.slice(invocation.names.length) });
     }
     return EXIT_CODES.ok;
   } catch (error) {

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { McpServers, McpSettingsConfig } from "../mcp/config.ts";
+import { PERMISSION_MODES } from "./modes.ts";
 
-export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions"] as const;
+export { PERMISSION_MODES };
 export const PermissionMode = z.enum(PERMISSION_MODES);
 export type PermissionMode = z.infer<typeof PermissionMode>;
 

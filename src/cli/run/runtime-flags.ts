@@ -1,6 +1,6 @@
 import type { ArgsDef } from "citty";
-import { PERMISSION_MODES } from "../../config/config.ts";
-import { SANDBOX_MODES } from "../../security/sandbox/sandbox.ts";
+import { PERMISSION_MODES } from "../../config/modes.ts";
+import { SANDBOX_MODES } from "../../security/sandbox/modes.ts";
 import { OUTPUT_FORMATS } from "./result-json.ts";
 
 // The flags of every command that runs the Lead (`run`, `drain`, the interactive

@@ -4,7 +4,9 @@ import { UsageError } from "../../core/errors.ts";
 import { bubblewrapArgs, probeBubblewrap } from "./bubblewrap.ts";
 import { seatbeltArgs, probeSeatbelt } from "./seatbelt.ts";
 
-export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
+import { SANDBOX_MODES } from "./modes.ts";
+
+export { SANDBOX_MODES };
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 /** What `shell` runs under: the mode asked for, and how (or that it could not be had). */
