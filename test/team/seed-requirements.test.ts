@@ -167,3 +167,28 @@ describe("seed requirements", () => {
     expect(readdirSync(join(stateDir, "mailboxes", "alice", "ready"))).toEqual([`${message.id}.json`]);
   });
 });
+
+describe("start-up that fails half way", () => {
+  test("closes what it built: the Lead's message the restore had claimed goes back to ready/, and the next start works", async () => {
+    const server = ScriptedModelServer.start([]);
+    open.push({ server });
+    const root = tempDir("agent-seed-startup-");
+    const workspace = join(root, "ws");
+    mkdirSync(workspace);
+    const stateDir = join(root, "state");
+    const waiting = createMessage({ sender: "alice", recipient: "lead", kind: "message", content: "for the Lead" }, { clock: new ManualClock("2026-03-01T12:00:00.000Z"), ids: uuidV7Source });
+    await new FileMailboxStore({ stateDir }).send(waiting);
+    // Read when cron starts, after the team's restore has claimed the Lead's mail.
+    writeFileSync(join(stateDir, "cron.json"), "{ not json");
+    const { settings } = loadSettings({ flags: { baseUrl: server.url }, env: { OPENAI_API_KEY: "sk-test" }, workspace });
+
+    await expect(buildLead(settings, { stateDir, workspace })).rejects.toThrow(/cron\.json/);
+    expect(readdirSync(join(stateDir, "mailboxes", "lead", "processing"))).toEqual([]);
+    expect(readdirSync(join(stateDir, "mailboxes", "lead", "ready"))).toEqual([`${waiting.id}.json`]);
+
+    writeFileSync(join(stateDir, "cron.json"), JSON.stringify({ version: 1, jobs: [] }));
+    const lead = await buildLead(settings, { stateDir, workspace });
+    open.push({ server, lead });
+    expect(lead.inbox.size).toBe(1);
+  });
+});
