@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { McpServers, McpSettingsConfig } from "../mcp/config.ts";
 import { PERMISSION_MODES } from "./modes.ts";
+import { Pricing } from "../usage/pricing.ts";
 
 export { PERMISSION_MODES };
 export const PermissionMode = z.enum(PERMISSION_MODES);
@@ -80,5 +81,9 @@ export const ConfigFile = z.strictObject({
   /** MCP servers by name (docs/mcp.md); `--mcp-config` files add to them. */
   mcpServers: McpServers.optional(),
   mcp: McpSettingsConfig.optional(),
+  /** US dollars per million tokens by model name (docs/observability.md): gives results a cost. */
+  pricing: Pricing.optional(),
+  /** No new model call starts once the session has spent this much (needs a price for the model). */
+  maxBudgetUsd: z.number().positive().optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFile>;

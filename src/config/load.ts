@@ -4,11 +4,12 @@ import { DEFAULT_MAX_CONTENT_BYTES } from "../core/message.ts";
 import { DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpSettings } from "../mcp/config.ts";
 import { readMcpConfigs } from "../mcp/config-file.ts";
 import type { ModelClientOptions } from "../model/types.ts";
+import type { Pricing } from "../usage/pricing.ts";
 import { type LoadedConfigFile, readConfigFile } from "./config-file.ts";
 import { type SandboxMode, parseSandboxMode } from "../security/sandbox/sandbox.ts";
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode } from "./config.ts";
 import { CONFIG_LEVELS, type ConfigLevel, type ConfigLocations, configLocations } from "./locations.ts";
-import { type ValueSource, parseBaseUrl, parseNonEmpty, parsePermissionMode, parsePositiveInt } from "./values.ts";
+import { type ValueSource, parseBaseUrl, parseBudget, parseNonEmpty, parsePermissionMode, parsePositiveInt } from "./values.ts";
 
 /** Everything a runtime needs to know, after flags, environment, config files and defaults are merged. */
 export interface Settings {
@@ -34,6 +35,10 @@ export interface Settings {
   mailbox: { maxContentBytes: number };
   /** MCP servers from config and --mcp-config files, and the client's settings. */
   mcp: McpSettings;
+  /** Prices by model, merged across levels (a higher level's entry replaces a lower one's for its model). */
+  pricing: Pricing;
+  /** --max-budget-usd or config maxBudgetUsd; absent: no budget. */
+  maxBudgetUsd?: number;
   /** Absolute path of the --record cassette (flag only). */
   recordPath?: string;
   /** Absolute path of the --replay cassette (flag only). */
@@ -61,6 +66,7 @@ export interface SettingsFlags {
   replay?: string;
   /** --mcp-config files (or inline JSON), added to config's mcpServers; later ones win for a name. */
   mcpConfig?: string[];
+  maxBudgetUsd?: string;
   sandbox?: string;
 }
 
@@ -224,10 +230,22 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       servers: Object.assign({}, ...files.map((file) => file.config.mcpServers), readMcpConfigs(flags.mcpConfig ?? [], cwd)),
       toolTimeoutMs: pick("mcp.toolTimeoutMs", [() => fromFiles((c) => c.mcp?.toolTimeoutMs)], DEFAULT_MCP_TOOL_TIMEOUT_MS),
     },
+    pricing: Object.assign({}, ...files.map((file) => file.config.pricing)),
+    maxBudgetUsd: pick("maxBudgetUsd", [
+      () => fromFlag(flags.maxBudgetUsd, "--max-budget-usd", parseBudget),
+      () => fromFiles((c) => c.maxBudgetUsd),
+    ]),
     recordPath: fromFlag(flags.record, "--record", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
     replayPath: fromFlag(flags.replay, "--replay", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
   };
   if (flags.appendSystemPrompt !== undefined) parseNonEmpty(flags.appendSystemPrompt, { flag: "--append-system-prompt" });
+  if (settings.maxBudgetUsd === undefined) delete settings.maxBudgetUsd;
+  // A budget needs a price: without one every call would cost "nothing" and the budget never bite.
+  else if (settings.pricing[settings.model] === undefined) {
+    throw new UsageError(
+      `a budget (maxBudgetUsd or --max-budget-usd) needs a price for model ${JSON.stringify(settings.model)}: add it to config "pricing" (see docs/observability.md)`,
+    );
+  }
   // Settings that are absent stay absent (not `key: undefined`), so the object compares cleanly.
   for (const key of Object.keys(settings.compaction) as (keyof Settings["compaction"])[]) {
     if (settings.compaction[key] === undefined) delete settings.compaction[key];

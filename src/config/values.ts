@@ -19,6 +19,13 @@ export function parsePositiveInt(value: string, source: ValueSource): number {
   return n;
 }
 
+/** A budget in US dollars (`2.50`): decimal digits only, greater than 0. */
+export function parseBudget(value: string, source: ValueSource): number {
+  const usd = /^[0-9]+(\.[0-9]+)?$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isFinite(usd) || usd <= 0) throw invalid(source, value, "an amount of US dollars greater than 0, e.g. 2.50");
+  return usd;
+}
+
 export function parseBaseUrl(value: string, source: ValueSource): string {
   let url: URL | undefined;
   try {

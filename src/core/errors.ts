@@ -248,3 +248,21 @@ export class ConfigError extends AgentError {
   readonly code = "CONFIG";
   readonly category = "usage" as const;
 }
+
+/**
+ * The session's spend reached --max-budget-usd (or config maxBudgetUsd): no new
+ * model call starts. Not a ModelError: the endpoint is fine, the run ends with
+ * `error_budget` (exit 1) and what is unfinished waits for `agent drain`.
+ */
+export class BudgetExceededError extends AgentError {
+  readonly code = "BUDGET_EXCEEDED";
+  readonly category = "agent" as const;
+  constructor(
+    readonly spentUsd: number,
+    readonly budgetUsd: number,
+  ) {
+    super(
+      `the session has spent $${spentUsd.toFixed(4)} of its $${budgetUsd} budget (--max-budget-usd); raise the budget and run \`agent drain\` to go on`,
+    );
+  }
+}

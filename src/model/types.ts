@@ -42,13 +42,20 @@ export interface ToolSpec {
 export const Usage = z.strictObject({
   inputTokens: z.number().int().nonnegative(),
   outputTokens: z.number().int().nonnegative(),
+  /** The part of `inputTokens` the endpoint served from its prompt cache; absent when it does not say. */
+  cachedInputTokens: z.number().int().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof Usage>;
 
 export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
 
 export function addUsage(a: Usage, b: Usage): Usage {
-  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
+  const cached = a.cachedInputTokens === undefined && b.cachedInputTokens === undefined ? undefined : (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0);
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    ...(cached !== undefined ? { cachedInputTokens: cached } : {}),
+  };
 }
 
 export const FINISH_REASONS = ["stop", "tool_calls", "length", "content_filter", "other"] as const;

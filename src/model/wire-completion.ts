@@ -6,7 +6,13 @@ import type { AssistantMessage, FinishReason, ModelResponse, ToolCall, Usage } f
  * --base-url can return HTML with status 200, and local servers differ in what
  * they omit.
  */
-export const WireUsage = z.object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() }).nullish();
+export const WireUsage = z
+  .object({
+    prompt_tokens: z.number().nullish(),
+    completion_tokens: z.number().nullish(),
+    prompt_tokens_details: z.object({ cached_tokens: z.number().nullish() }).nullish(),
+  })
+  .nullish();
 
 const WireCompletion = z.object({
   choices: z
@@ -117,7 +123,13 @@ function finishReason(reason: string | null | undefined, hasToolCalls: boolean):
 
 function usage(wire: z.infer<typeof WireUsage>): Usage {
   const count = (n: number | null | undefined) => (n && n > 0 ? Math.trunc(n) : 0);
-  return { inputTokens: count(wire?.prompt_tokens), outputTokens: count(wire?.completion_tokens) };
+  const cached = wire?.prompt_tokens_details?.cached_tokens;
+  return {
+    inputTokens: count(wire?.prompt_tokens),
+    outputTokens: count(wire?.completion_tokens),
+    // Only when the endpoint says: "0 cached" and "not reported" are different facts.
+    ...(typeof cached === "number" ? { cachedInputTokens: count(cached) } : {}),
+  };
 }
 
 /** The first 200 bytes of a body, on one line, for an error message. */

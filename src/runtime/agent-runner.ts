@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from "../core/clock.ts";
-import { ContextOverflowError, EmptyModelAnswerError, ModelError, UsageError } from "../core/errors.ts";
+import { BudgetExceededError, ContextOverflowError, EmptyModelAnswerError, ModelError, UsageError } from "../core/errors.ts";
 import type { Hooks } from "../hooks/types.ts";
 import {
   addUsage,
@@ -46,6 +46,8 @@ export interface AgentRunnerOptions {
   clock?: Clock;
   /** Asked before each model call; a returned text is added to the history as a reminder (the todo list's). */
   reminder?: () => string | undefined;
+  /** Told when a turn ends, however it ends (for the usage ledger's busy time). */
+  onTurnEnd?: (turn: { key: string; result: RunResult }) => void;
 }
 
 /** How many times a reply cut off by the output limit is continued before it is taken as it is. */
@@ -190,14 +192,21 @@ export class AgentRunner {
     const started = performance.now();
     const o = this.#o;
     const turn = { turns: 0, usage: ZERO_USAGE as Usage, continuations: 0, text: "", overflowRetried: false };
-    const done = (subtype: RunSubtype, result: string): RunResult => ({
-      result,
-      subtype,
-      isError: subtype !== "success",
-      turns: turn.turns,
-      usage: turn.usage,
-      durationMs: Math.round(performance.now() - started),
-    });
+    const done = (subtype: RunSubtype, result: string): RunResult => {
+      const ended: RunResult = {
+        result,
+        subtype,
+        isError: subtype !== "success",
+        turns: turn.turns,
+        usage: turn.usage,
+        durationMs: Math.round(performance.now() - started),
+      };
+      o.onTurnEnd?.({ key, result: ended });
+      return ended;
+    };
+    // The budget is spent: the turn stops where it is and stays "started" in the
+    // history, so the next runtime with budget left (`agent drain`) resumes it.
+    const outOfBudget = (error: BudgetExceededError) => done("error_budget", error.message);
 
     // Tools that come and go (MCP servers') are settled once per turn: one that
     // dies mid-turn stays gone until the next.
@@ -236,11 +245,15 @@ export class AgentRunner {
           try {
             await this.#compactIfNeeded(true, signal, turn);
           } catch (compactionError) {
+            if (compactionError instanceof BudgetExceededError) return outOfBudget(compactionError);
             if (!(compactionError instanceof ModelError)) throw compactionError;
             step = { next: "finish", subtype: "error_model", result: compactionError.message };
           }
           continue;
         }
+        // Before the abort check: the budget's stop aborts the run too, and this
+        // turn must stay resumable rather than be marked interrupted.
+        if (error instanceof BudgetExceededError) return outOfBudget(error);
         if (signal?.aborted) continue;
         if (error instanceof ModelError) {
           // Never a silent empty success: the user is told, and the run fails.

@@ -10,6 +10,9 @@ import { FileMailboxStore } from "../mailbox/file-store.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { McpManager } from "../mcp/manager.ts";
 import { createModelClient } from "../model/factory.ts";
+import { MeteredModelClient } from "../usage/metered-model.ts";
+import { UsageLedger } from "../usage/usage-ledger.ts";
+import type { BudgetExceededError } from "../core/errors.ts";
 import { type PermissionAsker, PermissionPolicy } from "../permissions/policy.ts";
 import { TeamRegistry } from "../team/team-registry.ts";
 import { type TeamEvent, TeammateRuntime } from "../team/teammate-runtime.ts";
@@ -56,6 +59,10 @@ export interface LeadRuntime {
   supervisor: JobSupervisor;
   /** The MCP servers: started on first need, closed with the runtime. */
   mcp: McpManager;
+  /** Every model call and turn of the session, this process's apart (usage and cost). */
+  usage: UsageLedger;
+  /** The model client all agents share, metered (and held to the budget). */
+  model: MeteredModelClient;
   /** Closes what was built, newest first: teammates, supervisor, the inbox's unprocessed events, histories, model client. */
   close(): Promise<void>;
 }
@@ -82,6 +89,8 @@ export interface LeadContext {
   sandbox?: Sandbox;
   /** The state root no tool may touch; `stateDir` when absent. */
   stateRoot?: string;
+  /** Told once when the budget refuses a model call: the command stops the team, leaving its work for drain. */
+  onBudgetExhausted?: (error: BudgetExceededError) => void;
 }
 
 /**
@@ -113,10 +122,20 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       protected: fence,
     });
     const shellOptions = { ...settings.shell, ...(context.sandbox ? { sandbox: context.sandbox } : {}) };
-    const model = createModelClient({
-      ...modelClientOptions(settings),
-      onRetry: (info) => context.observer?.({ type: "model_retry", agent: LEAD, ...info }),
-    });
+    const usage = UsageLedger.open(context.stateDir, { clock, onError: (error) => warn(LEAD)(error.message) });
+    closers.push(() => usage.close());
+    const model = new MeteredModelClient(
+      createModelClient({
+        ...modelClientOptions(settings),
+        onRetry: (info) => context.observer?.({ type: "model_retry", agent: LEAD, ...info }),
+      }),
+      {
+        ledger: usage,
+        pricing: settings.pricing,
+        ...(settings.maxBudgetUsd !== undefined ? { maxBudgetUsd: settings.maxBudgetUsd } : {}),
+        onBudgetExhausted: context.onBudgetExhausted,
+      },
+    );
     closers.push(() => model.close());
     // Built before anything it could outlive; servers start on first need, and
     // closing kills every stdio server (its process group included).
@@ -177,6 +196,10 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         compaction: compaction(identity),
         observer: context.observer,
         reminder: extra.reminder,
+        // A subagent's turn runs inside its parent's: counting both would count that time twice.
+        ...(identity.includes("/")
+          ? {}
+          : { onTurnEnd: ({ key, result }) => usage.recordTurn({ agent: identity, key, subtype: result.subtype, durationMs: result.durationMs }) }),
       });
 
     const cron = new CronRuntime({
@@ -263,7 +286,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     });
     await team.restore();
     cron.start();
-    return { runner, team, cron, background, inbox, supervisor, mcp, close: closeAll };
+    return { runner, team, cron, background, inbox, supervisor, mcp, usage, model, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => {});
     throw error;

@@ -7,6 +7,7 @@ export const RUN_SUBTYPES = [
   "error_model", // the model endpoint failed after every retry
   "error_blocked", // a UserPromptSubmit hook refused the prompt
   "error_interrupted", // cancelled (signal, --timeout)
+  "error_budget", // the session's spend reached --max-budget-usd; the unfinished turn waits for drain
 ] as const;
 export type RunSubtype = (typeof RUN_SUBTYPES)[number];
 

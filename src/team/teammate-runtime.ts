@@ -318,7 +318,8 @@ export class TeammateRuntime {
         let failure: string | undefined;
         try {
           const result = await worker.runner.run(message.content, { idempotencyKey: message.id, signal });
-          if (result.subtype === "error_interrupted") return; // close() releases the message
+          // close() releases the message; a turn stopped by the budget resumes in `agent drain`.
+          if (result.subtype === "error_interrupted" || result.subtype === "error_budget") return;
           if (result.isError) failure = result.result;
           else {
             await this.#deliverResult(name, message, result.result);

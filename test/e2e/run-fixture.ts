@@ -52,16 +52,28 @@ export function runSetup() {
   return { root, workspace, stateDir, run };
 }
 
-const Usage = z.strictObject({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() });
+const count = z.number().int().nonnegative();
+/** Usage of the whole command, or of one agent (docs/observability.md). */
+export const Usage = z.strictObject({
+  input_tokens: count,
+  output_tokens: count,
+  cached_input_tokens: count.optional(),
+  model_calls: count,
+  tool_calls: count,
+  busy_ms: count,
+  cost_usd: z.number().nonnegative().optional(),
+});
 
 /** The `--output json` object, and the last `--output stream-json` line. */
 export const ResultLine = z.strictObject({
   type: z.literal("result"),
-  subtype: z.enum(["success", "error_max_turns", "error_model", "error_blocked", "error_interrupted"]),
+  subtype: z.enum(["success", "error_max_turns", "error_model", "error_blocked", "error_interrupted", "error_budget"]),
   is_error: z.boolean(),
   result: z.string(),
   turns: z.number().int().nonnegative(),
-  usage: Usage,
+  usage: Usage.omit({ cost_usd: true }),
+  usage_by_agent: z.record(z.string().min(1), Usage),
+  total_cost_usd: z.number().nonnegative().optional(),
   duration_ms: z.number().int().nonnegative(),
   agent: z.literal("lead"),
   model: z.string().min(1),

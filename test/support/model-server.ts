@@ -32,7 +32,8 @@ export interface ScriptedReply {
   text?: string | null;
   toolCalls?: ScriptedToolCall[];
   finishReason?: "stop" | "tool_calls" | "length" | "content_filter";
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** What the answer reports it used (10 in, 5 out when absent); `cached_tokens` becomes `prompt_tokens_details`. */
+  usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
   /** A raw HTTP answer instead of a completion: e.g. 429 with Retry-After, 500, 400 context overflow. */
   status?: number;
   headers?: Record<string, string>;
@@ -256,6 +257,7 @@ export class ScriptedModelServer {
         prompt_tokens: reply.usage?.prompt_tokens ?? 10,
         completion_tokens: reply.usage?.completion_tokens ?? 5,
         total_tokens: (reply.usage?.prompt_tokens ?? 10) + (reply.usage?.completion_tokens ?? 5),
+        ...(reply.usage?.cached_tokens !== undefined ? { prompt_tokens_details: { cached_tokens: reply.usage.cached_tokens } } : {}),
       },
     };
   }
@@ -276,7 +278,7 @@ export interface Completion {
     };
     finish_reason: string;
   }>;
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
 }
 
 /**

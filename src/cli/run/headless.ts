@@ -11,6 +11,7 @@ import type { HeadlessSetup } from "./runtime-args.ts";
 import { withRuntime } from "./runtime.ts";
 import { RunStop } from "./stop.ts";
 import { writeLastMessage } from "./last-message.ts";
+import type { UsageLedger } from "../../usage/usage-ledger.ts";
 import { type PermissionDenialRecord, type TeamOutcome, type TeamOutcomeInput, teamOutcome } from "./team-outcome.ts";
 
 /** What a headless command does with the runtime: `run` a user turn and its team, `drain` the team. */
@@ -55,6 +56,8 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
   };
   let outcome: TeamOutcome;
   let signal: NodeJS.Signals | undefined;
+  let budgetStop: string | undefined;
+  let ledger: UsageLedger | undefined;
   const permissionDenials: PermissionDenialRecord[] = [];
   try {
     using stop = new RunStop(setup.timeout);
@@ -68,8 +71,14 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
         asker: ttyAskerIfInteractive(),
         onPermissionDenied: (denial) => permissionDenials.push(denial),
         onClosing: () => output.stopProgress(),
+        onBudgetExhausted: (error) => {
+          budgetStop = error.message;
+          // The whole team stops: what is unfinished stays durable for `agent drain`.
+          stop.abort(error.message);
+        },
       },
       async (lead) => {
+        ledger = lead.usage;
         // The init line lists the MCP servers with their tools, so they start now:
         // the first turn would need them a moment later anyway.
         if (setup.format === "stream-json" && lead.mcp.configured) {
@@ -81,7 +90,15 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
       },
     );
     signal = stop.signalName;
-    outcome = teamOutcome({ ...done, stopReason: stop.reason, durationMs: Math.round(performance.now() - started), permissionDenials });
+    outcome = teamOutcome({
+      ...done,
+      stopReason: stop.reason,
+      durationMs: Math.round(performance.now() - started),
+      permissionDenials,
+      budgetStop,
+      // Read after the runtime closed: the turns it stopped are in it.
+      usage: ledger?.run(setup.settings.pricing),
+    });
     const note = work.note?.(done, outcome);
     if (note !== undefined) output.note(note);
     // Before the result is printed: if the file cannot be written, the one

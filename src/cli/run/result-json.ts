@@ -2,6 +2,7 @@ import type { McpServerStatus } from "../../mcp/manager.ts";
 import type { RunEvent, RunResult } from "../../runtime/run-types.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import type { TeamOutcome } from "./team-outcome.ts";
+import { reportJson } from "../../usage/agent-usage.ts";
 
 // The machine-readable shapes of `agent run --output json|stream-json`. Keys are
 // snake_case (the convention of JSON CLIs scripts already parse); the result object
@@ -33,7 +34,8 @@ export function resultJson(result: RunResult, info: RunInfo, team?: TeamOutcome)
     is_error: result.isError,
     result: result.result,
     turns: result.turns,
-    usage: { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens },
+    // The whole command's usage, every agent's (the Lead's own turns' alone when there is no ledger).
+    ...(team?.usage ? reportJson(team.usage) : { usage: { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens } }),
     duration_ms: result.durationMs,
     agent: info.agent,
     model: info.model,

@@ -31,6 +31,7 @@ export interface RuntimeValues extends GlobalValues {
   "mcp-config"?: string | string[];
   "wait-lock"?: boolean;
   sandbox?: string;
+  "max-budget-usd"?: string;
 }
 
 export interface HeadlessValues extends RuntimeValues {
@@ -100,6 +101,7 @@ export function settingsFlags(args: RuntimeValues, rawArgs?: readonly string[]):
     replay: args.replay,
     mcpConfig: list("mcp-config"),
     sandbox: args.sandbox,
+    maxBudgetUsd: args["max-budget-usd"],
   };
 }
 

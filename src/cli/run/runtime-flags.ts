@@ -21,6 +21,11 @@ export const runtimeArgs = {
   replay: { type: "string", valueHint: "file", description: "Answer model requests from this cassette, with no network" },
   "mcp-config": { type: "string", valueHint: "file", description: "Load MCP servers from a JSON file ({\"mcpServers\": {...}}); may be repeated; adds to config" },
   "wait-lock": { type: "boolean", description: "Wait for another runtime using the state dir to finish instead of failing" },
+  "max-budget-usd": {
+    type: "string",
+    valueHint: "usd",
+    description: "Start no model call once the session has spent this many US dollars (needs config pricing; see docs/observability.md)",
+  },
   sandbox: {
     type: "enum",
     options: [...SANDBOX_MODES],

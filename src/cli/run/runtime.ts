@@ -17,6 +17,7 @@ export interface RuntimeRequest {
   onPermissionDenied?: LeadContext["onPermissionDenied"];
   /** Called once the runtime is closed, before the lock is released: e.g. stop a spinner. */
   onClosing?: () => void;
+  onBudgetExhausted?: LeadContext["onBudgetExhausted"];
 }
 
 /**
@@ -41,6 +42,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       version: VERSION,
       onPermissionDenied: request.onPermissionDenied,
       sandbox: setup.sandbox,
+      onBudgetExhausted: request.onBudgetExhausted,
     });
     try {
       return await body(lead);

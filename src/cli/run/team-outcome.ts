@@ -2,6 +2,7 @@ import { ZERO_USAGE, addUsage } from "../../model/types.ts";
 import type { RunResult } from "../../runtime/run-types.ts";
 import type { QuietOutcome } from "../../runtime/until-quiet.ts";
 import type { TeammateRecord } from "../../team/team-registry.ts";
+import type { UsageReport } from "../../usage/agent-usage.ts";
 
 /** What `agent run` and `agent drain` report: the Lead's turns, the events behind them, the team. */
 export interface TeamOutcome {
@@ -15,6 +16,8 @@ export interface TeamOutcome {
   teammates: TeammateRecord[];
   /** Every tool call the permission policy denied, in order, by any agent. */
   permissionDenials: PermissionDenialRecord[];
+  /** What every agent of the command used (and cost, when priced). */
+  usage?: UsageReport;
 }
 
 export interface PermissionDenialRecord {
@@ -34,6 +37,9 @@ export interface TeamOutcomeInput {
   stopReason?: string;
   permissionDenials?: PermissionDenialRecord[];
   durationMs: number;
+  /** Why the budget stopped the run, when it did. */
+  budgetStop?: string;
+  usage?: UsageReport;
 }
 
 /**
@@ -42,13 +48,19 @@ export interface TeamOutcomeInput {
  * the wait itself was cut short, it is `error_interrupted` and says what is left.
  * Turns and usage add up every turn; the duration is the command's.
  */
-export function teamOutcome({ userTurn, quiet, teammates, stopReason, durationMs, permissionDenials = [] }: TeamOutcomeInput): TeamOutcome {
+export function teamOutcome({ userTurn, quiet, teammates, stopReason, durationMs, permissionDenials = [], budgetStop, usage }: TeamOutcomeInput): TeamOutcome {
   const turns = [...(userTurn ? [userTurn] : []), ...(quiet?.turns.map((turn) => turn.result) ?? [])];
   const last = turns.at(-1);
   let { result, subtype } = last ?? { result: "", subtype: "success" as const };
   if (quiet?.interrupted && subtype !== "error_interrupted") {
     subtype = "error_interrupted";
     result = `stopped waiting for the team (${workLeft(teammates)}); run \`agent drain\` to go on`;
+  }
+  if (budgetStop !== undefined) {
+    // Whoever hit it (the Lead, a teammate), the whole command stops for the budget.
+    const running = teammates.filter((teammate) => teammate.state === "running").map((teammate) => teammate.name);
+    subtype = "error_budget";
+    result = running.length > 0 ? `${budgetStop} (stopped mid-turn: ${running.join(", ")})` : budgetStop;
   }
   // The runner knows it was interrupted; only the command knows why.
   if (subtype === "error_interrupted" && stopReason !== undefined) result = `${stopReason}: ${result}`;
@@ -65,6 +77,7 @@ export function teamOutcome({ userTurn, quiet, teammates, stopReason, durationMs
     eventTurns: quiet?.turns.length ?? 0,
     teammates,
     permissionDenials,
+    ...(usage ? { usage } : {}),
   };
 }
 
