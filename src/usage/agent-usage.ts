@@ -1,5 +1,6 @@
-import { type Pricing, costUsd, roundUsd } from "./pricing.ts";
-import type { UsageRecord } from "./usage-record.ts";
+import { costUsd, roundUsd } from "./cost.ts";
+import type { Pricing } from "./pricing.ts";
+import type { ModelCallRecord, UsageRecord } from "./usage-record.ts";
 
 /** One agent's (or a whole run's) usage, added up from its records. */
 export interface AgentUsage {
@@ -42,11 +43,7 @@ export function summarise(records: Iterable<UsageRecord>, pricing: Pricing): Usa
       if (record.cached_input_tokens !== undefined) sum.cachedInputTokens = (sum.cachedInputTokens ?? 0) + record.cached_input_tokens;
       sum.modelCalls += 1;
       sum.toolCalls += record.tool_calls;
-      const cost = costUsd(pricing, record.model, {
-        inputTokens: record.input_tokens,
-        outputTokens: record.output_tokens,
-        ...(record.cached_input_tokens !== undefined ? { cachedInputTokens: record.cached_input_tokens } : {}),
-      });
+      const cost = callCost(record, pricing);
       if (cost === undefined) sum.priced = false;
       else sum.costUsd = (sum.costUsd ?? 0) + cost;
     }
@@ -57,6 +54,15 @@ export function summarise(records: Iterable<UsageRecord>, pricing: Pricing): Usa
     return usage;
   };
   return { total: finish(total), byAgent: Object.fromEntries([...byAgent].map(([name, usage]) => [name, finish(usage)])) };
+}
+
+/** What one recorded model call cost at `pricing`; undefined when its model has no price. */
+export function callCost(record: ModelCallRecord, pricing: Pricing): number | undefined {
+  return costUsd(pricing, record.model, {
+    inputTokens: record.input_tokens,
+    outputTokens: record.output_tokens,
+    ...(record.cached_input_tokens !== undefined ? { cachedInputTokens: record.cached_input_tokens } : {}),
+  });
 }
 
 /** An AgentUsage as JSON output shows it (snake_case; absent figures left out). */

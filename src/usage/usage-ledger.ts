@@ -4,8 +4,8 @@ import { type Clock, systemClock } from "../core/clock.ts";
 import { CorruptStateFileError } from "../core/errors.ts";
 import type { Usage } from "../model/types.ts";
 import { FILE_MODE, ensureDir, fsyncDir, isErrno, pathExists } from "../storage/atomic-file.ts";
-import { type UsageReport, summarise } from "./agent-usage.ts";
-import { type Pricing, costUsd } from "./pricing.ts";
+import { type UsageReport, callCost, summarise } from "./agent-usage.ts";
+import type { Pricing } from "./pricing.ts";
 import { UsageRecord } from "./usage-record.ts";
 
 export const USAGE_FILE = "usage.jsonl";
@@ -81,11 +81,7 @@ export class UsageLedger {
     let spent = 0;
     for (const record of [...this.#earlier, ...this.#added]) {
       if (record.type !== "model_call") continue;
-      spent += costUsd(pricing, record.model, {
-        inputTokens: record.input_tokens,
-        outputTokens: record.output_tokens,
-        ...(record.cached_input_tokens !== undefined ? { cachedInputTokens: record.cached_input_tokens } : {}),
-      }) ?? 0;
+      spent += callCost(record, pricing) ?? 0;
     }
     return spent;
   }
