@@ -79,13 +79,14 @@ export class OpenAIModelClient implements ModelClient {
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const signal = request.signal ? AbortSignal.any([request.signal, this.#closing.signal]) : this.#closing.signal;
-    const body = toWireRequest(this.model, request.messages, request.tools);
+    const model = request.model ?? this.model;
+    const body = toWireRequest(model, request.messages, request.tools);
     return withRetries(
       async () => (this.#streaming ? this.#streamed(body, request, signal) : this.#whole(body, request, signal)),
       (error) => describeAttemptFailure(error, signal),
       {
         endpoint: this.endpoint,
-        model: this.model,
+        model,
         timeoutMs: this.#options.timeoutMs,
         timing: this.#timing,
         deps: this.#deps,

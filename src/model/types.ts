@@ -75,6 +75,8 @@ export interface ModelRequest {
   onText?: (text: string) => void;
   /** Told before each retry of this request; the client's own `onRetry` when absent. */
   onRetry?: (info: ModelRetryInfo) => void;
+  /** Another model than the client's own for this request (`/model NAME` in a session). */
+  model?: string;
 }
 
 /** A retry about to happen: which one (1 for the first), after how long, and why. */

@@ -95,6 +95,18 @@ export class AgentRunner {
   }
 
   /**
+   * Compacts the history now (`/compact` in a session), between turns: the
+   * older part summarised by the model, as when it grows past the threshold.
+   * Returns how many messages were summarised (0 when there was too little).
+   */
+  async compactNow(signal?: AbortSignal): Promise<number> {
+    return this.#turnLock.run(async () => {
+      const turn = { usage: { inputTokens: 0, outputTokens: 0 } };
+      return this.#compactIfNeeded(true, signal, turn);
+    });
+  }
+
+  /**
    * Event turns: takes events from `inbox` one at a time; each is written to the
    * history (durably), then acknowledged through its owner, and only then given
    * a model turn. An event already in the history (a retry, or a restart after a
@@ -238,6 +250,7 @@ export class AgentRunner {
         turn.turns += 1;
         this.#emit({ type: "model_request", agent: this.identity, turn: turn.turns });
         response = await this.#callModel(signal);
+        this.#emit({ type: "usage", agent: this.identity, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens });
       } catch (error) {
         if (error instanceof ContextOverflowError && !turn.overflowRetried) {
           // Compact, then retry this model call once.
@@ -368,7 +381,7 @@ export class AgentRunner {
     });
   }
 
-  async #compactIfNeeded(force: boolean, signal: AbortSignal | undefined, turn: { usage: Usage }): Promise<void> {
+  async #compactIfNeeded(force: boolean, signal: AbortSignal | undefined, turn: { usage: Usage }): Promise<number> {
     const o = this.#o;
     const result = await compact(
       o.history.messages,
@@ -376,7 +389,7 @@ export class AgentRunner {
       { model: o.model, identity: this.identity, systemPrompt: o.systemPrompt, signal },
       force,
     );
-    if (!result) return;
+    if (!result) return 0;
     o.history.snapshot(result.messages, this.#clock.now());
     turn.usage = addUsage(turn.usage, result.usage);
     this.#emit({
@@ -385,6 +398,7 @@ export class AgentRunner {
       summarisedMessages: result.summarisedMessages,
       persistedResults: result.persistedResults,
     });
+    return result.summarisedMessages;
   }
 
   #append(messages: ChatMessage[]): void {

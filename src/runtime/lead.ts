@@ -13,6 +13,7 @@ import { createModelClient } from "../model/factory.ts";
 import { MeteredModelClient } from "../usage/metered-model.ts";
 import { UsageLedger } from "../usage/usage-ledger.ts";
 import type { BudgetExceededError } from "../core/errors.ts";
+import { ModelSwitch } from "../model/model-switch.ts";
 import { type PermissionAsker, PermissionPolicy } from "../permissions/policy.ts";
 import { TeamRegistry } from "../team/team-registry.ts";
 import { type TeamEvent, TeammateRuntime } from "../team/teammate-runtime.ts";
@@ -63,6 +64,10 @@ export interface LeadRuntime {
   usage: UsageLedger;
   /** The model client all agents share, metered (and held to the budget). */
   model: MeteredModelClient;
+  /** The permission policy every agent's calls pass (its rules, those added by answers in a session). */
+  policy: PermissionPolicy;
+  /** The model the metered client asks for; `use(name)` switches it for every agent's next requests. */
+  modelChoice: ModelSwitch;
   /** Closes what was built, newest first: teammates, supervisor, the inbox's unprocessed events, histories, model client. */
   close(): Promise<void>;
 }
@@ -124,11 +129,14 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     const shellOptions = { ...settings.shell, ...(context.sandbox ? { sandbox: context.sandbox } : {}) };
     const usage = UsageLedger.open(context.stateDir, { clock, onError: (error) => warn(LEAD)(error.message) });
     closers.push(() => usage.close());
-    const model = new MeteredModelClient(
+    const modelChoice = new ModelSwitch(
       createModelClient({
         ...modelClientOptions(settings),
         onRetry: (info) => context.observer?.({ type: "model_retry", agent: LEAD, ...info }),
       }),
+    );
+    const model = new MeteredModelClient(
+      modelChoice,
       {
         ledger: usage,
         pricing: settings.pricing,
@@ -286,7 +294,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     });
     await team.restore();
     cron.start();
-    return { runner, team, cron, background, inbox, supervisor, mcp, usage, model, close: closeAll };
+    return { runner, team, cron, background, inbox, supervisor, mcp, usage, model, policy, modelChoice, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => {});
     throw error;

@@ -32,6 +32,8 @@ export type RunEvent =
   | { type: "tool_call"; agent: string; id: string; name: string; arguments: string }
   | { type: "tool_result"; agent: string; id: string; name: string; content: string; isError: boolean }
   | { type: "model_request"; agent: string; turn: number }
+  /** The tokens one model answer cost (for a terminal's team view; not in stream-json output). */
+  | { type: "usage"; agent: string; inputTokens: number; outputTokens: number }
   | { type: "model_retry"; agent: string; attempt: number; delayMs: number; reason: string }
   | { type: "compaction"; agent: string; summarisedMessages: number; persistedResults: number }
   | { type: "warning"; agent: string; message: string }

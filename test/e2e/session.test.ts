@@ -179,3 +179,36 @@ describe("permission questions in a session", () => {
     expect(existsSync(join(t.setup.workspace, "made-by-shell"))).toBe(false);
   }, 30_000);
 });
+
+describe("session commands on a terminal", () => {
+  test("/team (completed with Tab) lists the teammate at work; @ and Tab complete its name", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const t = onTerminal([
+      { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "write notes.txt" } }] },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "notes\n" } }], hold: { afterChunks: 0, until: held } },
+      { identity: "alice", text: "notes.txt written" },
+      { identity: "lead", text: "alice finished." },
+    ]);
+    let at = await t.until("> ");
+    t.type("have alice write notes.txt\r");
+    at = await t.until("alice is on it.", at);
+    at = await t.until("> ", at);
+    t.type("/te\t");
+    at = await t.until("/team ", at);
+    t.type("\r");
+    at = await t.until("alice (writer)  running  thinking", at);
+    at = await t.until("> ", at);
+    t.type("@al\t");
+    at = await t.until("@alice ", at);
+    // Erase what was typed: Ctrl-U.
+    t.type("\x15");
+    release();
+    at = await t.until("alice finished.", at);
+    await t.until("> ", at);
+    t.type("/exit\r");
+    expect(await t.child.exited).toBe(0);
+    t.server.assertDone();
+  }, 30_000);
+});

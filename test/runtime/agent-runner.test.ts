@@ -93,12 +93,19 @@ describe("AgentRunner", () => {
     expect(s.events.map((e) => e.type)).toEqual([
       "user",
       "model_request",
+      "usage",
       "tool_call",
       "tool_result",
       "model_request",
       "assistant_delta",
       "assistant_delta",
+      "usage",
       "assistant",
+    ]);
+    // Each answer's tokens, for a terminal's team view.
+    expect(s.events.filter((e) => e.type === "usage")).toEqual([
+      { type: "usage", agent: "lead", inputTokens: 10, outputTokens: 5 },
+      { type: "usage", agent: "lead", inputTokens: 10, outputTokens: 5 },
     ]);
     // The answer streamed in pieces, then whole.
     expect(s.events.filter((e) => e.type === "assistant_delta").map((e) => e.text)).toEqual(["Wrote ", "notes/hello.txt."]);
@@ -115,7 +122,7 @@ describe("AgentRunner", () => {
       { role: "user", content: "answer me" },
       { role: "assistant", content: "The whole answer." },
     ]);
-    expect(s.events.filter((e) => e.type !== "user" && e.type !== "model_request")).toEqual([
+    expect(s.events.filter((e) => e.type !== "user" && e.type !== "model_request" && e.type !== "usage")).toEqual([
       { type: "assistant_delta", agent: "lead", text: "A " },
       { type: "assistant_delta", agent: "lead", text: "half " },
       { type: "model_retry", agent: "lead", attempt: 1, delayMs: expect.any(Number), reason: "the answer stream was cut before it finished" },

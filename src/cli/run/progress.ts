@@ -32,6 +32,8 @@ export function progressLine(event: RunEvent, level: ProgressLevel): string | un
       return undefined; // the whole reply follows as "assistant"
     case "model_request":
       return verbose ? `${who} model request ${event.turn}` : undefined;
+    case "usage":
+      return undefined; // the team view's token counts
     case "compaction":
       return verbose
         ? `${who} compacted the history: ${event.summarisedMessages} message(s) summarised, ${event.persistedResults} large result(s) saved to files`
@@ -83,7 +85,7 @@ export class ProgressPrinter {
 
   readonly observe = (event: RunEvent): void => {
     // Pieces of an answer keep the spinner going: the model is still at work.
-    if (event.type === "assistant_delta") return;
+    if (event.type === "assistant_delta" || event.type === "usage") return;
     this.spinner?.stop();
     const line = progressLine(event, this.level);
     if (line !== undefined) this.write(`${line}\n`);

@@ -70,6 +70,8 @@ export class RunOutput {
     this.#answer?.observe(event);
     this.#progress.observe(event);
     if (event.type === "assistant_delta" && !this.#o.includePartialMessages) return;
+    // Token counts per answer are for the terminal's team view; the result line has the totals.
+    if (event.type === "usage") return;
     this.#event(event);
   };
 

@@ -13,7 +13,10 @@ import { withRuntime } from "../run/runtime.ts";
 import { RunStop } from "../run/stop.ts";
 import { leftForDrain } from "../run/team-outcome.ts";
 import { VERSION } from "../version.ts";
+import type { TeamEvent } from "../../team/teammate-runtime.ts";
+import { TeamActivity } from "../terminal/activity.ts";
 import { LeadSession } from "./lead-session.ts";
+import { completeLine, runSlashCommand } from "./slash-commands.ts";
 import { SessionInput } from "./session-input.ts";
 
 /** `agent` with no command, on a terminal: an interactive session with the Lead. */
@@ -47,7 +50,15 @@ export interface SessionIo {
  * never taken for a request.
  */
 export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Promise<void> {
-  const input = new SessionInput({ input: io.stdin, output: io.stderr, terminal: io.terminal });
+  const activity = new TeamActivity();
+  // Known once the runtime is built (restored teammates included).
+  let teammates: () => string[] = () => [];
+  const input = new SessionInput({
+    input: io.stdin,
+    output: io.stderr,
+    terminal: io.terminal,
+    completer: (line) => completeLine(line, () => teammates()),
+  });
   const err = (text: string) => input.interject(() => io.stderr.write(text));
   const progress = new ProgressPrinter(err, io.verbose ? "verbose" : "normal");
   // The answer to what the user typed streams in as the model writes it (no
@@ -57,14 +68,20 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   const observe = (event: RunEvent) => {
     if (answer && session?.inUserTurn) answer.observe(event);
     progress.observe(event);
+    activity.observe(event);
+  };
+  const observeTeam = (event: TeamEvent) => {
+    progress.observeTeam(event);
+    activity.observeTeam(event);
   };
   for (const warning of setup.warnings) err(`agent: warning: ${warning}\n`);
   using stop = new RunStop(undefined);
   // SIGTERM or a lost lock ends the session as Ctrl-D would.
   stop.signal.addEventListener("abort", () => input.close(), { once: true });
   try {
-    await withRuntime({ setup, stop, observer: observe, teamObserver: progress.observeTeam, asker: sessionAsker(input, err, paletteFor(io.stderr as { isTTY?: boolean })) }, async (lead) => {
+    await withRuntime({ setup, stop, observer: observe, teamObserver: observeTeam, asker: sessionAsker(input, err, paletteFor(io.stderr as { isTTY?: boolean })) }, async (lead) => {
       err(`agent ${VERSION}: a session with the Lead in ${setup.workspace}; "exit" or Ctrl-D ends it\n`);
+      teammates = () => lead.team.list().map((record) => record.name);
       session = new LeadSession({
         lead,
         input,
@@ -72,6 +89,8 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
         note: err,
         ids: uuidV7Source,
         streamed: (result) => answer?.coversResult(result) ?? false,
+        command: (line) => runSlashCommand(line, { lead, activity, stateDir: setup.stateDir, print: err, leave: () => input.close() }),
+        turnEnded: () => activity.leadIdle(),
       });
       await session.run();
       const left = leftForDrain(lead.team.list(), lead.inbox.size);

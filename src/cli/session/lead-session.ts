@@ -11,6 +11,10 @@ export interface LeadSessionOptions {
   /** Errors and notes: stderr. */
   note: (text: string) => void;
   ids: IdSource;
+  /** Handles a line that is a session command or a message to a teammate; false means it is a request for the Lead. */
+  command?: (line: string) => Promise<boolean>;
+  /** Told when a turn of the Lead (user or event) is over. */
+  turnEnded?: () => void;
   /** Whether a user turn's answer was already printed as it streamed in (so it is not printed again). */
   streamed?: (result: string) => boolean;
 }
@@ -51,6 +55,7 @@ export class LeadSession {
         const request = line.trim();
         if (request.length === 0) continue;
         if (EXIT_WORDS.has(request)) break;
+        if (await this.#o.command?.(request)) continue;
         await this.#runUserTurn(line);
       }
     } finally {
@@ -84,6 +89,7 @@ export class LeadSession {
     } finally {
       this.#userTurn = undefined;
       this.#turnAbort = undefined;
+      this.#o.turnEnded?.();
     }
     // Messages sent to the Lead by another process (`agent mailbox send`) meanwhile.
     await this.#o.lead.team.pumpLead().catch(() => {});
@@ -106,6 +112,7 @@ export class LeadSession {
       closing.addEventListener("abort", abort, { once: true });
       try {
         const round = await runner.runEvents(inbox, { signal: controller.signal });
+        if (round.turns.length > 0) this.#o.turnEnded?.();
         for (const { result } of round.turns) this.#o.input.interject(() => this.#show(result, "the event turn"));
         // A user turn took the lock first: wait for it (or a moment, if it is already over).
         if (round.deferred) await this.#userTurnEnd();

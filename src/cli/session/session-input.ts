@@ -7,6 +7,8 @@ export interface SessionStreams {
   output: Writable;
   /** A terminal: line editing, history, Ctrl-C as an event. */
   terminal: boolean;
+  /** Tab completion on a terminal: the candidates for the line typed so far. */
+  completer?: (line: string) => [string[], string];
 }
 
 const PROMPT = "> ";
@@ -36,7 +38,13 @@ export class SessionInput {
   constructor(streams: SessionStreams) {
     this.#terminal = streams.terminal;
     this.#output = streams.output;
-    this.#rl = createInterface({ input: streams.input, output: streams.output, terminal: streams.terminal, prompt: PROMPT });
+    this.#rl = createInterface({
+      input: streams.input,
+      output: streams.output,
+      terminal: streams.terminal,
+      prompt: PROMPT,
+      ...(streams.terminal && streams.completer ? { completer: streams.completer } : {}),
+    });
     this.#rl.on("line", (line) => {
       const waiting = this.#waiting;
       this.#waiting = undefined;

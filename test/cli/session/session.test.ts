@@ -119,3 +119,84 @@ describe("interactive session", () => {
     );
   });
 });
+
+describe("session commands", () => {
+  test("/help, an unknown command, /model, /todos, /tasks, /permissions with a rule added by a", async () => {
+    const s = session(
+      [
+        {
+          identity: "lead",
+          toolCalls: [
+            { name: "todo_write", arguments: { todos: [{ content: "write a.txt", status: "in_progress" }] } },
+            { name: "create_task", arguments: { subject: "check a.txt", description: "read it back" } },
+            { name: "write_file", arguments: { path: "a.txt", content: "hi\n" } },
+          ],
+        },
+        { identity: "lead", text: "wrote a.txt." },
+        { identity: "lead", text: "on the other model.", check: (request) => expect(request.body.model).toBe("other-model") },
+      ],
+      "default",
+    );
+    await s.until("err", "a session with the Lead");
+    s.type("/help");
+    await s.until("err", "/permissions");
+    expect(s.text.err).toContain("@NAME TEXT");
+    s.type("/frobnicate");
+    await s.until("err", "agent: unknown command /frobnicate; the commands are /help, /team, /tasks, /todos");
+    s.type("write a.txt");
+    await s.until("err", `allow? ${ANSWER_KEYS}: `);
+    s.type("a");
+    await s.until("out", "wrote a.txt.\n");
+    s.type("/permissions");
+    await s.until("err", "added this session (a): write_file(a.txt)");
+    expect(s.text.err).toContain("mode: default\n");
+    s.type("/todos");
+    await s.until("err", "[>] write a.txt\n");
+    s.type("/tasks");
+    await s.until("err", "check a.txt");
+    s.type("/model other-model");
+    await s.until("err", "model: other-model from the next request on");
+    s.type("go on");
+    await s.until("out", "on the other model.\n");
+    s.type("/exit");
+    await s.done;
+    s.server.assertDone();
+    // None of the commands reached the model.
+    expect(s.text.out).toBe("wrote a.txt.\non the other model.\n");
+  });
+
+  test("/team lists the teammates while they work; @name sends to one from the user", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const s = session([
+      { identity: "lead", toolCalls: [spawnAlice] },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", toolCalls: [{ name: "glob", arguments: { pattern: "*" } }], hold: { afterChunks: 0, until: held } },
+      { identity: "alice", text: "notes written" },
+      {
+        identity: "alice",
+        text: "shorter notes",
+        check: (request) => expect(request.body.messages.at(-1)).toMatchObject({ role: "user", content: expect.stringContaining("make them shorter") }),
+      },
+      { identity: "lead", text: "alice: notes written." },
+      { identity: "lead", text: "alice: shorter notes." },
+    ]);
+    await s.until("err", "a session with the Lead");
+    s.type("have alice write notes");
+    await s.until("out", "alice is on it.\n");
+    await s.until("err", "[alice] running (writer)");
+    s.type("/team");
+    await s.until("err", "alice (writer)  running  thinking");
+    expect(s.text.err).toMatch(/lead {2}idle {2}\d+s {2}\d+ tokens\nalice/);
+    release();
+    await s.until("out", "alice: notes written.\n");
+    s.type("@alice make them shorter");
+    await s.until("err", "sent to alice (");
+    await s.until("out", "alice: shorter notes.\n");
+    s.type("@nobody hello");
+    await s.until("err", "agent: could not send to nobody:");
+    s.type("exit");
+    await s.done;
+    s.server.assertDone();
+  });
+});

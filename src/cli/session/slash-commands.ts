@@ -1,0 +1,173 @@
+import { FileTaskStore } from "../../tasks/task-store.ts";
+import type { LeadRuntime } from "../../runtime/lead.ts";
+import { TodoList } from "../../todos/todo-list.ts";
+import { taskLines } from "../../tools/task-text.ts";
+import { type TeamActivity, activityLine } from "../terminal/activity.ts";
+
+export interface SlashContext {
+  lead: Pick<LeadRuntime, "team" | "policy" | "modelChoice" | "runner">;
+  activity: TeamActivity;
+  stateDir: string;
+  /** Where command output goes (stderr, above the prompt). */
+  print: (text: string) => void;
+  /** Ends the session, as `exit` does. */
+  leave: () => void;
+  now?: () => number;
+}
+
+interface SlashCommand {
+  usage: string;
+  help: string;
+  run(context: SlashContext, argument: string): Promise<void> | void;
+}
+
+/** Who sends what the user types as `@name text`: not an agent, so replies go to the Lead as results do. */
+export const USER_SENDER = "user";
+
+const COMMANDS: Record<string, SlashCommand> = {
+  help: { usage: "/help", help: "these commands", run: (c) => c.print(helpText()) },
+  team: { usage: "/team", help: "the Lead and the teammates: state, current tool, time, tokens", run: showTeam },
+  tasks: { usage: "/tasks", help: "the shared task graph", run: showTasks },
+  todos: { usage: "/todos", help: "the Lead's todo list", run: showTodos },
+  compact: { usage: "/compact", help: "summarise the Lead's older history now", run: compactNow },
+  model: { usage: "/model [NAME]", help: "show the model, or use NAME for every agent's next requests", run: switchModel },
+  permissions: { usage: "/permissions", help: "the permission mode and rules, with those added by a/N answers", run: showPermissions },
+  exit: { usage: "/exit", help: "end the session (also exit, Ctrl-D)", run: (c) => c.leave() },
+};
+
+export function commandNames(): string[] {
+  return Object.keys(COMMANDS).map((name) => `/${name}`);
+}
+
+function helpText(): string {
+  const width = Math.max(...Object.values(COMMANDS).map((command) => command.usage.length), "@NAME TEXT".length);
+  const lines = Object.values(COMMANDS).map((command) => `  ${command.usage.padEnd(width)}  ${command.help}`);
+  lines.push(`  ${"@NAME TEXT".padEnd(width)}  send TEXT to teammate NAME (its result comes back to the Lead)`);
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Runs a line that is a session command (`/name …`) or a message to a teammate
+ * (`@name text`); returns false for anything else (a request for the Lead).
+ * Failures are printed, never thrown: a typo must not end the session.
+ */
+export async function runSlashCommand(line: string, context: SlashContext): Promise<boolean> {
+  const text = line.trim();
+  if (text.startsWith("@")) {
+    await sendToTeammate(context, text);
+    return true;
+  }
+  // A request may start with a path (`/usr/lib/x is broken`): only a lone `/word` is a command.
+  if (!/^\/[A-Za-z-]*(\s|$)/.test(text)) return false;
+  const [word = "", ...rest] = text.slice(1).split(/\s+/);
+  const command = COMMANDS[word];
+  if (!command) {
+    context.print(`agent: unknown command /${word}; the commands are ${commandNames().join(", ")} and @NAME TEXT\n`);
+    return true;
+  }
+  try {
+    await command.run(context, rest.join(" "));
+  } catch (error) {
+    context.print(`agent: /${word} failed: ${(error as Error).message}\n`);
+  }
+  return true;
+}
+
+/** Tab completion (readline's completer): command names after `/`, teammate names after `@`. */
+export function completeLine(line: string, teammates: () => string[]): [string[], string] {
+  if (/^\/\S*$/.test(line)) {
+    const hits = commandNames().filter((name) => name.startsWith(line));
+    return [hits.length > 0 ? hits.map((hit) => `${hit} `) : commandNames(), line];
+  }
+  if (/^@\S*$/.test(line)) {
+    const names = teammates().map((name) => `@${name}`);
+    const hits = names.filter((name) => name.startsWith(line));
+    return [hits.length > 0 ? hits.map((hit) => `${hit} `) : names, line];
+  }
+  return [[], line];
+}
+
+function showTeam(context: SlashContext): void {
+  const now = (context.now ?? Date.now)();
+  const lead = context.activity.get("lead");
+  const lines = lead ? [activityLine(lead, now)] : [];
+  const teammates = context.lead.team.list();
+  for (const record of teammates) {
+    const seen = context.activity.get(record.name);
+    const since = seen?.since ?? Date.parse(record.updatedAtUtc);
+    lines.push(
+      activityLine(
+        {
+          name: record.name,
+          role: record.role,
+          state: record.state,
+          ...(record.state === "running" && seen?.doing ? { doing: seen.doing } : {}),
+          since,
+          tokens: seen?.tokens ?? 0,
+        },
+        now,
+      ),
+    );
+    if (record.failure) lines.push(`  failed: ${record.failure}`);
+  }
+  if (teammates.length === 0) lines.push("no teammates yet");
+  const waiting = context.activity.waitingEvents;
+  if (waiting > 0) lines.push(`${waiting} event${waiting === 1 ? "" : "s"} waiting for the Lead`);
+  context.print(`${lines.join("\n")}\n`);
+}
+
+async function showTasks(context: SlashContext): Promise<void> {
+  const tasks = await new FileTaskStore({ stateDir: context.stateDir }).list();
+  context.print(tasks.length === 0 ? "no tasks\n" : `${taskLines(tasks)}\n`);
+}
+
+function showTodos(context: SlashContext): void {
+  const todos = new TodoList(context.stateDir, "lead").todos;
+  const mark: Record<string, string> = { pending: "[ ]", in_progress: "[>]", completed: "[x]" };
+  context.print(todos.length === 0 ? "the todo list is empty\n" : `${todos.map((todo) => `${mark[todo.status]} ${todo.content}`).join("\n")}\n`);
+}
+
+async function compactNow(context: SlashContext): Promise<void> {
+  context.print("compacting the Lead's history…\n");
+  const summarised = await context.lead.runner.compactNow();
+  context.print(summarised > 0 ? `compacted: ${summarised} message(s) summarised\n` : "nothing to summarise yet\n");
+}
+
+function switchModel(context: SlashContext, name: string): void {
+  if (name.trim() === "") {
+    context.print(`model: ${context.lead.modelChoice.model}\n`);
+    return;
+  }
+  context.lead.modelChoice.use(name);
+  context.print(`model: ${context.lead.modelChoice.model} from the next request on (the Lead and every teammate)\n`);
+}
+
+function showPermissions(context: SlashContext): void {
+  const { policy } = context.lead;
+  const rules = policy.rules();
+  const list = (items: string[]) => (items.length === 0 ? "(none)" : items.join(", "));
+  context.print(
+    [
+      `mode: ${policy.mode}`,
+      `allow: ${list(rules.allow)}`,
+      `deny: ${list(rules.deny)}`,
+      `added this session (a): ${list(rules.session.allow)}`,
+      `denied this session (N): ${list(rules.session.deny)}`,
+    ].join("\n") + "\n",
+  );
+}
+
+async function sendToTeammate(context: SlashContext, text: string): Promise<void> {
+  const match = /^@(\S+)\s+([\s\S]+)$/.exec(text);
+  if (!match) {
+    context.print("agent: write @NAME and the message, e.g. @alice run the tests again\n");
+    return;
+  }
+  const [, name = "", content = ""] = match;
+  try {
+    const message = await context.lead.team.send(USER_SENDER, name, content.trim());
+    context.print(`sent to ${name} (${message.id})\n`);
+  } catch (error) {
+    context.print(`agent: could not send to ${name}: ${(error as Error).message}\n`);
+  }
+}
