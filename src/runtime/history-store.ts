@@ -65,7 +65,7 @@ export class HistoryStore {
     const dir = join(stateDir, "agents");
     ensureDir(dir);
     const path = join(dir, `${agent}.jsonl`);
-    const { records, repaired } = readRecords(path);
+    const { records, repaired } = readRecords(path, { repair: true });
     return new HistoryStore(path, records, repaired);
   }
 
@@ -170,10 +170,12 @@ export class HistoryStore {
 
 /**
  * Reads and validates every record. A last line without its newline is a record
- * whose append never returned (the process died writing it): it is cut off, and
- * the cut reported; any other bad line means the file cannot be trusted.
+ * whose append never returned (the process died writing it): with `repair` (the
+ * runtime that will append) it is cut off and the cut reported; without (a
+ * reader, perhaps beside a live runtime) it is skipped. Any other bad line means
+ * the file cannot be trusted.
  */
-function readRecords(path: string): { records: HistoryRecord[]; repaired: string | undefined } {
+export function readRecords(path: string, options: { repair: boolean }): { records: HistoryRecord[]; repaired: string | undefined } {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -184,8 +186,10 @@ function readRecords(path: string): { records: HistoryRecord[]; repaired: string
   let repaired: string | undefined;
   if (text.length > 0 && !text.endsWith("\n")) {
     const keep = text.lastIndexOf("\n") + 1;
-    repaired = `${path}: removed a half-written last record (${text.length - keep} bytes) left by a process that stopped while writing it`;
-    truncateSync(path, Buffer.byteLength(text.slice(0, keep), "utf8"));
+    if (options.repair) {
+      repaired = `${path}: removed a half-written last record (${text.length - keep} bytes) left by a process that stopped while writing it`;
+      truncateSync(path, Buffer.byteLength(text.slice(0, keep), "utf8"));
+    }
     text = text.slice(0, keep);
   }
   const records: HistoryRecord[] = [];

@@ -147,3 +147,8 @@ export function readUsageRecords(path: string, options: { repair: boolean }): Us
     return parsed.data;
   });
 }
+
+/** A session's usage from its state dir, for readers beside a live runtime (nothing repaired). */
+export function readSessionUsage(stateDir: string, pricing: Pricing): UsageReport {
+  return summarise(readUsageRecords(join(stateDir, USAGE_FILE), { repair: false }), pricing);
+}
