@@ -240,12 +240,6 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   };
   if (flags.appendSystemPrompt !== undefined) parseNonEmpty(flags.appendSystemPrompt, { flag: "--append-system-prompt" });
   if (settings.maxBudgetUsd === undefined) delete settings.maxBudgetUsd;
-  // A budget needs a price: without one every call would cost "nothing" and the budget never bite.
-  else if (settings.pricing[settings.model] === undefined) {
-    throw new UsageError(
-      `a budget (maxBudgetUsd or --max-budget-usd) needs a price for model ${JSON.stringify(settings.model)}: add it to config "pricing" (see docs/observability.md)`,
-    );
-  }
   // Settings that are absent stay absent (not `key: undefined`), so the object compares cleanly.
   for (const key of Object.keys(settings.compaction) as (keyof Settings["compaction"])[]) {
     if (settings.compaction[key] === undefined) delete settings.compaction[key];

@@ -73,6 +73,12 @@ export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[]): 
     workspace,
     flags: settingsFlags(args, rawArgs),
   });
+  // A budget needs a price: without one every call would cost "nothing" and the budget never bite.
+  if (settings.maxBudgetUsd !== undefined && settings.pricing[settings.model] === undefined) {
+    throw new UsageError(
+      `a budget (maxBudgetUsd or --max-budget-usd) needs a price for model ${JSON.stringify(settings.model)}: add it to config "pricing" (see docs/observability.md)`,
+    );
+  }
   registerSecret(settings.apiKey);
   // Credentials configured as extra model-request headers are masked like the key.
   for (const [name, value] of Object.entries(settings.headers)) if (/auth|key|token|secret/i.test(name)) registerSecret(value.replace(/^(?:bearer|basic)\s+/i, ""));
