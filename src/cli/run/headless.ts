@@ -43,6 +43,9 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     animate: stderrCanAnimate(),
     version: VERSION,
     streamAnswer: process.stdout.isTTY === true,
+    ...(process.stderr.isTTY === true && process.env.TERM !== "dumb"
+      ? { teamView: { columns: () => process.stderr.columns ?? 80, colour: (process.env.NO_COLOR ?? "") === "" } }
+      : {}),
     includePartialMessages: setup.includePartialMessages,
   });
   const info: RunInfo = {

@@ -1,5 +1,7 @@
 import type { RunEvent } from "../../runtime/run-types.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
+import { TeamActivity, teamViewLines } from "../terminal/activity.ts";
+import { StatusBlock } from "../terminal/status-block.ts";
 import { AnswerStream } from "./answer-stream.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
 import { ProgressPrinter, type ProgressLevel } from "./progress.ts";
@@ -19,6 +21,8 @@ export interface RunOutputOptions {
   streamAnswer?: boolean;
   /** stream-json: also print each streamed piece of an answer as an `assistant_delta` line. */
   includePartialMessages?: boolean;
+  /** stderr is a terminal: a live team view below the log instead of the spinner (src/cli/terminal/). */
+  teamView?: { columns: () => number; colour: boolean };
 }
 
 /**
@@ -32,6 +36,8 @@ export class RunOutput {
   readonly #stdout: OrderedWriter;
   readonly #progress: ProgressPrinter;
   readonly #answer: AnswerStream | undefined;
+  readonly #activity = new TeamActivity();
+  readonly #block: StatusBlock | undefined;
   /**
    * Events from before start(): building the runtime restores the team (claims,
    * teammates starting) before the init line can be printed, and the init line
@@ -52,8 +58,19 @@ export class RunOutput {
       await options.stderr.flush();
     };
     const write = streamAnswer ? (text: string) => this.#stdout.write(text, toStderr) : (text: string) => options.stderr.write(text);
-    const spinner = options.animate && options.level !== "quiet" ? new Spinner(write) : undefined;
-    this.#progress = new ProgressPrinter(write, options.level, spinner, () => !this.#answer?.midLine);
+    const view = options.teamView;
+    if (view && options.level !== "quiet") {
+      this.#block = new StatusBlock(write, {
+        render: () => teamViewLines(this.#activity, Date.now()),
+        columns: view.columns,
+        mayDraw: () => !this.#answer?.midLine,
+        ...(view.colour ? { style: (line: string) => `\x1b[2m${line}\x1b[0m` } : {}),
+      });
+      this.#block.start();
+    }
+    const block = this.#block;
+    const spinner = !block && options.animate && options.level !== "quiet" ? new Spinner(write) : undefined;
+    this.#progress = new ProgressPrinter(block ? (text) => block.log(text) : write, options.level, spinner, () => !this.#answer?.midLine);
   }
 
   /** The first stream-json line, before the model is called. */
@@ -66,9 +83,15 @@ export class RunOutput {
   }
 
   readonly observe = (event: RunEvent): void => {
-    if (this.#answer && AnswerStream.prints(event)) this.#progress.stop();
+    const prints = AnswerStream.prints(event);
+    if (this.#answer && prints) {
+      this.#progress.stop();
+      this.#block?.hide();
+    }
     this.#answer?.observe(event);
+    this.#activity.observe(event);
     this.#progress.observe(event);
+    if (!prints) this.#block?.refresh();
     if (event.type === "assistant_delta" && !this.#o.includePartialMessages) return;
     // Token counts per answer are for the terminal's team view; the result line has the totals.
     if (event.type === "usage") return;
@@ -76,7 +99,9 @@ export class RunOutput {
   };
 
   readonly observeTeam = (event: TeamEvent): void => {
+    this.#activity.observeTeam(event);
     this.#progress.observeTeam(event);
+    this.#block?.refresh();
     this.#event(event);
   };
 
@@ -95,6 +120,7 @@ export class RunOutput {
   /** Stops the spinner; call as soon as the run is over, before anything else is printed. */
   stopProgress(): void {
     this.#progress.stop();
+    this.#block?.clear();
   }
 
   /** Prints the result and waits until stdout has it. Text mode prints nothing for a failed run: its error line says it. */

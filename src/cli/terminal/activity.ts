@@ -69,10 +69,15 @@ export class TeamActivity {
         this.#set(name, { doing: "thinking", ...(name === LEAD ? { state: "working" } : {}) });
         break;
       case "tool_call":
-        this.#set(name, { doing: event.name });
+        this.#set(name, { doing: event.name, ...(name === LEAD ? { state: "working" } : {}) });
         break;
       case "tool_result":
         this.#set(name, { doing: "thinking" });
+        break;
+      case "assistant":
+        // The Lead's reply without tool calls ends its turn.
+        if (name === LEAD && event.agent === LEAD) this.#set(LEAD, { state: "idle", doing: undefined });
+        else return;
         break;
       case "usage":
         this.#add(name, event.inputTokens + event.outputTokens);
@@ -130,4 +135,12 @@ export function activityLine(agent: AgentActivity, now: number): string {
   parts.push(elapsed(now - agent.since));
   if (agent.tokens > 0) parts.push(`${tokenCount(agent.tokens)} tokens`);
   return parts.join("  ");
+}
+
+/** The live team view: the Lead's line, one per teammate, and the events waiting for the Lead. */
+export function teamViewLines(activity: TeamActivity, now: number): string[] {
+  const lines = activity.list().map((agent) => activityLine(agent, now));
+  const waiting = activity.waitingEvents;
+  if (waiting > 0) lines.push(`${waiting} event${waiting === 1 ? "" : "s"} waiting for the Lead`);
+  return lines;
 }

@@ -1,0 +1,47 @@
+import { describe, expect, test } from "bun:test";
+import { StatusBlock } from "../../../src/cli/terminal/status-block.ts";
+import { TeamActivity, teamViewLines } from "../../../src/cli/terminal/activity.ts";
+import { finalScreen } from "../../support/screen.ts";
+
+describe("StatusBlock", () => {
+  test("the log scrolls above the block; the block follows it, clipped to the width; clear() leaves only the log", () => {
+    let out = "";
+    let lines = ["lead  working  thinking  1s"];
+    let midLine = false;
+    const block = new StatusBlock((text) => (out += text), { render: () => lines, columns: () => 20, mayDraw: () => !midLine });
+    block.log("first\n");
+    expect(finalScreen(out)).toEqual(["first", "lead  working  thi…", ""]);
+    lines = ["lead  idle  2s", "alice (w)  running"];
+    block.log("second\n");
+    expect(finalScreen(out)).toEqual(["first", "second", "lead  idle  2s", "alice (w)  running", ""]);
+    // An answer half printed owns the line: the block is hidden and not drawn.
+    block.hide();
+    out += "The ans";
+    midLine = true;
+    block.refresh();
+    expect(finalScreen(out)).toEqual(["first", "second", "The ans"]);
+    out += "wer.\n";
+    midLine = false;
+    block.refresh();
+    expect(finalScreen(out)).toEqual(["first", "second", "The answer.", "lead  idle  2s", "alice (w)  running", ""]);
+    block.clear();
+    block.log("last\n");
+    expect(finalScreen(out)).toEqual(["first", "second", "The answer.", "last", ""]);
+  });
+
+  test("the team view's lines: the Lead, each teammate with its tool and tokens, events waiting", () => {
+    let now = 1_000;
+    const activity = new TeamActivity(() => now);
+    activity.observe({ type: "user", agent: "lead", content: "go" });
+    activity.observe({ type: "usage", agent: "lead", inputTokens: 1000, outputTokens: 200 });
+    activity.observeTeam({ type: "teammate", name: "alice", role: "writer", state: "running" });
+    now = 4_000;
+    activity.observe({ type: "tool_call", agent: "alice", id: "c1", name: "write_file", arguments: "{}" });
+    activity.observeTeam({ type: "mailbox", op: "send", agent: "lead", id: "m1", from: "bob", kind: "result" });
+    expect(teamViewLines(activity, 6_000)).toEqual([
+      "lead  working  thinking  5s  1.2k tokens",
+      "alice (writer)  running  write_file  5s",
+      "1 event waiting for the Lead",
+    ]);
+  });
+});
