@@ -9,7 +9,7 @@ export const globalArgs = {
   "state-dir": {
     type: "string",
     valueHint: "dir",
-    description: "State directory (default: $AGENT_STATE_DIR, else ./.agent)",
+    description: "State root, holding every session (default: $AGENT_STATE_DIR, else ./.agent/state)",
   },
   verbose: { type: "boolean", description: "Show stack traces with errors" },
   help: { type: "boolean", alias: "h", description: "Show this help" },
@@ -17,6 +17,11 @@ export const globalArgs = {
 
 export const jsonArg = {
   json: { type: "boolean", description: "Print one JSON object instead of text" },
+} as const satisfies ArgsDef;
+
+/** `--session` of the admin commands (mailbox, team, cron): which existing session they look at. */
+export const sessionArg = {
+  session: { type: "string", valueHint: "id", description: "Session id, unique id prefix or name (default: the most recently used)" },
 } as const satisfies ArgsDef;
 
 export const agentFilterArg = {

@@ -1,10 +1,12 @@
 import { isAbsolute, join, resolve } from "node:path";
-import { UsageError } from "../core/errors.ts";
+import { SessionNotFoundError, UsageError } from "../core/errors.ts";
 import { FileMailboxStore } from "../mailbox/file-store.ts";
 import type { MailboxStore } from "../mailbox/store.ts";
+import type { SessionMeta } from "../sessions/session-meta.ts";
+import { SessionStore } from "../sessions/session-store.ts";
 import type { GlobalValues } from "./args.ts";
 
-/** `--state-dir`, else `$AGENT_STATE_DIR`, else `<cwd>/.agent`; always absolute. */
+/** `--state-dir`, else `$AGENT_STATE_DIR`, else `<cwd>/.agent/state`: the state root; always absolute. */
 export function resolveStateDir(
   globals: GlobalValues,
   env: Record<string, string | undefined> = process.env,
@@ -12,12 +14,51 @@ export function resolveStateDir(
 ): string {
   const flag = globals["state-dir"];
   if (flag !== undefined) {
-    if (flag.length === 0) throw new UsageError("--state-dir needs a directory path, e.g. --state-dir ./.agent");
+    if (flag.length === 0) throw new UsageError("--state-dir needs a directory path, e.g. --state-dir ./.agent/state");
     return isAbsolute(flag) ? flag : resolve(cwd, flag);
   }
   const fromEnv = env.AGENT_STATE_DIR;
   if (fromEnv !== undefined && fromEnv.length > 0) return resolve(cwd, fromEnv);
-  return join(cwd, ".agent");
+  return join(cwd, ".agent", "state");
+}
+
+/** The session an admin command (mailbox, team, cron) works on, and its directory. */
+export interface AdminSession {
+  root: string;
+  meta: SessionMeta;
+  dir: string;
+}
+
+/**
+ * `--session` (id, unique prefix or name), else the most recently used session;
+ * undefined when the root has no session yet and none was named.
+ */
+export function findAdminSession(args: GlobalValues & { session?: string }): AdminSession | undefined {
+  const root = resolveStateDir(args);
+  const store = new SessionStore(root);
+  const meta = args.session !== undefined ? store.find(args.session) : store.mostRecent();
+  return meta && { root, meta, dir: store.dirOf(meta.id) };
+}
+
+/** Like findAdminSession, for commands that need a session: none is SessionNotFoundError (exit 6). */
+export function requireAdminSession(args: GlobalValues & { session?: string }): AdminSession {
+  const found = findAdminSession(args);
+  if (!found) throw new SessionNotFoundError(undefined, resolveStateDir(args));
+  return found;
+}
+
+/**
+ * The session a message is sent into: the one named, else the most recent, else
+ * a new one (an outside system may hand the Lead work before any run: `agent
+ * drain` then takes it up).
+ */
+export function sendingSession(args: GlobalValues & { session?: string }): AdminSession {
+  const found = findAdminSession(args);
+  if (found) return found;
+  const root = resolveStateDir(args);
+  const store = new SessionStore(root);
+  const meta = store.create();
+  return { root, meta, dir: store.dirOf(meta.id) };
 }
 
 /** The one place the CLI builds its mailbox store, for commands that only read it. */

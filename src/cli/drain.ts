@@ -1,32 +1,87 @@
 import { defineCommand } from "citty";
+import { UsageError } from "../core/errors.ts";
 import { runUntilQuiet } from "../runtime/until-quiet.ts";
+import type { SessionMeta } from "../sessions/session-meta.ts";
+import { pendingWork } from "../sessions/session-status.ts";
+import { SessionStore } from "../sessions/session-store.ts";
 import { globalArgs } from "./args.ts";
+import { writeErr } from "./output.ts";
+import { type HeadlessSetup, headlessArgs, headlessSetup, runtimeArgs, verboseArg } from "./run/runtime-args.ts";
 import { runHeadless } from "./run/headless.ts";
-import { headlessArgs, headlessSetup, runtimeArgs, verboseArg } from "./run/runtime-args.ts";
 
 export const drainCommand = defineCommand({
   meta: {
     name: "drain",
-    description: "Restore the team from disk and run the Lead's event turns until nothing waits for it and no teammate works",
+    description:
+      "Restore a session's team from disk and run the Lead's event turns until nothing waits for it and no teammate works " +
+      "(default: the most recently used session with pending work)",
   },
-  args: { ...runtimeArgs, ...headlessArgs, ...globalArgs, ...verboseArg },
+  args: {
+    session: { type: "string", valueHint: "id", description: "Drain this session (id, unique id prefix or name)" },
+    all: { type: "boolean", description: "Drain every session with pending work, one after another" },
+    ...runtimeArgs,
+    ...headlessArgs,
+    ...globalArgs,
+    ...verboseArg,
+  },
   async run({ args, rawArgs }) {
-    const setup = headlessSetup(args, rawArgs);
-    // Building the runtime does what a stopped one left: the teammates are
-    // restored (their interrupted work back to ready/, the ones with work
-    // started) and the Lead's waiting messages fed to its inbox. An event already
-    // in the Lead's history (the last process died before its ack) is acked
-    // without being appended again, and answered only if it never was.
-    await runHeadless(setup, {
-      async body(lead, stop) {
-        return { quiet: await runUntilQuiet(lead, stop.signal), teammates: lead.team.list() };
-      },
-      note(_done, outcome) {
-        if (outcome.result.isError || outcome.eventTurns > 0) return undefined;
-        return outcome.events === 0
-          ? `nothing to do: no messages wait for the Lead in ${setup.stateDir} and no teammate has work`
-          : `acknowledged ${outcome.events} event(s) the Lead had already answered; nothing else to do`;
-      },
-    });
+    if (args.session !== undefined && args.all === true) throw new UsageError("--session and --all both choose what to drain; give one");
+    // Flags, workspace and settings checked first; the session is chosen below.
+    const setup = headlessSetup(args, rawArgs, () => ({ kind: "new" }));
+    const targets = await drainTargets(new SessionStore(setup.stateRoot), args.session, args.all === true);
+    if (targets.length === 0) {
+      if (setup.level !== "quiet") await writeErr(`agent: nothing to do: no session in ${setup.stateRoot} has pending work\n`);
+      return;
+    }
+    // --all: every session gets its turn even when one fails; the first failure decides the exit code.
+    let failure: { error: unknown } | undefined;
+    for (const meta of targets) {
+      try {
+        await drainSession({ ...setup, session: { kind: "existing", meta } });
+      } catch (error) {
+        // Told now when it is not the one the exit code reports.
+        if (failure) await writeErr(`agent: session ${meta.id}: ${error instanceof Error ? error.message : String(error)}\n`);
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
   },
 });
+
+/**
+ * The sessions to drain: the one named; with --all every session with pending
+ * work (a running one is refused, exit 4, by its lock); else the most recently
+ * used session with pending work, or, when none has any, the most recently used
+ * one (which then reports that there is nothing to do).
+ */
+async function drainTargets(store: SessionStore, ref: string | undefined, all: boolean): Promise<SessionMeta[]> {
+  if (ref !== undefined) return [store.find(ref)];
+  const sessions = store.list();
+  const pending: SessionMeta[] = [];
+  for (const meta of sessions) {
+    if ((await pendingWork(store.dirOf(meta.id))) === undefined) continue;
+    if (!all) return [meta];
+    pending.push(meta);
+  }
+  if (all) return pending;
+  return sessions.slice(0, 1);
+}
+
+async function drainSession(setup: HeadlessSetup): Promise<void> {
+  // Building the runtime does what a stopped one left: the teammates are
+  // restored (their interrupted work back to ready/, the ones with work
+  // started) and the Lead's waiting messages fed to its inbox. An event already
+  // in the Lead's history (the last process died before its ack) is acked
+  // without being appended again, and answered only if it never was.
+  await runHeadless(setup, {
+    async body(lead, stop) {
+      return { quiet: await runUntilQuiet(lead, stop.signal), teammates: lead.team.list() };
+    },
+    note(_done, outcome, info) {
+      if (outcome.result.isError || outcome.eventTurns > 0) return undefined;
+      return outcome.events === 0
+        ? `nothing to do: no messages wait for the Lead in ${info.stateDir} and no teammate has work`
+        : `acknowledged ${outcome.events} event(s) the Lead had already answered; nothing else to do`;
+    },
+  });
+}

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import type { AnyCommand } from "./argv.ts";
 import { globalArgs } from "./args.ts";
-import { runtimeArgs } from "./run/runtime-flags.ts";
+import { runtimeArgs, sessionArgs } from "./run/runtime-flags.ts";
 import { VERSION } from "./version.ts";
 
 // Each command's module is loaded only when the command line names it (or help
@@ -17,6 +17,7 @@ export const rootCommand: AnyCommand = defineCommand({
   },
   args: {
     // The interactive session's (src/cli/session/command.ts): `agent --model m`.
+    ...sessionArgs,
     ...runtimeArgs,
     ...globalArgs,
     version: { type: "boolean", description: "Print the version" },
@@ -30,6 +31,7 @@ export const rootCommand: AnyCommand = defineCommand({
     config: () => import("./config/index.ts").then((m) => m.configCommand),
     doctor: () => import("./doctor/command.ts").then((m) => m.doctorCommand),
     init: () => import("./init/command.ts").then((m) => m.initCommand),
+    sessions: () => import("./sessions/index.ts").then((m) => m.sessionsCommand),
     completion: () => import("./completion/command.ts").then((m) => m.completionCommand(() => rootCommand)),
     mcp: () => import("./mcp/index.ts").then((m) => m.mcpCommand),
   },

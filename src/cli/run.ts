@@ -4,16 +4,20 @@ import { runUntilQuiet } from "../runtime/until-quiet.ts";
 import { globalArgs } from "./args.ts";
 import { runHeadless } from "./run/headless.ts";
 import { readPrompt } from "./run/prompt.ts";
-import { headlessArgs, headlessSetup, runtimeArgs, verboseArg } from "./run/runtime-args.ts";
+import { headlessArgs, headlessSetup, runtimeArgs, sessionArgs, verboseArg } from "./run/runtime-args.ts";
 import { leftForDrain } from "./run/team-outcome.ts";
 
 export const runCommand = defineCommand({
-  meta: { name: "run", description: "Run one Lead user turn headless, then its team's event turns until the team is quiet" },
+  meta: {
+    name: "run",
+    description: "Run one Lead user turn headless in a new session (or the one -c/--resume/--session names), then its team's event turns until the team is quiet",
+  },
   args: {
     // Upper case: the flag --prompt already has the key "prompt". citty also copies
     // --prompt into PROMPT, so the operand is read from `args._` below.
     PROMPT: { type: "positional", required: false, valueHint: "prompt", description: "What to do; - reads it from stdin" },
     prompt: { type: "string", valueHint: "text", description: "The prompt, instead of PROMPT; - reads it from stdin" },
+    ...sessionArgs,
     ...runtimeArgs,
     ...headlessArgs,
     "no-wait": { type: "boolean", description: "Return after the user turn; teammates' messages wait in the mailbox for `agent drain`" },
@@ -29,6 +33,7 @@ export const runCommand = defineCommand({
     const idempotencyKey = uuidV7Source.next();
     await runHeadless(setup, {
       idempotencyKey,
+      prompt,
       async body(lead, stop) {
         const userTurn = await lead.runner.run(prompt, { idempotencyKey, signal: stop.signal });
         // A failed user turn ends the run; what the team still has to do stays
@@ -36,8 +41,8 @@ export const runCommand = defineCommand({
         const quiet = wait && !userTurn.isError ? await runUntilQuiet(lead, stop.signal) : undefined;
         return { userTurn, quiet, teammates: lead.team.list(), waitingForLead: lead.inbox.size };
       },
-      note(done) {
-        const left = wait ? undefined : leftForDrain(done.teammates, done.waitingForLead);
+      note(done, _outcome, info) {
+        const left = wait ? undefined : leftForDrain(done.teammates, done.waitingForLead, info.sessionId);
         return left === undefined ? undefined : `not waiting for the team (--no-wait): ${left}`;
       },
     });

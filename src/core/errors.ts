@@ -266,3 +266,31 @@ export class BudgetExceededError extends AgentError {
     );
   }
 }
+
+/** `--resume`/`--session` named no session of the state root. */
+export class SessionNotFoundError extends AgentError {
+  readonly code = "SESSION_NOT_FOUND";
+  readonly category = "not_found" as const;
+  constructor(
+    readonly ref: string | undefined,
+    readonly root: string,
+  ) {
+    super(
+      ref === undefined
+        ? `no session in ${root} yet; start one with \`agent run PROMPT\``
+        : `no session ${JSON.stringify(ref)} in ${root}; run \`agent sessions list\` to see the sessions`,
+    );
+  }
+}
+
+/** An id prefix that more than one session starts with. */
+export class AmbiguousSessionError extends AgentError {
+  readonly code = "AMBIGUOUS_SESSION";
+  readonly category = "usage" as const;
+  constructor(
+    readonly ref: string,
+    readonly candidates: string[],
+  ) {
+    super(`session prefix ${JSON.stringify(ref)} matches ${candidates.length} sessions (${candidates.join(", ")}); give more of the id`);
+  }
+}

@@ -20,6 +20,16 @@ export function pathExists(path: string, fs: FsOps = realFs): boolean {
   }
 }
 
+/** The names in a directory, or none when it does not exist (yet). */
+export function namesIn(path: string, fs: FsOps = realFs): string[] {
+  try {
+    return fs.readdirSync(path);
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return [];
+    throw error;
+  }
+}
+
 export function ensureDir(path: string, fs: FsOps = realFs): void {
   fs.mkdirSync(path, { recursive: true, mode: DIR_MODE });
 }

@@ -1,7 +1,7 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../core/errors.ts";
-import { ensureDir, isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
+import { ensureDir, namesIn, writeFileAtomic } from "../storage/atomic-file.ts";
 import { TASK_ID_PATTERN, Task, type TaskId, taskNumber } from "./task.ts";
 
 /** `<state-dir>/tasks/<id>.json`, one file a task, and the lock that guards them all. */
@@ -20,15 +20,8 @@ export class TaskFiles {
 
   /** Every task, in id order. A file that is not a valid task stops the read: it is never skipped. */
   readAll(): Task[] {
-    let names: string[];
-    try {
-      names = readdirSync(this.dir);
-    } catch (error) {
-      if (isErrno(error, "ENOENT")) return [];
-      throw error;
-    }
     const tasks: Task[] = [];
-    for (const name of names) {
+    for (const name of namesIn(this.dir)) {
       // Dot files are writeFileAtomic's temp files, possibly left by a crash mid-write.
       if (name.startsWith(".")) continue;
       const id = name.endsWith(".json") ? name.slice(0, -".json".length) : "";

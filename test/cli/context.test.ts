@@ -1,12 +1,12 @@
 import { expect, test } from "bun:test";
 import { resolveStateDir } from "../../src/cli/context.ts";
 
-test("--state-dir wins over AGENT_STATE_DIR, which wins over <cwd>/.agent", () => {
+test("--state-dir wins over AGENT_STATE_DIR, which wins over <cwd>/.agent/state", () => {
   const env = { AGENT_STATE_DIR: "/from/env" };
   expect(resolveStateDir({ "state-dir": "/from/flag" }, env, "/cwd")).toBe("/from/flag");
   expect(resolveStateDir({}, env, "/cwd")).toBe("/from/env");
-  expect(resolveStateDir({}, {}, "/cwd")).toBe("/cwd/.agent");
-  expect(resolveStateDir({}, { AGENT_STATE_DIR: "" }, "/cwd")).toBe("/cwd/.agent");
+  expect(resolveStateDir({}, {}, "/cwd")).toBe("/cwd/.agent/state");
+  expect(resolveStateDir({}, { AGENT_STATE_DIR: "" }, "/cwd")).toBe("/cwd/.agent/state");
 });
 
 test("relative paths are made absolute against the cwd", () => {

@@ -34,9 +34,9 @@ async function schedule(stateDir: string, ...requests: { cron: string; prompt: s
 
 describe("agent cron", () => {
   test("list shows the durable jobs, soonest first, as text and JSON", async () => {
-    const { agent, stateDir } = setup();
+    const { agent, stateDir, sessionId } = setup();
     expectOk(await agent("cron", "list"));
-    expect((await agent("cron", "list")).stdout).toBe(`no durable cron jobs in ${stateDir}\n`);
+    expect((await agent("cron", "list")).stdout).toBe(`no durable cron jobs in session ${sessionId}\n`);
     const [daily, hourly] = await schedule(
       stateDir,
       { cron: "0 9 * * *", prompt: "summarise CI\nwith details", recurring: true, durable: true },
@@ -45,10 +45,11 @@ describe("agent cron", () => {
     );
     const json = await agent("cron", "list", "--json");
     expectOk(json);
-    expect(JSON.parse(json.stdout)).toEqual({ jobs: [hourly, daily] });
+    expect(JSON.parse(json.stdout)).toEqual({ session_id: sessionId, jobs: [hourly, daily] });
     const text = await agent("cron", "list");
     expectOk(text);
-    const lines = text.stdout.trimEnd().split("\n");
+    const [session, ...lines] = text.stdout.trimEnd().split("\n");
+    expect(session).toBe(`session ${sessionId}`);
     expect(lines[0]).toMatch(/^ID +CRON +REPEAT +NEXT RUN \(UTC\) +LAST RUN \(UTC\) +PROMPT$/);
     expect(lines[1]).toMatch(new RegExp(`^${hourly!.id} +0 \\* \\* \\* \\* +once +2026-01-01T01:00:00.000Z +- +poll the queue$`));
     expect(lines[2]).toMatch(new RegExp(`^${daily!.id} +0 9 \\* \\* \\* +recurring +2026-01-01T09:00:00.000Z +- +summarise CI…$`));

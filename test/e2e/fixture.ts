@@ -4,6 +4,7 @@ import { systemClock } from "../../src/core/clock.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
 import { type MailboxMessage, createMessage } from "../../src/core/message.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
+import { SessionStore } from "../../src/sessions/session-store.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { type AgentResult, type RunOptions, runAgent } from "./agent-binary.ts";
 
@@ -12,13 +13,20 @@ import { type AgentResult, type RunOptions, runAgent } from "./agent-binary.ts";
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** A state dir and an `agent` runner bound to it through --state-dir. */
+/**
+ * A state root with one session, and an `agent` runner bound to the root through
+ * --state-dir: the admin commands default to that session (the most recent).
+ * `stateDir` is the session's directory, where its mailboxes and files are.
+ */
 export function setup() {
-  const stateDir = join(tempDir("agent-e2e-"), "state");
-  const agentWith = (options: RunOptions, ...args: string[]) => runAgent([...args, "--state-dir", stateDir], options);
+  const root = join(tempDir("agent-e2e-"), "state");
+  const sessions = new SessionStore(root);
+  const session = sessions.create();
+  const stateDir = sessions.dirOf(session.id);
+  const agentWith = (options: RunOptions, ...args: string[]) => runAgent([...args, "--state-dir", root], options);
   const agent = (...args: string[]) => agentWith({}, ...args);
   const store = new FileMailboxStore({ stateDir });
-  return { stateDir, agent, agentWith, store };
+  return { root, sessionId: session.id, stateDir, agent, agentWith, store };
 }
 export type Agent = ReturnType<typeof setup>["agent"];
 

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
 import { ManualClock, systemClock } from "../../src/core/clock.ts";
 import type { FileMailboxStore } from "../../src/mailbox/file-store.ts";
+import { SessionStore } from "../../src/sessions/session-store.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { AGENT_BINARY, ensureBinary, runAgent } from "./agent-binary.ts";
 import { UUID, expectError, expectOk, message, setup, showJson } from "./fixture.ts";
@@ -99,7 +100,7 @@ describe("agent mailbox send", () => {
     ] as const) {
       expectError(await agent("mailbox", "send", "--to", to, "--from", from, "--content", "x"), 2, why);
     }
-    expect(existsSync(stateDir)).toBe(false);
+    expect(existsSync(join(stateDir, "mailboxes"))).toBe(false);
   });
 
   test("content errors: none, both, empty, missing file, not UTF-8", async () => {
@@ -116,7 +117,7 @@ describe("agent mailbox send", () => {
 });
 
 describe("global options", () => {
-  test("--state-dir and --verbose work before and after the subcommand", async () => {
+  test("--state-dir and --verbose work before and after the subcommand; the first send starts a session", async () => {
     const stateDir = join(tempDir(), "state");
     const before = await runAgent(["--state-dir", stateDir, "--verbose", "mailbox", "send", "--to", "lead", "--from", "a", "--content", "1"]);
     const middle = await runAgent(["mailbox", "--state-dir", stateDir, "send", "--to", "lead", "--from", "a", "--content", "2"]);
@@ -126,14 +127,15 @@ describe("global options", () => {
     expect(JSON.parse(listed.stdout).agents[0].counts.ready).toBe(3);
   });
 
-  test("the state dir comes from AGENT_STATE_DIR, else <cwd>/.agent", async () => {
+  test("the state root comes from AGENT_STATE_DIR, else <cwd>/.agent/state", async () => {
     const cwd = tempDir();
     const fromEnv = join(tempDir(), "env-state");
     const args = ["mailbox", "send", "--to", "lead", "--from", "a", "--content", "x"];
     expectOk(await runAgent(args, { cwd, env: { AGENT_STATE_DIR: fromEnv } }));
-    expect(readdirSync(join(fromEnv, "mailboxes", "lead", "ready"))).toHaveLength(1);
+    const sessionDir = (root: string) => new SessionStore(root).dirOf(new SessionStore(root).mostRecent()?.id ?? "none");
+    expect(readdirSync(join(sessionDir(fromEnv), "mailboxes", "lead", "ready"))).toHaveLength(1);
     expectOk(await runAgent(args, { cwd, env: { AGENT_STATE_DIR: undefined } }));
-    expect(readdirSync(join(cwd, ".agent", "mailboxes", "lead", "ready"))).toHaveLength(1);
+    expect(readdirSync(join(sessionDir(join(cwd, ".agent", "state")), "mailboxes", "lead", "ready"))).toHaveLength(1);
   });
 
   test("errors are one line; --verbose adds the stack", async () => {
@@ -154,7 +156,7 @@ describe("global options", () => {
     expectError(await agent("--jsn", "mailbox", "list"), 2, /unknown option --jsn for "agent"/);
     expectError(await agent("mailbox", "lst"), 2, /unknown command "lst" for "agent mailbox"; run `agent mailbox --help`/);
     expectError(await agent("mailbx"), 2, /unknown command "mailbx" for "agent"/);
-    expectError(await runAgent([]), 2, /"agent" needs a command: run, drain, team, mailbox, cron, [a-z, ]*config[a-z, ]*; run `agent --help`/);
+    expectError(await runAgent([]), 2, /"agent" needs a command: run, drain, team, mailbox, cron, [a-z, ]*config[a-z, ]*sessions[a-z, ]*; run `agent --help`/);
     expectError(await agent("mailbox"), 2, /"agent mailbox" needs a command: send, list, show, recover, prune/);
     expectError(await agent("mailbox", "list", "extra"), 2, /too many arguments for "agent mailbox list"/);
     expectError(await agent("mailbox", "list", "--json", "--json"), 2, /option --json is given more than once/);
@@ -177,14 +179,15 @@ describe("agent mailbox list", () => {
   }
 
   test("--json: one object with counts and messages per agent, no content", async () => {
-    const { agent, store } = setup();
+    const { agent, store, sessionId } = setup();
     const { first, second, claimed } = await populate(store);
     expect(claimed?.id).toBe(first.id);
     const listed = await agent("mailbox", "list", "--json");
     expectOk(listed);
     expect(listed.stdout.split("\n")).toHaveLength(2);
     const json = JSON.parse(listed.stdout);
-    expect(Object.keys(json)).toEqual(["agents"]);
+    expect(Object.keys(json)).toEqual(["session_id", "agents"]);
+    expect(json.session_id).toBe(sessionId);
     expect(json.agents.map((a: { name: string }) => a.name)).toEqual(["alice", "lead"]);
     const alice = json.agents[0];
     expect(alice.counts).toEqual({ ready: 1, processing: 1, done: 0, quarantine: 0 });
@@ -215,13 +218,17 @@ describe("agent mailbox list", () => {
     expect(listed.stdout).toMatch(new RegExp(`processing\\s+${first.id}`));
   });
 
-  test("an empty or missing state dir lists nothing and is not created", async () => {
-    const { agent, stateDir } = setup();
+  test("an empty session or a missing state root lists nothing and creates nothing", async () => {
+    const { agent, stateDir, sessionId } = setup();
     const listed = await agent("mailbox", "list");
     expectOk(listed);
-    expect(listed.stdout).toBe(`no mailboxes in ${stateDir}\n`);
-    expect(JSON.parse((await agent("mailbox", "list", "--json")).stdout)).toEqual({ agents: [] });
-    expect(existsSync(stateDir)).toBe(false);
+    expect(listed.stdout).toBe(`no mailboxes in session ${sessionId}\n`);
+    expect(JSON.parse((await agent("mailbox", "list", "--json")).stdout)).toEqual({ session_id: sessionId, agents: [] });
+    expect(existsSync(join(stateDir, "mailboxes"))).toBe(false);
+    const root = join(tempDir(), "state");
+    expect(await runAgent(["mailbox", "list", "--state-dir", root])).toEqual({ code: 0, stdout: `no sessions in ${root}\n`, stderr: "" });
+    expect(JSON.parse((await runAgent(["mailbox", "list", "--json", "--state-dir", root])).stdout)).toEqual({ session_id: null, agents: [] });
+    expect(existsSync(root)).toBe(false);
   });
 
   test("bad filters: unknown agent is exit 6, bad state and bad name exit 2", async () => {
@@ -249,11 +256,11 @@ describe("agent mailbox show", () => {
   });
 
   test("a reader that stops early (| head) ends it quietly", async () => {
-    const { store, stateDir } = setup();
+    const { store, root } = setup();
     const big = message("lead", "x".repeat(1_000_000));
     await store.send(big);
     const pipeline = Bun.spawn(
-      ["bash", "-c", `"$0" mailbox show ${big.id} --state-dir "$1" | head -c 5 >/dev/null; exit "\${PIPESTATUS[0]}"`, AGENT_BINARY, stateDir],
+      ["bash", "-c", `"$0" mailbox show ${big.id} --state-dir "$1" | head -c 5 >/dev/null; exit "\${PIPESTATUS[0]}"`, AGENT_BINARY, root],
       { stdout: "pipe", stderr: "pipe" },
     );
     const [stderr, code] = await Promise.all([new Response(pipeline.stderr).text(), pipeline.exited]);

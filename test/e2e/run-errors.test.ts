@@ -89,13 +89,13 @@ describe("model errors: exit 3, one line", () => {
   });
 });
 
-describe("the state dir's runtime lock", () => {
+describe("a session's runtime lock", () => {
   test("busy: exit 4 naming the owner; nothing sent to the model", async () => {
     const server = startServer([]);
-    const { run, stateDir } = runSetup();
-    const lock = await RuntimeLock.acquire(stateDir);
+    const { run, newSessionDir } = runSetup();
+    const lock = await RuntimeLock.acquire(newSessionDir());
     try {
-      const result = await run(["hello", "--base-url", server.url]);
+      const result = await run(["hello", "-c", "--base-url", server.url]);
       expectOneLineError(result, 4, new RegExp(`state dir .* is busy, owned by pid ${process.pid} on host .*--wait-lock`));
     } finally {
       await lock.release();
@@ -105,10 +105,10 @@ describe("the state dir's runtime lock", () => {
 
   test("--wait-lock waits for the owner to finish, then runs", async () => {
     const server = startServer([{ text: "done" }]);
-    const { run, stateDir } = runSetup();
-    const lock = await RuntimeLock.acquire(stateDir);
+    const { run, newSessionDir } = runSetup();
+    const lock = await RuntimeLock.acquire(newSessionDir());
     const released = Bun.sleep(700).then(() => lock.release());
-    const result = await run(["hello", "--wait-lock", "--base-url", server.url]);
+    const result = await run(["hello", "-c", "--wait-lock", "--base-url", server.url]);
     await released;
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "done\n" });
     server.assertDone();

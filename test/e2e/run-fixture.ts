@@ -3,6 +3,7 @@ import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
+import { SessionStore } from "../../src/sessions/session-store.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { type AgentResult, type RunOptions, ensureBinary, runAgent } from "./agent-binary.ts";
 
@@ -49,7 +50,19 @@ export function runSetup() {
       ...options,
       env: { OPENAI_API_KEY: "test-key", ...options.env },
     });
-  return { root, workspace, stateDir, run };
+  /** The directory of the most recently used session: where the last run's files are. */
+  const sessionDir = () => {
+    const sessions = new SessionStore(stateDir);
+    const recent = sessions.mostRecent();
+    if (!recent) throw new Error(`no session in ${stateDir}`);
+    return sessions.dirOf(recent.id);
+  };
+  /** A new, empty session of the state root (as a run would start), for a test to lay out its state: its directory. */
+  const newSessionDir = () => {
+    const sessions = new SessionStore(stateDir);
+    return sessions.dirOf(sessions.create().id);
+  };
+  return { root, workspace, stateDir, sessionDir, newSessionDir, run };
 }
 
 const count = z.number().int().nonnegative();
@@ -77,6 +90,7 @@ export const ResultLine = z.strictObject({
   duration_ms: z.number().int().nonnegative(),
   agent: z.literal("lead"),
   model: z.string().min(1),
+  session_id: z.uuid(),
   // Absent for `agent drain`, which runs no user turn.
   idempotency_key: z.uuid().optional(),
   workspace: z.string().min(1),
@@ -108,6 +122,7 @@ export const StreamLine = z.discriminatedUnion("type", [
     model: z.string().min(1),
     permission_mode: z.enum(["default", "acceptEdits", "plan", "bypassPermissions"]),
     sandbox: z.enum(["read-only", "workspace-write", "danger-full-access", "unavailable"]),
+    session_id: z.uuid(),
     idempotency_key: z.uuid().optional(),
     workspace: z.string(),
     state_dir: z.string(),

@@ -38,13 +38,13 @@ function createFileScript(): ScriptedReply[] {
 describe("agent run creates a file through tool calls", () => {
   test("text: the final answer on stdout, a tool-call line on stderr, the file written, the history kept", async () => {
     const server = startServer(createFileScript());
-    const { run, workspace, stateDir } = runSetup();
+    const { run, workspace, sessionDir } = runSetup();
     const result = await run(["Create notes/hello.txt", "--base-url", server.url, "--permission-mode", "acceptEdits"]);
     expect(result.stderr).toBe('[lead] write_file {"path":"notes/hello.txt","content":"Hello, agent!\\n"}\n');
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "Created notes/hello.txt.\n" });
     expect(readFileSync(join(workspace, "notes", "hello.txt"), "utf8")).toBe("Hello, agent!\n");
-    expect(existsSync(join(stateDir, "agents", "lead.jsonl"))).toBe(true);
-    expect(existsSync(join(stateDir, "runtime.lock"))).toBe(false);
+    expect(existsSync(join(sessionDir(), "agents", "lead.jsonl"))).toBe(true);
+    expect(existsSync(join(sessionDir(), "runtime.lock"))).toBe(false);
     server.assertDone();
   });
 
@@ -64,7 +64,7 @@ describe("agent run creates a file through tool calls", () => {
       agent: "lead",
       model: "scripted-model",
       workspace,
-      state_dir: stateDir,
+      state_dir: join(stateDir, "sessions", json.session_id),
     });
     expect(server.requests.map((r) => r.body.model)).toEqual(["scripted-model", "scripted-model"]);
     server.assertDone();
@@ -174,7 +174,7 @@ describe("runs that end in error print the result and exit non-zero", () => {
 
   test("SIGINT interrupts the run: the result is still printed, exit 130", async () => {
     const server = startServer([{ text: "too late", delayMs: 5_000 }]);
-    const { workspace, stateDir } = runSetup();
+    const { workspace, stateDir, sessionDir } = runSetup();
     const child = Bun.spawn(
       [AGENT_BINARY, "run", "wait", "--output", "json", "--quiet", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url],
       { env: { ...process.env, OPENAI_API_KEY: "k", NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" },
@@ -186,7 +186,7 @@ describe("runs that end in error print the result and exit non-zero", () => {
     expect(code).toBe(130);
     expect(parseResult(stdout)).toMatchObject({ subtype: "error_interrupted", is_error: true, result: expect.stringMatching(/^interrupted by SIGINT/) });
     expect(stderr).toMatch(/^agent: run ended with error_interrupted: interrupted by SIGINT/);
-    expect(existsSync(join(stateDir, "runtime.lock"))).toBe(false);
+    expect(existsSync(join(sessionDir(), "runtime.lock"))).toBe(false);
     server.assertDone();
   });
 });

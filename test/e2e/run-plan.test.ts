@@ -29,7 +29,7 @@ describe("agent run: planning with todo_write and the task graph", () => {
       call("todo_write", plan("completed", "completed"), (t) => expect(t).toContain("completed")),
       { text: "Both tasks are done." },
     ]);
-    const { run, stateDir } = runSetup();
+    const { run, sessionDir } = runSetup();
     const result = await run(["--base-url", server.url, "--output", "stream-json", "plan the schema work"]);
     expect(result.code).toBe(0);
     const lines = parseStream(result.stdout);
@@ -39,9 +39,9 @@ describe("agent run: planning with todo_write and the task graph", () => {
     ]);
     expect(lines.at(-1)).toMatchObject({ type: "result", subtype: "success", result: "Both tasks are done." });
     for (const id of ["t1", "t2"]) {
-      expect(JSON.parse(readFileSync(join(stateDir, "tasks", `${id}.json`), "utf8"))).toMatchObject({ status: "completed", owner: "lead" });
+      expect(JSON.parse(readFileSync(join(sessionDir(), "tasks", `${id}.json`), "utf8"))).toMatchObject({ status: "completed", owner: "lead" });
     }
-    expect(JSON.parse(readFileSync(join(stateDir, "todos/lead.json"), "utf8")).todos.every((t: { status: string }) => t.status === "completed")).toBe(true);
+    expect(JSON.parse(readFileSync(join(sessionDir(), "todos/lead.json"), "utf8")).todos.every((t: { status: string }) => t.status === "completed")).toBe(true);
     // Several model calls passed without a todo_write: the Lead was reminded of its open items.
     expect(server.requests.some((r) => JSON.stringify(r.body.messages).includes("[reminder]"))).toBe(true);
     // The plan is shown on stderr as it changes.

@@ -66,7 +66,7 @@ describe("agent on a terminal: an interactive session", () => {
     expect(await t.child.exited).toBe(0);
     t.server.assertDone();
     expect(await Bun.file(join(t.setup.workspace, "notes.txt")).text()).toBe("notes\n");
-    expect(existsSync(join(t.setup.stateDir, "runtime.lock"))).toBe(false);
+    expect(existsSync(join(t.setup.sessionDir(), "runtime.lock"))).toBe(false);
   }, 30_000);
 
   test("the answer to a request streams in: half of it is on screen while the rest is held back, and it is printed once", async () => {

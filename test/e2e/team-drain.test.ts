@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { systemClock } from "../../src/core/clock.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
@@ -39,9 +39,10 @@ describe("--no-wait, then agent drain", () => {
       { identity: "lead", text: "alice is counting.", delayMs: 1_500 },
       { identity: "alice", text: "there are 3 tables" },
     ]);
-    const { run, drain, agent, stateDir } = teamSetup();
+    const { run, drain, agent, sessionDir } = teamSetup();
     const result = await run(["count the tables with a teammate", "--no-wait", "--output", "json", "--base-url", server.url]);
     expect(result.code).toBe(0);
+    const { session_id } = parseResult(result.stdout);
     expect(parseResult(result.stdout)).toMatchObject({
       result: "alice is counting.",
       events: 0,
@@ -49,7 +50,7 @@ describe("--no-wait, then agent drain", () => {
       teammates: [{ name: "alice", role: "backend", state: "idle" }],
     });
     expect(result.stderr).toContain(
-      "agent: not waiting for the team (--no-wait): 1 message(s) waiting for the Lead; run `agent drain` to continue\n",
+      `agent: not waiting for the team (--no-wait): 1 message(s) waiting for the Lead; run \`agent drain --session ${session_id}\` to continue\n`,
     );
     server.assertDone();
     const waiting = await leadCounts(agent);
@@ -73,7 +74,7 @@ describe("--no-wait, then agent drain", () => {
     server.assertDone();
     expect((await leadCounts(agent)).counts).toEqual({ ready: 0, processing: 0, done: 1, quarantine: 0 });
     // The event's envelope, once.
-    expect(inLeadHistory(stateDir, '"content":"there are 3 tables"')).toBe(1);
+    expect(inLeadHistory(sessionDir(), '"content":"there are 3 tables"')).toBe(1);
   });
 });
 
@@ -130,7 +131,8 @@ describe("agent drain after a crash between the Lead's history append and its ac
     const server = startServer([
       { identity: "lead", text: "alice reports the tests pass.", check: (r) => expect(lastEvent(r)?.content).toBe("tests pass") },
     ]);
-    const { drain, agent, stateDir } = teamSetup();
+    const { drain, agent, newSessionDir } = teamSetup();
+    const stateDir = newSessionDir();
     const message = await crashedAfterAppend(stateDir, false);
     const drained = await drain(["--output", "json", "--base-url", server.url]);
     expect(drained.code).toBe(0);
@@ -143,7 +145,8 @@ describe("agent drain after a crash between the Lead's history append and its ac
 
   test("already answered: only acked, no model call", async () => {
     const server = startServer([]);
-    const { drain, agent, stateDir } = teamSetup();
+    const { drain, agent, newSessionDir } = teamSetup();
+    const stateDir = newSessionDir();
     const message = await crashedAfterAppend(stateDir, true);
     const drained = await drain(["--base-url", server.url]);
     expect({ code: drained.code, stdout: drained.stdout }).toEqual({ code: 0, stdout: "" });
@@ -157,7 +160,15 @@ describe("agent drain after a crash between the Lead's history append and its ac
 describe("agent drain with nothing to do", () => {
   test("text: nothing on stdout, one line on stderr, exit 0, no model call; json: zero events", async () => {
     const server = startServer([]);
-    const { drain, stateDir } = teamSetup();
+    const { drain, stateDir: root, newSessionDir } = teamSetup();
+    // No session at all: nothing to drain, nothing created.
+    expect(await drain(["--base-url", server.url])).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: `agent: nothing to do: no session in ${root} has pending work\n`,
+    });
+    expect(existsSync(root)).toBe(false);
+    const stateDir = newSessionDir();
     const text = await drain(["--base-url", server.url]);
     expect(text).toEqual({
       code: 0,

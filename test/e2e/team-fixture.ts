@@ -88,6 +88,7 @@ const Counts = z.strictObject({
 
 /** `agent team list --json`. */
 export const TeamList = z.strictObject({
+  session_id: z.uuid(),
   teammates: z.array(
     z.strictObject({
       name: z.string().min(1),

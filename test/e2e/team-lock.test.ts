@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
+import { basename } from "node:path";
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { expectOneLineError, parseResult, scriptedServers } from "./run-fixture.ts";
 import { TeamList, teamSetup } from "./team-fixture.ts";
@@ -42,8 +43,10 @@ describe("the runtime lock while a run waits for its team", () => {
     // The user turn is over and alice is working: the run is waiting for its team.
     await until(() => server.requests.some((request) => request.identity === "alice"), 10_000);
 
-    const busy = new RegExp(`state dir .* is busy, owned by pid ${first.pid} on host .*--wait-lock`);
-    expectOneLineError(await run(["another", "--base-url", server.url]), 4, busy);
+    // A new session runs beside it; the same session (-c, or drain finding its
+    // pending work) is refused.
+    const busy = new RegExp(`state dir .* is busy, owned by pid ${first.pid} on host .*session .* is already running.*--wait-lock`);
+    expectOneLineError(await run(["another", "-c", "--base-url", server.url]), 4, busy);
     expectOneLineError(await drain(["--base-url", server.url]), 4, busy);
 
     const list = await agent("team", "list", "--json");
@@ -62,15 +65,18 @@ describe("the runtime lock while a run waits for its team", () => {
 
 describe("agent team list", () => {
   test("no team yet: a line on stdout, or an empty list; exit 0 and nothing created", async () => {
-    const { agent, stateDir } = teamSetup();
-    expect(await agent("team", "list")).toEqual({ code: 0, stdout: `no teammates in ${stateDir}\n`, stderr: "" });
-    expect(await agent("team", "list", "--json")).toEqual({ code: 0, stdout: '{"teammates":[]}\n', stderr: "" });
+    const { agent, stateDir, newSessionDir } = teamSetup();
+    expect(await agent("team", "list")).toEqual({ code: 0, stdout: `no teammates: no sessions in ${stateDir}\n`, stderr: "" });
+    expect(await agent("team", "list", "--json")).toEqual({ code: 0, stdout: '{"session_id":null,"teammates":[]}\n', stderr: "" });
     expect(existsSync(stateDir)).toBe(false);
+    const id = basename(newSessionDir());
+    expect(await agent("team", "list")).toEqual({ code: 0, stdout: `no teammates in session ${id}\n`, stderr: "" });
+    expect(await agent("team", "list", "--json")).toEqual({ code: 0, stdout: `{"session_id":"${id}","teammates":[]}\n`, stderr: "" });
   });
 
   test("a corrupt team.json: exit 5, one line naming the file and the fix", async () => {
-    const { agent, stateDir } = teamSetup();
-    await Bun.write(`${stateDir}/team.json`, JSON.stringify({ version: 1, teammates: [{ name: "Alice" }] }));
+    const { agent, newSessionDir } = teamSetup();
+    await Bun.write(`${newSessionDir()}/team.json`, JSON.stringify({ version: 1, teammates: [{ name: "Alice" }] }));
     for (const args of [["team", "list"], ["team", "list", "--json"]]) {
       const result = await agent(...args);
       expectOneLineError(result, 5, /corrupt state file .*team\.json: teammates\.0\.name: .*; fix or move the file away, then retry/);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { parseResult, parseStream, scriptedServers } from "./run-fixture.ts";
 import { ALICE_RESULT, BOB_RESULT, FINAL_ANSWER, SCHEMA_SQL, SEED_PROMPT, TeamList, seedScript, teamSetup } from "./team-fixture.ts";
 
@@ -15,8 +15,9 @@ const seedArgs = (url: string) => [SEED_PROMPT, "--base-url", url, "--permission
 describe("agent run waits for its team", () => {
   test("text: the final answer reflects both results; schema.sql written; teammates idle; team list", async () => {
     const server = startServer(seedScript());
-    const { run, agent, workspace, stateDir } = teamSetup();
+    const { run, agent, workspace, sessionDir } = teamSetup();
     const result = await run(seedArgs(server.url));
+    const stateDir = sessionDir();
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: `${FINAL_ANSWER}\n` });
     server.assertDone();
     expect(readFileSync(join(workspace, "schema.sql"), "utf8")).toBe(SCHEMA_SQL);
@@ -32,7 +33,8 @@ describe("agent run waits for its team", () => {
 
     const list = await agent("team", "list");
     expect({ code: list.code, stderr: list.stderr }).toEqual({ code: 0, stderr: "" });
-    const lines = list.stdout.trimEnd().split("\n");
+    const [session, ...lines] = list.stdout.trimEnd().split("\n");
+    expect(session).toBe(`session ${basename(stateDir)}`);
     expect(lines[0]).toMatch(/^NAME +ROLE +STATE +UPDATED \(UTC\) +READY +PROCESSING +DONE +QUARANTINE +NOTE$/);
     expect(lines.slice(1).map((line) => line.split(/ +/).slice(0, 3))).toEqual([
       ["alice", "backend", "idle"],

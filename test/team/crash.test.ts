@@ -1,4 +1,5 @@
-// kill -9 of a team run at random points, then drains until one finishes: every
+// kill -9 of a team run at random points, then drains until one finishes (the
+// binary's `agent drain` finds the session by itself, beside another one): every
 // message is done, in exactly one place, and in its recipient's history exactly
 // once; every event turn of the Lead and every teammate turn finished; each
 // teammate's result reached the Lead once. The scripted model server lives in
@@ -8,6 +9,7 @@
 // Reproduce with TEAM_CRASH_SEEDS=seed,seed,… (the seeds are printed); the
 // timing of the agents still varies from run to run.
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { ensureBinary } from "../e2e/agent-binary.ts";
 import { type TeamChild, TeamChildren, type TeamRunner, lastStep, outcomeOf, teamDirs, until } from "../fixtures/team-children.ts";
@@ -102,8 +104,14 @@ describe("a team run killed with SIGKILL, then drained", () => {
             `${byKind("message")} messages, ${byKind("result")} results), ${server.requests.length} model requests, ` +
             `${files.withoutTask.length ? `spawned without a task: ${files.withoutTask.join(",")}, ` : ""}${Math.round(performance.now() - started)} ms`,
         );
-        // One assertion, so a failure shows every problem of the seed at once.
-        expect({ files: files.violations, protocol: model.protocolErrors, server: server.problems }).toEqual({ files: [], protocol: [], server: [] });
+        // One assertion, so a failure shows every problem of the seed at once;
+        // the other session of the root is as it was.
+        expect({
+          files: files.violations,
+          protocol: model.protocolErrors,
+          server: server.problems,
+          other: readdirSync(dirs.otherDir),
+        }).toEqual({ files: [], protocol: [], server: [], other: ["session.json"] });
       },
       60_000,
     );

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { CronStore, assertCronJobId } from "../../cron/cron-store.ts";
-import { globalArgs, jsonArg } from "../args.ts";
-import { resolveStateDir } from "../context.ts";
+import { globalArgs, jsonArg, sessionArg } from "../args.ts";
+import { requireAdminSession } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
 
 export const cancelCommand = defineCommand({
@@ -11,13 +11,14 @@ export const cancelCommand = defineCommand({
   },
   args: {
     id: { type: "positional", required: true, valueHint: "id", description: "Job id, as `agent cron list` shows it" },
+    ...sessionArg,
     ...jsonArg,
     ...globalArgs,
   },
   async run({ args }) {
     // The id first: a malformed one is a usage error (exit 2), an unknown one is not found (exit 6).
     const id = assertCronJobId(args.id);
-    const job = await new CronStore(resolveStateDir(args)).remove(id);
+    const job = await new CronStore(requireAdminSession(args).dir).remove(id);
     if (args.json) await writeJson({ cancelled: job });
     else await writeOut(`cancelled cron job ${job.id} (${job.cron})\n`);
   },

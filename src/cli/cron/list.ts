@@ -1,20 +1,21 @@
 import { defineCommand } from "citty";
 import { CronStore, type CronJob } from "../../cron/cron-store.ts";
-import { globalArgs, jsonArg } from "../args.ts";
-import { resolveStateDir } from "../context.ts";
+import { globalArgs, jsonArg, sessionArg } from "../args.ts";
+import { findAdminSession, resolveStateDir } from "../context.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 
 const PROMPT_PREVIEW_CHARS = 60;
 
 export const listCommand = defineCommand({
   meta: { name: "list", description: "The durable cron jobs, soonest first, with their next run" },
-  args: { ...jsonArg, ...globalArgs },
+  args: { ...sessionArg, ...jsonArg, ...globalArgs },
   async run({ args }) {
-    const stateDir = resolveStateDir(args);
+    const session = findAdminSession(args);
     // Only durable jobs are on disk: the others live in the process that scheduled them.
-    const jobs = new CronStore(stateDir).list();
-    if (args.json) await writeJson({ jobs });
-    else await writeOut(jobs.length === 0 ? `no durable cron jobs in ${stateDir}\n` : jobsText(jobs));
+    const jobs = session ? new CronStore(session.dir).list() : [];
+    const where = session ? `session ${session.meta.id}` : resolveStateDir(args);
+    if (args.json) await writeJson({ session_id: session?.meta.id ?? null, jobs });
+    else await writeOut(jobs.length === 0 ? `no durable cron jobs in ${where}\n` : `session ${session?.meta.id}\n${jobsText(jobs)}`);
   },
 });
 

@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
-import { globalArgs } from "../args.ts";
+import { globalArgs, sessionArg } from "../args.ts";
 
 export const mailboxCommand = defineCommand({
   meta: { name: "mailbox", description: "Inspect and administer the durable mailboxes" },
-  args: { ...globalArgs },
+  args: { ...sessionArg, ...globalArgs },
   subCommands: {
     // Loaded when named (see ../root.ts).
     send: () => import("./send.ts").then((m) => m.sendCommand),

@@ -3,19 +3,24 @@ import { type AgentName, LEAD, assertAgentName } from "../../core/agent-name.ts"
 import { UnknownAgentError } from "../../core/errors.ts";
 import { MAILBOX_STATES, type MailboxState } from "../../core/mailbox-state.ts";
 import type { AgentMailboxListing, MailboxCounts, MailboxEntry, MailboxStore } from "../../mailbox/store.ts";
-import { agentFilterArg, globalArgs, jsonArg, stateFilterArg } from "../args.ts";
-import { openMailboxStore, resolveStateDir } from "../context.ts";
+import { agentFilterArg, globalArgs, jsonArg, sessionArg, stateFilterArg } from "../args.ts";
+import { findAdminSession, openMailboxStore, resolveStateDir } from "../context.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 
 export const listCommand = defineCommand({
   meta: { name: "list", description: "Counts and messages per agent and state (content only with show)" },
-  args: { ...agentFilterArg, ...stateFilterArg, ...jsonArg, ...globalArgs },
+  args: { ...agentFilterArg, ...stateFilterArg, ...sessionArg, ...jsonArg, ...globalArgs },
   async run({ args }) {
     const agent = args.agent === undefined ? undefined : assertAgentName(args.agent);
-    const stateDir = resolveStateDir(args);
-    const listings = await listMailboxes(openMailboxStore(stateDir), agent, args.state as MailboxState | undefined);
-    if (args.json) await writeJson({ agents: listings.map(listingJson) });
-    else await writeOut(listings.length === 0 ? `no mailboxes in ${stateDir}\n` : listings.map(listingText).join("\n"));
+    const session = findAdminSession(args);
+    if (!session) {
+      if (args.json) await writeJson({ session_id: null, agents: [] });
+      else await writeOut(`no sessions in ${resolveStateDir(args)}\n`);
+      return;
+    }
+    const listings = await listMailboxes(openMailboxStore(session.dir), agent, args.state as MailboxState | undefined);
+    if (args.json) await writeJson({ session_id: session.meta.id, agents: listings.map(listingJson) });
+    else await writeOut(listings.length === 0 ? `no mailboxes in session ${session.meta.id}\n` : `session ${session.meta.id}\n${listings.map(listingText).join("\n")}`);
   },
 });
 

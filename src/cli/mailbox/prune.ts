@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { parseDuration } from "../../core/duration.ts";
-import { globalArgs, jsonArg } from "../args.ts";
-import { openMailboxStore, resolveStateDir } from "../context.ts";
+import { globalArgs, jsonArg, sessionArg } from "../args.ts";
+import { findAdminSession, openMailboxStore } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
 
 export const pruneCommand = defineCommand({
@@ -13,14 +13,16 @@ export const pruneCommand = defineCommand({
       valueHint: "duration",
       description: "Age of the done messages to delete, e.g. 7d, 12h, 1h30m",
     },
+    ...sessionArg,
     ...jsonArg,
     ...globalArgs,
   },
   async run({ args }) {
     const ms = parseDuration(args["older-than"]);
-    const store = openMailboxStore(resolveStateDir(args));
+    const session = findAdminSession(args);
+    const store = session && openMailboxStore(session.dir);
     // Only done/ is pruned: ready, processing and quarantine are work or evidence.
-    const result = (await store.agents()).length === 0 ? { pruned: [], orphanMarkers: 0 } : await store.prune(new Date(Date.now() - ms));
+    const result = !store || (await store.agents()).length === 0 ? { pruned: [], orphanMarkers: 0 } : await store.prune(new Date(Date.now() - ms));
     if (args.json) await writeJson(result);
     else await writeOut(`pruned ${result.pruned.length} done message(s) older than ${args["older-than"]}\n`);
   },

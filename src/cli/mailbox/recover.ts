@@ -3,8 +3,8 @@ import { type AgentName, LEAD, assertAgentName } from "../../core/agent-name.ts"
 import { StateDirBusyError, UnknownAgentError } from "../../core/errors.ts";
 import type { RecoverResult } from "../../mailbox/store.ts";
 import { UNKNOWN_OWNER, readRuntimeOwner } from "../../storage/runtime-lock.ts";
-import { agentFilterArg, globalArgs, jsonArg } from "../args.ts";
-import { openMailboxStoreAsConfigured, resolveStateDir } from "../context.ts";
+import { agentFilterArg, globalArgs, jsonArg, sessionArg } from "../args.ts";
+import { findAdminSession, openMailboxStoreAsConfigured } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
 
 export const recoverCommand = defineCommand({
@@ -15,18 +15,20 @@ export const recoverCommand = defineCommand({
   args: {
     ...agentFilterArg,
     force: { type: "boolean", description: "Recover even while a live runtime owns the state dir" },
+    ...sessionArg,
     ...jsonArg,
     ...globalArgs,
   },
   async run({ args }) {
     const agent = args.agent === undefined ? undefined : assertAgentName(args.agent);
-    const stateDir = resolveStateDir(args);
-    const store = await openMailboxStoreAsConfigured(stateDir);
-    const known = await store.agents();
+    const session = findAdminSession(args);
+    const stateDir = session?.dir;
+    const store = stateDir === undefined ? undefined : await openMailboxStoreAsConfigured(stateDir);
+    const known = store ? await store.agents() : [];
     if (agent !== undefined && agent !== LEAD && !known.includes(agent)) throw new UnknownAgentError(agent);
     // A live runtime's processing/ holds work in progress: moving it back to ready
     // would have it done twice.
-    if (!args.force) {
+    if (!args.force && stateDir !== undefined) {
       const owner = await readRuntimeOwner(stateDir);
       if (owner) {
         throw new StateDirBusyError(
@@ -38,8 +40,8 @@ export const recoverCommand = defineCommand({
     }
     const result: RecoverResult = { recovered: [], skipped: [] };
     const targets: AgentName[] = agent === undefined ? known : known.filter((name) => name === agent);
-    for (const name of targets) {
-      const one = await store.recover(name);
+    for (const name of store ? targets : []) {
+      const one = await (store as NonNullable<typeof store>).recover(name);
       result.recovered.push(...one.recovered);
       result.skipped.push(...one.skipped);
     }

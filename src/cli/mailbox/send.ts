@@ -4,9 +4,9 @@ import { systemClock } from "../../core/clock.ts";
 import { UnknownAgentError } from "../../core/errors.ts";
 import { uuidV7Source } from "../../core/ids.ts";
 import { MESSAGE_KINDS, type MessageKind, createMessage } from "../../core/message.ts";
-import { globalArgs, jsonArg } from "../args.ts";
+import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { readContent } from "../content.ts";
-import { openMailboxStoreAsConfigured, resolveStateDir } from "../context.ts";
+import { findAdminSession, openMailboxStore, openMailboxStoreAsConfigured, sendingSession } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
 
 export const sendCommand = defineCommand({
@@ -17,6 +17,7 @@ export const sendCommand = defineCommand({
     content: { type: "string", valueHint: "text", description: "Message content, sent byte-for-byte" },
     "content-file": { type: "string", valueHint: "path|-", description: "Read the content from a file, or - for stdin" },
     kind: { type: "enum", options: [...MESSAGE_KINDS], default: "message", description: "Message kind" },
+    ...sessionArg,
     ...jsonArg,
     ...globalArgs,
   },
@@ -25,9 +26,9 @@ export const sendCommand = defineCommand({
     const recipient = assertAgentName(args.to);
     const sender = assertAgentName(args.from);
     const content = await readContent({ content: args.content, contentFile: args["content-file"] });
-    const store = await openMailboxStoreAsConfigured(resolveStateDir(args));
     // Sending creates no mailboxes: a typo in --to must not start a queue nobody reads.
-    if (recipient !== LEAD && !(await store.agents()).includes(recipient)) {
+    const session = findAdminSession(args);
+    if (recipient !== LEAD && !(session && (await openMailboxStore(session.dir).agents()).includes(recipient))) {
       throw new UnknownAgentError(
         recipient,
         "only lead and agents that already have a mailbox can receive; run `agent mailbox list` to see them",
@@ -37,7 +38,7 @@ export const sendCommand = defineCommand({
       { sender, recipient, kind: args.kind as MessageKind, content },
       { clock: systemClock, ids: uuidV7Source },
     );
-    await store.send(message);
+    await (await openMailboxStoreAsConfigured((session ?? sendingSession(args)).dir)).send(message);
     if (args.json) await writeJson(message);
     else await writeOut(`${message.id}\n`);
   },

@@ -3,23 +3,25 @@ import { defineCommand } from "citty";
 import { CorruptStateFileError, MessageNotFoundError } from "../../core/errors.ts";
 import { assertMessageId } from "../../core/message.ts";
 import type { FoundMessage } from "../../mailbox/store.ts";
-import { globalArgs, jsonArg } from "../args.ts";
-import { openMailboxStore, resolveStateDir } from "../context.ts";
+import { globalArgs, jsonArg, sessionArg } from "../args.ts";
+import { openMailboxStore, requireAdminSession } from "../context.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 
 export const showCommand = defineCommand({
   meta: { name: "show", description: "One message, whole: its fields, state, agent and content" },
   args: {
     id: { type: "positional", required: true, valueHint: "id", description: "Message id (a canonical lowercase UUID)" },
+    ...sessionArg,
     ...jsonArg,
     ...globalArgs,
   },
   async run({ args }) {
     const id = assertMessageId(args.id);
-    const stateDir = resolveStateDir(args);
+    const session = requireAdminSession(args);
+    const stateDir = session.dir;
     const store = openMailboxStore(stateDir);
     const found = (await store.agents()).length === 0 ? null : await store.find(id);
-    if (!found) throw new MessageNotFoundError(id, `in ${stateDir}`);
+    if (!found) throw new MessageNotFoundError(id, `in session ${session.meta.id}`);
     // Quarantine is where unreadable files are meant to be, so they are shown as
     // evidence; anywhere else an unreadable file is corrupt state, and says so.
     if (!found.message && found.state !== "quarantine") {

@@ -18,9 +18,11 @@ import { type PermissionDenialRecord, type TeamOutcome, type TeamOutcomeInput, t
 export interface HeadlessWork<T extends Omit<TeamOutcomeInput, "stopReason" | "durationMs" | "permissionDenials">> {
   /** The user turn's key, when there is one. */
   idempotencyKey?: string;
+  /** The user's prompt, recorded as the session's first prompt when it is new. */
+  prompt?: string;
   body(lead: LeadRuntime, stop: RunStop): Promise<T>;
   /** A line for stderr once the runtime is closed: what is left, or that there was nothing to do. */
-  note?(done: T, outcome: TeamOutcome): string | undefined;
+  note?(done: T, outcome: TeamOutcome, info: RunInfo): string | undefined;
 }
 
 /**
@@ -52,7 +54,9 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     agent: LEAD,
     model: setup.settings.model,
     workspace: setup.workspace,
-    stateDir: setup.stateDir,
+    // Known once the session is open (a new one is created then).
+    sessionId: "",
+    stateDir: setup.stateRoot,
     permissionMode: setup.settings.permissionMode,
     sandbox: setup.sandbox.status === "unavailable" ? "unavailable" : setup.sandbox.mode,
     idempotencyKey: work.idempotencyKey,
@@ -73,6 +77,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
         teamObserver: output.observeTeam,
         asker: ttyAskerIfInteractive(),
         onPermissionDenied: (denial) => permissionDenials.push(denial),
+        prompt: work.prompt,
         onClosing: () => output.stopProgress(),
         onBudgetExhausted: (error) => {
           budgetStop = error.message;
@@ -80,7 +85,9 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
           stop.abort(error.message);
         },
       },
-      async (lead) => {
+      async (lead, session) => {
+        info.sessionId = session.meta.id;
+        info.stateDir = session.dir;
         ledger = lead.usage;
         // The init line lists the MCP servers with their tools, so they start now:
         // the first turn would need them a moment later anyway.
@@ -102,7 +109,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
       // Read after the runtime closed: the turns it stopped are in it.
       usage: ledger?.run(setup.settings.pricing),
     });
-    const note = work.note?.(done, outcome);
+    const note = work.note?.(done, outcome, info);
     if (note !== undefined) output.note(note);
     // Before the result is printed: if the file cannot be written, the one
     // error the entry prints is the only result, not a second one.

@@ -16,6 +16,9 @@ export interface RunInfo {
   agent: string;
   model: string;
   workspace: string;
+  /** The session the run belongs to: what `--resume` takes. */
+  sessionId: string;
+  /** The session's own directory under the state root. */
   stateDir: string;
   permissionMode: string;
   /** The shell's sandbox mode, or "unavailable" when the default could not be had here. */
@@ -39,6 +42,7 @@ export function resultJson(result: RunResult, info: RunInfo, team?: TeamOutcome)
     duration_ms: result.durationMs,
     agent: info.agent,
     model: info.model,
+    session_id: info.sessionId,
     idempotency_key: info.idempotencyKey,
     workspace: info.workspace,
     state_dir: info.stateDir,
@@ -74,6 +78,7 @@ export function initJson(info: RunInfo, version: string) {
     model: info.model,
     permission_mode: info.permissionMode,
     ...(info.sandbox !== undefined ? { sandbox: info.sandbox } : {}),
+    session_id: info.sessionId,
     idempotency_key: info.idempotencyKey,
     workspace: info.workspace,
     state_dir: info.stateDir,

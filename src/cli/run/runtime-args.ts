@@ -4,6 +4,8 @@ import { UsageError } from "../../core/errors.ts";
 import { agentDirOf } from "../../security/protected-paths.ts";
 import { registerSecret } from "../../security/redact.ts";
 import { type Sandbox, resolveSandbox } from "../../security/sandbox/sandbox.ts";
+import { type SessionPlan, planSession } from "../../sessions/session-plan.ts";
+import { SessionStore } from "../../sessions/session-store.ts";
 import type { GlobalValues } from "../args.ts";
 import { repeatedValues } from "../argv.ts";
 import type { ProgressLevel } from "./progress.ts";
@@ -11,7 +13,7 @@ import { lastMessagePath } from "./last-message.ts";
 import type { OutputFormat } from "./result-json.ts";
 import { resolveWorkspace, runStateDir } from "./workspace.ts";
 
-export { headlessArgs, runtimeArgs, verboseArg } from "./runtime-flags.ts";
+export { headlessArgs, runtimeArgs, sessionArgs, verboseArg } from "./runtime-flags.ts";
 
 // The flags of every command that runs the Lead (`run`, `drain`, the interactive
 // session), and how they become settings: one definition, so the commands cannot
@@ -32,6 +34,9 @@ export interface RuntimeValues extends GlobalValues {
   "wait-lock"?: boolean;
   sandbox?: string;
   "max-budget-usd"?: string;
+  continue?: boolean;
+  resume?: string;
+  session?: string;
 }
 
 export interface HeadlessValues extends RuntimeValues {
@@ -44,7 +49,10 @@ export interface HeadlessValues extends RuntimeValues {
 
 export interface RuntimeSetup {
   workspace: string;
-  stateDir: string;
+  /** The state root: `<root>/sessions/<id>/` is each session's state dir. */
+  stateRoot: string;
+  /** The session the runtime takes; a new one is created only once the run starts. */
+  session: SessionPlan;
   settings: Settings;
   /** Problems that do not stop the command, one line each. */
   warnings: string[];
@@ -63,12 +71,14 @@ export interface HeadlessSetup extends RuntimeSetup {
 }
 
 /**
- * The workspace, state dir and merged settings the flags name; usage errors before anything runs.
- * `rawArgs` (citty's, normalised) carries every value of the repeatable options; without it only `args`' are seen.
+ * The workspace, state root, session and merged settings the flags name; usage
+ * errors (and an unknown session, exit 6) before anything runs. `session`
+ * overrides the plan the session flags give (`agent drain` picks its own). `rawArgs`
+ * (citty's, normalised) carries every value of the repeatable options; without it only `args`' are seen.
  */
-export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[]): RuntimeSetup {
+export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[], session?: (store: SessionStore) => SessionPlan): RuntimeSetup {
   const workspace = resolveWorkspace(args.workspace);
-  const stateDir = runStateDir(args, workspace);
+  const stateRoot = runStateDir(args, workspace);
   const { settings, warnings } = loadSettings({
     workspace,
     flags: settingsFlags(args, rawArgs),
@@ -86,10 +96,12 @@ export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[]): 
     ...settings.sandbox,
     workspace,
     agentDir: agentDirOf(workspace),
-    stateRoot: stateDir,
+    stateRoot,
   });
   if (resolved.warning) warnings.push(resolved.warning);
-  return { workspace, stateDir, settings, warnings, waitLock: args["wait-lock"] === true, sandbox: resolved.sandbox };
+  const store = new SessionStore(stateRoot);
+  const plan = session ? session(store) : planSession(store, { continue: args.continue, resume: args.resume, session: args.session });
+  return { workspace, stateRoot, session: plan, settings, warnings, waitLock: args["wait-lock"] === true, sandbox: resolved.sandbox };
 }
 
 /** The flags that are settings, as loadSettings takes them. */
@@ -111,7 +123,7 @@ export function settingsFlags(args: RuntimeValues, rawArgs?: readonly string[]):
   };
 }
 
-export function headlessSetup(args: HeadlessValues, rawArgs?: readonly string[]): HeadlessSetup {
+export function headlessSetup(args: HeadlessValues, rawArgs?: readonly string[], session?: (store: SessionStore) => SessionPlan): HeadlessSetup {
   if (args.quiet && args.verbose) throw new UsageError("--quiet and --verbose contradict each other; give one");
   const timeout = args.timeout === undefined ? undefined : { ms: parseTimeout(args.timeout), text: args.timeout };
   const includePartialMessages = args["include-partial-messages"] === true;
@@ -119,7 +131,7 @@ export function headlessSetup(args: HeadlessValues, rawArgs?: readonly string[])
     throw new UsageError("--include-partial-messages needs --output stream-json: text output streams the answer by itself on a terminal");
   }
   return {
-    ...runtimeSetup(args, rawArgs),
+    ...runtimeSetup(args, rawArgs, session),
     format: (args.output ?? "text") as OutputFormat,
     level: args.quiet ? "quiet" : args.verbose ? "verbose" : "normal",
     timeout,

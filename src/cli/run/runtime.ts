@@ -1,6 +1,12 @@
+import { join } from "node:path";
+import { StateDirBusyError } from "../../core/errors.ts";
 import type { PermissionAsker } from "../../permissions/policy.ts";
 import { type LeadContext, type LeadRuntime, buildLead } from "../../runtime/lead.ts";
 import type { RunObserver } from "../../runtime/run-types.ts";
+import { ensureAgentGitignore } from "../../sessions/gitignore.ts";
+import type { SessionMeta } from "../../sessions/session-meta.ts";
+import { openPlannedSession } from "../../sessions/session-plan.ts";
+import { SessionStore } from "../../sessions/session-store.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { RuntimeLock } from "../../storage/runtime-lock.ts";
 import type { RuntimeSetup } from "./runtime-args.ts";
@@ -15,26 +21,40 @@ export interface RuntimeRequest {
   asker?: PermissionAsker;
   /** Told each tool call the permission policy denied. */
   onPermissionDenied?: LeadContext["onPermissionDenied"];
+  /** The user's prompt, kept (clipped) as the session's first prompt when it has none yet. */
+  prompt?: string;
   /** Called once the runtime is closed, before the lock is released: e.g. stop a spinner. */
   onClosing?: () => void;
   onBudgetExhausted?: LeadContext["onBudgetExhausted"];
 }
 
+/** The session a runtime owns: who it is and where its state lives. */
+export interface OpenSession {
+  meta: SessionMeta;
+  dir: string;
+}
+
 /**
- * Owns the state dir for the life of `body`: takes the runtime lock (or waits
- * for it with --wait-lock, within the stop's deadline), builds the runtime —
- * which restores the team and recovers interrupted work — runs `body`, then
- * closes the runtime and releases the lock, newest first, also on failure.
+ * Owns the session for the life of `body`: opens it (creating a new one),
+ * takes its runtime lock (or waits for it with --wait-lock, within the stop's
+ * deadline), builds the runtime — which restores the team and recovers
+ * interrupted work — runs `body`, then closes the runtime and releases the lock,
+ * newest first, also on failure. Other sessions of the root are not touched.
  */
-export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadRuntime) => Promise<T>): Promise<T> {
+export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadRuntime, session: OpenSession) => Promise<T>): Promise<T> {
   const { setup, stop } = request;
-  const lock = await RuntimeLock.acquire(setup.stateDir, {
-    waitMs: setup.waitLock ? stop.remainingMs() : 0,
-    onLost: (error) => stop.abort(`lost the runtime lock on ${setup.stateDir} (${error.message}); another runtime may own it now`),
-  });
+  const store = new SessionStore(setup.stateRoot);
+  // The default root is inside the workspace: keep it (and personal settings) out of git.
+  if (setup.stateRoot === join(setup.workspace, ".agent", "state")) ensureAgentGitignore(setup.workspace);
+  const opened = await openPlannedSession(store, setup.session);
+  const dir = store.dirOf(opened.id);
+  const lock = await acquireSessionLock(dir, opened, setup.waitLock ? stop.remainingMs() : 0, (error) =>
+    stop.abort(`lost the runtime lock on session ${opened.id} (${error.message}); another runtime may own it now`),
+  );
   try {
+    const meta = store.touch(opened, request.prompt);
     const lead = await buildLead(setup.settings, {
-      stateDir: setup.stateDir,
+      stateDir: dir,
       workspace: setup.workspace,
       observer: request.observer,
       teamObserver: request.teamObserver,
@@ -45,12 +65,26 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       onBudgetExhausted: request.onBudgetExhausted,
     });
     try {
-      return await body(lead);
+      return await body(lead, { meta, dir });
     } finally {
       request.onClosing?.();
       await lead.close();
     }
   } finally {
     await lock.release();
+  }
+}
+
+async function acquireSessionLock(dir: string, meta: SessionMeta, waitMs: number, onLost: (error: Error) => void): Promise<RuntimeLock> {
+  try {
+    return await RuntimeLock.acquire(dir, { waitMs, onLost });
+  } catch (error) {
+    if (!(error instanceof StateDirBusyError)) throw error;
+    // Say which session is busy, and how to run beside it.
+    throw new StateDirBusyError(
+      dir,
+      error.owner,
+      `session ${meta.id}${meta.name === undefined ? "" : ` (${meta.name})`} is already running; wait for it (--wait-lock), or start a new session (\`agent run\` without --continue/--resume/--session)`,
+    );
   }
 }

@@ -90,11 +90,12 @@ function workLeft(teammates: TeammateRecord[]): string {
  * What a runtime that stops before the team is quiet (--no-wait, the end of a
  * session) leaves behind, and how to finish it; undefined when nothing is left.
  */
-export function leftForDrain(teammates: TeammateRecord[], waitingForLead: number): string | undefined {
+export function leftForDrain(teammates: TeammateRecord[], waitingForLead: number, sessionId?: string): string | undefined {
   const running = teammates.filter((teammate) => teammate.state === "running").map((teammate) => teammate.name);
   const parts = [
     ...(running.length > 0 ? [`${running.join(", ")} still working (stopped now; the task stays in the mailbox)`] : []),
     ...(waitingForLead > 0 ? [`${waitingForLead} message(s) waiting for the Lead`] : []),
   ];
-  return parts.length === 0 ? undefined : `${parts.join(", ")}; run \`agent drain\` to continue`;
+  const drain = sessionId === undefined ? "agent drain" : `agent drain --session ${sessionId}`;
+  return parts.length === 0 ? undefined : `${parts.join(", ")}; run \`${drain}\` to continue`;
 }

@@ -21,7 +21,7 @@ export function resolveWorkspace(flag: string | undefined, cwd: string = process
   return real;
 }
 
-/** `--state-dir`, else `$AGENT_STATE_DIR`, else `<workspace>/.agent` (SPEC §2): the state follows the workspace. */
+/** `--state-dir`, else `$AGENT_STATE_DIR`, else `<workspace>/.agent/state` (SPEC §7): the state root follows the workspace. */
 export function runStateDir(
   globals: GlobalValues,
   workspace: string,
@@ -29,5 +29,5 @@ export function runStateDir(
   cwd: string = process.cwd(),
 ): string {
   const explicit = globals["state-dir"] !== undefined || (env.AGENT_STATE_DIR ?? "") !== "";
-  return explicit ? resolveStateDir(globals, env, cwd) : join(workspace, ".agent");
+  return explicit ? resolveStateDir(globals, env, cwd) : join(workspace, ".agent", "state");
 }

@@ -4,11 +4,12 @@ import { uuidV7Source } from "../../core/ids.ts";
 import type { PermissionAsker } from "../../permissions/policy.ts";
 import { type Palette, paletteFor } from "../../permissions/preview.ts";
 import { askPermission } from "../../permissions/tty-asker.ts";
+import { SessionStore } from "../../sessions/session-store.ts";
 import { globalArgs } from "../args.ts";
 import type { RunEvent } from "../../runtime/run-types.ts";
 import { AnswerStream } from "../run/answer-stream.ts";
 import { ProgressPrinter } from "../run/progress.ts";
-import { type RuntimeSetup, runtimeArgs, runtimeSetup } from "../run/runtime-args.ts";
+import { type RuntimeSetup, runtimeArgs, runtimeSetup, sessionArgs } from "../run/runtime-args.ts";
 import { withRuntime } from "../run/runtime.ts";
 import { RunStop } from "../run/stop.ts";
 import { leftForDrain } from "../run/team-outcome.ts";
@@ -22,7 +23,7 @@ import { SessionInput } from "./session-input.ts";
 /** `agent` with no command, on a terminal: an interactive session with the Lead. */
 export const sessionCommand = defineCommand({
   meta: { name: "agent", description: "Interactive session with the Lead" },
-  args: { ...runtimeArgs, ...globalArgs },
+  args: { ...sessionArgs, ...runtimeArgs, ...globalArgs },
   async run({ args, rawArgs }) {
     await interactiveSession(runtimeSetup(args, rawArgs), {
       stdin: process.stdin,
@@ -79,8 +80,14 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   // SIGTERM or a lost lock ends the session as Ctrl-D would.
   stop.signal.addEventListener("abort", () => input.close(), { once: true });
   try {
-    await withRuntime({ setup, stop, observer: observe, teamObserver: observeTeam, asker: sessionAsker(input, err, paletteFor(io.stderr as { isTTY?: boolean })) }, async (lead) => {
-      err(`agent ${VERSION}: a session with the Lead in ${setup.workspace}; "exit" or Ctrl-D ends it\n`);
+    await withRuntime({ setup, stop, observer: observe, teamObserver: observeTeam, asker: sessionAsker(input, err, paletteFor(io.stderr as { isTTY?: boolean })) }, async (lead, opened) => {
+      const name = opened.meta.name === undefined ? "" : ` (${opened.meta.name})`;
+      err(`agent ${VERSION}: session ${opened.meta.id}${name} with the Lead in ${setup.workspace}; "exit" or Ctrl-D ends it\n`);
+      const store = new SessionStore(setup.stateRoot);
+      let meta = opened.meta;
+      const recordFirst = (request: string) => {
+        if (meta.firstPrompt === undefined) meta = store.touch(meta, request);
+      };
       teammates = () => lead.team.list().map((record) => record.name);
       session = new LeadSession({
         lead,
@@ -89,11 +96,12 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
         note: err,
         ids: uuidV7Source,
         streamed: (result) => answer?.coversResult(result) ?? false,
-        command: (line) => runSlashCommand(line, { lead, activity, stateDir: setup.stateDir, print: err, leave: () => input.close() }),
+        command: (line) => runSlashCommand(line, { lead, activity, stateDir: opened.dir, print: err, leave: () => input.close() }),
         turnEnded: () => activity.leadIdle(),
+        onRequest: recordFirst,
       });
       await session.run();
-      const left = leftForDrain(lead.team.list(), lead.inbox.size);
+      const left = leftForDrain(lead.team.list(), lead.inbox.size, opened.meta.id);
       if (left !== undefined) err(`agent: session ended: ${left}\n`);
     });
   } finally {

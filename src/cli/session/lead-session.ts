@@ -17,6 +17,8 @@ export interface LeadSessionOptions {
   turnEnded?: () => void;
   /** Whether a user turn's answer was already printed as it streamed in (so it is not printed again). */
   streamed?: (result: string) => boolean;
+  /** Called with each request before its turn runs (the session records its first prompt). */
+  onRequest?: (request: string) => void;
 }
 
 const EXIT_WORDS = new Set(["exit", "quit"]);
@@ -56,6 +58,7 @@ export class LeadSession {
         if (request.length === 0) continue;
         if (EXIT_WORDS.has(request)) break;
         if (await this.#o.command?.(request)) continue;
+        this.#o.onRequest?.(line);
         await this.#runUserTurn(line);
       }
     } finally {

@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
-import { globalArgs } from "../args.ts";
+import { globalArgs, sessionArg } from "../args.ts";
 import { teamListCommand } from "./list.ts";
 
 export const teamCommand = defineCommand({
   meta: { name: "team", description: "Inspect the Lead's teammates" },
-  args: { ...globalArgs },
+  args: { ...sessionArg, ...globalArgs },
   subCommands: { list: teamListCommand },
 });

@@ -3,25 +3,31 @@ import { MAILBOX_STATES } from "../../core/mailbox-state.ts";
 import type { MailboxCounts } from "../../mailbox/store.ts";
 import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
 import { TeamRegistry, type TeammateRecord } from "../../team/team-registry.ts";
-import { globalArgs, jsonArg } from "../args.ts";
-import { openMailboxStore, resolveStateDir } from "../context.ts";
+import { globalArgs, jsonArg, sessionArg } from "../args.ts";
+import { findAdminSession, openMailboxStore, resolveStateDir } from "../context.ts";
 import { zeroCounts } from "../mailbox/list.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 
 export const teamListCommand = defineCommand({
   meta: { name: "list", description: "Teammates from team.json: role, state, last change, mailbox counts" },
-  args: { ...jsonArg, ...globalArgs },
+  args: { ...sessionArg, ...jsonArg, ...globalArgs },
   async run({ args }) {
-    const stateDir = resolveStateDir(args);
+    const session = findAdminSession(args);
+    if (!session) {
+      if (args.json) await writeJson({ session_id: null, teammates: [] });
+      else await writeOut(`no teammates: no sessions in ${resolveStateDir(args)}\n`);
+      return;
+    }
+    const stateDir = session.dir;
     // Read-only, so no runtime lock: team.json is replaced atomically, never seen half-written.
     const teammates = new TeamRegistry(stateDir).read();
     const counts = await mailboxCounts(stateDir, teammates);
     if (args.json) {
-      await writeJson({ teammates: teammates.map((t) => ({ ...t, mailbox: counts.get(t.name) ?? zeroCounts() })) });
+      await writeJson({ session_id: session.meta.id, teammates: teammates.map((t) => ({ ...t, mailbox: counts.get(t.name) ?? zeroCounts() })) });
       return;
     }
     if (teammates.length === 0) {
-      await writeOut(`no teammates in ${stateDir}\n`);
+      await writeOut(`no teammates in session ${session.meta.id}\n`);
       return;
     }
     // team.json says "running" for a teammate whose runtime was stopped mid-task.
@@ -31,7 +37,7 @@ export const teamListCommand = defineCommand({
       return [t.name, t.role, t.state, t.updatedAtUtc, ...MAILBOX_STATES.map((s) => String(c[s])), note(t, live)];
     });
     const header = ["NAME", "ROLE", "STATE", "UPDATED (UTC)", ...MAILBOX_STATES.map((s) => s.toUpperCase()), "NOTE"];
-    await writeOut(formatTable([header, ...rows]).replace(/ +$/gm, ""));
+    await writeOut(`session ${session.meta.id}\n${formatTable([header, ...rows]).replace(/ +$/gm, "")}`);
   },
 });
 

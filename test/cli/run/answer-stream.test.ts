@@ -34,7 +34,7 @@ const outcome = (result: string): TeamOutcome => ({
   teammates: [],
   permissionDenials: [],
 });
-const info = { agent: "lead", model: "m", workspace: "/w", stateDir: "/s", permissionMode: "default" };
+const info = { agent: "lead", model: "m", workspace: "/w", sessionId: "01a22bf8-101f-75cf-9445-5791772960c7", stateDir: "/s", permissionMode: "default" };
 const delta = (text: string, agent = "lead"): RunEvent => ({ type: "assistant_delta", agent, text });
 
 test("pieces print as they come; each reply ends its line before progress; the final answer is not repeated", async () => {

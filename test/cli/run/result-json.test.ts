@@ -9,7 +9,8 @@ const info = {
   agent: "lead",
   model: "m",
   workspace: "/w",
-  stateDir: "/w/.agent",
+  sessionId: "0192d4c8-5e1f-7b3a-8c44-000000000001",
+  stateDir: "/w/.agent/state/sessions/0192d4c8-5e1f-7b3a-8c44-000000000001",
   permissionMode: "acceptEdits",
   idempotencyKey: "0192d4c8-5e1f-7b3a-8c44-2f0a1d9e6b7c",
 };
@@ -26,9 +27,10 @@ test("the result object: snake_case, usage in tokens, and what ran", () => {
     duration_ms: 12,
     agent: "lead",
     model: "m",
+    session_id: info.sessionId,
     idempotency_key: info.idempotencyKey,
     workspace: "/w",
-    state_dir: "/w/.agent",
+    state_dir: info.stateDir,
   });
 });
 
@@ -42,7 +44,7 @@ test("events keep their fields under snake_case keys", () => {
     is_error: true,
   });
   expect(eventJson({ type: "model_retry", agent: "lead", attempt: 1, delayMs: 500, reason: "HTTP 500" })).toMatchObject({ delay_ms: 500 });
-  expect(initJson(info, "1.0.0")).toMatchObject({ type: "system", subtype: "init", permission_mode: "acceptEdits", version: "1.0.0" });
+  expect(initJson(info, "1.0.0")).toMatchObject({ type: "system", subtype: "init", permission_mode: "acceptEdits", session_id: info.sessionId, version: "1.0.0" });
 });
 
 test("a failed run exits 3 for a model failure and 1 for any other", () => {

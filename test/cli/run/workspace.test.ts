@@ -16,9 +16,9 @@ test("the workspace is the real path of an existing directory, relative to the c
   expect(() => resolveWorkspace("", root)).toThrow("--workspace needs a directory path");
 });
 
-test("the state dir defaults to <workspace>/.agent; --state-dir and AGENT_STATE_DIR win", () => {
-  expect(runStateDir({}, "/w", {}, "/cwd")).toBe("/w/.agent");
-  expect(runStateDir({}, "/w", { AGENT_STATE_DIR: "" }, "/cwd")).toBe("/w/.agent");
+test("the state dir defaults to <workspace>/.agent/state; --state-dir and AGENT_STATE_DIR win", () => {
+  expect(runStateDir({}, "/w", {}, "/cwd")).toBe("/w/.agent/state");
+  expect(runStateDir({}, "/w", { AGENT_STATE_DIR: "" }, "/cwd")).toBe("/w/.agent/state");
   expect(runStateDir({}, "/w", { AGENT_STATE_DIR: "s" }, "/cwd")).toBe("/cwd/s");
   expect(runStateDir({ "state-dir": "/x" }, "/w", { AGENT_STATE_DIR: "s" }, "/cwd")).toBe("/x");
 });

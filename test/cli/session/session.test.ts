@@ -6,6 +6,7 @@ import { interactiveSession } from "../../../src/cli/session/command.ts";
 import { loadSettings } from "../../../src/config/load.ts";
 import { ANSWER_KEYS } from "../../../src/permissions/tty-asker.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../../support/model-server.ts";
+import { SessionStore } from "../../../src/sessions/session-store.ts";
 import { tempDir } from "../../support/temp-dir.ts";
 import { resolveSandbox } from "../../../src/security/sandbox/sandbox.ts";
 
@@ -25,13 +26,18 @@ function session(script: ScriptedReply[], permissionMode = "acceptEdits") {
   const root = tempDir("agent-session-");
   const workspace = join(root, "ws");
   mkdirSync(workspace);
-  const stateDir = join(root, "state");
+  const stateRoot = join(root, "state");
+  const sessions = new SessionStore(stateRoot);
+  const meta = sessions.create();
+  const stateDir = sessions.dirOf(meta.id);
   const { settings } = loadSettings({ flags: { baseUrl: server.url, permissionMode }, env: { OPENAI_API_KEY: "sk-test" }, workspace });
   const [stdin, stdout, stderr] = [new PassThrough(), new PassThrough(), new PassThrough()];
   const text = { out: "", err: "" };
   stdout.on("data", (chunk) => (text.out += chunk));
   stderr.on("data", (chunk) => (text.err += chunk));
-  const done = interactiveSession({ workspace, stateDir, settings, warnings: [], waitLock: false, sandbox: unsandboxed }, { stdin, stdout, stderr, terminal: false, verbose: false });
+  const done = interactiveSession(
+    { workspace, stateRoot, session: { kind: "existing", meta }, settings, warnings: [], waitLock: false, sandbox: unsandboxed },
+    { stdin, stdout, stderr, terminal: false, verbose: false });
   /** Waits until `pattern` is in the output so far: the next line must not be typed ahead of it. */
   const until = async (stream: "out" | "err", pattern: string) => {
     const deadline = Date.now() + 10_000;
@@ -41,7 +47,7 @@ function session(script: ScriptedReply[], permissionMode = "acceptEdits") {
     }
   };
   const type = (line: string) => stdin.write(`${line}\n`);
-  return { server, workspace, stateDir, text, done, until, type, stdin };
+  return { server, workspace, stateDir, sessionId: meta.id, text, done, until, type, stdin };
 }
 
 const spawnAlice = { name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "write notes" } };
@@ -69,7 +75,7 @@ describe("interactive session", () => {
         },
       },
     ]);
-    await s.until("err", "a session with the Lead");
+    await s.until("err", "with the Lead in");
     s.type("have alice write notes");
     await s.until("out", "alice is on it.\n");
     s.type("second request");
@@ -115,7 +121,7 @@ describe("interactive session", () => {
     s.type("exit");
     await s.done;
     expect(s.text.err).toContain(
-      "agent: session ended: alice still working (stopped now; the task stays in the mailbox); run `agent drain` to continue\n",
+      `agent: session ended: alice still working (stopped now; the task stays in the mailbox); run \`agent drain --session ${s.sessionId}\` to continue\n`,
     );
   });
 });

@@ -1,0 +1,52 @@
+import { defineCommand } from "citty";
+import type { SessionMeta } from "../../sessions/session-meta.ts";
+import { type SessionState, describeState, sessionState } from "../../sessions/session-status.ts";
+import { SessionStore } from "../../sessions/session-store.ts";
+import { globalArgs, jsonArg } from "../args.ts";
+import { resolveStateDir } from "../context.ts";
+import { formatTable, writeJson, writeOut } from "../output.ts";
+import { clip } from "../run/progress.ts";
+
+const PROMPT_PREVIEW_CHARS = 50;
+
+export const sessionsListCommand = defineCommand({
+  meta: { name: "list", description: "The sessions, most recently used first: id, name, created, last used, first prompt, state" },
+  args: { ...jsonArg, ...globalArgs },
+  async run({ args }) {
+    const root = resolveStateDir(args);
+    const store = new SessionStore(root);
+    // Read-only: no runtime lock is taken, nothing is created.
+    const rows: [SessionMeta, SessionState][] = [];
+    for (const meta of store.list()) rows.push([meta, await sessionState(store.dirOf(meta.id))]);
+    if (args.json) {
+      await writeJson({ sessions: rows.map(([meta, state]) => sessionJson(meta, state)) });
+      return;
+    }
+    if (rows.length === 0) {
+      await writeOut(`no sessions in ${root}\n`);
+      return;
+    }
+    const table = rows.map(([meta, state]) => [
+      meta.id,
+      meta.name ?? "-",
+      meta.createdAtUtc,
+      meta.lastUsedAtUtc,
+      describeState(state),
+      meta.firstPrompt === undefined ? "-" : clip(meta.firstPrompt, PROMPT_PREVIEW_CHARS),
+    ]);
+    await writeOut(formatTable([["ID", "NAME", "CREATED (UTC)", "LAST USED (UTC)", "STATE", "FIRST PROMPT"], ...table]));
+  },
+});
+
+function sessionJson(meta: SessionMeta, state: SessionState) {
+  return {
+    session_id: meta.id,
+    name: meta.name ?? null,
+    created_at_utc: meta.createdAtUtc,
+    last_used_at_utc: meta.lastUsedAtUtc,
+    first_prompt: meta.firstPrompt ?? null,
+    state: state.state,
+    ...(state.state === "running" ? { pid: state.pid, host: state.host } : {}),
+    ...(state.state === "pending" ? { pending_work: state.work } : {}),
+  };
+}

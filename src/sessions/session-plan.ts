@@ -1,0 +1,43 @@
+import { SessionNotFoundError, UsageError } from "../core/errors.ts";
+import { assertSessionName, type SessionMeta } from "./session-meta.ts";
+import type { SessionStore } from "./session-store.ts";
+
+/** Which session a runtime takes: a new one (named or not), or one that exists. */
+export type SessionPlan = { kind: "new"; name?: string } | { kind: "existing"; meta: SessionMeta };
+
+/** How `agent run` and `agent` choose their session: new unless told otherwise. */
+export interface SessionChoice {
+  /** The most recently used session of the state root. */
+  continue?: boolean;
+  /** An id, a unique id prefix, or a name. */
+  resume?: string;
+  /** Continue the session of this name, or create it. */
+  session?: string;
+}
+
+/** Validates the choice and finds the session it names; creates nothing. */
+export function planSession(store: SessionStore, choice: SessionChoice): SessionPlan {
+  const given = [choice.continue === true ? "--continue" : "", choice.resume !== undefined ? "--resume" : "", choice.session !== undefined ? "--session" : ""].filter(Boolean);
+  if (given.length > 1) throw new UsageError(`${given.join(" and ")} each choose the session; give one of them`);
+  if (choice.continue === true) {
+    const recent = store.mostRecent();
+    if (!recent) throw new SessionNotFoundError(undefined, store.root);
+    return { kind: "existing", meta: recent };
+  }
+  if (choice.resume !== undefined) {
+    if (choice.resume.length === 0) throw new UsageError("--resume needs a session id (or a unique prefix of one); run `agent sessions list`");
+    return { kind: "existing", meta: store.find(choice.resume) };
+  }
+  if (choice.session !== undefined) {
+    const name = assertSessionName(choice.session);
+    const meta = store.named(name);
+    return meta ? { kind: "existing", meta } : { kind: "new", name };
+  }
+  return { kind: "new" };
+}
+
+/** The session the plan names, created now if it is new. */
+export async function openPlannedSession(store: SessionStore, plan: SessionPlan): Promise<SessionMeta> {
+  if (plan.kind === "existing") return plan.meta;
+  return plan.name === undefined ? store.create() : store.createNamed(plan.name);
+}

@@ -1,0 +1,148 @@
+import { readdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { type Clock, systemClock } from "../core/clock.ts";
+import { AmbiguousSessionError, SessionNotFoundError, StateDirBusyError } from "../core/errors.ts";
+import { type IdSource, uuidV7Source } from "../core/ids.ts";
+import { ensureDir, fsyncDir, namesIn } from "../storage/atomic-file.ts";
+import { withFileLock } from "../storage/file-lock.ts";
+import { RuntimeLock } from "../storage/runtime-lock.ts";
+import { SESSION_FILE, type SessionMeta, clipFirstPrompt, readSessionMeta, writeSessionMeta } from "./session-meta.ts";
+
+/**
+ * The sessions of one state root: `<root>/sessions/<id>/`, each a complete state
+ * dir (histories, team, mailboxes, tasks, todos, cron, tool results, runtime lock)
+ * with a `session.json` saying who it is. A session's directory appears whole or
+ * not at all (built under a temp name, then renamed), so every directory listed
+ * has its metadata.
+ */
+export class SessionStore {
+  readonly dir: string;
+  readonly #clock: Clock;
+  readonly #ids: IdSource;
+
+  constructor(
+    readonly root: string,
+    options: { clock?: Clock; ids?: IdSource } = {},
+  ) {
+    this.dir = join(root, "sessions");
+    this.#clock = options.clock ?? systemClock;
+    this.#ids = options.ids ?? uuidV7Source;
+  }
+
+  dirOf(id: string): string {
+    return join(this.dir, id);
+  }
+
+  /** Every session, most recently used first. */
+  list(): SessionMeta[] {
+    const sessions: SessionMeta[] = [];
+    for (const name of namesIn(this.dir)) {
+      // Temp names of sessions being built or removed.
+      if (name.startsWith(".")) continue;
+      const meta = readSessionMeta(join(this.dir, name));
+      if (meta !== undefined) sessions.push(meta);
+    }
+    return sessions.sort(byRecentUse);
+  }
+
+  mostRecent(): SessionMeta | undefined {
+    return this.list()[0];
+  }
+
+  /**
+   * The session `ref` names: its name, its id, or a prefix of exactly one id.
+   * Unknown is SessionNotFoundError (exit 6); a prefix of several ids is
+   * AmbiguousSessionError (exit 2) listing them.
+   */
+  find(ref: string): SessionMeta {
+    const sessions = this.list();
+    const named = sessions.find((session) => session.name === ref);
+    if (named) return named;
+    const prefix = ref.toLowerCase();
+    const matches = prefix.length === 0 ? [] : sessions.filter((session) => session.id.startsWith(prefix));
+    if (matches.length === 1) return matches[0] as SessionMeta;
+    if (matches.length === 0) throw new SessionNotFoundError(ref, this.root);
+    const exact = matches.find((session) => session.id === prefix);
+    if (exact) return exact;
+    throw new AmbiguousSessionError(ref, matches.map((session) => session.id).sort());
+  }
+
+  /** The session named `name`, if there is one. */
+  named(name: string): SessionMeta | undefined {
+    return this.list().find((session) => session.name === name);
+  }
+
+  /** A new unnamed session. */
+  create(): SessionMeta {
+    ensureDir(this.dir);
+    return this.#build(undefined);
+  }
+
+  /**
+   * The session named `name`, created if there is none: under a lock, so two runs
+   * starting `--session ci-42` at once get the same one.
+   */
+  async createNamed(name: string): Promise<SessionMeta> {
+    ensureDir(this.dir);
+    return withFileLock(join(this.root, "sessions.lock"), () => this.named(name) ?? this.#build(name));
+  }
+
+  /** Marks the session used now (and records its first prompt once); call while holding its runtime lock. */
+  touch(meta: SessionMeta, prompt?: string): SessionMeta {
+    const updated: SessionMeta = { ...meta, lastUsedAtUtc: this.#clock.now().toISOString() };
+    if (updated.firstPrompt === undefined && prompt !== undefined && prompt.trim().length > 0) {
+      updated.firstPrompt = clipFirstPrompt(prompt);
+    }
+    writeSessionMeta(this.dirOf(meta.id), updated);
+    return updated;
+  }
+
+  /**
+   * Deletes the session and everything in it. Refused (exit 4) while a runtime
+   * owns it: its lock is taken first, so no run can start meanwhile either.
+   */
+  async remove(meta: SessionMeta): Promise<void> {
+    const dir = this.dirOf(meta.id);
+    let lock: RuntimeLock;
+    try {
+      lock = await RuntimeLock.acquire(dir);
+    } catch (error) {
+      if (error instanceof StateDirBusyError) {
+        throw new StateDirBusyError(dir, error.owner, `session ${meta.id} is running; wait for it to finish, then remove it`);
+      }
+      throw error;
+    }
+    try {
+      // The metadata first: from here on the session is not listed, whatever happens below.
+      rmSync(join(dir, SESSION_FILE), { force: true });
+      for (const entry of readdirSync(dir)) {
+        if (!entry.startsWith("runtime.")) rmSync(join(dir, entry), { recursive: true, force: true });
+      }
+    } finally {
+      await lock.release();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  #build(name: string | undefined): SessionMeta {
+    const now = this.#clock.now().toISOString();
+    const meta: SessionMeta = { version: 1, id: this.#ids.next(), createdAtUtc: now, lastUsedAtUtc: now };
+    if (name !== undefined) meta.name = name;
+    const temp = join(this.dir, `.new-${meta.id}`);
+    try {
+      ensureDir(temp);
+      writeSessionMeta(temp, meta);
+      renameSync(temp, this.dirOf(meta.id));
+    } catch (error) {
+      rmSync(temp, { recursive: true, force: true });
+      throw error;
+    }
+    fsyncDir(this.dir);
+    return meta;
+  }
+}
+
+function byRecentUse(a: SessionMeta, b: SessionMeta): number {
+  return b.lastUsedAtUtc.localeCompare(a.lastUsedAtUtc) || b.id.localeCompare(a.id);
+}
+
