@@ -39,16 +39,16 @@ async function agentReadOnly(stateDir: string, ...args: string[]): Promise<Agent
 
 describe.if(!asRoot || setpriv !== null)("a read-only state dir", () => {
   test("list and show work; send, recover and prune fail with one line, exit 5, and change nothing", async () => {
-    const { stateDir, store } = setup();
+    const { root, stateDir, store } = setup();
     const waiting = message("alice", "still here");
     await store.send(waiting);
-    setWritable(stateDir, false);
-    chmodSync(dirname(stateDir), 0o755);
+    setWritable(root, false);
+    chmodSync(dirname(root), 0o755);
     try {
-      const listed = await agentReadOnly(stateDir, "mailbox", "list", "--json");
+      const listed = await agentReadOnly(root, "mailbox", "list", "--json");
       expectOk(listed);
       expect(JSON.parse(listed.stdout).agents[0]).toMatchObject({ name: "alice", counts: { ready: 1 } });
-      const shown = await agentReadOnly(stateDir, "mailbox", "show", waiting.id, "--json");
+      const shown = await agentReadOnly(root, "mailbox", "show", waiting.id, "--json");
       expectOk(shown);
       expect(JSON.parse(shown.stdout)).toMatchObject({ state: "ready", message: { content: "still here" } });
 
@@ -57,11 +57,11 @@ describe.if(!asRoot || setpriv !== null)("a read-only state dir", () => {
         ["mailbox", "recover"],
         ["mailbox", "prune", "--older-than", "1d"],
       ]) {
-        expectError(await agentReadOnly(stateDir, ...args), 5, /cannot write to .*state \((EACCES|EROFS)\).*make it writable/);
+        expectError(await agentReadOnly(root, ...args), 5, /cannot write to .*state\/sessions\/[0-9a-f-]{36} \((EACCES|EROFS)\).*make it writable/);
       }
       expect(readdirSync(join(stateDir, "mailboxes", "alice", "ready"))).toEqual([`${waiting.id}.json`]);
     } finally {
-      setWritable(stateDir, true); // so the temp dir can be removed
+      setWritable(root, true); // so the temp dir can be removed
     }
   });
 });

@@ -1,8 +1,8 @@
 import { beforeAll, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../support/temp-dir.ts";
-import { ensureBinary, runAgent } from "./agent-binary.ts";
+import { AGENT_BINARY, REPO_ROOT, ensureBinary, runAgent } from "./agent-binary.ts";
 import { EXAMPLE_ANSWER, EXAMPLE_CASSETTE, EXAMPLE_FLAGS, EXAMPLE_PROMPT, recordExample } from "./example-cassette.ts";
 import { expectOneLineError, parseStream, runSetup } from "./run-fixture.ts";
 
@@ -29,15 +29,41 @@ test("the example replays offline: write_file, read_file, then the answer", asyn
   expect(readFileSync(join(workspace, "hello.txt"), "utf8")).toBe("Hello from agent!\n");
 });
 
-test("the README's text-mode command prints the answer", async () => {
+test("the example run twice on one workspace (hello.txt removed between): two sessions, both replay", async () => {
   const workspace = tempDir("agent-replay-");
-  const result = await runAgent(["run", "--replay", EXAMPLE_CASSETTE, ...EXAMPLE_FLAGS, "--workspace", workspace, EXAMPLE_PROMPT], {
-    env: { OPENAI_API_KEY: undefined, AGENT_STATE_DIR: undefined },
-  });
-  expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: `${EXAMPLE_ANSWER}\n` });
-  expect(result.stderr).toContain("[lead] write_file ");
-  expect(result.stderr).toContain("[lead] read_file ");
-  expect(existsSync(join(workspace, ".agent", "agents", "lead.jsonl"))).toBe(true);
+  for (let time = 1; time <= 2; time++) {
+    // The recorded world is an empty workspace: write_file creates hello.txt.
+    rmSync(join(workspace, "hello.txt"), { force: true });
+    const result = await runAgent(["run", "--replay", EXAMPLE_CASSETTE, ...EXAMPLE_FLAGS, "--workspace", workspace, EXAMPLE_PROMPT], {
+      env: { OPENAI_API_KEY: undefined, AGENT_STATE_DIR: undefined },
+    });
+    expect({ time, code: result.code, stdout: result.stdout }).toEqual({ time, code: 0, stdout: `${EXAMPLE_ANSWER}\n` });
+    expect(result.stderr).toContain("[lead] write_file ");
+    expect(result.stderr).toContain("[lead] read_file ");
+  }
+  const sessions = readdirSync(join(workspace, ".agent", "state", "sessions"));
+  expect(sessions).toHaveLength(2);
+  for (const id of sessions) expect(existsSync(join(workspace, ".agent", "state", "sessions", id, "agents", "lead.jsonl"))).toBe(true);
+  expect(readFileSync(join(workspace, ".agent", ".gitignore"), "utf8")).toMatch(/^state\/\nconfig\.local\.json\n$/m);
+});
+
+test("the README's quick-start snippet, run as written twice in a row: exit 0 and the answer both times", async () => {
+  const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+  const snippet = readme.slice(readme.indexOf("### 1. Offline")).match(/```sh\n([\s\S]*?)```/)?.[1];
+  expect(snippet).toContain("agent run --replay examples/scripted-create-file.cassette.jsonl");
+  // `agent` on PATH is the compiled binary; no key, no endpoint, no user config.
+  const bin = tempDir("agent-bin-");
+  symlinkSync(AGENT_BINARY, join(bin, "agent"));
+  const home = tempDir("agent-home-");
+  for (let time = 1; time <= 2; time++) {
+    const child = Bun.spawnSync(["bash", "-euc", snippet as string], {
+      cwd: REPO_ROOT,
+      env: { PATH: `${bin}:${process.env.PATH}`, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), NO_COLOR: "1" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect({ time, code: child.exitCode, stdout: child.stdout.toString() }).toEqual({ time, code: 0, stdout: `${EXAMPLE_ANSWER}\n` });
+  }
 });
 
 test("a prompt the cassette does not hold: exit 3, one line", async () => {

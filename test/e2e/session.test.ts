@@ -19,13 +19,18 @@ afterEach(async () => {
   }
 });
 
-function onTerminal(script: ScriptedReply[], mode = "acceptEdits") {
-  const server = startServer(script);
-  const setup = teamSetup();
+function onTerminal(
+  script: ScriptedReply[],
+  mode = "acceptEdits",
+  extraArgs: string[] = [],
+  given?: { server: ReturnType<typeof startServer>; setup: ReturnType<typeof teamSetup> },
+) {
+  const server = given?.server ?? startServer(script);
+  const setup = given?.setup ?? teamSetup();
   let screen = "";
   const decoder = new TextDecoder();
   const child = Bun.spawn(
-    [AGENT_BINARY, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--permission-mode", mode],
+    [AGENT_BINARY, ...extraArgs, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--permission-mode", mode],
     {
       env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" },
       terminal: { cols: 160, rows: 40, data: (_terminal, data) => (screen += decoder.decode(data, { stream: true })) },
@@ -104,6 +109,29 @@ describe("agent on a terminal: an interactive session", () => {
     t.type("\x04");
     expect(await t.child.exited).toBe(0);
     t.server.assertDone();
+  }, 30_000);
+
+  test("each session is new; agent -c continues the most recent one", async () => {
+    const first = onTerminal([{ identity: "lead", text: "noted." }, { identity: "lead", text: "it was 4711." }]);
+    let at = await first.until("> ");
+    expect(first.screen()).toMatch(/session [0-9a-f-]{36} with the Lead in /);
+    first.type("remember the code 4711\r");
+    at = await first.until("noted.", at);
+    await first.until("> ", at);
+    first.type("exit\r");
+    expect(await first.child.exited).toBe(0);
+
+    const again = onTerminal([], "acceptEdits", ["-c"], { server: first.server, setup: first.setup });
+    at = await again.until("> ");
+    again.type("which code?\r");
+    at = await again.until("it was 4711.", at);
+    await again.until("> ", at);
+    again.type("exit\r");
+    expect(await again.child.exited).toBe(0);
+    expect(JSON.stringify(first.server.requests[1]?.body.messages)).toContain("remember the code 4711");
+    first.server.assertDone();
+    const listed = await first.setup.agent("sessions", "list", "--json");
+    expect(JSON.parse(listed.stdout).sessions).toMatchObject([{ first_prompt: "remember the code 4711", state: "idle" }]);
   }, 30_000);
 });
 

@@ -28,10 +28,13 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<void>
 
 describe("the runtime lock while a run waits for its team", () => {
   test("a second run and a drain exit 4 naming the owner; team list reads the team meanwhile; the first run finishes", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
     const server = startServer([
       { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "backend", prompt: "migrate" } }] },
       { identity: "lead", text: "alice is migrating." },
-      { identity: "alice", text: "migrated", delayMs: 8_000 },
+      // Alice works until the checks below are done.
+      { identity: "alice", text: "migrated", gate },
       { identity: "lead", text: "the migration is done." },
     ]);
     const { workspace, stateDir, run, drain, agent } = teamSetup();
@@ -56,6 +59,7 @@ describe("the runtime lock while a run waits for its team", () => {
     // A live owner: "running" is true, no resume hint.
     expect(text.stdout).toMatch(/^alice +backend +running +\S+ +0 +1 +0 +0$/m);
 
+    open();
     const [stdout, code] = await Promise.all([new Response(first.stdout).text(), first.exited]);
     expect(code).toBe(0);
     expect(parseResult(stdout)).toMatchObject({ result: "the migration is done.", events: 1, event_turns: 1 });

@@ -1,0 +1,150 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import type { RecordedRequest } from "../support/model-server.ts";
+import { AGENT_BINARY, runAgent } from "./agent-binary.ts";
+import { expectOneLineError, parseResult, runSetup, scriptedServers } from "./run-fixture.ts";
+
+// Sessions on the compiled binary: every run a new session, -c / --resume /
+// --session to continue one, one runtime per session and several sessions at
+// once, `agent sessions list|rm`.
+
+const startServer = scriptedServers();
+
+/** Everything the model was sent in a request, as one string: where an earlier prompt would show. */
+const sent = (request: RecordedRequest | undefined) => JSON.stringify(request?.body.messages ?? []);
+
+const SessionList = z.strictObject({
+  sessions: z.array(
+    z.strictObject({
+      session_id: z.uuid(),
+      name: z.string().nullable(),
+      created_at_utc: z.iso.datetime(),
+      last_used_at_utc: z.iso.datetime(),
+      first_prompt: z.string().nullable(),
+      state: z.enum(["idle", "running", "pending"]),
+      pid: z.number().int().optional(),
+      host: z.string().optional(),
+      pending_work: z.string().optional(),
+    }),
+  ),
+});
+
+function sessionsSetup() {
+  const base = runSetup();
+  const agent = (...args: string[]) => runAgent([...args, "--state-dir", base.stateDir]);
+  const list = async () => {
+    const listed = await agent("sessions", "list", "--json");
+    expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: "" });
+    return SessionList.parse(JSON.parse(listed.stdout)).sessions;
+  };
+  /** `agent run` as a child that is still running: for a second process to meet. */
+  const spawnRun = (args: string[]) =>
+    Bun.spawn([AGENT_BINARY, "run", ...args, "--output", "json", "--workspace", base.workspace, "--state-dir", base.stateDir], {
+      env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  return { ...base, agent, list, spawnRun };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 20_000; !condition(); await Bun.sleep(20)) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+  }
+}
+
+describe("choosing the session", () => {
+  test("two runs in a row are independent; -c continues the latest; --resume a prefix; --session NAME twice continues", async () => {
+    const server = startServer([{ text: "one" }, { text: "two" }, { text: "three" }, { text: "four" }, { text: "five" }, { text: "six" }]);
+    const { run, list } = sessionsSetup();
+    const first = parseResult((await run(["remember the word apple", "--output", "json", "--base-url", server.url])).stdout);
+    const second = parseResult((await run(["what is 2+2", "--output", "json", "--base-url", server.url])).stdout);
+    expect(second.session_id).not.toBe(first.session_id);
+    expect(sent(server.requests[1])).not.toContain("apple");
+    expect(sent(server.requests[1])).not.toContain('"one"');
+
+    const third = parseResult((await run(["-c", "and 3+3", "--output", "json", "--base-url", server.url])).stdout);
+    expect(third.session_id).toBe(second.session_id);
+    expect(sent(server.requests[2])).toContain("what is 2+2");
+    expect(sent(server.requests[2])).not.toContain("apple");
+
+    const prefix = first.session_id.slice(0, 30);
+    const fourth = parseResult((await run(["--resume", prefix, "which word?", "--output", "json", "--base-url", server.url])).stdout);
+    expect(fourth.session_id).toBe(first.session_id);
+    expect(sent(server.requests[3])).toContain("remember the word apple");
+    expect(sent(server.requests[3])).not.toContain("2+2");
+
+    const named = parseResult((await run(["--session", "ci-42", "note the code 4711", "--output", "json", "--base-url", server.url])).stdout);
+    const again = parseResult((await run(["--session", "ci-42", "which code?", "--output", "json", "--base-url", server.url])).stdout);
+    expect(again.session_id).toBe(named.session_id);
+    expect(sent(server.requests[5])).toContain("note the code 4711");
+    expect(sent(server.requests[5])).not.toContain("apple");
+    server.assertDone();
+
+    const sessions = await list();
+    expect(sessions.map((s) => [s.session_id, s.name, s.first_prompt, s.state])).toEqual([
+      [named.session_id, "ci-42", "note the code 4711", "idle"],
+      [first.session_id, null, "remember the word apple", "idle"],
+      [second.session_id, null, "what is 2+2", "idle"],
+    ]);
+  }, 60_000);
+
+  test("an unknown session is exit 6, a shared prefix exit 2 listing the candidates, two choices exit 2; nothing is sent", async () => {
+    const server = startServer([{ text: "a" }, { text: "b" }]);
+    const { run, stateDir } = sessionsSetup();
+    expectOneLineError(await run(["-c", "hi", "--base-url", server.url]), 6, /no session in .* yet; start one with `agent run PROMPT`/);
+    expect(existsSync(join(stateDir, "sessions"))).toBe(false);
+    const a = parseResult((await run(["hi", "--output", "json", "--base-url", server.url])).stdout);
+    const b = parseResult((await run(["hi", "--output", "json", "--base-url", server.url])).stdout);
+    expectOneLineError(await run(["--resume", "ffffffff", "hi", "--base-url", server.url]), 6, /no session "ffffffff" in .*agent sessions list/);
+    const ambiguous = await run(["--resume", "0", "hi", "--base-url", server.url]);
+    expectOneLineError(ambiguous, 2, /session prefix "0" matches 2 sessions/);
+    for (const id of [a.session_id, b.session_id]) expect(ambiguous.stderr).toContain(id);
+    expectOneLineError(await run(["-c", "--session", "x", "hi", "--base-url", server.url]), 2, /--continue and --session each choose the session/);
+    expectOneLineError(await run(["--session", "no/slash", "hi", "--base-url", server.url]), 2, /invalid session name "no\/slash"/);
+    server.assertDone();
+  }, 30_000);
+});
+
+describe("one runtime per session", () => {
+  test("two sessions run at once and both succeed; a second run of one session is exit 4; rm refused while it runs", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    // The first run's answer waits until the other processes are done with it.
+    const server = startServer([{ text: "slow one", gate }, { text: "beside it" }]);
+    const { run, agent, list, spawnRun } = sessionsSetup();
+    const slow = spawnRun(["--session", "long", "take your time", "--base-url", server.url]);
+    try {
+      await until(() => server.requests.length === 1);
+      // A new session while "long" runs: not blocked by it.
+      const beside = await run(["meanwhile", "--output", "json", "--base-url", server.url]);
+      expect({ code: beside.code, stderr: beside.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(parseResult(beside.stdout).result).toBe("beside it");
+      // The same session again: refused at once, nothing sent.
+      expectOneLineError(
+        await run(["--session", "long", "again", "--base-url", server.url]),
+        4,
+        new RegExp(`state dir .* is busy, owned by pid ${slow.pid} on host .*session .* \\(long\\) is already running`),
+      );
+      const sessions = await list();
+      expect(sessions.find((s) => s.name === "long")).toMatchObject({ state: "running", pid: slow.pid });
+      expectOneLineError(await agent("sessions", "rm", "long"), 4, /is running; wait for it to finish/);
+      expect(server.requests).toHaveLength(2);
+    } finally {
+      open();
+    }
+    const [stdout, code] = await Promise.all([new Response(slow.stdout).text(), slow.exited]);
+    expect(code).toBe(0);
+    expect(parseResult(stdout).result).toBe("slow one");
+    server.assertDone();
+
+    const removed = await agent("sessions", "rm", "long", "--json");
+    expect(removed.code).toBe(0);
+    expect((await list()).map((s) => s.name)).toEqual([null]);
+    const text = await agent("sessions", "list");
+    expect(text.stdout).toMatch(/^ID +NAME +CREATED \(UTC\) +LAST USED \(UTC\) +STATE +FIRST PROMPT\n\S+ +- +\S+ +\S+ +idle +meanwhile\n$/);
+  }, 60_000);
+});
