@@ -73,6 +73,7 @@ export interface LeadRuntime {
 }
 
 export interface LeadContext {
+  /** The session's state dir: histories, team, mailboxes, tasks, todos, cron. */
   stateDir: string;
   workspace: string;
   observer?: RunObserver;
@@ -92,7 +93,7 @@ export interface LeadContext {
   onPermissionDenied?: (denial: PermissionDenial & { agent: string }) => void;
   /** The OS sandbox for every agent's shell and background jobs (not hooks); plain `sh -c` when absent. */
   sandbox?: Sandbox;
-  /** The state root no tool may touch; `stateDir` when absent. */
+  /** The state root (every session) no tool may touch; `stateDir` when absent. */
   stateRoot?: string;
   /** Told once when the budget refuses a model call: the command stops the team, leaving its work for drain. */
   onBudgetExhausted?: (error: BudgetExceededError) => void;

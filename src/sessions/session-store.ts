@@ -124,6 +124,25 @@ export class SessionStore {
     rmSync(dir, { recursive: true, force: true });
   }
 
+  /**
+   * Unlists the session (deletes its session.json) if it holds nothing but that
+   * and its runtime lock; true when it did. Call while holding its lock, then
+   * removeUnlisted() once the lock is released.
+   */
+  unlistIfUnused(meta: SessionMeta): boolean {
+    const dir = this.dirOf(meta.id);
+    if (!namesIn(dir).every((name) => name === SESSION_FILE || name.startsWith("runtime."))) return false;
+    rmSync(join(dir, SESSION_FILE), { force: true });
+    return true;
+  }
+
+  /** Deletes the directory of a session unlisted before, unless someone started using it again. */
+  removeUnlisted(meta: SessionMeta): void {
+    const dir = this.dirOf(meta.id);
+    if (namesIn(dir).includes(SESSION_FILE)) return;
+    rmSync(dir, { recursive: true, force: true });
+  }
+
   #build(name: string | undefined): SessionMeta {
     const now = this.#clock.now().toISOString();
     const meta: SessionMeta = { version: 1, id: this.#ids.next(), createdAtUtc: now, lastUsedAtUtc: now };

@@ -48,12 +48,12 @@ describe("agent run: grep and glob on real trees", () => {
     writeFileSync(join(workspace, "src", "notes.md"), "MARKER-51c2 in the notes\n");
     const server = startServer([
       call("grep", { pattern: "MARKER-51c2", output_mode: "files_with_matches" }),
-      // The prompt holds the marker too, in the Lead's history under .agent/ by now.
-      call("grep", { pattern: "MARKER", path: ".agent" }, (text) => expect(text).toBe("src/notes.md")),
+      // The prompt holds the marker too, in the Lead's history under .agent/state/ by now.
+      call("grep", { pattern: "MARKER", path: ".agent/state" }, (text) => expect(text).toBe("src/notes.md")),
       // Refused by the permission policy (or by the tool, whose fence says the same): either names the state directory.
-      call("glob", { pattern: "**/*", include_ignored: true }, (text) => expect(text).toMatch(/"\.agent".* the agent's state directory/)),
-      call("glob", { pattern: ".agent/**", path: "." }, (text) => expect(text).toBe("src/notes.md")),
-      { text: "done", check: (r) => expect(lastResult(r)).toBe('no files match ".agent/**" in .') },
+      call("glob", { pattern: "**/*", include_ignored: true }, (text) => expect(text).toMatch(/"\.agent\/state".* the agent's state directory/)),
+      call("glob", { pattern: ".agent/state/**", path: "." }, (text) => expect(text).toBe("src/notes.md")),
+      { text: "done", check: (r) => expect(lastResult(r)).toBe('no files match ".agent/state/**" in .') },
     ]);
     const result = await runAgent(
       ["run", "--base-url", server.url, "--permission-mode", "plan", "--workspace", workspace, "look for MARKER-51c2"],

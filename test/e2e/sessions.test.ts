@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import type { RecordedRequest } from "../support/model-server.ts";
@@ -97,6 +97,9 @@ describe("choosing the session", () => {
     const { run, stateDir } = sessionsSetup();
     expectOneLineError(await run(["-c", "hi", "--base-url", server.url]), 6, /no session in .* yet; start one with `agent run PROMPT`/);
     expect(existsSync(join(stateDir, "sessions"))).toBe(false);
+    // A run that cannot start (no API key) leaves no empty session behind.
+    expectOneLineError(await run(["hi", "--base-url", server.url], { env: { OPENAI_API_KEY: undefined } }), 3, /no API key/);
+    expect(readdirSync(join(stateDir, "sessions"))).toEqual([]);
     const a = parseResult((await run(["hi", "--output", "json", "--base-url", server.url])).stdout);
     const b = parseResult((await run(["hi", "--output", "json", "--base-url", server.url])).stdout);
     expectOneLineError(await run(["--resume", "ffffffff", "hi", "--base-url", server.url]), 6, /no session "ffffffff" in .*agent sessions list/);

@@ -51,10 +51,15 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
   const lock = await acquireSessionLock(dir, opened, setup.waitLock ? stop.remainingMs() : 0, (error) =>
     stop.abort(`lost the runtime lock on session ${opened.id} (${error.message}); another runtime may own it now`),
   );
+  // A new session whose runtime never got built (no API key, a bad hook) is
+  // removed again, so a failed start leaves no empty session behind.
+  let built = false;
+  let discard = false;
   try {
     const meta = store.touch(opened, request.prompt);
     const lead = await buildLead(setup.settings, {
       stateDir: dir,
+      stateRoot: setup.stateRoot,
       workspace: setup.workspace,
       observer: request.observer,
       teamObserver: request.teamObserver,
@@ -64,6 +69,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       sandbox: setup.sandbox,
       onBudgetExhausted: request.onBudgetExhausted,
     });
+    built = true;
     try {
       return await body(lead, { meta, dir });
     } finally {
@@ -71,7 +77,10 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       await lead.close();
     }
   } finally {
+    // Unlisted while the lock is still held, so no other runtime takes it meanwhile.
+    if (!built && setup.session.kind === "new") discard = store.unlistIfUnused(opened);
     await lock.release();
+    if (discard) store.removeUnlisted(opened);
   }
 }
 
