@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { AGENT_BINARY, type AgentResult, ensureBinary, runAgent } from "./agent-binary.ts";
-import { setup } from "./fixture.ts";
 
 // `agent doctor` against the scripted server's `GET /models`, the real binary and
 // real directories: exit 0 on a good setup; on a bad one exit 1, one FAIL line per
@@ -164,7 +163,7 @@ describe("agent doctor", () => {
     expect((await runAgent(["mailbox", "send", "--state-dir", stateDir, "--to", "lead", "--from", "alice", "--content", "done"])).code).toBe(0);
     const result = await doctor({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^warn +pending +work left by an earlier run \(lead: 1 message\); `agent drain` finishes it$/m);
+    expect(result.stdout).toMatch(/^warn +pending +work left by an earlier run \(session [0-9a-f-]{36}: lead: 1 message\); `agent drain` finishes it$/m);
   });
 });
 
@@ -175,8 +174,8 @@ const setpriv = Bun.which("setpriv");
 describe.if(!asRoot || setpriv !== null)("agent doctor on a read-only state root", () => {
   test("exit 1 with one FAIL line naming the directory", async () => {
     const server = modelServer();
-    const { stateDir } = setup();
-    mkdirSync(stateDir, { recursive: true });
+    const stateDir = join(tempDir("agent-e2e-"), "state");
+    mkdirSync(stateDir);
     chmodSync(stateDir, 0o555);
     const workspace = join(stateDir, "..");
     chmodSync(workspace, 0o755);

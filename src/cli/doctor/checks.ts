@@ -12,6 +12,7 @@ import { DEFAULT_BASE_URL } from "../../model/openai-client.ts";
 import { probeBubblewrap } from "../../security/sandbox/bubblewrap.ts";
 import { SANDBOX_INSTALL_HINT } from "../../security/sandbox/sandbox.ts";
 import { probeSeatbelt } from "../../security/sandbox/seatbelt.ts";
+import { SessionStore } from "../../sessions/session-store.ts";
 import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
 import { TeamRegistry } from "../../team/team-registry.ts";
 import { DEFAULT_SHELL_OUTPUT_CHARS } from "../../tools/shell.ts";
@@ -173,34 +174,43 @@ export function checkSandbox(settings: Settings, workspace: string): Check {
   return warn("sandbox", `shell commands would run without a sandbox: ${problem}; ${SANDBOX_INSTALL_HINT}`);
 }
 
-/** What a stopped run left, and whether a runtime owns the state dir now. */
-export async function checkPendingWork(stateDir: string): Promise<Check[]> {
-  if (!existsSync(stateDir)) return [ok("pending", "nothing pending (no state yet)")];
+/** What stopped runs left in each session, and which sessions a runtime owns now. */
+export async function checkPendingWork(stateRoot: string): Promise<Check[]> {
+  if (!existsSync(stateRoot)) return [ok("pending", "nothing pending (no state yet)")];
   const checks: Check[] = [];
+  const parts: string[] = [];
   try {
-    const owner = await readRuntimeOwner(stateDir);
-    if (owner) {
-      checks.push(warn("runtime", `a runtime owns ${stateDir} now (pid ${owner.pid} on ${owner.host}): \`agent run\` waits for it only with --wait-lock`));
+    const sessions = new SessionStore(stateRoot);
+    for (const { id } of sessions.list()) {
+      const left = await sessionLeftovers(sessions.dirOf(id), id, checks);
+      if (left.length > 0) parts.push(`session ${id}: ${left.join("; ")}`);
     }
-    const teammates = new TeamRegistry(stateDir).read();
-    const waiting: string[] = [];
-    for (const { agent, open, quarantined } of mailboxCounts(stateDir)) {
-      if (open > 0) waiting.push(`${agent}: ${open} message${open === 1 ? "" : "s"}`);
-      if (quarantined > 0) {
-        checks.push(warn("quarantine", `${quarantined} quarantined entr${quarantined === 1 ? "y" : "ies"} in ${agent}'s mailbox; see \`agent mailbox list --state quarantine\``));
-      }
-    }
-    const interrupted = owner ? [] : teammates.filter((t) => t.state === "running").map((t) => t.name);
-    if (waiting.length === 0 && interrupted.length === 0) {
-      checks.unshift(ok("pending", "nothing pending"));
-    } else {
-      const parts = [...waiting, ...(interrupted.length > 0 ? [`interrupted: ${interrupted.join(", ")}`] : [])];
-      checks.unshift(warn("pending", `work left by an earlier run (${parts.join("; ")}); \`agent drain\` finishes it`));
-    }
+    if (parts.length === 0) checks.unshift(ok("pending", "nothing pending"));
+    else checks.unshift(warn("pending", `work left by an earlier run (${parts.join("; ")}); \`agent drain\` finishes it`));
   } catch (error) {
     checks.push(fail("state", `${(error as Error).message}`));
   }
   return checks;
+}
+
+/** One session's work left for `agent drain`; a runtime owning it and quarantined entries go to `checks`. */
+async function sessionLeftovers(stateDir: string, id: string, checks: Check[]): Promise<string[]> {
+  const owner = await readRuntimeOwner(stateDir);
+  if (owner) {
+    checks.push(warn("runtime", `a runtime owns session ${id} now (pid ${owner.pid} on ${owner.host}): \`agent run -c\` waits for it only with --wait-lock`));
+  }
+  const teammates = new TeamRegistry(stateDir).read();
+  const waiting: string[] = [];
+  for (const { agent, open, quarantined } of mailboxCounts(stateDir)) {
+    if (open > 0) waiting.push(`${agent}: ${open} message${open === 1 ? "" : "s"}`);
+    if (quarantined > 0) {
+      checks.push(
+        warn("quarantine", `${quarantined} quarantined entr${quarantined === 1 ? "y" : "ies"} in ${agent}'s mailbox of session ${id}; see \`agent mailbox list --session ${id} --state quarantine\``),
+      );
+    }
+  }
+  const interrupted = owner ? [] : teammates.filter((t) => t.state === "running").map((t) => t.name);
+  return [...waiting, ...(interrupted.length > 0 ? [`interrupted: ${interrupted.join(", ")}`] : [])];
 }
 
 /**
