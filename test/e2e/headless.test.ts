@@ -42,15 +42,16 @@ describe("--output json prints one JSON error object for failures before the run
     expect((await run(["--bogus", "x"])).stdout).toBe("");
   });
 
-  test("a missing key: exit 3; a busy state dir: exit 4", async () => {
-    const { run, stateDir } = runSetup();
+  test("a missing key: exit 3; a busy session: exit 4", async () => {
+    const { run, newSessionDir } = runSetup();
     const noKey = await run(["hi", "--output", "json"], { env: { OPENAI_API_KEY: undefined } });
     expect(noKey.code).toBe(3);
     expect(parseErrorResult(noKey.stdout)).toMatchObject({ subtype: "error_model", exit_code: 3, error_code: "MISSING_API_KEY" });
 
-    const lock = await RuntimeLock.acquire(stateDir);
+    // A session a runtime owns, continued with -c.
+    const lock = await RuntimeLock.acquire(newSessionDir());
     try {
-      const busy = await run(["hi", "--output", "json"]);
+      const busy = await run(["hi", "-c", "--output", "json"]);
       expect(busy.code).toBe(4);
       expect(parseErrorResult(busy.stdout)).toMatchObject({ subtype: "error_busy", is_error: true, exit_code: 4 });
     } finally {
