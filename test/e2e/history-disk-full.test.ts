@@ -14,8 +14,9 @@ const prlimit = Bun.which("prlimit");
 describe.if(prlimit !== null)("a history append that fails part-way", () => {
   test("is cut back to the last whole record; --output json prints the error object, exit 5; the next run finds no half line", async () => {
     const server = startServer([{ text: "answered after the disk was freed" }]);
-    const { workspace, stateDir, run } = runSetup();
-    // An earlier conversation, so the file has whole records to keep.
+    const { workspace, stateDir: root, newSessionDir, run } = runSetup();
+    // An earlier conversation (a session continued with -c below), so the file has whole records to keep.
+    const stateDir = newSessionDir();
     const history = HistoryStore.open(stateDir, "lead");
     history.beginTurn("00000000-0000-4000-8000-000000000001", [{ role: "user", content: "x".repeat(2_000) }], new Date());
     history.finishTurn("00000000-0000-4000-8000-000000000001", new Date(), "success", "ok");
@@ -25,8 +26,8 @@ describe.if(prlimit !== null)("a history append that fails part-way", () => {
 
     // Room for 40 more bytes: the next turn's first record is longer, so its write stops part-way.
     const limited = Bun.spawn(
-      [prlimit!, `--fsize=${before.length + 40}`, AGENT_BINARY, "run", "hello",
-        "--output", "json", "--workspace", workspace, "--state-dir", stateDir],
+      [prlimit!, `--fsize=${before.length + 40}`, AGENT_BINARY, "run", "hello", "-c",
+        "--output", "json", "--workspace", workspace, "--state-dir", root],
       { env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.url }, stdout: "pipe", stderr: "pipe" },
     );
     const [stdout, stderr, code] = await Promise.all([
@@ -39,7 +40,7 @@ describe.if(prlimit !== null)("a history append that fails part-way", () => {
     expect(readFileSync(path, "utf8")).toBe(before);
     expect(statSync(path).size).toBe(before.length);
 
-    const again = await run(["hello", "--output", "json"], { env: { OPENAI_BASE_URL: server.url } });
+    const again = await run(["hello", "-c", "--output", "json"], { env: { OPENAI_BASE_URL: server.url } });
     expect(again.stderr).not.toContain("half-written");
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ subtype: "success", result: "answered after the disk was freed" });
