@@ -143,7 +143,7 @@ describe("session commands", () => {
       ],
       "default",
     );
-    await s.until("err", "a session with the Lead");
+    await s.until("err", "with the Lead in");
     s.type("/help");
     await s.until("err", "/permissions");
     expect(s.text.err).toContain("@NAME TEXT");
@@ -187,7 +187,7 @@ describe("session commands", () => {
       { identity: "lead", text: "alice: notes written." },
       { identity: "lead", text: "alice: shorter notes." },
     ]);
-    await s.until("err", "a session with the Lead");
+    await s.until("err", "with the Lead in");
     s.type("have alice write notes");
     await s.until("out", "alice is on it.\n");
     await s.until("err", "[alice] running (writer)");
