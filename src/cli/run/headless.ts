@@ -45,6 +45,9 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     animate: stderrCanAnimate(),
     version: VERSION,
     streamAnswer: process.stdout.isTTY === true,
+    ...(process.stdout.isTTY === true && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb"
+      ? { markdown: { columns: () => process.stdout.columns ?? 80 } }
+      : {}),
     ...(process.stderr.isTTY === true && process.env.TERM !== "dumb"
       ? { teamView: { columns: () => process.stderr.columns ?? 80, colour: (process.env.NO_COLOR ?? "") === "" } }
       : {}),

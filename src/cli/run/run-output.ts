@@ -1,6 +1,7 @@
 import type { RunEvent } from "../../runtime/run-types.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { TeamActivity, teamViewLines } from "../terminal/activity.ts";
+import { MarkdownStream, renderMarkdown } from "../terminal/markdown.ts";
 import { StatusBlock } from "../terminal/status-block.ts";
 import { AnswerStream } from "./answer-stream.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
@@ -23,6 +24,8 @@ export interface RunOutputOptions {
   includePartialMessages?: boolean;
   /** stderr is a terminal: a live team view below the log instead of the spinner (src/cli/terminal/). */
   teamView?: { columns: () => number; colour: boolean };
+  /** stdout is a terminal with colour: the answer's markdown rendered (src/cli/terminal/markdown.ts). */
+  markdown?: { columns: () => number };
 }
 
 /**
@@ -37,6 +40,7 @@ export class RunOutput {
   readonly #progress: ProgressPrinter;
   readonly #answer: AnswerStream | undefined;
   readonly #activity = new TeamActivity();
+  readonly #render: (text: string) => string;
   readonly #block: StatusBlock | undefined;
   /**
    * Events from before start(): building the runtime restores the team (claims,
@@ -49,7 +53,10 @@ export class RunOutput {
     this.#o = options;
     const streamAnswer = options.streamAnswer === true && options.format === "text";
     this.#stdout = new OrderedWriter(options.stdout);
-    this.#answer = streamAnswer ? new AnswerStream((text) => this.#stdout.write(text)) : undefined;
+    const toStdout = (text: string) => this.#stdout.write(text);
+    const markdown = options.markdown && options.format === "text" ? options.markdown : undefined;
+    this.#render = markdown ? renderMarkdown : (text: string) => text;
+    this.#answer = streamAnswer ? new AnswerStream(markdown ? new MarkdownStream(toStdout, markdown.columns).push : toStdout) : undefined;
     // While the answer streams, stdout and stderr share the terminal: progress
     // joins stdout's queue, so a line never lands inside an answer and a
     // spinner's erase never wipes a piece of one.
@@ -129,7 +136,7 @@ export class RunOutput {
     const { result } = outcome;
     if (this.#o.format !== "text") this.#line(resultJson(result, info, outcome));
     else if (!result.isError && result.result.length > 0 && !this.#answer?.coversResult(result.result)) {
-      this.#stdout.write(result.result.endsWith("\n") ? result.result : `${result.result}\n`);
+      this.#stdout.write(this.#render(result.result.endsWith("\n") ? result.result : `${result.result}\n`));
     }
     await this.#stdout.flush();
   }

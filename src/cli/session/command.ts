@@ -16,6 +16,7 @@ import { leftForDrain } from "../run/team-outcome.ts";
 import { VERSION } from "../version.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { TeamActivity } from "../terminal/activity.ts";
+import { MarkdownStream, renderMarkdown } from "../terminal/markdown.ts";
 import { LeadSession } from "./lead-session.ts";
 import { completeLine, runSlashCommand } from "./slash-commands.ts";
 import { SessionInput } from "./session-input.ts";
@@ -64,7 +65,11 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   const progress = new ProgressPrinter(err, io.verbose ? "verbose" : "normal");
   // The answer to what the user typed streams in as the model writes it (no
   // prompt is waiting then); event turns print theirs whole, above the prompt.
-  const answer = io.terminal ? new AnswerStream((text) => io.stdout.write(text)) : undefined;
+  const toStdout = (text: string) => io.stdout.write(text);
+  const stdoutTty = io.stdout as { isTTY?: boolean; columns?: number };
+  // Markdown rendered only for a terminal with colour (NO_COLOR, TERM=dumb and pipes get the text as written).
+  const markdown = io.terminal && stdoutTty.isTTY === true && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb";
+  const answer = io.terminal ? new AnswerStream(markdown ? new MarkdownStream(toStdout, () => stdoutTty.columns ?? 80).push : toStdout) : undefined;
   let session: LeadSession | undefined;
   const observe = (event: RunEvent) => {
     if (answer && session?.inUserTurn) answer.observe(event);
@@ -92,7 +97,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
       session = new LeadSession({
         lead,
         input,
-        answer: (text) => io.stdout.write(text),
+        answer: (text) => io.stdout.write(markdown ? renderMarkdown(text) : text),
         note: err,
         ids: uuidV7Source,
         streamed: (result) => answer?.coversResult(result) ?? false,
