@@ -9,7 +9,7 @@ export const globalArgs = {
   "state-dir": {
     type: "string",
     valueHint: "dir",
-    description: "State root, holding every session (default: $AGENT_STATE_DIR, else ./.agent/state)",
+    description: "State root, holding every session (default: $AGENT_STATE_DIR, else .agent/state in the workspace: --workspace or the current directory)",
   },
   verbose: { type: "boolean", description: "Show stack traces with errors" },
   help: { type: "boolean", alias: "h", description: "Show this help" },
