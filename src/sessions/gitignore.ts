@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { ensureDir, isErrno, writeNewFileSynced } from "../storage/atomic-file.ts";
 
-const CONTENT = `# Written by agent: the state and your personal settings stay out of git;
+/** The one `.agent/.gitignore`: written by the first run, and by `agent init`. */
+export const AGENT_GITIGNORE = `# Written by agent: the state and your personal settings stay out of git;
 # config.json (project settings) is meant to be committed.
 state/
 config.local.json
@@ -15,7 +16,7 @@ export function ensureAgentGitignore(workspace: string): void {
   const dir = join(workspace, ".agent");
   ensureDir(dir);
   try {
-    writeNewFileSynced(join(dir, ".gitignore"), CONTENT);
+    writeNewFileSynced(join(dir, ".gitignore"), AGENT_GITIGNORE);
   } catch (error) {
     if (!isErrno(error, "EEXIST")) throw error;
   }

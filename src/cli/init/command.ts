@@ -4,7 +4,8 @@ import { defineCommand } from "citty";
 import { globalArgs, jsonArg } from "../args.ts";
 import { writeJson, writeOut } from "../output.ts";
 import { resolveWorkspace } from "../run/workspace.ts";
-import { AGENTS_TEMPLATE, CONFIG_TEMPLATE, GITIGNORE_TEMPLATE } from "./templates.ts";
+import { AGENT_GITIGNORE } from "../../sessions/gitignore.ts";
+import { AGENTS_TEMPLATE, CONFIG_TEMPLATE } from "./templates.ts";
 
 interface Written {
   path: string;
@@ -42,7 +43,7 @@ export const initCommand = defineCommand({
     mkdirSync(dotAgent, { recursive: true, mode: 0o755 });
     const written: Written[] = [
       { path: join(dotAgent, "config.json"), action: createOnce(join(dotAgent, "config.json"), CONFIG_TEMPLATE) },
-      { path: join(dotAgent, ".gitignore"), action: createOnce(join(dotAgent, ".gitignore"), GITIGNORE_TEMPLATE) },
+      { path: join(dotAgent, ".gitignore"), action: createOnce(join(dotAgent, ".gitignore"), AGENT_GITIGNORE) },
     ];
     // CLAUDE.md is read when there is no AGENTS.md: a new AGENTS.md would hide it.
     const claude = join(workspace, "CLAUDE.md");

@@ -21,13 +21,6 @@ export const CONFIG_TEMPLATE = `// The project's settings for agent, committed w
 }
 `;
 
-export const GITIGNORE_TEMPLATE = `# Written by \`agent init\`. The run-time state (sessions, histories, mailboxes,
-# locks) and your personal settings stay out of git; config.json, skills/ and
-# agents/ are the project's and are meant to be committed.
-state/
-config.local.json
-`;
-
 export const AGENTS_TEMPLATE = `# AGENTS.md
 
 Instructions for the coding agents working in this repository: \`agent\` puts this
