@@ -46,7 +46,8 @@ export interface AgentRunnerOptions {
   clock?: Clock;
   /** Asked before each model call; a returned text is added to the history as a reminder (the todo list's). */
   reminder?: () => string | undefined;
-  /** Told when a turn ends, however it ends (for the usage ledger's busy time). */
+  /** Told when a turn starts or resumes, and when it ends, however it ends (usage ledger, traces). */
+  onTurnStart?: (turn: { key: string }) => void;
   onTurnEnd?: (turn: { key: string; result: RunResult }) => void;
 }
 
@@ -203,6 +204,7 @@ export class AgentRunner {
   async #loop(key: string, signal: AbortSignal | undefined): Promise<RunResult> {
     const started = performance.now();
     const o = this.#o;
+    o.onTurnStart?.({ key });
     const turn = { turns: 0, usage: ZERO_USAGE as Usage, continuations: 0, text: "", overflowRetried: false };
     const done = (subtype: RunSubtype, result: string): RunResult => {
       const ended: RunResult = {

@@ -31,7 +31,8 @@ import { DEFAULT_COMPACTION } from "./compaction.ts";
 import { EventInbox } from "./event-inbox.ts";
 import { HistoryStore } from "./history-store.ts";
 import { JobSupervisor } from "./job-supervisor.ts";
-import type { RunObserver } from "./run-types.ts";
+import type { RunObserver, RunResult } from "./run-types.ts";
+import type { Usage } from "../model/types.ts";
 import { leadSystemPrompt, subagentSystemPrompt, teammateSystemPrompt } from "./system-prompt.ts";
 import { environmentFacts } from "../instructions/environment.ts";
 import { contextSections } from "../instructions/prompt-context.ts";
@@ -97,6 +98,15 @@ export interface LeadContext {
   stateRoot?: string;
   /** Told once when the budget refuses a model call: the command stops the team, leaving its work for drain. */
   onBudgetExhausted?: (error: BudgetExceededError) => void;
+  /** Told of every agent's turns and model calls, subagents' too (OpenTelemetry spans). */
+  tracing?: RunTracing;
+}
+
+/** What the runtime tells a tracer beyond the run's events. */
+export interface RunTracing {
+  turnStarted(identity: string, key: string): void;
+  turnEnded(identity: string, result: RunResult): void;
+  modelCall(identity: string, model: string): (outcome: { usage?: Usage; error?: unknown }) => void;
 }
 
 /**
@@ -143,6 +153,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         pricing: settings.pricing,
         ...(settings.maxBudgetUsd !== undefined ? { maxBudgetUsd: settings.maxBudgetUsd } : {}),
         onBudgetExhausted: context.onBudgetExhausted,
+        ...(context.tracing ? { onCall: (identity: string, name: string) => context.tracing!.modelCall(identity, name) } : {}),
       },
     );
     closers.push(() => model.close());
@@ -205,10 +216,12 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         compaction: compaction(identity),
         observer: context.observer,
         reminder: extra.reminder,
-        // A subagent's turn runs inside its parent's: counting both would count that time twice.
-        ...(identity.includes("/")
-          ? {}
-          : { onTurnEnd: ({ key, result }) => usage.recordTurn({ agent: identity, key, subtype: result.subtype, durationMs: result.durationMs }) }),
+        onTurnStart: ({ key }) => context.tracing?.turnStarted(identity, key),
+        onTurnEnd: ({ key, result }) => {
+          // A subagent's turn runs inside its parent's: counting both would count that time twice.
+          if (!identity.includes("/")) usage.recordTurn({ agent: identity, key, subtype: result.subtype, durationMs: result.durationMs });
+          context.tracing?.turnEnded(identity, result);
+        },
       });
 
     const cron = new CronRuntime({

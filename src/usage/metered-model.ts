@@ -1,5 +1,5 @@
 import { BudgetExceededError } from "../core/errors.ts";
-import type { ModelClient, ModelRequest, ModelResponse } from "../model/types.ts";
+import type { ModelClient, ModelRequest, ModelResponse, Usage } from "../model/types.ts";
 import type { Pricing } from "./pricing.ts";
 import type { UsageLedger } from "./usage-ledger.ts";
 
@@ -10,6 +10,8 @@ export interface MeterOptions {
   maxBudgetUsd?: number;
   /** Told once, when the first call is refused for the budget: the command stops the whole team. */
   onBudgetExhausted?: (error: BudgetExceededError) => void;
+  /** Told as each call starts; the function returned is told how it ended (a trace span). */
+  onCall?: (identity: string, model: string) => (outcome: { usage?: Usage; error?: unknown }) => void;
 }
 
 /**
@@ -46,7 +48,15 @@ export class MeteredModelClient implements ModelClient {
       }
     }
     const started = performance.now();
-    const response = await this.#inner.complete(request);
+    const ended = this.#o.onCall?.(request.identity, this.#inner.model);
+    let response: ModelResponse;
+    try {
+      response = await this.#inner.complete(request);
+    } catch (error) {
+      ended?.({ error });
+      throw error;
+    }
+    ended?.({ usage: response.usage });
     ledger.recordModelCall({
       agent: billedAgent(request.identity),
       identity: request.identity,

@@ -12,6 +12,7 @@ import { withRuntime } from "./runtime.ts";
 import { RunStop } from "./stop.ts";
 import { writeLastMessage } from "./last-message.ts";
 import type { UsageLedger } from "../../usage/usage-ledger.ts";
+import { startTracing } from "./tracing.ts";
 import { type PermissionDenialRecord, type TeamOutcome, type TeamOutcomeInput, teamOutcome } from "./team-outcome.ts";
 
 /** What a headless command does with the runtime: `run` a user turn and its team, `drain` the team. */
@@ -64,7 +65,17 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     sandbox: setup.sandbox.status === "unavailable" ? "unavailable" : setup.sandbox.mode,
     idempotencyKey: work.idempotencyKey,
   };
-  let outcome: TeamOutcome;
+  let reportedTraceError = false;
+  const tracer = await startTracing(
+    work.idempotencyKey === undefined ? "agent drain" : "agent run",
+    { "agent.model": setup.settings.model, "agent.workspace": setup.workspace, ...(work.idempotencyKey ? { "agent.turn.key": work.idempotencyKey } : {}) },
+    (message) => {
+      // Once: a collector that is down must not flood stderr.
+      if (!reportedTraceError && setup.level !== "quiet") stderr.write(`agent: warning: ${message}\n`);
+      reportedTraceError = true;
+    },
+  );
+  let outcome: TeamOutcome | undefined;
   let signal: NodeJS.Signals | undefined;
   let budgetStop: string | undefined;
   let ledger: UsageLedger | undefined;
@@ -76,10 +87,14 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
       {
         setup,
         stop,
-        observer: output.observe,
-        teamObserver: output.observeTeam,
+        observer: tracer ? (event) => (output.observe(event), tracer.observe(event)) : output.observe,
+        teamObserver: tracer ? (event) => (output.observeTeam(event), tracer.observeTeam(event)) : output.observeTeam,
         asker: ttyAskerIfInteractive(),
-        onPermissionDenied: (denial) => permissionDenials.push(denial),
+        onPermissionDenied: (denial) => {
+          permissionDenials.push(denial);
+          tracer?.denied(denial.agent, denial.tool, denial.reason);
+        },
+        ...(tracer ? { tracing: tracer } : {}),
         prompt: work.prompt,
         onClosing: () => output.stopProgress(),
         onBudgetExhausted: (error) => {
@@ -119,6 +134,8 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     if (setup.lastMessagePath !== undefined && !outcome.result.isError) writeLastMessage(setup.lastMessagePath, outcome.result.result);
     await output.finish(outcome, info);
   } finally {
+    // After the result: a slow collector does not hold it back.
+    await tracer?.close(outcome?.result);
     // Progress first, then whatever error line the entry prints.
     await stderr.flush();
   }

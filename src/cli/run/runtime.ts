@@ -26,6 +26,7 @@ export interface RuntimeRequest {
   /** Called once the runtime is closed, before the lock is released: e.g. stop a spinner. */
   onClosing?: () => void;
   onBudgetExhausted?: LeadContext["onBudgetExhausted"];
+  tracing?: LeadContext["tracing"];
 }
 
 /** The session a runtime owns: who it is and where its state lives. */
@@ -68,6 +69,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       onPermissionDenied: request.onPermissionDenied,
       sandbox: setup.sandbox,
       onBudgetExhausted: request.onBudgetExhausted,
+      ...(request.tracing ? { tracing: request.tracing } : {}),
     });
     built = true;
     try {
