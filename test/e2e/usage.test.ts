@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptedReply } from "../support/model-server.ts";
+import { runAgent } from "./agent-binary.ts";
 import { parseResult, scriptedServers } from "./run-fixture.ts";
 import { FINAL_ANSWER, SEED_PROMPT, seedScript, teamSetup } from "./team-fixture.ts";
 
@@ -161,5 +162,62 @@ describe("--max-budget-usd", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--max-budget-usd");
     server.assertDone();
+  });
+});
+
+describe("agent sessions show", () => {
+  test("the session's usage and cost over every run (run, then drain), per agent; --timeline in time order", async () => {
+    const server = startServer([
+      {
+        identity: "lead",
+        toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "backend", prompt: "Say done." } }],
+        usage: { prompt_tokens: 1_000_000, completion_tokens: 0 },
+      },
+    ]);
+    const { run, drain, agent, workspace, stateDir } = teamSetup();
+    writePricing(workspace);
+    const args = ["--base-url", server.url, "--model", MODEL, "--output", "json"];
+    const stopped = parseResult((await run(["Have alice say done.", ...args, "--max-budget-usd", "1"])).stdout);
+    expect(stopped.subtype).toBe("error_budget");
+    server.push(
+      { identity: "alice", text: "done", usage: { prompt_tokens: 300, completion_tokens: 20, cached_tokens: 100 } },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "lead", text: "alice said done." },
+    );
+    expect((await drain([...args, "--max-budget-usd", "10"])).code).toBe(0);
+    server.assertDone();
+
+    // Prices come from the config of the directory the command runs in.
+    const shown = await runAgent(["sessions", "show", stopped.session_id!, "--json", "--state-dir", stateDir], { cwd: workspace });
+    expect({ code: shown.code, stderr: shown.stderr }).toEqual({ code: 0, stderr: "" });
+    const json = JSON.parse(shown.stdout);
+    expect(json.session_id).toBe(stopped.session_id);
+    expect(json.usage).toMatchObject({ input_tokens: 1_000_000 + 300 + 10 + 10, output_tokens: 0 + 20 + 5 + 5, cached_input_tokens: 100, model_calls: 4, tool_calls: 1 });
+    expect(json.usage_by_agent.lead).toMatchObject({ model_calls: 3, input_tokens: 1_000_020 });
+    expect(json.usage_by_agent.alice).toMatchObject({ model_calls: 1, input_tokens: 300, cached_input_tokens: 100 });
+    const aliceCost = (200 * PRICE.input_per_mtok + 100 * PRICE.cached_input_per_mtok + 20 * PRICE.output_per_mtok) / 1e6;
+    expect(json.usage_by_agent.alice.cost_usd).toBeCloseTo(aliceCost, 6);
+    expect(json.total_cost_usd).toBeCloseTo(2 + (20 * PRICE.input_per_mtok + 10 * PRICE.output_per_mtok) / 1e6 + aliceCost, 6);
+
+    const text = await agent("sessions", "show", stopped.session_id!);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`session     ${stopped.session_id}`);
+    expect(text.stdout).toMatch(/^lead +1000020 +- +10 +3 +1 +\d+\.\ds +-\s*$/m);
+    expect(text.stdout).toMatch(/^total +1000320 +100 +30 +4 +1 /m);
+
+    const timeline = await agent("sessions", "show", stopped.session_id!, "--timeline");
+    expect(timeline.code).toBe(0);
+    const lines = timeline.stdout.trimEnd().split("\n");
+    const times = lines.map((line) => line.split(" ")[0]!);
+    expect([...times].sort()).toEqual(times);
+    const at = (pattern: RegExp) => lines.findIndex((line) => pattern.test(line));
+    expect(at(/ lead +user +Have alice say done\.$/)).toBe(1);
+    expect(at(/ lead +tool_call +spawn_teammate /)).toBeGreaterThan(at(/ lead +model_call +model call: 1000000 in/));
+    expect(at(/ alice +user +Say done\.$/)).toBeGreaterThan(at(/ lead +tool_call +spawn_teammate /));
+    expect(at(/ alice +turn +turn finished \(success\): done$/)).toBeGreaterThan(at(/ alice +assistant +done$/));
+    expect(at(/ lead +event +result from alice: done$/)).toBeGreaterThan(at(/ alice +turn +turn finished/));
+
+    const missing = await agent("sessions", "show", "nope");
+    expect(missing.code).toBe(6);
   });
 });

@@ -1,0 +1,66 @@
+import { defineCommand } from "citty";
+import { loadSettings } from "../../config/load.ts";
+import { SessionStore } from "../../sessions/session-store.ts";
+import { formatTimeline, sessionTimeline } from "../../timeline/session-timeline.ts";
+import { type AgentUsage, reportJson } from "../../usage/agent-usage.ts";
+import { readSessionUsage } from "../../usage/usage-ledger.ts";
+import { globalArgs, jsonArg } from "../args.ts";
+import { resolveStateDir } from "../context.ts";
+import { formatTable, writeJson, writeOut } from "../output.ts";
+
+export const sessionsShowCommand = defineCommand({
+  meta: { name: "show", description: "One session: its usage and cost per agent over every run, or its timeline" },
+  args: {
+    id: { type: "positional", required: true, valueHint: "id", description: "Session id, unique id prefix or name" },
+    timeline: { type: "boolean", description: "The turns, messages and tool calls of every agent, in time order" },
+    ...jsonArg,
+    ...globalArgs,
+  },
+  async run({ args }) {
+    const store = new SessionStore(resolveStateDir(args));
+    const meta = store.find(args.id);
+    const dir = store.dirOf(meta.id);
+    // Prices come from the config of the directory it is run in, as for `agent run` there.
+    const { pricing } = loadSettings({ workspace: process.cwd() }).settings;
+    const usage = readSessionUsage(dir, pricing);
+    const timeline = args.timeline ? sessionTimeline(dir) : undefined;
+    if (args.json) {
+      await writeJson({
+        session_id: meta.id,
+        name: meta.name ?? null,
+        created_at_utc: meta.createdAtUtc,
+        last_used_at_utc: meta.lastUsedAtUtc,
+        first_prompt: meta.firstPrompt ?? null,
+        ...reportJson(usage),
+        ...(timeline ? { timeline } : {}),
+      });
+      return;
+    }
+    if (timeline) {
+      await writeOut(timeline.length === 0 ? `session ${meta.id} has no history yet\n` : formatTimeline(timeline));
+      return;
+    }
+    const header = [
+      `session     ${meta.id}${meta.name === undefined ? "" : ` (${meta.name})`}`,
+      `created     ${meta.createdAtUtc}`,
+      `last used   ${meta.lastUsedAtUtc}`,
+      ...(meta.firstPrompt === undefined ? [] : [`prompt      ${meta.firstPrompt}`]),
+    ];
+    const row = (name: string, u: AgentUsage) => [
+      name,
+      String(u.inputTokens),
+      u.cachedInputTokens === undefined ? "-" : String(u.cachedInputTokens),
+      String(u.outputTokens),
+      String(u.modelCalls),
+      String(u.toolCalls),
+      `${(u.busyMs / 1000).toFixed(1)}s`,
+      u.costUsd === undefined ? "-" : u.costUsd.toFixed(4),
+    ];
+    const table = formatTable([
+      ["AGENT", "INPUT", "CACHED", "OUTPUT", "MODEL CALLS", "TOOL CALLS", "BUSY", "COST (USD)"],
+      ...Object.entries(usage.byAgent).map(([name, u]) => row(name, u)),
+      row("total", usage.total),
+    ]);
+    await writeOut(`${header.join("\n")}\n\n${table}`);
+  },
+});
