@@ -84,31 +84,52 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   using stop = new RunStop(undefined);
   // SIGTERM or a lost lock ends the session as Ctrl-D would.
   stop.signal.addEventListener("abort", () => input.close(), { once: true });
+  // `/new` ends the session's runtime and opens a new session on the same input.
+  let plan: RuntimeSetup["session"] | undefined = setup.session;
   try {
-    await withRuntime({ setup, stop, observer: observe, teamObserver: observeTeam, asker: sessionAsker(input, err, paletteFor(io.stderr as { isTTY?: boolean })) }, async (lead, opened) => {
-      const name = opened.meta.name === undefined ? "" : ` (${opened.meta.name})`;
-      err(`agent ${VERSION}: session ${opened.meta.id}${name} with the Lead in ${setup.workspace}; "exit" or Ctrl-D ends it\n`);
-      const store = new SessionStore(setup.stateRoot);
-      let meta = opened.meta;
-      const recordFirst = (request: string) => {
-        if (meta.firstPrompt === undefined) meta = store.touch(meta, request);
-      };
-      teammates = () => lead.team.list().map((record) => record.name);
-      session = new LeadSession({
-        lead,
-        input,
-        answer: (text) => io.stdout.write(markdown ? renderMarkdown(text) : text),
-        note: err,
-        ids: uuidV7Source,
-        streamed: (result) => answer?.coversResult(result) ?? false,
-        command: (line) => runSlashCommand(line, { lead, activity, stateDir: opened.dir, print: err, leave: () => input.close() }),
-        turnEnded: () => activity.leadIdle(),
-        onRequest: recordFirst,
+    while (plan !== undefined) {
+      const current: RuntimeSetup = { ...setup, session: plan };
+      plan = undefined;
+      const ending: { then: "exit" | "new" } = { then: "exit" };
+      await withRuntime({ setup: current, stop, observer: observe, teamObserver: observeTeam, asker: sessionAsker(input, err, paletteFor(io.stderr as { isTTY?: boolean })) }, async (lead, opened) => {
+        const name = opened.meta.name === undefined ? "" : ` (${opened.meta.name})`;
+        err(`agent ${VERSION}: session ${opened.meta.id}${name} with the Lead in ${setup.workspace}; "exit" or Ctrl-D ends it\n`);
+        const store = new SessionStore(setup.stateRoot);
+        let meta = opened.meta;
+        const recordFirst = (request: string) => {
+          if (meta.firstPrompt === undefined) meta = store.touch(meta, request);
+        };
+        teammates = () => lead.team.list().map((record) => record.name);
+        session = new LeadSession({
+          lead,
+          input,
+          answer: (text) => io.stdout.write(markdown ? renderMarkdown(text) : text),
+          note: err,
+          ids: uuidV7Source,
+          streamed: (result) => answer?.coversResult(result) ?? false,
+          command: (line) =>
+            runSlashCommand(line, {
+              lead,
+              activity,
+              stateDir: opened.dir,
+              print: err,
+              leave: (next) => {
+                ending.then = next;
+              },
+              session: { id: opened.meta.id, root: setup.stateRoot },
+            }),
+          turnEnded: () => activity.leadIdle(),
+          onRequest: recordFirst,
+        });
+        await session.run();
+        const left = leftForDrain(lead.team.list(), lead.inbox.size, opened.meta.id);
+        if (left !== undefined) err(`agent: session ended: ${left}\n`);
       });
-      await session.run();
-      const left = leftForDrain(lead.team.list(), lead.inbox.size, opened.meta.id);
-      if (left !== undefined) err(`agent: session ended: ${left}\n`);
-    });
+      if (ending.then === "new" && !stop.signal.aborted) {
+        plan = { kind: "new" };
+        activity.reset();
+      }
+    }
   } finally {
     input.close();
   }

@@ -11,8 +11,8 @@ export interface LeadSessionOptions {
   /** Errors and notes: stderr. */
   note: (text: string) => void;
   ids: IdSource;
-  /** Handles a line that is a session command or a message to a teammate; false means it is a request for the Lead. */
-  command?: (line: string) => Promise<boolean>;
+  /** Handles a line that is a session command or a message to a teammate; false means it is a request for the Lead, "end" ends this session (`/exit`, `/new`). */
+  command?: (line: string) => Promise<boolean | "end">;
   /** Told when a turn of the Lead (user or event) is over. */
   turnEnded?: () => void;
   /** Whether a user turn's answer was already printed as it streamed in (so it is not printed again). */
@@ -57,7 +57,9 @@ export class LeadSession {
         const request = line.trim();
         if (request.length === 0) continue;
         if (EXIT_WORDS.has(request)) break;
-        if (await this.#o.command?.(request)) continue;
+        const handled = await this.#o.command?.(request);
+        if (handled === "end") break;
+        if (handled) continue;
         this.#o.onRequest?.(line);
         await this.#runUserTurn(line);
       }

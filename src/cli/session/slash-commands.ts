@@ -1,4 +1,8 @@
+import { describeState, sessionState } from "../../sessions/session-status.ts";
+import { SessionStore } from "../../sessions/session-store.ts";
 import { FileTaskStore } from "../../tasks/task-store.ts";
+import { formatTable } from "../output.ts";
+import { clip } from "../run/progress.ts";
 import type { LeadRuntime } from "../../runtime/lead.ts";
 import { TodoList } from "../../todos/todo-list.ts";
 import { taskLines } from "../../tools/task-text.ts";
@@ -10,15 +14,18 @@ export interface SlashContext {
   stateDir: string;
   /** Where command output goes (stderr, above the prompt). */
   print: (text: string) => void;
-  /** Ends the session, as `exit` does. */
-  leave: () => void;
+  /** Ends the session (`/exit`), or ends it and starts a new one (`/new`). */
+  leave: (then: "exit" | "new") => void;
+  /** The session in use and the state root its siblings live in (`/sessions`). */
+  session?: { id: string; root: string };
   now?: () => number;
 }
 
 interface SlashCommand {
   usage: string;
   help: string;
-  run(context: SlashContext, argument: string): Promise<void> | void;
+  /** "end" ends the session's loop. */
+  run(context: SlashContext, argument: string): Promise<void | "end"> | void | "end";
 }
 
 /** Who sends what the user types as `@name text`: not an agent, so replies go to the Lead as results do. */
@@ -32,7 +39,23 @@ const COMMANDS: Record<string, SlashCommand> = {
   compact: { usage: "/compact", help: "summarise the Lead's older history now", run: compactNow },
   model: { usage: "/model [NAME]", help: "show the model, or use NAME for every agent's next requests", run: switchModel },
   permissions: { usage: "/permissions", help: "the permission mode and rules, with those added by a/N answers", run: showPermissions },
-  exit: { usage: "/exit", help: "end the session (also exit, Ctrl-D)", run: (c) => c.leave() },
+  sessions: { usage: "/sessions", help: "the sessions of this state root, this one marked *", run: showSessions },
+  new: {
+    usage: "/new",
+    help: "end this session (the team stops; its work stays for drain) and start a new one",
+    run: (c) => {
+      c.leave("new");
+      return "end";
+    },
+  },
+  exit: {
+    usage: "/exit",
+    help: "end the session (also exit, Ctrl-D)",
+    run: (c) => {
+      c.leave("exit");
+      return "end";
+    },
+  },
 };
 
 export function commandNames(): string[] {
@@ -51,7 +74,7 @@ function helpText(): string {
  * (`@name text`); returns false for anything else (a request for the Lead).
  * Failures are printed, never thrown: a typo must not end the session.
  */
-export async function runSlashCommand(line: string, context: SlashContext): Promise<boolean> {
+export async function runSlashCommand(line: string, context: SlashContext): Promise<boolean | "end"> {
   const text = line.trim();
   if (text.startsWith("@")) {
     await sendToTeammate(context, text);
@@ -66,7 +89,7 @@ export async function runSlashCommand(line: string, context: SlashContext): Prom
     return true;
   }
   try {
-    await command.run(context, rest.join(" "));
+    if ((await command.run(context, rest.join(" "))) === "end") return "end";
   } catch (error) {
     context.print(`agent: /${word} failed: ${(error as Error).message}\n`);
   }
@@ -155,6 +178,22 @@ function showPermissions(context: SlashContext): void {
       `denied this session (N): ${list(rules.session.deny)}`,
     ].join("\n") + "\n",
   );
+}
+
+async function showSessions(context: SlashContext): Promise<void> {
+  if (!context.session) {
+    context.print("no sessions here\n");
+    return;
+  }
+  const store = new SessionStore(context.session.root);
+  const rows: string[][] = [];
+  for (const meta of store.list()) {
+    const state = await sessionState(store.dirOf(meta.id));
+    const mark = meta.id === context.session.id ? "*" : " ";
+    const prompt = meta.firstPrompt === undefined ? "-" : clip(meta.firstPrompt, 40);
+    rows.push([`${mark} ${meta.id}`, meta.name ?? "-", meta.lastUsedAtUtc, describeState(state), prompt]);
+  }
+  context.print(formatTable([["  ID", "NAME", "LAST USED (UTC)", "STATE", "FIRST PROMPT"], ...rows]));
 }
 
 async function sendToTeammate(context: SlashContext, text: string): Promise<void> {

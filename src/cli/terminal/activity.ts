@@ -32,6 +32,13 @@ export class TeamActivity {
     this.#agents.set(LEAD, { name: LEAD, state: "idle", since: now(), tokens: 0 });
   }
 
+  /** Forgets every agent but a fresh, idle Lead (a new session). */
+  reset(): void {
+    this.#agents.clear();
+    this.#agents.set(LEAD, { name: LEAD, state: "idle", since: this.now(), tokens: 0 });
+    this.#waiting = 0;
+  }
+
   /** Called after each change (the live view redraws). */
   onChange(listener: () => void): void {
     this.#changed = listener;

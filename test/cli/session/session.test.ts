@@ -206,3 +206,41 @@ describe("session commands", () => {
     s.server.assertDone();
   });
 });
+
+describe("sessions from inside a session", () => {
+  test("/sessions marks this one; /new starts another on the same input, with its own history", async () => {
+    const s = session([
+      { identity: "lead", text: "first answer." },
+      {
+        identity: "lead",
+        text: "fresh answer.",
+        // The new session's Lead has no memory of the first one.
+        check: (request) => expect(request.body.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["second request"]),
+      },
+    ]);
+    await s.until("err", `session ${s.sessionId}`);
+    s.type("first request");
+    await s.until("out", "first answer.\n");
+    s.type("/sessions");
+    await s.until("err", `* ${s.sessionId}`);
+    s.type("/new");
+    const fresh = await (async () => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const ids = [...s.text.err.matchAll(/session (\S+) with the Lead/g)].map((match) => match[1]);
+        if (ids.length === 2) return ids[1] as string;
+        if (Date.now() > deadline) throw new Error(`no second session line: ${s.text.err}`);
+        await Bun.sleep(10);
+      }
+    })();
+    expect(fresh).not.toBe(s.sessionId);
+    s.type("second request");
+    await s.until("out", "fresh answer.\n");
+    s.type("/sessions");
+    await s.until("err", `* ${fresh}`);
+    expect(s.text.err).toContain(`  ${s.sessionId}`);
+    s.type("/exit");
+    await s.done;
+    s.server.assertDone();
+  });
+});
