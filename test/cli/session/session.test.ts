@@ -244,3 +244,33 @@ describe("sessions from inside a session", () => {
     s.server.assertDone();
   });
 });
+
+test("/compact summarises the Lead's older history now", async () => {
+  const s = session([
+    { identity: "lead", text: "one." },
+    { identity: "lead", text: "two." },
+    {
+      identity: "lead",
+      text: "We talked about one and two.",
+      check: (request) => expect(request.body.tools ?? []).toEqual([]),
+    },
+    {
+      identity: "lead",
+      text: "three.",
+      check: (request) => expect(String(request.body.messages[1]?.content)).toContain("We talked about one and two."),
+    },
+  ]);
+  await s.until("err", `session ${s.sessionId}`);
+  s.type("first");
+  await s.until("out", "one.\n");
+  s.type("second");
+  await s.until("out", "two.\n");
+  s.type("/compact");
+  await s.until("err", "compacted: ");
+  expect(s.text.err).toMatch(/compacted: [1-9]\d* message\(s\) summarised\n/);
+  s.type("third");
+  await s.until("out", "three.\n");
+  s.type("/exit");
+  await s.done;
+  s.server.assertDone();
+});
