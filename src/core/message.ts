@@ -49,6 +49,11 @@ export const MailboxMessage = z
     content: z.string().min(1, "content must not be empty"),
     createdAtUtc: UtcInstant,
     idempotencyKey: MessageId,
+    // Optional, so message files written before reply ids existed stay valid.
+    /** The id of the message this one answers (a result names its input). */
+    inReplyTo: MessageId.optional(),
+    /** Pairs a protocol request with its response (the response carries the same id). */
+    requestId: MessageId.optional(),
   })
   .refine((m) => m.idempotencyKey === m.id, {
     message: "idempotencyKey must equal id",
@@ -86,6 +91,8 @@ export interface NewMessage {
   recipient: string;
   kind: MessageKind;
   content: string;
+  inReplyTo?: string;
+  requestId?: string;
 }
 
 /** Builds a validated message with a fresh id and the current time. */
@@ -100,13 +107,19 @@ export function createMessage(fields: NewMessage, ctx: { clock: Clock; ids: IdSo
     content: fields.content,
     createdAtUtc: now.toISOString(),
     idempotencyKey: id,
+    ...(fields.inReplyTo !== undefined ? { inReplyTo: fields.inReplyTo } : {}),
+    ...(fields.requestId !== undefined ? { requestId: fields.requestId } : {}),
   });
 }
 
-/** Field order is fixed so the same message always serialises to the same bytes. */
+/**
+ * Field order is fixed so the same message always serialises to the same bytes.
+ * Absent optional fields are left out, so a message without them keeps the bytes
+ * it had before they existed.
+ */
 export function serializeMessage(message: MailboxMessage): string {
-  const { id, sender, recipient, kind, content, createdAtUtc, idempotencyKey } = message;
-  return `${JSON.stringify({ id, sender, recipient, kind, content, createdAtUtc, idempotencyKey }, null, 2)}\n`;
+  const { id, sender, recipient, kind, content, createdAtUtc, idempotencyKey, inReplyTo, requestId } = message;
+  return `${JSON.stringify({ id, sender, recipient, kind, content, createdAtUtc, idempotencyKey, inReplyTo, requestId }, null, 2)}\n`;
 }
 
 export function sameMessage(a: MailboxMessage, b: MailboxMessage): boolean {

@@ -15,6 +15,10 @@ export interface RuntimeEvent {
   readonly kind: string;
   readonly content: string;
   readonly createdAtUtc: string;
+  /** The id of the message this event answers, when it names one. */
+  readonly inReplyTo?: string;
+  /** The protocol request this event belongs to, when it is one. */
+  readonly requestId?: string;
 }
 
 export function eventFromMessage(message: MailboxMessage): RuntimeEvent {
@@ -25,6 +29,8 @@ export function eventFromMessage(message: MailboxMessage): RuntimeEvent {
     kind: message.kind,
     content: message.content,
     createdAtUtc: message.createdAtUtc,
+    ...(message.inReplyTo !== undefined ? { inReplyTo: message.inReplyTo } : {}),
+    ...(message.requestId !== undefined ? { requestId: message.requestId } : {}),
   };
 }
 
@@ -41,6 +47,9 @@ export function eventEnvelope(event: RuntimeEvent): string {
       from: event.sender,
       kind: event.kind,
       sent_at: event.createdAtUtc,
+      // Only when present: an event without them keeps the envelope it always had.
+      ...(event.inReplyTo !== undefined ? { in_reply_to: event.inReplyTo } : {}),
+      ...(event.requestId !== undefined ? { request_id: event.requestId } : {}),
     },
     content: event.content,
   });

@@ -259,9 +259,16 @@ export class TeammateRuntime {
     if (errors.length > 1) throw new AggregateError(errors, `closing ${errors.length} teammates failed`);
   }
 
-  async #deliver(from: AgentName, to: AgentName, kind: MessageKind, content: string, id?: string): Promise<MailboxMessage> {
+  async #deliver(
+    from: AgentName,
+    to: AgentName,
+    kind: MessageKind,
+    content: string,
+    id?: string,
+    inReplyTo?: string,
+  ): Promise<MailboxMessage> {
     const ids = id === undefined ? this.#o.ids : { next: () => id };
-    const message = createMessage({ sender: from, recipient: to, kind, content }, { clock: this.#o.clock, ids });
+    const message = createMessage({ sender: from, recipient: to, kind, content, ...(inReplyTo !== undefined ? { inReplyTo } : {}) }, { clock: this.#o.clock, ids });
     await this.#o.store.send(message);
     this.#emit({ type: "mailbox", op: "send", agent: to, id: message.id, from, kind });
     if (to === LEAD) await this.pumpLead();
@@ -276,7 +283,10 @@ export class TeammateRuntime {
    */
   async #deliverResult(name: AgentName, input: MailboxMessage, content: string): Promise<void> {
     const id = derivedId(input.id, "result");
-    const message = createMessage({ sender: name, recipient: LEAD, kind: "result", content }, { clock: this.#o.clock, ids: { next: () => id } });
+    const message = createMessage(
+      { sender: name, recipient: LEAD, kind: "result", content, inReplyTo: input.id },
+      { clock: this.#o.clock, ids: { next: () => id } },
+    );
     try {
       await this.#o.store.send(message);
     } catch (error) {
@@ -383,7 +393,7 @@ export class TeammateRuntime {
       worker.current = undefined;
       this.#setState(name, "failed", reason);
       try {
-        await this.#deliver(name, LEAD, "result", `teammate ${name} failed on message ${message.id} and stopped: ${reason}`);
+        await this.#deliver(name, LEAD, "result", `teammate ${name} failed on message ${message.id} and stopped: ${reason}`, undefined, message.id);
       } catch {
         // Best effort: the failure is also in team.json and in quarantine/.
       }

@@ -75,6 +75,22 @@ describe("TeammateRuntime", () => {
     w.server.assertDone();
   });
 
+  test("a result names the input it answers: in the message, the event and the Lead's envelope", async () => {
+    const w = await world([
+      { identity: "alice", text: "alice: done" },
+      { identity: "lead", text: "noted" },
+    ]);
+    await w.lead.team.spawn("alice", "backend", "write schema.sql");
+    const quiet = await runUntilQuiet(w.lead);
+    const task = w.teamEvents.find((e) => e.type === "mailbox" && e.op === "send" && e.agent === "alice" && e.kind === "task");
+    expect(task).toBeDefined();
+    const taskId = (task as { id: string }).id;
+    expect(quiet.turns.map((t) => t.event?.inReplyTo)).toEqual([taskId]);
+    const envelope = JSON.parse(String(w.server.requests.at(-1)!.body.messages.at(-1)!.content));
+    expect(envelope.agent_event).toMatchObject({ from: "alice", kind: "result", in_reply_to: taskId });
+    w.server.assertDone();
+  });
+
   test("a second message to an idle teammate reuses its runner: the request holds the first turn", async () => {
     const w = await world([
       { identity: "lead", toolCalls: [spawn("alice", "writer", "first task")] },
@@ -139,6 +155,8 @@ describe("TeammateRuntime", () => {
     await w.lead.team.spawn("alice", "backend", "do it");
     const quiet = await runUntilQuiet(w.lead);
     expect(quiet.events).toBe(1);
+    const task = w.teamEvents.find((e) => e.type === "mailbox" && e.op === "send" && e.agent === "alice");
+    expect(quiet.turns[0]!.event?.inReplyTo).toBe((task as { id: string }).id);
     const [alice] = w.lead.team.list();
     expect(alice).toMatchObject({ name: "alice", state: "failed" });
     expect(readdirSync(join(w.stateDir, "mailboxes/alice/quarantine")).filter((n) => !n.endsWith(".reason.json"))).toHaveLength(1);
