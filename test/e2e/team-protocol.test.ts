@@ -10,7 +10,7 @@ const startServer = scriptedServers();
 const spawn = (name: string, role: string, prompt: string) => ({ name: "spawn_teammate", arguments: { name, role, prompt } });
 
 /** The `agent_event` headers of the Lead-side envelopes in a request. */
-function envelopesOf(messages: { role: string; content?: unknown }[]): Record<string, unknown>[] {
+function envelopesOf(messages: Record<string, unknown>[]): Record<string, unknown>[] {
   return messages.flatMap((message) => {
     if (message.role !== "user" || typeof message.content !== "string" || !message.content.startsWith('{"agent_event"')) return [];
     return [(JSON.parse(message.content) as { agent_event: Record<string, unknown> }).agent_event];
