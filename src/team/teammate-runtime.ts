@@ -9,6 +9,7 @@ import type { AgentRunner } from "../runtime/agent-runner.ts";
 import type { EventInbox } from "../runtime/event-inbox.ts";
 import type { JobHandle, JobSupervisor } from "../runtime/job-supervisor.ts";
 import type { TeamRegistry, TeammateRecord, TeammateState } from "./team-registry.ts";
+import { archiveHistory, wasRemoved } from "./teammate-archive.ts";
 
 const ACK_ATTEMPTS = 3;
 const ACK_RETRY_MS = 50;
@@ -129,17 +130,31 @@ export class TeammateRuntime {
   /**
    * Creates a teammate and gives it its first task. Invalid, reserved or taken
    * names fail before any work; of two concurrent spawns of one name exactly one
-   * wins. Returns at once: the teammate works in the background.
+   * wins. A failed teammate's name is free again; `previous` says what the name
+   * was before, when it was failed or removed. Returns at once: the teammate works in the background.
    */
-  async spawn(name: string, role: string, prompt: string): Promise<TeammateRecord> {
+  async spawn(name: string, role: string, prompt: string): Promise<TeammateRecord & { previous?: string }> {
     this.#refuseWhenClosing("spawn a teammate");
     assertTeammateName(name);
     if (role.trim().length === 0) throw new TeammateUnavailableError("a teammate needs a role, e.g. \"backend\" or \"tester\"");
     if (prompt.length === 0) throw new TeammateUnavailableError("a teammate needs a first task (prompt)");
-    if (this.#workers.has(name)) {
+    const existing = this.#workers.get(name);
+    if (existing && existing.record.state !== "failed") {
       throw new TeammateUnavailableError(`a teammate named "${name}" already exists; pick another name or send_message to it`);
     }
-    const now = this.#o.clock.now().toISOString();
+    const at = this.#o.clock.now();
+    const now = at.toISOString();
+    // A failed teammate's name may be taken again: the new teammate starts with
+    // an empty history, the old one's is kept under agents/removed/.
+    let previous: string | undefined;
+    if (existing) {
+      existing.runner?.close();
+      existing.runner = undefined;
+      const archived = archiveHistory(this.#o.registry.stateDir, name, at);
+      previous = `replaced the failed teammate ${name}${archived ? ` (its history is kept at ${archived})` : ""}`;
+    } else if (wasRemoved(this.#o.registry.stateDir, name)) {
+      previous = `a teammate named ${name} was removed earlier; this is a new one with an empty history`;
+    }
     // The first task's id is in team.json before the task is sent: a runtime
     // killed between the two leaves a teammate whose task never went out, which
     // restore() can tell and undo (see there).
@@ -167,7 +182,7 @@ export class TeammateRuntime {
     worker.record = record;
     this.#persist();
     this.#startWorker(name);
-    return { ...worker.record };
+    return { ...worker.record, ...(previous !== undefined ? { previous } : {}) };
   }
 
   /**

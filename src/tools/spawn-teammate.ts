@@ -22,7 +22,9 @@ export function spawnTeammateTool(team: TeammateRuntime) {
     async run(input) {
       const teammate = await team.spawn(input.name, input.role, input.prompt);
       return {
-        content: `spawned ${teammate.name} (${teammate.role}); it is working on the task and will report back with a message`,
+        content:
+          `spawned ${teammate.name} (${teammate.role}); it is working on the task and will report back with a message` +
+          (teammate.previous !== undefined ? `; ${teammate.previous}` : ""),
       };
     },
   });

@@ -1,9 +1,11 @@
 import { defineCommand } from "citty";
 import { globalArgs, sessionArg } from "../args.ts";
 import { teamListCommand } from "./list.ts";
+import { teamResetCommand } from "./reset.ts";
+import { teamRmCommand } from "./rm.ts";
 
 export const teamCommand = defineCommand({
-  meta: { name: "team", description: "Inspect the Lead's teammates" },
+  meta: { name: "team", description: "Inspect and manage the Lead's teammates" },
   args: { ...sessionArg, ...globalArgs },
-  subCommands: { list: teamListCommand },
+  subCommands: { list: teamListCommand, rm: teamRmCommand, reset: teamResetCommand },
 });
