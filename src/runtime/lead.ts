@@ -107,6 +107,7 @@ export interface RunTracing {
   turnStarted(identity: string, key: string): void;
   turnEnded(identity: string, result: RunResult): void;
   modelCall(identity: string, model: string): (outcome: { usage?: Usage; error?: unknown }) => void;
+  toolFound(callId: string, effect: string): void;
 }
 
 /**
@@ -205,6 +206,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
           hooks,
           onWarning: warn(identity),
           onDenied: (denial) => context.onPermissionDenied?.({ agent: identity, ...denial }),
+          ...(context.tracing ? { onFound: ({ id, effect }: { id: string; effect: string }) => context.tracing!.toolFound(id, effect) } : {}),
         }),
         hooks,
         history: extra.history ?? openHistory(identity as AgentName),

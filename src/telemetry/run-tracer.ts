@@ -109,6 +109,12 @@ export class RunTracer {
     return undefined;
   }
 
+  /** The tool a call found: its effect (read, edit, execute, coordinate). */
+  toolFound(callId: string, effect: string): void {
+    const span = this.#tools.get(callId);
+    if (span) span.attributes["tool.effect"] = effect;
+  }
+
   denied(agent: string, tool: string, reason: string): void {
     const span = this.#runningTool(agent);
     if (!span || span.attributes["tool.name"] !== tool) return;

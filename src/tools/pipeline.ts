@@ -4,7 +4,7 @@ import type { ToolCall, ToolSpec } from "../model/types.ts";
 import type { PermissionPolicy } from "../permissions/policy.ts";
 import { redact } from "../security/redact.ts";
 import { toolSpecs } from "./schemas.ts";
-import type { Tool, ToolContext, ToolExecutor, ToolResult, ToolSource } from "./tool.ts";
+import type { Tool, ToolContext, ToolEffect, ToolExecutor, ToolResult, ToolSource } from "./tool.ts";
 
 export interface ToolPipelineOptions {
   /** In the order the model is told about them. */
@@ -17,6 +17,8 @@ export interface ToolPipelineOptions {
   onWarning?: (warning: string) => void;
   /** Told each call the permission policy denied, for the run's `permission_denials`. */
   onDenied?: (denial: PermissionDenial) => void;
+  /** Told which tool a call found, before its input is checked (a trace span's `tool.effect`). */
+  onFound?: (call: { id: string; tool: string; effect: ToolEffect }) => void;
 }
 
 export interface PermissionDenial {
@@ -54,6 +56,7 @@ export class ToolPipeline implements ToolExecutor {
   readonly #hooks: Hooks | undefined;
   readonly #onWarning: (warning: string) => void;
   readonly #onDenied: (denial: PermissionDenial) => void;
+  readonly #onFound: ToolPipelineOptions["onFound"];
 
   constructor(options: ToolPipelineOptions) {
     this.#tools = options.tools;
@@ -64,6 +67,7 @@ export class ToolPipeline implements ToolExecutor {
     this.#hooks = options.hooks;
     this.#onWarning = options.onWarning ?? (() => {});
     this.#onDenied = options.onDenied ?? (() => {});
+    this.#onFound = options.onFound;
   }
 
   async prepare(signal: AbortSignal): Promise<void> {
@@ -101,6 +105,7 @@ export class ToolPipeline implements ToolExecutor {
     if (context.signal.aborted) return failure("interrupted");
     const tool = this.#find(call.name);
     if (typeof tool === "string") return failure(tool);
+    this.#onFound?.({ id: call.id, tool: tool.name, effect: tool.effect });
 
     let raw: unknown;
     try {

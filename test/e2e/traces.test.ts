@@ -111,7 +111,7 @@ describe("OpenTelemetry traces", () => {
     }
     // The tool calls: write_file by alice, succeeded.
     const write = spans.find((span) => span.name === "tool write_file")!;
-    expect([attr(write, "agent.name"), attr(write, "tool.is_error"), write.status.code]).toEqual(["alice", false, 0]);
+    expect([attr(write, "agent.name"), attr(write, "tool.effect"), attr(write, "tool.is_error"), write.status.code]).toEqual(["alice", "edit", false, 0]);
   });
 
   test("off unless asked: OTEL_SDK_DISABLED=true sends nothing even with an endpoint", async () => {
