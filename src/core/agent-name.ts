@@ -4,6 +4,12 @@ import { InvalidAgentNameError } from "./errors.ts";
 /** The Lead's reserved name: teammates may never take it. */
 export const LEAD = "lead";
 
+/**
+ * The sender of the operator's own messages (`agent team send`): reserved, so a
+ * message from "user" is never from a teammate.
+ */
+export const USER = "user";
+
 export const AGENT_NAME_MAX_LENGTH = 40;
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -47,5 +53,6 @@ export function assertAgentName(name: string): AgentName {
 export function assertTeammateName(name: string): AgentName {
   assertAgentName(name);
   if (name === LEAD) throw new InvalidAgentNameError(name, `"${LEAD}" is reserved for the Lead`);
+  if (name === USER) throw new InvalidAgentNameError(name, `"${USER}" is reserved for the operator's messages`);
   return name;
 }

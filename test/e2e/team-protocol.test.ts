@@ -10,6 +10,14 @@ import { TeamList, teamSetup } from "./team-fixture.ts";
 const startServer = scriptedServers();
 const spawn = (name: string, role: string, prompt: string) => ({ name: "spawn_teammate", arguments: { name, role, prompt } });
 
+/** The Lead spawns alice, she says hello, the Lead notes it. */
+const helloScript = () => [
+  { identity: "lead", toolCalls: [spawn("alice", "backend", "Say hello.")] },
+  { identity: "lead", text: "alice is on it." },
+  { identity: "alice", text: "hello" },
+  { identity: "lead", text: "alice said hello." },
+];
+
 /** The `agent_event` headers of the Lead-side envelopes in a request. */
 function envelopesOf(messages: Record<string, unknown>[]): Record<string, unknown>[] {
   return messages.flatMap((message) => {
@@ -20,12 +28,7 @@ function envelopesOf(messages: Record<string, unknown>[]): Record<string, unknow
 
 describe("reply ids", () => {
   test("alice's result names her input: the Lead's event turn sees in_reply_to = the task's message id", async () => {
-    const server = startServer([
-      { identity: "lead", toolCalls: [spawn("alice", "backend", "Say hello.")] },
-      { identity: "lead", text: "alice is on it." },
-      { identity: "alice", text: "hello" },
-      { identity: "lead", text: "alice said hello." },
-    ]);
+    const server = startServer(helloScript());
     const { run, sessionDir } = teamSetup();
     const result = await run(["Get alice to say hello.", "--base-url", server.url, "--permission-mode", "acceptEdits"]);
     expect({ code: result.code, stderr: result.stderr.includes("Error") ? result.stderr : "" }).toEqual({ code: 0, stderr: "" });
@@ -170,5 +173,40 @@ describe("freeing a teammate's name", () => {
     // The first task's failure and the forced one, each with its reason.
     expect(quarantine.filter((n) => n.endsWith(".reason.json"))).toHaveLength(2);
     expect(readdirSync(join(dir, "mailboxes", "alice", "ready"))).toEqual([]);
+  });
+});
+
+describe("agent team send", () => {
+  test("the operator's message reaches alice as from \"user\"; her result answers it under `agent drain`", async () => {
+    const server = startServer(helloScript());
+    const { run, agent, drain, sessionDir } = teamSetup();
+    expect((await run(runArgs("Get alice to say hello.", server.url))).code).toBe(0);
+    server.assertDone();
+
+    const sent = await agent("team", "send", "alice", "Say bye.", "--json");
+    expect({ code: sent.code, stderr: sent.stderr }).toEqual({ code: 0, stderr: "" });
+    const message = JSON.parse(sent.stdout);
+    expect(message).toMatchObject({ sender: "user", recipient: "alice", kind: "message", content: "Say bye." });
+    expect(JSON.parse(readFileSync(join(sessionDir(), "mailboxes", "alice", "ready", `${message.id}.json`), "utf8")).sender).toBe("user");
+
+    const next = startServer([
+      { identity: "alice", text: "bye", check: (request) => expect(request.body.messages.at(-1)).toEqual({ role: "user", content: "Say bye." }) },
+      {
+        identity: "lead",
+        text: "alice said bye.",
+        check: (request) => expect(envelopesOf(request.body.messages).at(-1)).toMatchObject({ from: "alice", kind: "result", in_reply_to: message.id }),
+      },
+    ]);
+    expect((await drain(["--base-url", next.url])).code).toBe(0);
+    next.assertDone();
+  });
+
+  test("refused: unknown teammate, reserved names, a failed teammate, no text", async () => {
+    const { agent } = await withFailedAlice();
+    expectOneLineError(await agent("team", "send", "bob", "hi"), 6, /bob/);
+    expectOneLineError(await agent("team", "send", "user", "hi"), 2, /reserved for the operator/);
+    expectOneLineError(await agent("team", "send", "lead", "hi"), 2, /reserved for the Lead/);
+    expectOneLineError(await agent("team", "send", "alice", "hi"), 2, /alice is failed.*agent team reset alice/);
+    expectOneLineError(await agent("team", "send", "alice"), 2, /give the message as TEXT/);
   });
 });

@@ -1,0 +1,42 @@
+import { defineCommand } from "citty";
+import { USER, assertTeammateName } from "../../core/agent-name.ts";
+import { systemClock } from "../../core/clock.ts";
+import { UnknownAgentError, UsageError } from "../../core/errors.ts";
+import { uuidV7Source } from "../../core/ids.ts";
+import { createMessage } from "../../core/message.ts";
+import { TeamRegistry } from "../../team/team-registry.ts";
+import { TeammateUnavailableError } from "../../team/teammate-runtime.ts";
+import { globalArgs, jsonArg, sessionArg } from "../args.ts";
+import { readContent } from "../content.ts";
+import { openMailboxStoreAsConfigured, requireAdminSession } from "../context.ts";
+import { writeJson, writeOut } from "../output.ts";
+
+export const teamSendCommand = defineCommand({
+  meta: { name: "send", description: `Message a teammate as the operator (sender "${USER}") and print the message id` },
+  args: {
+    name: { type: "positional", required: true, valueHint: "name", description: "The teammate" },
+    text: { type: "positional", required: false, valueHint: "text", description: "The message, sent byte-for-byte" },
+    "content-file": { type: "string", valueHint: "path|-", description: "Read the message from a file, or - for stdin, instead of TEXT" },
+    ...sessionArg,
+    ...jsonArg,
+    ...globalArgs,
+  },
+  async run({ args }) {
+    const name = assertTeammateName(args.name);
+    if ((args.text === undefined) === (args["content-file"] === undefined)) {
+      throw new UsageError("give the message as TEXT (agent team send NAME TEXT) or with --content-file PATH (- for stdin), not both");
+    }
+    const content = await readContent({ content: args.text, contentFile: args["content-file"] });
+    const session = requireAdminSession(args);
+    // Only to a teammate of the session: a typo must not start a mailbox nobody reads.
+    const teammate = new TeamRegistry(session.dir).read().find((t) => t.name === name);
+    if (!teammate) throw new UnknownAgentError(name, "run `agent team list` to see the teammates");
+    if (teammate.state === "failed") {
+      throw new TeammateUnavailableError(`teammate ${name} is failed and takes no messages; run \`agent team reset ${name}\` first`);
+    }
+    const message = createMessage({ sender: USER, recipient: name, kind: "message", content }, { clock: systemClock, ids: uuidV7Source });
+    await (await openMailboxStoreAsConfigured(session.dir)).send(message);
+    if (args.json) await writeJson(message);
+    else await writeOut(`${message.id}\n`);
+  },
+});
