@@ -23,7 +23,9 @@ export class ModelSwitch implements ModelClient {
   }
 
   complete(request: ModelRequest): Promise<ModelResponse> {
-    return this.inner.complete(this.#current === this.inner.model ? request : { ...request, model: this.#current });
+    // A request naming its own model (a teammate's definition) keeps it.
+    if (request.model !== undefined || this.#current === this.inner.model) return this.inner.complete(request);
+    return this.inner.complete({ ...request, model: this.#current });
   }
 
   close(): Promise<void> {

@@ -32,7 +32,7 @@ import { EventInbox } from "./event-inbox.ts";
 import { HistoryStore } from "./history-store.ts";
 import { JobSupervisor } from "./job-supervisor.ts";
 import type { RunObserver, RunResult } from "./run-types.ts";
-import type { Usage } from "../model/types.ts";
+import type { ModelClient, Usage } from "../model/types.ts";
 import { leadSystemPrompt, subagentSystemPrompt, teammateSystemPrompt } from "./system-prompt.ts";
 import { environmentFacts } from "../instructions/environment.ts";
 import { contextSections } from "../instructions/prompt-context.ts";
@@ -40,6 +40,8 @@ import { readProjectInstructions } from "../instructions/project-instructions.ts
 import { CronRuntime } from "../cron/cron-runtime.ts";
 import { CronStore } from "../cron/cron-store.ts";
 import { SkillCatalog } from "../skills/skill-catalog.ts";
+import { AgentDefinitions } from "../agents/agent-definitions.ts";
+import { withModel } from "../model/with-model.ts";
 import { FileTaskStore } from "../tasks/task-store.ts";
 import { TodoList } from "../todos/todo-list.ts";
 import { BackgroundJobs } from "../tools/background-jobs.ts";
@@ -194,15 +196,22 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       identity: string,
       tools: Tool[],
       systemPrompt: string,
-      extra: { history?: HistoryStore; maxTurns?: number; reminder?: () => string | undefined; sources?: ToolSource[] } = {},
+      extra: {
+        history?: HistoryStore;
+        maxTurns?: number;
+        reminder?: () => string | undefined;
+        sources?: ToolSource[];
+        policy?: PermissionPolicy;
+        model?: ModelClient;
+      } = {},
     ) =>
       new AgentRunner({
         identity,
-        model,
+        model: extra.model ?? model,
         tools: new ToolPipeline({
           tools,
           sources: extra.sources,
-          policy,
+          policy: extra.policy ?? policy,
           hooks,
           onWarning: warn(identity),
           onDenied: (denial) => context.onPermissionDenied?.({ agent: identity, ...denial }),
@@ -252,6 +261,8 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     });
     const withContext = (prompt: string) => `${prompt}\n\n${promptContext}`;
 
+    const definitions = AgentDefinitions.load(context.workspace);
+    for (const problem of definitions.problems) warn(LEAD)(`teammate definition ${problem.path} skipped: ${problem.problem}`);
     const team: TeammateRuntime = new TeammateRuntime({
       store: new FileMailboxStore({
         stateDir: context.stateDir,
@@ -261,15 +272,26 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       inbox,
       supervisor,
       registry: new TeamRegistry(context.stateDir),
-      // Teammates have exactly these four tools (no spawning, no editing helpers), and
-      // MCP tools only of the servers whose config says `teammates: true`.
-      makeRunner: (name, role) =>
-        runnerFor(
-          name,
-          [shellTool(shellOptions), readFileTool(), writeFileTool(), sendMessageTool(team)],
-          withContext(teammateSystemPrompt(name, role)),
-          { sources: [mcp.source("teammate")] },
-        ),
+      // Teammates have at most these four tools (no spawning, no editing helpers), and
+      // MCP tools only of the servers whose config says `teammates: true`. A definition
+      // narrows the tools and sets the prompt, permission mode and model; a definition
+      // gone since the spawn leaves the teammate with the base settings and a warning.
+      makeRunner: (teammate) => {
+        const definition = teammate.agent === undefined ? undefined : definitions.find(teammate.agent);
+        if (teammate.agent !== undefined && !definition) {
+          warn(teammate.name)(`teammate definition "${teammate.agent}" is gone: ${teammate.name} runs with the default teammate settings`);
+        }
+        const all = [shellTool(shellOptions), readFileTool(), writeFileTool(), sendMessageTool(team)];
+        const tools = definition?.tools ? all.filter((tool) => definition.tools!.includes(tool.name as never)) : all;
+        const mode = definition?.permissionMode;
+        return runnerFor(teammate.name, tools, withContext(teammateSystemPrompt(teammate.name, teammate.role, definition?.prompt)), {
+          sources: [mcp.source("teammate")],
+          ...(mode !== undefined && mode !== settings.permissionMode
+            ? { policy: new PermissionPolicy({ mode, allow: settings.permissions.allow, deny: settings.permissions.deny, ask: context.asker, protected: fence }) }
+            : {}),
+          ...(teammate.model !== undefined ? { model: withModel(model, teammate.model) } : {}),
+        });
+      },
       clock,
       ids,
       observer: context.teamObserver,
@@ -301,10 +323,10 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       loadSkillTool(skills),
       ...taskTools(new FileTaskStore({ stateDir: context.stateDir })),
       scheduleCronTool(cron),
-      spawnTeammateTool(team),
+      spawnTeammateTool(team, definitions),
       sendMessageTool(team),
     ];
-    const runner = runnerFor(LEAD, leadTools, withContext(leadSystemPrompt(skills.promptSection())), {
+    const runner = runnerFor(LEAD, leadTools, withContext(leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"))), {
       reminder: () => todos.reminder(),
       sources: [leadSource],
     });

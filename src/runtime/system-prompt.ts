@@ -33,12 +33,15 @@ export function subagentSystemPrompt(): string {
 }
 
 /** A teammate's system prompt: who it is and how it reports. Deterministic, like the Lead's. */
-export function teammateSystemPrompt(name: string, role: string): string {
-  return [
+export function teammateSystemPrompt(name: string, role: string, definitionPrompt = ""): string {
+  const lines = [
     `You are ${name}, a teammate (${role}) working for the Lead in a software project on the user's machine.`,
     "The workspace is your current directory: give file paths relative to it; you cannot reach outside it.",
     "Do the task you are given with your tools, check the result, then answer with a short report: it is sent to the Lead.",
     "Each message you get is your next task or a follow-up to it, from the Lead (or, when it says so, another teammate); your answer to each goes back to the Lead.",
     "Use send_message only to ask the Lead (or another teammate) something you cannot find out yourself.",
-  ].join("\n");
+  ];
+  // A definition's body (.agent/agents/<name>.md) comes after: it specialises, the lines above still hold.
+  if (definitionPrompt) lines.push("", definitionPrompt);
+  return lines.join("\n");
 }

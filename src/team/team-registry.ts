@@ -19,6 +19,10 @@ export const TeammateRecord = z.strictObject({
   failure: z.string().optional(),
   /** Set while spawning: the id of the first task, until it is in the teammate's mailbox. */
   pendingTaskId: z.string().optional(),
+  /** The definition (`.agent/agents/<agent>.md`) it was spawned from, so a restore rebuilds it alike. */
+  agent: z.string().min(1).optional(),
+  /** The model its requests name, when not the runtime's. */
+  model: z.string().min(1).optional(),
 });
 export type TeammateRecord = z.infer<typeof TeammateRecord>;
 

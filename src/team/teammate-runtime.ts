@@ -31,7 +31,7 @@ export interface TeammateRuntimeOptions {
   supervisor: JobSupervisor;
   registry: TeamRegistry;
   /** Builds (or rebuilds, on restore) the runner of a teammate, with its own history. */
-  makeRunner: (name: AgentName, role: string) => AgentRunner;
+  makeRunner: (teammate: TeammateRecord) => AgentRunner;
   clock: Clock;
   ids: IdSource;
   observer?: (event: TeamEvent) => void;
@@ -133,7 +133,12 @@ export class TeammateRuntime {
    * wins. A failed teammate's name is free again; `previous` says what the name
    * was before, when it was failed or removed. Returns at once: the teammate works in the background.
    */
-  async spawn(name: string, role: string, prompt: string): Promise<TeammateRecord & { previous?: string }> {
+  async spawn(
+    name: string,
+    role: string,
+    prompt: string,
+    settings: { agent?: string; model?: string } = {},
+  ): Promise<TeammateRecord & { previous?: string }> {
     this.#refuseWhenClosing("spawn a teammate");
     assertTeammateName(name);
     if (role.trim().length === 0) throw new TeammateUnavailableError("a teammate needs a role, e.g. \"backend\" or \"tester\"");
@@ -162,7 +167,16 @@ export class TeammateRuntime {
     // Reserved synchronously, before any await: a concurrent spawn of the same
     // name sees it and fails.
     const worker: Worker = {
-      record: { name, role, state: "idle", createdAtUtc: now, updatedAtUtc: now, pendingTaskId: taskId },
+      record: {
+        name,
+        role,
+        state: "idle",
+        createdAtUtc: now,
+        updatedAtUtc: now,
+        pendingTaskId: taskId,
+        ...(settings.agent !== undefined ? { agent: settings.agent } : {}),
+        ...(settings.model !== undefined ? { model: settings.model } : {}),
+      },
       runner: undefined,
       active: false,
       current: undefined,
@@ -339,7 +353,7 @@ export class TeammateRuntime {
         this.#emit({ type: "mailbox", op: "claim", agent: name, id: message.id, from: message.sender, kind: message.kind });
         worker.current = message;
         this.#setState(name, "running");
-        worker.runner ??= this.#o.makeRunner(name, worker.record.role);
+        worker.runner ??= this.#o.makeRunner(worker.record);
         let failure: string | undefined;
         try {
           const result = await worker.runner.run(message.content, { idempotencyKey: message.id, signal });

@@ -1,15 +1,18 @@
 import { z } from "zod";
-import type { TeammateRuntime } from "../team/teammate-runtime.ts";
+import type { AgentDefinitions } from "../agents/agent-definitions.ts";
+import { type TeammateRuntime, TeammateUnavailableError } from "../team/teammate-runtime.ts";
 import { defineTool } from "./tool.ts";
 
 export const SpawnTeammateInput = z.strictObject({
   name: z.string().describe('Name of the teammate: a lowercase slug such as "alice" or "api-writer" ("lead" is yours).'),
   role: z.string().describe('What the teammate is, e.g. "backend engineer" or "tester".'),
   prompt: z.string().describe("Its first task, complete: it does not see your conversation."),
+  agent: z.string().optional().describe("A teammate definition listed in your instructions: its prompt, tools, permission mode and model."),
+  model: z.string().optional().describe("The model it uses, instead of the definition's or yours."),
 });
 export type SpawnTeammateInput = z.infer<typeof SpawnTeammateInput>;
 
-export function spawnTeammateTool(team: TeammateRuntime) {
+export function spawnTeammateTool(team: TeammateRuntime, definitions: AgentDefinitions) {
   return defineTool({
     name: "spawn_teammate",
     description:
@@ -20,10 +23,22 @@ export function spawnTeammateTool(team: TeammateRuntime) {
     effect: "coordinate",
     subject: (input) => input.name,
     async run(input) {
-      const teammate = await team.spawn(input.name, input.role, input.prompt);
+      const definition = input.agent === undefined ? undefined : definitions.find(input.agent);
+      if (input.agent !== undefined && !definition) {
+        const known = definitions.definitions.map((d) => d.name);
+        throw new TeammateUnavailableError(
+          `no teammate definition named "${input.agent}" (${known.length > 0 ? `known: ${known.join(", ")}` : "there is no .agent/agents/<name>.md"})`,
+        );
+      }
+      const model = input.model?.trim() || definition?.model;
+      const teammate = await team.spawn(input.name, input.role, input.prompt, {
+        ...(definition ? { agent: definition.name } : {}),
+        ...(model ? { model } : {}),
+      });
       return {
         content:
-          `spawned ${teammate.name} (${teammate.role}); it is working on the task and will report back with a message` +
+          `spawned ${teammate.name} (${teammate.role}${definition ? `, from definition ${definition.name}` : ""}${model ? `, model ${model}` : ""}); ` +
+          "it is working on the task and will report back with a message" +
           (teammate.previous !== undefined ? `; ${teammate.previous}` : ""),
       };
     },

@@ -48,7 +48,7 @@ export class MeteredModelClient implements ModelClient {
       }
     }
     const started = performance.now();
-    const ended = this.#o.onCall?.(request.identity, this.#inner.model);
+    const ended = this.#o.onCall?.(request.identity, request.model ?? this.#inner.model);
     let response: ModelResponse;
     try {
       response = await this.#inner.complete(request);
@@ -60,7 +60,7 @@ export class MeteredModelClient implements ModelClient {
     ledger.recordModelCall({
       agent: billedAgent(request.identity),
       identity: request.identity,
-      model: this.#inner.model,
+      model: request.model ?? this.#inner.model,
       usage: response.usage,
       toolCalls: response.message.toolCalls?.length ?? 0,
       durationMs: performance.now() - started,

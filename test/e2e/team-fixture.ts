@@ -97,6 +97,8 @@ export const TeamList = z.strictObject({
       createdAtUtc: z.iso.datetime(),
       updatedAtUtc: z.iso.datetime(),
       failure: z.string().optional(),
+      agent: z.string().optional(),
+      model: z.string().optional(),
       mailbox: Counts,
     }),
   ),
