@@ -78,12 +78,13 @@ const ALLOW: PermissionDecision = { behavior: "allow" };
  */
 export class PermissionPolicy {
   readonly mode: PermissionMode;
-  readonly #allow: PermissionRule[];
-  readonly #deny: PermissionRule[];
+  // Not readonly: withMode() shares them (and the session's answers) with a view.
+  #allow: PermissionRule[];
+  #deny: PermissionRule[];
   readonly #ask: PermissionAsker | undefined;
   readonly #protected: ProtectedPaths | undefined;
   /** Rules added by answers during this run, in the order given; they live as long as the policy. */
-  readonly #session: SessionRules = { allow: [], deny: [] };
+  #session: SessionRules = { allow: [], deny: [] };
 
   constructor(options: PermissionPolicyOptions) {
     this.mode = options.mode;
@@ -104,6 +105,19 @@ export class PermissionPolicy {
       deny: [...(config.permissions?.deny ?? []), ...(options.deny ?? [])],
       ...(options.ask ? { ask: options.ask } : {}),
     });
+  }
+
+  /**
+   * The same rules under another mode (a teammate definition's permissionMode).
+   * The rule lists are shared, not copied: an "always"/"never" answered through
+   * either applies to both for the rest of the session.
+   */
+  withMode(mode: PermissionMode): PermissionPolicy {
+    const view = new PermissionPolicy({ mode, ...(this.#ask ? { ask: this.#ask } : {}), ...(this.#protected ? { protected: this.#protected } : {}) });
+    view.#allow = this.#allow;
+    view.#deny = this.#deny;
+    view.#session = this.#session;
+    return view;
   }
 
   /** The rules in force, as written: config and flags first, then those added by answers in this session. */

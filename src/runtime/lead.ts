@@ -287,7 +287,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         return runnerFor(teammate.name, tools, withContext(teammateSystemPrompt(teammate.name, teammate.role, definition?.prompt)), {
           sources: [mcp.source("teammate")],
           ...(mode !== undefined && mode !== settings.permissionMode
-            ? { policy: new PermissionPolicy({ mode, allow: settings.permissions.allow, deny: settings.permissions.deny, ask: context.asker, protected: fence }) }
+            ? { policy: policy.withMode(mode) }
             : {}),
           ...(teammate.model !== undefined ? { model: withModel(model, teammate.model) } : {}),
         });

@@ -190,3 +190,17 @@ describe("PermissionPolicy: answers that last the session", () => {
     expect(policy.rules().session).toEqual({ allow: [], deny: [] });
   });
 });
+
+describe("withMode", () => {
+  test("another mode over the same rules; answers added later reach both", async () => {
+    const policy = new PermissionPolicy({ mode: "acceptEdits", deny: ["shell(rm *)"] });
+    const plan = policy.withMode("plan");
+    expect(plan.mode).toBe("plan");
+    expect(await outcomes(policy)).toEqual(["allow", "allow", "deny"]);
+    expect(await outcomes(plan)).toEqual(["allow", "deny", "deny"]);
+    expect((await plan.decide(shell, { command: "rm -rf x" }, context)).behavior).toBe("deny");
+    policy.addSessionRules("allow", ["shell(npm test)"]);
+    expect(plan.rules()).toEqual({ allow: [], deny: ["shell(rm *)"], session: { allow: ["shell(npm test)"], deny: [] } });
+    expect((await policy.withMode("acceptEdits").decide(shell, { command: "npm test" }, context)).behavior).toBe("allow");
+  });
+});
