@@ -1,18 +1,13 @@
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { AGENT_BINARY, runAgent } from "./agent-binary.ts";
 import { runSetup, scriptedServers } from "./run-fixture.ts";
+import { terminalsKilledAfterEach } from "./terminals.ts";
 
 // The answer's markdown is rendered on a terminal with colour, and printed as
 // written when piped.
 
 const startServer = scriptedServers();
-const terminals: Bun.Subprocess[] = [];
-afterEach(async () => {
-  for (const child of terminals.splice(0)) {
-    child.kill("SIGKILL");
-    await child.exited;
-  }
-});
+const terminals = terminalsKilledAfterEach();
 
 const ANSWER = "# Plan\nRun `npm test` and **read** it.\n```\nnpm test\n```";
 

@@ -1,18 +1,13 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { expectOneLineError, parseStream, runSetup, scriptedServers } from "./run-fixture.ts";
+import { terminalsKilledAfterEach } from "./terminals.ts";
 
 // `agent run` streams: on a real pseudo-terminal (Bun's PTY) the Lead's answer
 // shows while the model is still writing it; piped, stdout is exactly the answer.
 
 const startServer = scriptedServers();
-const terminals: Bun.Subprocess[] = [];
-afterEach(async () => {
-  for (const child of terminals.splice(0)) {
-    child.kill("SIGKILL");
-    await child.exited;
-  }
-});
+const terminals = terminalsKilledAfterEach();
 
 describe("agent run on a terminal", () => {
   test("the answer shows as it arrives: half of it is on screen while the rest is held back", async () => {

@@ -1,23 +1,18 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RecordedRequest, ScriptedReply } from "../support/model-server.ts";
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { scriptedServers } from "./run-fixture.ts";
 import { teamSetup } from "./team-fixture.ts";
+import { terminalsKilledAfterEach } from "./terminals.ts";
 
 // `agent` with no command on a real pseudo-terminal (Bun's PTY): the user types,
 // the Lead answers, a teammate's result arrives as an event turn while the
 // prompt waits and is printed above it; Ctrl-C interrupts a turn, `exit` ends.
 
 const startServer = scriptedServers();
-const terminals: Bun.Subprocess[] = [];
-afterEach(async () => {
-  for (const child of terminals.splice(0)) {
-    child.kill("SIGKILL");
-    await child.exited;
-  }
-});
+const terminals = terminalsKilledAfterEach();
 
 function onTerminal(
   script: ScriptedReply[],

@@ -1,20 +1,15 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { finalScreen } from "../support/screen.ts";
 import { AGENT_BINARY, runAgent } from "./agent-binary.ts";
 import { runSetup, scriptedServers } from "./run-fixture.ts";
+import { terminalsKilledAfterEach } from "./terminals.ts";
 
 // `agent run` with a team on a real pseudo-terminal: the live team view is
 // drawn below the log while alice works, and gone from the final screen; with
 // stderr piped, the same run prints the plain lines it always did.
 
 const startServer = scriptedServers();
-const terminals: Bun.Subprocess[] = [];
-afterEach(async () => {
-  for (const child of terminals.splice(0)) {
-    child.kill("SIGKILL");
-    await child.exited;
-  }
-});
+const terminals = terminalsKilledAfterEach();
 
 function teamScript(held?: Promise<unknown>) {
   return [
