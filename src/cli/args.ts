@@ -6,6 +6,11 @@ import { MAILBOX_STATES } from "../core/mailbox-state.ts";
  * they are accepted before or after a subcommand and listed in every `--help`.
  */
 export const globalArgs = {
+  workspace: {
+    type: "string",
+    valueHint: "dir",
+    description: "The project's directory (default: the current directory); the state root defaults to its .agent/state",
+  },
   "state-dir": {
     type: "string",
     valueHint: "dir",
@@ -34,6 +39,7 @@ export const stateFilterArg = {
 
 /** The values every command receives from `globalArgs`. */
 export interface GlobalValues {
+  workspace?: string;
   "state-dir"?: string;
   verbose?: boolean;
 }

@@ -6,7 +6,10 @@ import type { SessionMeta } from "../sessions/session-meta.ts";
 import { SessionStore } from "../sessions/session-store.ts";
 import type { GlobalValues } from "./args.ts";
 
-/** `--state-dir`, else `$AGENT_STATE_DIR`, else `<cwd>/.agent/state`: the state root; always absolute. */
+/**
+ * `--state-dir`, else `$AGENT_STATE_DIR`, else `.agent/state` in `--workspace` (or the
+ * current directory): the state root; always absolute.
+ */
 export function resolveStateDir(
   globals: GlobalValues,
   env: Record<string, string | undefined> = process.env,
@@ -19,7 +22,9 @@ export function resolveStateDir(
   }
   const fromEnv = env.AGENT_STATE_DIR;
   if (fromEnv !== undefined && fromEnv.length > 0) return resolve(cwd, fromEnv);
-  return join(cwd, ".agent", "state");
+  const workspace = globals.workspace;
+  if (workspace !== undefined && workspace.length === 0) throw new UsageError("--workspace needs a directory path");
+  return join(workspace === undefined ? cwd : resolve(cwd, workspace), ".agent", "state");
 }
 
 /** The session an admin command (mailbox, team, cron) works on, and its directory. */

@@ -151,3 +151,28 @@ describe("one runtime per session", () => {
     expect(text.stdout).toMatch(/^ID +NAME +CREATED \(UTC\) +LAST USED \(UTC\) +STATE +FIRST PROMPT\n\S+ +- +\S+ +\S+ +idle +meanwhile\n$/);
   }, 60_000);
 });
+
+describe("--workspace names the state root of every command", () => {
+  test("the admin commands given the run's --workspace see its session, from another directory", async () => {
+    const server = startServer([{ text: "done" }]);
+    const { workspace } = runSetup();
+    // No AGENT_STATE_DIR and no --state-dir: the state root is the workspace's .agent/state.
+    const env = { OPENAI_API_KEY: "test-key", AGENT_STATE_DIR: undefined };
+    const ran = await runAgent(["run", "hello", "--output", "json", "--workspace", workspace, "--base-url", server.url], { env });
+    expect(ran.code).toBe(0);
+    const sessionId = parseResult(ran.stdout).session_id;
+    expect(existsSync(join(workspace, ".agent", "state", "sessions", sessionId))).toBe(true);
+
+    const listed = await runAgent(["sessions", "list", "--json", "--workspace", workspace], { env });
+    expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(SessionList.parse(JSON.parse(listed.stdout)).sessions.map((s) => s.session_id)).toEqual([sessionId]);
+
+    const mailbox = await runAgent(["mailbox", "list", "--json", "--workspace", workspace], { env });
+    expect(mailbox.code).toBe(0);
+    expect(JSON.parse(mailbox.stdout).session_id).toBe(sessionId);
+
+    const team = await runAgent(["--workspace", workspace, "team", "list"], { env });
+    expect(team.code).toBe(0);
+    expect(team.stdout).toContain(`session ${sessionId}`);
+  });
+});

@@ -10,7 +10,7 @@ import { resolveWorkspace } from "../run/workspace.ts";
 
 // The settings flags of `agent run`, so `agent config show --model x` answers
 // "what would `agent run --model x` use, and why".
-const { workspace, model, "base-url": baseUrl, "max-turns": maxTurns, "permission-mode": permissionMode, allow, deny } = runtimeArgs;
+const { model, "base-url": baseUrl, "max-turns": maxTurns, "permission-mode": permissionMode, allow, deny } = runtimeArgs;
 const appendSystemPrompt = runtimeArgs["append-system-prompt"];
 
 export const configShowCommand = defineCommand({
@@ -19,7 +19,6 @@ export const configShowCommand = defineCommand({
     description: "The effective settings and the level each comes from (flag, env, local, project, user, default); keys redacted",
   },
   args: {
-    workspace,
     model,
     "base-url": baseUrl,
     "max-turns": maxTurns,

@@ -27,7 +27,6 @@ const ENDPOINT_TIMEOUT_MS = 10_000;
 export const doctorCommand = defineCommand({
   meta: { name: "doctor", description: "Check that everything `agent run` needs is in place, one line per check" },
   args: {
-    workspace: { type: "string", valueHint: "dir", description: "The workspace to check (default: the current directory)" },
     model: { type: "string", valueHint: "name", description: "Check this model instead of the configured one" },
     "base-url": { type: "string", valueHint: "url", description: "Check this endpoint instead of the configured one" },
     sandbox: runtimeArgs.sandbox,

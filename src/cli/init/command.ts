@@ -33,7 +33,6 @@ function createOnce(path: string, text: string): "created" | "kept" {
 export const initCommand = defineCommand({
   meta: { name: "init", description: "Set up a project for agent: .agent/config.json, .agent/.gitignore and AGENTS.md; never overwrites" },
   args: {
-    workspace: { type: "string", valueHint: "dir", description: "The project's directory (default: the current directory)" },
     ...jsonArg,
     ...globalArgs,
   },

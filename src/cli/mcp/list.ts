@@ -11,7 +11,7 @@ export const mcpListCommand = defineCommand({
     name: "list",
     description: "Start each configured MCP server (config levels and --mcp-config), show whether it starts and its tools, then stop it",
   },
-  args: { workspace: runtimeArgs.workspace, "mcp-config": runtimeArgs["mcp-config"], ...jsonArg, ...globalArgs },
+  args: { "mcp-config": runtimeArgs["mcp-config"], ...jsonArg, ...globalArgs },
   async run({ args, rawArgs }) {
     const setup = runtimeSetup(args, rawArgs);
     if (!args.json) for (const warning of setup.warnings) await writeErr(`agent: warning: ${warning}\n`);
