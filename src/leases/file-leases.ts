@@ -1,0 +1,89 @@
+import { join } from "node:path";
+import type { AgentName } from "../core/agent-name.ts";
+import { type Clock, systemClock } from "../core/clock.ts";
+import { ensureDir, namesIn, unlinkQuietly, writeFileAtomic } from "../storage/atomic-file.ts";
+import { withFileLock } from "../storage/file-lock.ts";
+import { readStateFile } from "../storage/state-file.ts";
+import { type LeaseHolder, LeaseLostError, TeammateLease, type TeammateLeases, isLive } from "./teammate-leases.ts";
+
+/**
+ * Teammate leases as files, `<session>/leases/<name>.json`, for runtimes and
+ * workers of one machine (or of machines sharing the state dir): every change is
+ * a read-check-write under `leases/.lock`, so two takers of a free lease never
+ * both win, and a write is an atomic rename, so a reader never sees half a lease.
+ */
+export class FileTeammateLeases implements TeammateLeases {
+  readonly dir: string;
+  readonly #lock: string;
+  readonly #clock: Clock;
+
+  constructor(sessionDir: string, options: { clock?: Clock } = {}) {
+    this.dir = join(sessionDir, "leases");
+    this.#lock = join(this.dir, ".lock");
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  acquire(name: AgentName, holder: LeaseHolder, ttlMs: number): Promise<TeammateLease | null> {
+    return this.#locked(() => {
+      const now = this.#clock.now();
+      const current = this.#read(name);
+      if (current && current.holder.id !== holder.id && isLive(current, now)) return null;
+      const lease: TeammateLease = {
+        name,
+        holder,
+        token: crypto.randomUUID(),
+        acquiredAtUtc: now.toISOString(),
+        leaseUntilUtc: new Date(now.getTime() + ttlMs).toISOString(),
+      };
+      this.#write(lease);
+      return lease;
+    });
+  }
+
+  heartbeat(lease: TeammateLease, ttlMs: number): Promise<TeammateLease> {
+    return this.#locked(() => {
+      const current = this.#read(lease.name);
+      // Expired but not taken is still ours: nobody ran the teammate meanwhile.
+      if (!current || current.token !== lease.token) throw new LeaseLostError(lease.name, current);
+      const renewed = { ...current, leaseUntilUtc: new Date(this.#clock.now().getTime() + ttlMs).toISOString() };
+      this.#write(renewed);
+      return renewed;
+    });
+  }
+
+  release(lease: TeammateLease): Promise<void> {
+    return this.#locked(() => {
+      if (this.#read(lease.name)?.token === lease.token) unlinkQuietly(this.#file(lease.name));
+    });
+  }
+
+  async live(): Promise<TeammateLease[]> {
+    const now = this.#clock.now();
+    const leases: TeammateLease[] = [];
+    for (const file of namesIn(this.dir)) {
+      if (!file.endsWith(".json")) continue;
+      const lease = this.#read(file.slice(0, -".json".length));
+      if (lease && isLive(lease, now)) leases.push(lease);
+    }
+    return leases;
+  }
+
+  async close(): Promise<void> {}
+
+  #file(name: string): string {
+    return join(this.dir, `${name}.json`);
+  }
+
+  #read(name: string): TeammateLease | undefined {
+    return readStateFile(this.#file(name), TeammateLease);
+  }
+
+  #write(lease: TeammateLease): void {
+    writeFileAtomic(this.#file(lease.name), `${JSON.stringify(TeammateLease.parse(lease))}\n`);
+  }
+
+  #locked<T>(work: () => T): Promise<T> {
+    ensureDir(this.dir);
+    return withFileLock(this.#lock, work);
+  }
+}
