@@ -13,10 +13,10 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSettings } from "../src/config/load.ts";
-import { buildLead, type LeadRuntime } from "../src/runtime/lead.ts";
+import { buildLead, type LeadRuntime } from "../src/app/lead.ts";
 import type { RunEvent } from "../src/runtime/run-types.ts";
 import type { TeamEvent } from "../src/team/teammate-runtime.ts";
-import { runUntilQuiet } from "../src/runtime/until-quiet.ts";
+import { runUntilQuiet } from "../src/app/until-quiet.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../test/support/model-server.ts";
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 30);

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { UsageError } from "../core/errors.ts";
-import { runUntilQuiet } from "../runtime/until-quiet.ts";
+import { runUntilQuiet } from "../app/until-quiet.ts";
 import type { SessionMeta } from "../sessions/session-meta.ts";
 import { pendingWork } from "../sessions/session-status.ts";
 import { SessionStore } from "../sessions/session-store.ts";

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { uuidV7Source } from "../core/ids.ts";
-import { runUntilQuiet } from "../runtime/until-quiet.ts";
+import { runUntilQuiet } from "../app/until-quiet.ts";
 import { globalArgs } from "./args.ts";
 import { runHeadless } from "./run/headless.ts";
 import { readPrompt } from "./run/prompt.ts";

@@ -9,8 +9,8 @@ import { ManualClock } from "../../src/core/clock.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
 import { createMessage } from "../../src/core/message.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
-import { buildLead, type LeadRuntime } from "../../src/runtime/lead.ts";
-import { runUntilQuiet } from "../../src/runtime/until-quiet.ts";
+import { buildLead, type LeadRuntime } from "../../src/app/lead.ts";
+import { runUntilQuiet } from "../../src/app/until-quiet.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
 

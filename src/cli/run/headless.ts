@@ -1,6 +1,6 @@
 import { LEAD } from "../../core/agent-name.ts";
 import { ttyAskerIfInteractive } from "../../permissions/tty-asker.ts";
-import type { LeadRuntime } from "../../runtime/lead.ts";
+import type { LeadRuntime } from "../../app/lead.ts";
 import { writeErr, writeOut } from "../output.ts";
 import { VERSION } from "../version.ts";
 import { OrderedWriter } from "./ordered-writer.ts";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { StateDirBusyError } from "../../core/errors.ts";
 import type { PermissionAsker } from "../../permissions/policy.ts";
-import { type LeadContext, type LeadRuntime, buildLead } from "../../runtime/lead.ts";
+import { type LeadContext, type LeadRuntime, buildLead } from "../../app/lead.ts";
 import type { RunObserver } from "../../runtime/run-types.ts";
 import { ensureAgentGitignore } from "../../sessions/gitignore.ts";
 import type { SessionMeta } from "../../sessions/session-meta.ts";

@@ -1,6 +1,6 @@
 import { ZERO_USAGE, addUsage } from "../../model/types.ts";
 import type { RunResult } from "../../runtime/run-types.ts";
-import type { QuietOutcome } from "../../runtime/until-quiet.ts";
+import type { QuietOutcome } from "../../app/until-quiet.ts";
 import type { TeammateRecord } from "../../team/team-registry.ts";
 import type { UsageReport } from "../../usage/agent-usage.ts";
 

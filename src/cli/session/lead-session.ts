@@ -1,5 +1,5 @@
 import type { IdSource } from "../../core/ids.ts";
-import type { LeadRuntime } from "../../runtime/lead.ts";
+import type { LeadRuntime } from "../../app/lead.ts";
 import type { RunResult } from "../../runtime/run-types.ts";
 import type { SessionInput } from "./session-input.ts";
 

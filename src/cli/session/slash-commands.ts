@@ -3,7 +3,7 @@ import { SessionStore } from "../../sessions/session-store.ts";
 import { FileTaskStore } from "../../tasks/task-store.ts";
 import { formatTable } from "../output.ts";
 import { clip } from "../run/progress.ts";
-import type { LeadRuntime } from "../../runtime/lead.ts";
+import type { LeadRuntime } from "../../app/lead.ts";
 import { TodoList } from "../../todos/todo-list.ts";
 import { taskLines } from "../../tools/task-text.ts";
 import { type TeamActivity, activityLine } from "../terminal/activity.ts";

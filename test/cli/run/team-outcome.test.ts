@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { leftForDrain, teamOutcome } from "../../../src/cli/run/team-outcome.ts";
 import { teamProgressLine } from "../../../src/cli/run/progress.ts";
 import type { RunResult } from "../../../src/runtime/run-types.ts";
-import type { QuietOutcome } from "../../../src/runtime/until-quiet.ts";
+import type { QuietOutcome } from "../../../src/app/until-quiet.ts";
 import type { TeammateRecord } from "../../../src/team/team-registry.ts";
 
 const turn = (result: string, extra: Partial<RunResult> = {}): RunResult => ({

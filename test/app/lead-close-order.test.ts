@@ -5,7 +5,7 @@ import { loadSettings } from "../../src/config/load.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
 import { CronRuntime } from "../../src/cron/cron-runtime.ts";
 import { JobSupervisor } from "../../src/runtime/job-supervisor.ts";
-import { buildLead, type LeadRuntime } from "../../src/runtime/lead.ts";
+import { buildLead, type LeadRuntime } from "../../src/app/lead.ts";
 import { TeammateRuntime } from "../../src/team/teammate-runtime.ts";
 import { MeteredModelClient } from "../../src/usage/metered-model.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";

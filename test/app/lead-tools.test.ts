@@ -3,9 +3,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadSettings } from "../../src/config/load.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
-import { buildLead, type LeadRuntime } from "../../src/runtime/lead.ts";
+import { buildLead, type LeadRuntime } from "../../src/app/lead.ts";
 import type { RunEvent } from "../../src/runtime/run-types.ts";
-import { runUntilQuiet } from "../../src/runtime/until-quiet.ts";
+import { runUntilQuiet } from "../../src/app/until-quiet.ts";
 import { type RecordedRequest, type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
 

@@ -1,6 +1,6 @@
 import type { RuntimeEvent } from "../core/runtime-event.ts";
 import type { LeadRuntime } from "./lead.ts";
-import type { RunResult } from "./run-types.ts";
+import type { RunResult } from "../runtime/run-types.ts";
 
 export interface QuietOutcome {
   /** Events that reached the Lead's history and were acknowledged. */
