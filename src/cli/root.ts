@@ -34,5 +34,6 @@ export const rootCommand: AnyCommand = defineCommand({
     sessions: () => import("./sessions/index.ts").then((m) => m.sessionsCommand),
     completion: () => import("./completion/command.ts").then((m) => m.completionCommand(() => rootCommand)),
     mcp: () => import("./mcp/index.ts").then((m) => m.mcpCommand),
+    store: () => import("./store/index.ts").then((m) => m.storeCommand),
   },
 });

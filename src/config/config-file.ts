@@ -5,6 +5,7 @@ import { ConfigError } from "../core/errors.ts";
 import { ConfigFile } from "./config.ts";
 import type { ConfigLevel } from "./locations.ts";
 import { isSecretHeader } from "./redact.ts";
+import { storeUrlHasPassword } from "../store/store-url.ts";
 
 const FIX = "fix it or remove it (docs/configuration.md lists every key)";
 const KEYS_ELSEWHERE = "keys belong in the environment or your user config";
@@ -49,6 +50,9 @@ export function readConfigFile(path: string, level: ConfigLevel): LoadedConfigFi
   if (level === "project") {
     if (config.apiKey !== undefined) {
       throw new ConfigError(`config file ${path} holds apiKey, but it is the project's shared file: ${KEYS_ELSEWHERE} (OPENAI_API_KEY, or apiKey in ~/.config/agent/config.json); remove it`);
+    }
+    if (config.store !== undefined && storeUrlHasPassword(config.store)) {
+      throw new ConfigError(`config file ${path} holds a password in store, but it is the project's shared file: ${KEYS_ELSEWHERE} (AGENT_STORE, or store in .agent/config.local.json); remove it`);
     }
     const secret = Object.keys(config.headers ?? {}).find(isSecretHeader);
     if (secret !== undefined) {

@@ -85,5 +85,7 @@ export const ConfigFile = z.strictObject({
   pricing: Pricing.optional(),
   /** No new model call starts once the session has spent this much (needs a price for the model). */
   maxBudgetUsd: z.number().positive().optional(),
+  /** Where the team's shared state lives: "files" (default) or postgres://user@host:5432/db (docs/store.md). */
+  store: z.string().min(1).optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFile>;

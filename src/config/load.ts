@@ -9,7 +9,8 @@ import { type LoadedConfigFile, readConfigFile } from "./config-file.ts";
 import { type SandboxMode, parseSandboxMode } from "../security/sandbox/sandbox.ts";
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode } from "./config.ts";
 import { CONFIG_LEVELS, type ConfigLevel, type ConfigLocations, configLocations } from "./locations.ts";
-import { type ValueSource, parseBaseUrl, parseBudget, parseNonEmpty, parsePermissionMode, parsePositiveInt } from "./values.ts";
+import { type ValueSource, parseBaseUrl, parseBudget, parseNonEmpty, parsePermissionMode, parsePositiveInt, parseStore } from "./values.ts";
+import { FILES_STORE, type StoreSelection } from "../store/store-url.ts";
 
 /** Everything a runtime needs to know, after flags, environment, config files and defaults are merged. */
 export interface Settings {
@@ -39,6 +40,8 @@ export interface Settings {
   pricing: Pricing;
   /** --max-budget-usd or config maxBudgetUsd; absent: no budget. */
   maxBudgetUsd?: number;
+  /** Where the team's shared state lives (--store, AGENT_STORE, config store; default files). */
+  store: StoreSelection;
   /** Absolute path of the --record cassette (flag only). */
   recordPath?: string;
   /** Absolute path of the --replay cassette (flag only). */
@@ -68,6 +71,7 @@ export interface SettingsFlags {
   mcpConfig?: string[];
   maxBudgetUsd?: string;
   sandbox?: string;
+  store?: string;
 }
 
 export interface LoadSettingsInput {
@@ -235,6 +239,18 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       () => fromFlag(flags.maxBudgetUsd, "--max-budget-usd", parseBudget),
       () => fromFiles((c) => c.maxBudgetUsd),
     ]),
+    store: pick(
+      "store",
+      [
+        () => fromFlag(flags.store, "--store", parseStore),
+        () => fromEnv("AGENT_STORE", parseStore),
+        () => {
+          const found = fromFiles((c) => c.store);
+          return found && { value: parseStore(found.value, { file: found.source.from }), source: found.source };
+        },
+      ],
+      FILES_STORE,
+    ),
     recordPath: fromFlag(flags.record, "--record", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
     replayPath: fromFlag(flags.replay, "--replay", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
   };

@@ -1,14 +1,16 @@
 import { ConfigError, UsageError } from "../core/errors.ts";
 import { PERMISSION_MODES, type PermissionMode } from "./config.ts";
+import { type StoreSelection, displayStoreUrl, parseStoreUrl } from "../store/store-url.ts";
 
 /**
  * Where a text value came from: a flag (`--max-turns`) or an environment variable
  * (`AGENT_MAX_TURNS`). Errors name it and say how to fix it in that place.
  */
-export type ValueSource = { flag: string } | { env: string };
+export type ValueSource = { flag: string } | { env: string } | { file: string };
 
 function invalid(source: ValueSource, value: string, expected: string): Error {
   if ("flag" in source) return new UsageError(`invalid value ${JSON.stringify(value)} for ${source.flag}: expected ${expected}`);
+  if ("file" in source) return new ConfigError(`config file ${source.file}: invalid value ${JSON.stringify(value)} for store: expected ${expected}; fix it or remove it`);
   return new ConfigError(`invalid ${source.env}=${JSON.stringify(value)} in the environment: expected ${expected}; fix or unset it`);
 }
 
@@ -47,4 +49,12 @@ export function parsePermissionMode(value: string, source: ValueSource): Permiss
 export function parseNonEmpty(value: string, source: ValueSource): string {
   if (value.trim().length === 0) throw invalid(source, value, "a non-empty value");
   return value;
+}
+
+/** `files` or a PostgreSQL URL (`--store`, AGENT_STORE, config `store`); a password in it is masked from then on. */
+export function parseStore(value: string, source: ValueSource): StoreSelection {
+  const parsed = parseStoreUrl(value);
+  // The value itself may hold a password: never echo it back.
+  if ("problem" in parsed) throw invalid(source, displayStoreUrl(value), parsed.problem);
+  return parsed;
 }

@@ -294,3 +294,33 @@ export class AmbiguousSessionError extends AgentError {
     super(`session prefix ${JSON.stringify(ref)} matches ${candidates.length} sessions (${candidates.join(", ")}); give more of the id`);
   }
 }
+
+/** The configured store (`--store`, AGENT_STORE, config `store`) cannot be reached or used. */
+export class StoreConnectionError extends AgentError {
+  readonly code = "STORE_CONNECTION";
+  readonly category = "state" as const;
+}
+
+/** The store's schema cannot be brought to the version this build needs. */
+export class StoreMigrationError extends AgentError {
+  readonly code = "STORE_MIGRATION";
+  readonly category = "state" as const;
+}
+
+/**
+ * An ack, release or quarantine from a claim whose lease is no longer current
+ * (it expired, or the message was recovered or claimed again since): refused, so
+ * a consumer that lost its lease never finishes another consumer's work.
+ */
+export class StaleLeaseError extends MailboxStorageError {
+  override readonly code = "STALE_LEASE";
+  constructor(
+    readonly messageId: string,
+    op: string,
+  ) {
+    super(
+      `cannot ${op} ${messageId}: this claim's lease is no longer current (it expired, or the message was recovered or claimed again); ` +
+        `the message's current holder finishes it — see it with \`agent mailbox show ${messageId}\``,
+    );
+  }
+}

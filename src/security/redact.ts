@@ -15,6 +15,8 @@ const MIN_SECRET_LENGTH = 8;
 // A value never starts with `{` or `[`: `"headers.Authorization":{…}` is a JSON key, not a credential.
 const AUTHORIZATION = /(\b(?:proxy-)?authorization\b["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;}{[][^\s"',;}]*/gi;
 const BEARER = /\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
+// The password of a URL with credentials (`postgres://user:secret@host/db`), however short.
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/?#@]*:)[^\s/?#@]+@/gi;
 
 const secrets = new Set<string>();
 
@@ -37,6 +39,7 @@ export function redact(text: string): string {
   if (/authorization|bearer/i.test(out)) {
     out = out.replace(AUTHORIZATION, `$1${REDACTED}`).replace(BEARER, `$1${REDACTED}`);
   }
+  if (out.includes("://")) out = out.replace(URL_PASSWORD, `$1${REDACTED}@`);
   return out;
 }
 

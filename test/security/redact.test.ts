@@ -40,3 +40,12 @@ test("a JSON key naming Authorization is left whole: the object after it is not 
   const report = '{"headers.Authorization":{"value":"[REDACTED]","level":"user"},"files":{"Authorization":["x"]}}';
   expect(JSON.parse(redact(report))).toEqual(JSON.parse(report));
 });
+
+test("a URL's password is masked however short, and the rest of the URL kept", () => {
+  expect(redact("connecting to postgres://agent:pw@db.internal:5432/agent failed")).toBe(
+    `connecting to postgres://agent:${REDACTED}@db.internal:5432/agent failed`,
+  );
+  expect(redact('{"store":"postgresql://u:p%40ss@h/db"}')).toBe(`{"store":"postgresql://u:${REDACTED}@h/db"}`);
+  // No password: nothing to mask (a user name alone, a port).
+  expect(redact("postgres://agent@db:5432/agent and http://host:8080/x")).toBe("postgres://agent@db:5432/agent and http://host:8080/x");
+});

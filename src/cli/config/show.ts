@@ -3,6 +3,7 @@ import type { ConfigFile } from "../../config/config.ts";
 import { type LoadedSettings, type SettingSource, type Settings, loadSettings } from "../../config/load.ts";
 import { CONFIG_LEVELS } from "../../config/locations.ts";
 import { REDACTED, redactHeaders } from "../../config/redact.ts";
+import { displayStoreUrl } from "../../store/store-url.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 import { type RuntimeValues, runtimeArgs, settingsFlags } from "../run/runtime-args.ts";
@@ -78,6 +79,7 @@ export function configReport(workspace: string, loaded: LoadedSettings, flags: R
     requestTimeoutMs: single("requestTimeoutMs", settings.requestTimeoutMs),
     maxTurns: single("maxTurns", settings.maxTurns),
     permissionMode: single("permissionMode", settings.permissionMode),
+    store: single("store", displayStoreUrl(settings.store)),
     "permissions.allow": combined(settings.permissions.allow, (c) => c.permissions?.allow, { name: "--allow", value: flags.allow }),
     "permissions.deny": combined(settings.permissions.deny, (c) => c.permissions?.deny, { name: "--deny", value: flags.deny }),
     hooks: combined(settings.hooks, (c) => c.hooks),
@@ -120,6 +122,7 @@ function redactFile(config: ConfigFile): ConfigFile {
     ...config,
     ...(config.apiKey !== undefined ? { apiKey: REDACTED } : {}),
     ...(config.headers !== undefined ? { headers: redactHeaders(config.headers) } : {}),
+    ...(config.store !== undefined ? { store: displayStoreUrl(config.store) } : {}),
     // Server definitions carry commands' env and headers, often tokens: names only.
     ...(config.mcpServers !== undefined ? { mcpServers: Object.fromEntries(Object.keys(config.mcpServers).map((name) => [name, REDACTED])) } : {}),
   } as ConfigFile;

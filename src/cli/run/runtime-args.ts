@@ -34,6 +34,7 @@ export interface RuntimeValues extends GlobalValues {
   "wait-lock"?: boolean;
   sandbox?: string;
   "max-budget-usd"?: string;
+  store?: string;
   continue?: boolean;
   resume?: string;
   session?: string;
@@ -120,6 +121,7 @@ export function settingsFlags(args: RuntimeValues, rawArgs?: readonly string[]):
     mcpConfig: list("mcp-config"),
     sandbox: args.sandbox,
     maxBudgetUsd: args["max-budget-usd"],
+    store: args.store,
   };
 }
 

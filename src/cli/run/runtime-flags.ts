@@ -26,6 +26,11 @@ export const runtimeArgs = {
     valueHint: "usd",
     description: "Start no model call once the session has spent this many US dollars (needs config pricing; see docs/observability.md)",
   },
+  store: {
+    type: "string",
+    valueHint: "url",
+    description: "Where the team's mailboxes live: files (default) or postgres://user@host:5432/db (default: $AGENT_STORE, config store; see docs/store.md)",
+  },
   sandbox: {
     type: "enum",
     options: [...SANDBOX_MODES],

@@ -1,0 +1,15 @@
+import { mailboxMigration } from "./001-mailbox.ts";
+
+/** One schema change, applied once per database in version order (see ../migrations.ts). */
+export interface Migration {
+  version: number;
+  name: string;
+  /** Statements run inside the migration's transaction. */
+  sql: string;
+}
+
+/**
+ * Every schema version, in order, numbered from 1 without gaps. Never edit an
+ * entry that shipped: add the next version (a backend's new tables, a column).
+ */
+export const MIGRATIONS: readonly Migration[] = [mailboxMigration];
