@@ -2,14 +2,15 @@ import { resolve } from "node:path";
 import { UsageError } from "../core/errors.ts";
 import { DEFAULT_MAX_CONTENT_BYTES } from "../core/message.ts";
 import { DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpSettings } from "../mcp/config.ts";
-import { readMcpConfigs } from "../mcp/config-file.ts";
+import { readMcpConfigs } from "./mcp-config-file.ts";
 import type { ModelClientOptions } from "../model/types.ts";
 import type { Pricing } from "../usage/pricing.ts";
 import { type LoadedConfigFile, readConfigFile } from "./config-file.ts";
 import { type SandboxMode, parseSandboxMode } from "../security/sandbox/sandbox.ts";
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode } from "./config.ts";
 import { CONFIG_LEVELS, type ConfigLevel, type ConfigLocations, configLocations } from "./locations.ts";
-import { type ValueSource, parseBaseUrl, parseBudget, parseNonEmpty, parsePermissionMode, parsePositiveInt, parseStore } from "./values.ts";
+import { type ValueSource, parseBaseUrl, parseBudget, parseNonEmpty, parsePositiveInt } from "../core/values.ts";
+import { parsePermissionMode, parseStore } from "./values.ts";
 import { FILES_STORE, type StoreSelection } from "../store/store-url.ts";
 
 /** Everything a runtime needs to know, after flags, environment, config files and defaults are merged. */

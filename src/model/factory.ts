@@ -1,4 +1,4 @@
-import { parseBaseUrl } from "../config/values.ts";
+import { parseBaseUrl } from "../core/values.ts";
 import { MissingApiKeyError, UsageError } from "../core/errors.ts";
 import { RecordingModelClient, ReplayModelClient } from "./cassette.ts";
 import { OpenAIModelClient } from "./openai-client.ts";

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { describeIssues } from "../config/config-file.ts";
+import { describeIssues } from "./config-file.ts";
 import { ConfigError } from "../core/errors.ts";
-import { McpConfigFile, type McpServers } from "./config.ts";
+import { McpConfigFile, type McpServers } from "../mcp/config.ts";
 
 /**
  * The servers of `--mcp-config` values, later ones winning for the same name.
