@@ -2,11 +2,22 @@ import type { RuntimeEvent } from "../core/runtime-event.ts";
 import type { LeadRuntime } from "./lead.ts";
 import type { RunResult } from "../runtime/run-types.ts";
 
+/**
+ * How long an event turn waits for more events while teammates or background
+ * jobs are still at work, from its first event: results that finish together
+ * are answered in one model turn instead of one after another. It ends at
+ * once when nothing is at work any more.
+ */
+export const BATCH_WINDOW_MS = 100;
+
 export interface QuietOutcome {
   /** Events that reached the Lead's history and were acknowledged. */
   events: number;
-  /** The Lead's event turns, in order (a turn resumed after a crash has no event object). */
-  turns: { event?: RuntimeEvent; key: string; result: RunResult }[];
+  /**
+   * The Lead's event turns, in order: each answers the `events` of one batch (a
+   * turn resumed after a crash has no event objects).
+   */
+  turns: { event?: RuntimeEvent; events?: RuntimeEvent[]; key: string; result: RunResult }[];
   /** True when `signal` ended the wait before the team was quiet. */
   interrupted: boolean;
 }
@@ -26,9 +37,9 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
       outcome.interrupted = true;
       return outcome;
     }
-    const round = await lead.runner.runEvents(lead.inbox, { signal });
+    const round = await lead.runner.runEvents(lead.inbox, { signal, settle: (batch) => settle(lead, batch.startedAt, signal) });
     outcome.events += round.processed;
-    outcome.turns.push(...round.turns.map((turn) => ({ ...turn, key: turn.event.eventId })));
+    outcome.turns.push(...round.turns);
     if (round.ackFailed) {
       // The event is back in the inbox; give the store a moment before retrying.
       await Bun.sleep(50);
@@ -46,4 +57,36 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
     }
     await Promise.race([lead.inbox.waitForEvent(signal), lead.team.nextChange(signal)]);
   }
+}
+
+/**
+ * Whether more events may join the batch begun at `startedAt`: waits (within
+ * BATCH_WINDOW_MS) for the next event or the next teammate state change while
+ * work is going on; with nothing at work, only looks in the Lead's mailbox.
+ */
+async function settle(lead: LeadRuntime, startedAt: number, signal?: AbortSignal): Promise<boolean> {
+  const busy = lead.team.hasPendingWork() || lead.background.hasRunning();
+  const left = startedAt + BATCH_WINDOW_MS - performance.now();
+  if (!busy || left <= 0) {
+    await lead.team.pumpLead();
+    return lead.inbox.size > 0;
+  }
+  const stop = new AbortController();
+  const stopOnAbort = () => stop.abort();
+  signal?.addEventListener("abort", stopOnAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      lead.inbox.waitForEvent(stop.signal),
+      lead.team.nextChange(stop.signal),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, left);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", stopOnAbort);
+    stop.abort();
+  }
+  return true;
 }

@@ -18,11 +18,32 @@ import { eventEnvelope, type RuntimeEvent } from "../core/runtime-event.ts";
 import type { EventInbox } from "./event-inbox.ts";
 import type { RunEvent, RunObserver, RunOptions, RunResult, RunSubtype } from "./run-types.ts";
 
+/**
+ * The most events one event turn takes: more waiting ones are answered in the
+ * next turn. Bounds what one model request must take in at once.
+ */
+export const MAX_EVENTS_PER_TURN = 16;
+
+export interface EventTurnsOptions {
+  signal?: AbortSignal;
+  /**
+   * Asked when the inbox is empty and a batch has a turn to run, before that
+   * turn starts: resolves true when more events may be waiting now (they join
+   * the batch), false to run the turn. `startedAt` is when the batch began
+   * (performance.now()), to bound the wait.
+   */
+  settle?: (batch: { startedAt: number }) => Promise<boolean>;
+}
+
 export interface EventTurnsOutcome {
   /** Events taken from the inbox and acknowledged. */
   processed: number;
-  /** The model turns run, one per event that had none finished yet. */
-  turns: { event: RuntimeEvent; result: RunResult }[];
+  /**
+   * The model turns run: one per batch of events that had no finished turn yet.
+   * `key` is the turn's key in the history (its first event's id, or the turn
+   * a crash left open that the batch's events were in); `event` is the first of `events`.
+   */
+  turns: { key: string; event: RuntimeEvent; events: RuntimeEvent[]; result: RunResult }[];
   /** True when a user turn was in progress and nothing was taken. */
   deferred: boolean;
   /** True when an acknowledgement failed; that event is back in the inbox. */
@@ -108,45 +129,91 @@ export class AgentRunner {
   }
 
   /**
-   * Event turns: takes events from `inbox` one at a time; each is written to the
-   * history (durably), then acknowledged through its owner, and only then given
-   * a model turn. An event already in the history (a retry, or a restart after a
-   * crash) is not written again, and gets its model turn only if it never had
-   * one that finished. When the acknowledgement fails the event goes back to the
-   * inbox and processing stops; the retry neither duplicates the history nor
-   * calls the model twice. While a user turn runs, nothing is taken.
+   * Event turns. Takes the events waiting in `inbox` (up to MAX_EVENTS_PER_TURN)
+   * one at a time: each is written to the history (durably), then acknowledged
+   * through its owner; then one model turn answers them all. With `settle`, an
+   * empty inbox is asked to wait for more before that turn starts (see there).
+   * An event already in the history (a retry, or a restart after a crash) is
+   * not written again, and is answered only if the turn it is in never
+   * finished. When an acknowledgement fails, the event goes back to the inbox
+   * and processing stops before the model turn; the retry neither duplicates
+   * the history nor calls the model twice. While a user turn runs, nothing is
+   * taken.
    */
-  async runEvents(inbox: EventInbox, options: { signal?: AbortSignal } = {}): Promise<EventTurnsOutcome> {
+  async runEvents(inbox: EventInbox, options: EventTurnsOptions = {}): Promise<EventTurnsOutcome> {
     if (this.#turnLock.busy) return { processed: 0, turns: [], deferred: true, ackFailed: false };
     return this.#turnLock.run(async () => {
       const outcome: EventTurnsOutcome = { processed: 0, turns: [], deferred: false, ackFailed: false };
-      for (let entry = inbox.take(); entry; entry = inbox.take()) {
-        const { event, owner } = entry;
-        const key = event.eventId;
-        const status = this.#o.history.turnStatus(key);
-        if (status === undefined) {
-          // A turn the process died in may have left tool calls without results: the API refuses those.
+      for (;;) {
+        const batch = await this.#takeBatch(inbox, outcome, options);
+        if (batch === undefined || outcome.ackFailed) return outcome;
+        if (batch.key !== undefined) {
           this.#pairUnansweredCalls();
-          this.#o.history.beginTurn(key, [{ role: "user", content: eventEnvelope(event) }], this.#clock.now());
-          this.#emit({ type: "event", agent: this.identity, eventId: key, source: event.source, sender: event.sender, kind: event.kind });
+          const result = await this.#loop(batch.key, options.signal);
+          outcome.turns.push({ key: batch.key, event: batch.events[0]!, events: batch.events, result });
         }
-        try {
-          await owner.acknowledge(event);
-        } catch (error) {
-          inbox.republish(entry);
-          this.#warn([`acknowledging event ${key} failed (${(error as Error).message}); it will be retried`]);
-          outcome.ackFailed = true;
-          return outcome;
-        }
-        outcome.processed += 1;
-        if (status !== "finished") {
-          if (status !== undefined) this.#pairUnansweredCalls();
-          outcome.turns.push({ event, result: await this.#loop(key, options.signal) });
-        }
-        if (options.signal?.aborted) break;
+        if (options.signal?.aborted) return outcome;
       }
-      return outcome;
     });
+  }
+
+  /**
+   * One batch: the events of one model turn, each in the history and acked
+   * before the next is taken. Returns undefined when the inbox had nothing;
+   * `key` is the turn to run (none when every event taken was answered before).
+   */
+  async #takeBatch(
+    inbox: EventInbox,
+    outcome: EventTurnsOutcome,
+    options: EventTurnsOptions,
+  ): Promise<{ key: string | undefined; events: RuntimeEvent[] } | undefined> {
+    const history = this.#o.history;
+    const events: RuntimeEvent[] = [];
+    let key: string | undefined;
+    let taken = 0;
+    const startedAt = performance.now();
+    while (taken < MAX_EVENTS_PER_TURN) {
+      const entry = inbox.take();
+      if (!entry) {
+        // Only a batch with a turn to run waits for company.
+        if (key !== undefined && options.settle && !options.signal?.aborted && (await options.settle({ startedAt }))) continue;
+        break;
+      }
+      taken += 1;
+      const { event, owner } = entry;
+      const id = event.eventId;
+      const status = history.turnStatus(id);
+      if (status === undefined) {
+        // A turn the process died in may have left tool calls without results: the API refuses those.
+        this.#pairUnansweredCalls();
+        const opening: ChatMessage[] = [{ role: "user", content: eventEnvelope(event) }];
+        if (key === undefined) history.beginTurn(id, opening, this.#clock.now());
+        else history.joinTurn(id, key, opening, this.#clock.now());
+        key ??= id;
+        events.push(event);
+        this.#emit({ type: "event", agent: this.identity, eventId: id, source: event.source, sender: event.sender, kind: event.kind });
+      } else if (status !== "finished") {
+        // In the history already (an ack that failed, a crash before it): its turn is answered with this batch.
+        const turn = history.turnOf(id);
+        if (key !== undefined && turn !== key) {
+          // It belongs to another unfinished turn: that one gets its own model turn next.
+          inbox.republish(entry);
+          break;
+        }
+        key = turn;
+        events.push(event);
+      }
+      try {
+        await owner.acknowledge(event);
+      } catch (error) {
+        inbox.republish(entry);
+        this.#warn([`acknowledging event ${id} failed (${(error as Error).message}); it will be retried`]);
+        outcome.ackFailed = true;
+        return { key: undefined, events };
+      }
+      outcome.processed += 1;
+    }
+    return taken === 0 ? undefined : { key, events };
   }
 
   /**

@@ -28,6 +28,12 @@ export const HistoryRecord = z.discriminatedUnion("type", [
     subtype: z.enum(RUN_SUBTYPES).optional(),
     /** The final text of a finished turn: what a repeated run with the same key returns. */
     result: z.string().optional(),
+    /**
+     * Set on the "started" record of an event answered in the model turn of
+     * another (a batched event turn): that turn's key. Its later records follow
+     * the joined turn's, and only that turn is resumed after a crash.
+     */
+    joins: z.string().min(1).optional(),
   }),
 ]);
 export type HistoryRecord = z.infer<typeof HistoryRecord>;
@@ -41,7 +47,9 @@ export type TurnStatus = "started" | "interrupted" | "finished";
 export class HistoryStore {
   readonly path: string;
   #messages: ChatMessage[] = [];
-  #turns = new Map<string, { status: TurnStatus; subtype?: RunSubtype; result?: string }>();
+  #turns = new Map<string, { status: TurnStatus; subtype?: RunSubtype; result?: string; joins?: string }>();
+  /** The keys that joined each batched turn, by the turn's key. */
+  #members = new Map<string, string[]>();
   #fd: number | undefined;
   #memoryOnly = false;
   /** Set when loading found and cut off a record a crash left half-written. */
@@ -97,17 +105,46 @@ export class HistoryStore {
     ]);
   }
 
-  /** Turns whose process died in them (started, never interrupted or finished), oldest first. */
+  /**
+   * Adds `key` (an event) with its messages to the turn `turn`, which is started
+   * and not finished, in one durable write: one model turn will answer both.
+   */
+  joinTurn(key: string, turn: string, messages: ChatMessage[], at: Date): void {
+    const joined = this.#turns.get(turn);
+    if (joined === undefined || joined.status === "finished" || joined.joins !== undefined) {
+      throw new Error(`history ${this.path}: ${key} cannot join turn ${turn}, which is ${joined?.status ?? "unknown"}${joined?.joins ? " (itself a joined one)" : ""}`);
+    }
+    const time = at.toISOString();
+    this.#append([
+      { v: 1, type: "turn", at: time, key, status: "started", joins: turn },
+      ...messages.map((message) => ({ v: 1 as const, type: "message" as const, at: time, message })),
+    ]);
+  }
+
+  /** The key of the model turn that answers `key`: the turn it joined, or itself. */
+  turnOf(key: string): string {
+    return this.#turns.get(key)?.joins ?? key;
+  }
+
+  /** Turns whose process died in them (started, never interrupted or finished), oldest first; joined keys are their turn's. */
   abandonedTurns(): string[] {
-    return [...this.#turns].filter(([, turn]) => turn.status === "started").map(([key]) => key);
+    return [...this.#turns].filter(([, turn]) => turn.status === "started" && turn.joins === undefined).map(([key]) => key);
   }
 
+  /** Marks turn `key` interrupted, with every key that joined it, in one write. */
   interruptTurn(key: string, at: Date): void {
-    this.#append([{ v: 1, type: "turn", at: at.toISOString(), key, status: "interrupted" }]);
+    this.#append(this.#withMembers(key).map((each) => ({ v: 1 as const, type: "turn" as const, at: at.toISOString(), key: each, status: "interrupted" as const })));
   }
 
+  /** Marks turn `key` finished, with every key that joined it, in one write: none of them is answered again. */
   finishTurn(key: string, at: Date, subtype: RunSubtype, result: string): void {
-    this.#append([{ v: 1, type: "turn", at: at.toISOString(), key, status: "finished", subtype, result }]);
+    this.#append(
+      this.#withMembers(key).map((each) => ({ v: 1 as const, type: "turn" as const, at: at.toISOString(), key: each, status: "finished" as const, subtype, result })),
+    );
+  }
+
+  #withMembers(key: string): string[] {
+    return [key, ...(this.#members.get(key) ?? []).filter((member) => this.#turns.get(member)?.status !== "finished")];
   }
 
   appendMessages(messages: ChatMessage[], at: Date): void {
@@ -164,7 +201,11 @@ export class HistoryStore {
   #apply(record: HistoryRecord): void {
     if (record.type === "message") this.#messages.push(record.message);
     else if (record.type === "snapshot") this.#messages = [...record.messages];
-    else this.#turns.set(record.key, { status: record.status, subtype: record.subtype, result: record.result });
+    else {
+      const joins = record.joins ?? this.#turns.get(record.key)?.joins;
+      this.#turns.set(record.key, { status: record.status, subtype: record.subtype, result: record.result, ...(joins !== undefined ? { joins } : {}) });
+      if (record.joins !== undefined) this.#members.set(record.joins, [...(this.#members.get(record.joins) ?? []), record.key]);
+    }
   }
 }
 

@@ -27,6 +27,11 @@ export function eventsIn(request: RecordedRequest): { from: string; kind: string
 }
 
 export function seedScript(): ScriptedReply[] {
+  // Results finishing together would share one event turn (docs/team.md): gates
+  // keep them apart here, so each gets its own turn and the count is fixed —
+  // bob's check waits for the Lead's first event turn, alice's result for its second.
+  const firstEventTurn = Promise.withResolvers<void>();
+  const secondEventTurn = Promise.withResolvers<void>();
   return [
     {
       identity: "lead",
@@ -39,7 +44,7 @@ export function seedScript(): ScriptedReply[] {
     { identity: "lead", text: "alice is writing schema.sql; bob will check it." },
     { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "schema.sql", content: SCHEMA_SQL } }] },
     { identity: "alice", toolCalls: [{ name: "send_message", arguments: { to: "bob", content: "schema.sql is written" } }] },
-    { identity: "alice", text: ALICE_RESULT },
+    { identity: "alice", text: ALICE_RESULT, gate: secondEventTurn.promise },
     { identity: "bob", text: "Waiting for alice to write schema.sql." },
     {
       identity: "bob",
@@ -54,11 +59,12 @@ export function seedScript(): ScriptedReply[] {
     {
       identity: "bob",
       text: BOB_RESULT,
+      gate: firstEventTurn.promise,
       check: (request) => expect(String(request.body.messages.at(-1)?.content)).toContain("CREATE TABLE users"),
     },
-    // One event turn per result: bob's first report, alice's, bob's check (the first two in either order).
-    { identity: "lead", text: "Noted." },
-    { identity: "lead", text: "Noted." },
+    // One event turn per result: bob's first report, bob's check, alice's.
+    { identity: "lead", text: "Noted.", check: () => firstEventTurn.resolve() },
+    { identity: "lead", text: "Noted.", check: () => secondEventTurn.resolve() },
     {
       identity: "lead",
       text: FINAL_ANSWER,

@@ -9,7 +9,7 @@ import { ShellHooks } from "../../src/hooks/hook-runner.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { OpenAIModelClient } from "../../src/model/openai-client.ts";
 import { PermissionPolicy } from "../../src/permissions/policy.ts";
-import { AgentRunner } from "../../src/runtime/agent-runner.ts";
+import { AgentRunner, MAX_EVENTS_PER_TURN } from "../../src/runtime/agent-runner.ts";
 import { EventInbox, type EventOwner } from "../../src/runtime/event-inbox.ts";
 import { HistoryStore } from "../../src/runtime/history-store.ts";
 import { baseTools } from "../../src/tools/base-tools.ts";
@@ -65,30 +65,115 @@ const envelopes = (runner: AgentRunner, id: string) =>
   runner.history.messages.filter((m) => m.role === "user" && m.content.includes(id));
 
 describe("runEvents", () => {
-  test("each event is in the history and acknowledged before its model turn starts", async () => {
+  test("events waiting together: each in the history and acknowledged, then one model turn answers them all", async () => {
     const w = world([]);
     const inbox = new EventInbox();
     const first = await w.deliver(inbox, "alice: schema.sql written");
     const second = await w.deliver(inbox, "bob: tests pass");
-    for (const m of [first, second]) {
-      w.server.push({
-        text: `noted ${m.content}`,
-        check: (request) => {
-          // Acked (done/) before the model was asked about it, and in the request.
+    w.server.push({
+      text: "noted both",
+      check: (request) => {
+        // Both acked (done/) before the model was asked, and both in the request, in order.
+        const lastTwo = request.body.messages.slice(-2).map((m) => JSON.parse(String(m.content)));
+        for (const [index, m] of [first, second].entries()) {
           expect(existsSync(w.doneFile(m))).toBe(true);
-          const last = JSON.parse(String(request.body.messages.at(-1)!.content));
-          expect(last).toEqual({
+          expect(lastTwo[index]).toEqual({
             agent_event: { id: m.id, source: "mailbox", from: "alice", kind: "result", sent_at: m.createdAtUtc },
             content: m.content,
           });
-        },
-      });
-    }
+        }
+      },
+    });
     const runner = w.runner();
     const outcome = await runner.runEvents(inbox);
     expect(outcome.processed).toBe(2);
-    expect(outcome.turns.map((t) => t.result.result)).toEqual([`noted ${first.content}`, `noted ${second.content}`]);
+    expect(outcome.turns.map((t) => [t.key, t.events.map((e) => e.eventId), t.result.result])).toEqual([[first.id, [first.id, second.id], "noted both"]]);
+    // Each event's turn is recorded finished, so neither is answered again.
+    expect([first, second].map((m) => runner.history.finishedTurn(m.id)?.result)).toEqual(["noted both", "noted both"]);
+    expect(runner.history.abandonedTurns()).toEqual([]);
     expect(inbox.size).toBe(0);
+    w.server.assertDone();
+  });
+
+  test(`at most ${MAX_EVENTS_PER_TURN} events a turn: the rest are answered in the next`, async () => {
+    const w = world([{ text: "first batch" }, { text: "second batch" }]);
+    const inbox = new EventInbox();
+    const sent: MailboxMessage[] = [];
+    for (let i = 0; i < MAX_EVENTS_PER_TURN + 2; i++) sent.push(await w.deliver(inbox, `result ${i}`));
+    const outcome = await w.runner().runEvents(inbox);
+    expect(outcome.processed).toBe(MAX_EVENTS_PER_TURN + 2);
+    expect(outcome.turns.map((t) => t.events.length)).toEqual([MAX_EVENTS_PER_TURN, 2]);
+    expect(outcome.turns[1]!.key).toBe(sent[MAX_EVENTS_PER_TURN]!.id);
+    w.server.assertDone();
+  });
+
+  test("settle lets events that arrive meanwhile join the batch before its model turn", async () => {
+    const w = world([{ text: "noted all three" }]);
+    const inbox = new EventInbox();
+    await w.deliver(inbox, "first");
+    let asked = 0;
+    const outcome = await w.runner().runEvents(inbox, {
+      settle: async () => {
+        asked += 1;
+        if (asked > 2) return false;
+        await w.deliver(inbox, `late ${asked}`);
+        return true;
+      },
+    });
+    expect(outcome.turns.map((t) => t.events.map((e) => e.content))).toEqual([["first", "late 1", "late 2"]]);
+    w.server.assertDone();
+  });
+
+  test("a failed acknowledgement mid-batch: the turn waits for the retry, which answers every event once", async () => {
+    const w = world([{ text: "noted the three" }]);
+    const inbox = new EventInbox();
+    let failures = 1;
+    let middle!: MailboxMessage;
+    const flaky: EventOwner = {
+      acknowledge: async () => {
+        if (failures-- > 0) throw new Error("EIO: injected ack failure");
+        await w.store.ack(middle);
+      },
+    };
+    const first = await w.deliver(inbox, "one");
+    middle = await w.deliver(inbox, "two", flaky);
+    const last = await w.deliver(inbox, "three");
+    const runner = w.runner();
+    expect(await runner.runEvents(inbox)).toMatchObject({ processed: 1, ackFailed: true, turns: [] });
+    expect(w.server.requests).toHaveLength(0);
+    const retried = await runner.runEvents(inbox);
+    expect(retried.turns.map((t) => [t.key, t.events.map((e) => e.eventId)])).toEqual([[first.id, [middle.id, last.id]]]);
+    for (const m of [first, middle, last]) {
+      expect(envelopes(runner, m.id)).toHaveLength(1);
+      expect(existsSync(w.doneFile(m))).toBe(true);
+    }
+    w.server.assertDone();
+  });
+
+  test("a restart after a crash mid-batch resumes the one turn: the joined events are not answered again", async () => {
+    const w = world([{ text: "answered after the restart" }]);
+    const inbox = new EventInbox();
+    const first = await w.deliver(inbox, "one");
+    const second = await w.deliver(inbox, "two");
+    // The first process appended both (the second joining the first's turn), acked
+    // the first and died before acking the second and before the model turn.
+    const dead = w.runner();
+    dead.history.beginTurn(first.id, [{ role: "user", content: "(envelope one)" }], new Date());
+    dead.history.joinTurn(second.id, first.id, [{ role: "user", content: "(envelope two)" }], new Date());
+    await w.store.ack(first);
+    dead.close();
+    await w.store.recover("lead");
+    const again = (await w.store.claim("lead"))!;
+    expect(again.id).toBe(second.id);
+    const runner = w.runner();
+    // Oldest first, as until-quiet does: the abandoned turn, which answers both.
+    expect(runner.history.abandonedTurns()).toEqual([first.id]);
+    expect((await runner.resumeAbandoned()).map((t) => t.key)).toEqual([first.id]);
+    const restarted = new EventInbox();
+    restarted.publish({ event: eventFromMessage(again), owner: mailboxOwner(w.store, again) });
+    expect(await runner.runEvents(restarted)).toMatchObject({ processed: 1, turns: [] });
+    expect(runner.history.messages.filter((m) => m.role === "user")).toHaveLength(2);
+    expect(existsSync(w.doneFile(second))).toBe(true);
     w.server.assertDone();
   });
 

@@ -31,6 +31,26 @@ describe("HistoryStore", () => {
     expect(statSync(second.path).mode & 0o777).toBe(0o600);
   });
 
+  test("a joined event follows its turn: resumed through it, finished with it, also after a reopen", () => {
+    const stateDir = tempDir();
+    const first = HistoryStore.open(stateDir, "lead");
+    first.beginTurn("e1", [{ role: "user", content: "one" }], at);
+    first.joinTurn("e2", "e1", [{ role: "user", content: "two" }], at);
+    expect(() => first.joinTurn("e3", "e2", [], at)).toThrow(/e3 cannot join turn e2/);
+    first.close();
+
+    const second = HistoryStore.open(stateDir, "lead");
+    expect([second.turnStatus("e2"), second.turnOf("e2"), second.turnOf("e1")]).toEqual(["started", "e1", "e1"]);
+    expect(second.abandonedTurns()).toEqual(["e1"]);
+    second.finishTurn("e1", at, "success", "both noted");
+    second.close();
+
+    const third = HistoryStore.open(stateDir, "lead");
+    expect(third.finishedTurn("e2")).toEqual({ subtype: "success", result: "both noted" });
+    expect(third.abandonedTurns()).toEqual([]);
+    expect(() => third.joinTurn("e3", "e1", [], at)).toThrow(/finished/);
+  });
+
   test("a snapshot replaces everything before it", () => {
     const stateDir = tempDir();
     const store = HistoryStore.open(stateDir, "alice");

@@ -71,6 +71,53 @@ describe("the Lead's history after a kill -9", () => {
     model.assertDone();
   }, 30_000);
 
+  // A batched event turn appends and acks its events one by one before its one
+  // model turn: a kill after the k-th event reached the history lands between
+  // those appends and acks (the child runs on while the kill is on its way).
+  for (const k of [1, 2, 3, 4]) {
+    test(`killed after ${k} of a batch's 5 events reached the history: after a drain each is answered once`, async () => {
+      const dirs = teamDirs();
+      const store = new FileMailboxStore({ stateDir: dirs.stateDir });
+      const sent = [];
+      for (const name of ["alice", "bob", "carol", "dave", "erin"]) {
+        const message = createMessage({ sender: name, recipient: "lead", kind: "result", content: `${name} done` }, { clock: systemClock, ids: uuidV7Source });
+        await store.send(message);
+        sent.push(message);
+      }
+      const model = server();
+      // Held until the kill: the first process never gets an answer.
+      model.push({ identity: "lead", delayMs: 30_000, text: "never delivered" });
+      const first = children.start("drain", dirs, model.url);
+      const appended = () => first.lines.filter((line) => (line.run as { type?: string } | undefined)?.type === "event").length;
+      expect(await until(() => appended() >= k || first.exited, 10_000)).toBe(true);
+      first.proc.kill("SIGKILL");
+      await first.finished;
+
+      // Whatever the kill left (a turn begun and joined, some acks, a model call
+      // on its way), the drain answers each event once: the open turn, then the rest.
+      const answered: string[][] = [];
+      const respond = (request: { identity?: string; body: { messages: unknown[] } }) => {
+        const ids = (request.body.messages as WireMessage[]).flatMap((m) => {
+          const envelope = m.role === "user" && typeof m.content === "string" && m.content.startsWith('{"agent_event"') ? JSON.parse(m.content) : undefined;
+          return envelope ? [envelope.agent_event.id as string] : [];
+        });
+        answered.push(ids);
+        return { text: `noted ${ids.length}` };
+      };
+      const drainModel = ScriptedModelServer.start([], { respond });
+      servers.push(drainModel);
+      const drain = children.start("drain", dirs, drainModel.url);
+      expect(await drain.finished).toMatchObject({ exitCode: 0 });
+      const files = readTeamFiles(dirs.stateDir);
+      expect(files.violations).toEqual([]);
+      for (const message of sent) expect(leadTurns(dirs.stateDir, message.id)).toEqual(["started", "finished"]);
+      // At most two model turns: the one the kill left open, and one for the events it never took.
+      expect(drainModel.requests.length).toBeLessThanOrEqual(2);
+      expect(answered.at(-1)!.toSorted()).toEqual(sent.map((m) => m.id).toSorted());
+      expect(drainModel.problems).toEqual([]);
+    }, 30_000);
+  }
+
   test("killed while a user turn's tool call ran: drain resumes that turn and sends no unanswered tool call", async () => {
     const dirs = teamDirs();
     const model = server();

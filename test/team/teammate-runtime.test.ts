@@ -46,7 +46,7 @@ const key = () => uuidV7Source.next();
 const spawn = (name: string, role: string, prompt: string) => ({ name: "spawn_teammate", arguments: { name, role, prompt } });
 
 describe("TeammateRuntime", () => {
-  test("two teammates work in parallel with separate histories; both results reach the Lead as event turns", async () => {
+  test("two teammates work in parallel with separate histories; both results, finishing together, reach the Lead in one event turn", async () => {
     // A barrier, not a clock: neither teammate is answered before both asked. Run
     // one after the other, the first would wait for ever and the test time out.
     const asked = { alice: Promise.withResolvers<void>(), bob: Promise.withResolvers<void>() };
@@ -56,14 +56,13 @@ describe("TeammateRuntime", () => {
       { identity: "lead", text: "Spawned alice and bob." },
       { identity: "alice", check: () => asked.alice.resolve(), gate: both, text: "alice: schema.sql has a users table" },
       { identity: "bob", check: () => asked.bob.resolve(), gate: both, text: "bob: schema looks right" },
-      { identity: "lead", text: "noted one" },
-      { identity: "lead", text: "noted two" },
+      { identity: "lead", text: "noted both" },
     ]);
     const result = await w.lead.runner.run("build the schema with a team", { idempotencyKey: key() });
     expect(result.result).toBe("Spawned alice and bob.");
     const quiet = await runUntilQuiet(w.lead);
     expect(quiet.events).toBe(2);
-    expect(quiet.turns.map((t) => t.event!.sender).sort()).toEqual(["alice", "bob"]);
+    expect(quiet.turns.map((t) => t.events!.map((e) => e.sender).sort())).toEqual([["alice", "bob"]]);
     expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([
       ["alice", "idle"],
       ["bob", "idle"],
