@@ -3,12 +3,14 @@ import type { LeadRuntime } from "./lead.ts";
 import type { RunResult } from "../runtime/run-types.ts";
 
 /**
- * How long an event turn waits for more events while teammates or background
- * jobs are still at work, from its first event: results that finish together
- * are answered in one model turn instead of one after another. It ends at
- * once when nothing is at work any more.
+ * While teammates or background jobs are still at work, an event turn waits
+ * for more events before it calls the model, so results that finish together
+ * are answered in one model turn instead of one after another: until no event
+ * came for BATCH_WINDOW_MS, and never longer than BATCH_MAX_WAIT_MS from its
+ * first event. It stops waiting at once when nothing is at work any more.
  */
-export const BATCH_WINDOW_MS = 100;
+export const BATCH_WINDOW_MS = 150;
+export const BATCH_MAX_WAIT_MS = 1_000;
 
 export interface QuietOutcome {
   /** Events that reached the Lead's history and were acknowledged. */
@@ -37,7 +39,7 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
       outcome.interrupted = true;
       return outcome;
     }
-    const round = await lead.runner.runEvents(lead.inbox, { signal, settle: (batch) => settle(lead, batch.startedAt, signal) });
+    const round = await lead.runner.runEvents(lead.inbox, { signal, settle: (batch) => settle(lead, batch, signal) });
     outcome.events += round.processed;
     outcome.turns.push(...round.turns);
     if (round.ackFailed) {
@@ -60,13 +62,13 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
 }
 
 /**
- * Whether more events may join the batch begun at `startedAt`: waits (within
+ * Whether more events may join a batch: waits (within the window, see
  * BATCH_WINDOW_MS) for the next event or the next teammate state change while
  * work is going on; with nothing at work, only looks in the Lead's mailbox.
  */
-async function settle(lead: LeadRuntime, startedAt: number, signal?: AbortSignal): Promise<boolean> {
+async function settle(lead: LeadRuntime, batch: { startedAt: number; lastEventAt: number }, signal?: AbortSignal): Promise<boolean> {
   const busy = lead.team.hasPendingWork() || lead.background.hasRunning();
-  const left = startedAt + BATCH_WINDOW_MS - performance.now();
+  const left = Math.min(batch.lastEventAt + BATCH_WINDOW_MS, batch.startedAt + BATCH_MAX_WAIT_MS) - performance.now();
   if (!busy || left <= 0) {
     await lead.team.pumpLead();
     return lead.inbox.size > 0;

@@ -29,10 +29,10 @@ export interface EventTurnsOptions {
   /**
    * Asked when the inbox is empty and a batch has a turn to run, before that
    * turn starts: resolves true when more events may be waiting now (they join
-   * the batch), false to run the turn. `startedAt` is when the batch began
-   * (performance.now()), to bound the wait.
+   * the batch), false to run the turn. `startedAt` is when the batch began and
+   * `lastEventAt` when its latest event was taken (performance.now()), to bound the wait.
    */
-  settle?: (batch: { startedAt: number }) => Promise<boolean>;
+  settle?: (batch: { startedAt: number; lastEventAt: number }) => Promise<boolean>;
 }
 
 export interface EventTurnsOutcome {
@@ -172,14 +172,16 @@ export class AgentRunner {
     let key: string | undefined;
     let taken = 0;
     const startedAt = performance.now();
+    let lastEventAt = startedAt;
     while (taken < MAX_EVENTS_PER_TURN) {
       const entry = inbox.take();
       if (!entry) {
         // Only a batch with a turn to run waits for company.
-        if (key !== undefined && options.settle && !options.signal?.aborted && (await options.settle({ startedAt }))) continue;
+        if (key !== undefined && options.settle && !options.signal?.aborted && (await options.settle({ startedAt, lastEventAt }))) continue;
         break;
       }
       taken += 1;
+      lastEventAt = performance.now();
       const { event, owner } = entry;
       const id = event.eventId;
       const status = history.turnStatus(id);
