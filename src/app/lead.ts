@@ -21,6 +21,11 @@ import { readFileTool } from "../tools/read-file.ts";
 import { sendMessageTool } from "../tools/send-message.ts";
 import { DEFAULT_SHELL_OUTPUT_CHARS, shellTool } from "../tools/shell.ts";
 import { spawnTeammateTool } from "../tools/spawn-teammate.ts";
+import { requestShutdownTool } from "../tools/request-shutdown.ts";
+import { respondShutdownTool } from "../tools/respond-shutdown.ts";
+import { reviewPlanTool } from "../tools/review-plan.ts";
+import { submitPlanTool } from "../tools/submit-plan.ts";
+import { leadSideDecider } from "../protocols/lead-side-permissions.ts";
 import { baseTools } from "../tools/base-tools.ts";
 import { type PermissionDenial, ToolPipeline } from "../tools/pipeline.ts";
 import type { Tool, ToolSource } from "../tools/tool.ts";
@@ -282,19 +287,30 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
           warn(teammate.name)(`teammate definition "${teammate.agent}" is gone: ${teammate.name} runs with the default teammate settings`);
         }
         const all = [shellTool(shellOptions), readFileTool(), writeFileTool(), sendMessageTool(team)];
-        const tools = definition?.tools ? all.filter((tool) => definition.tools!.includes(tool.name as never)) : all;
-        const mode = definition?.permissionMode;
+        // Until the Lead approves its plan, a plan_mode_required teammate is read-only and can submit_plan.
+        const planning = teammate.plan !== undefined && teammate.plan.state !== "approved";
+        const tools = [
+          ...(definition?.tools ? all.filter((tool) => definition.tools!.includes(tool.name as never)) : all),
+          respondShutdownTool(team),
+          ...(planning ? [submitPlanTool(team)] : []),
+        ];
+        const mode = planning ? "plan" : (definition?.permissionMode ?? settings.permissionMode);
+        // A call its mode would ask about goes to the Lead's side as a permission_request.
+        const askLead: PermissionAsker = async (request, signal) => {
+          const { tool, effect, subject, why, input } = request;
+          const verdict = await team.requestPermission(teammate.name, { tool, effect, subject, ...(why ? { why } : {}), input }, signal);
+          return verdict.allow ? { answer: "yes" } : { answer: "denied", reason: `permission denied on the Lead's side: ${verdict.reason ?? "no reason given"}` };
+        };
         return runnerFor(teammate.name, tools, withContext(teammateSystemPrompt(teammate.name, teammate.role, definition?.prompt)), {
           sources: [mcp.source("teammate")],
-          ...(mode !== undefined && mode !== settings.permissionMode
-            ? { policy: policy.withMode(mode) }
-            : {}),
+          policy: policy.withMode(mode, askLead),
           ...(teammate.model !== undefined ? { model: withModel(model, teammate.model) } : {}),
         });
       },
       clock,
       ids,
       observer: context.teamObserver,
+      decidePermission: leadSideDecider(policy, context.workspace, context.asker),
     });
     closers.push(() => team.close());
     assertShared([team, cron, background], inbox, supervisor);
@@ -325,6 +341,8 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       scheduleCronTool(cron),
       spawnTeammateTool(team, definitions),
       sendMessageTool(team),
+      requestShutdownTool(team),
+      reviewPlanTool(team),
     ];
     const runner = runnerFor(LEAD, leadTools, withContext(leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"))), {
       reminder: () => todos.reminder(),

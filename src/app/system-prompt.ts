@@ -40,6 +40,9 @@ export function teammateSystemPrompt(name: string, role: string, definitionPromp
     "Do the task you are given with your tools, check the result, then answer with a short report: it is sent to the Lead.",
     "Each message you get is your next task or a follow-up to it, from the Lead (or, when it says so, another teammate); your answer to each goes back to the Lead.",
     "Use send_message only to ask the Lead (or another teammate) something you cannot find out yourself.",
+    'A request from the Lead\'s side arrives as one JSON object, {"agent_event": {"id", "from", "kind", "request_id", ...}, "content": "..."}: ' +
+      "answer a shutdown_request with respond_shutdown (approve when your work is done, else refuse and say why); " +
+      "a plan_approval_response says whether your submitted plan was approved, with the Lead's feedback.",
   ];
   // A definition's body (.agent/agents/<name>.md) comes after: it specialises, the lines above still hold.
   if (definitionPrompt) lines.push("", definitionPrompt);

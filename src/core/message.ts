@@ -16,7 +16,21 @@ export function maxMessageFileBytes(maxContentBytes: number): number {
   return maxContentBytes * 6 + 4096;
 }
 
-export const MESSAGE_KINDS = ["task", "message", "result"] as const;
+/** The kinds a person (or `agent mailbox send`) writes: work, a note, an answer. */
+export const PLAIN_KINDS = ["task", "message", "result"] as const;
+/**
+ * Requests and responses between the Lead and a teammate (docs/team-protocols.md):
+ * a response carries its request's `requestId` and names the request in `inReplyTo`.
+ */
+export const PROTOCOL_KINDS = [
+  "shutdown_request",
+  "shutdown_response",
+  "plan_approval_request",
+  "plan_approval_response",
+  "permission_request",
+  "permission_response",
+] as const;
+export const MESSAGE_KINDS = [...PLAIN_KINDS, ...PROTOCOL_KINDS] as const;
 export const MessageKind = z.enum(MESSAGE_KINDS);
 export type MessageKind = z.infer<typeof MessageKind>;
 

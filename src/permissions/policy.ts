@@ -34,12 +34,21 @@ export interface SessionRules {
  * rules are added), no (with the reason they gave, for the model), or never
  * for this session (its `remember.deny` rules are added).
  */
-export type PermissionAnswer = { answer: "yes" } | { answer: "always" } | { answer: "no"; reason?: string } | { answer: "never" };
+export type PermissionAnswer =
+  | { answer: "yes" }
+  | { answer: "always" }
+  | { answer: "no"; reason?: string }
+  | { answer: "never" }
+  // Decided elsewhere (a teammate's request answered on the Lead's side): the reason is given as is.
+  | { answer: "denied"; reason: string };
 
 /** Asks a person; true (or yes/always) means allowed. Only present when there is someone to ask (a TTY). */
 export type PermissionAsker = (request: PermissionRequest, signal: AbortSignal) => Promise<boolean | PermissionAnswer>;
 
 type ModeAnswer = "allow" | "ask" | "deny";
+
+/** What the policy needs of a tool: a teammate's call decided on the Lead's side has no handler here. */
+export type RuledTool = Pick<Tool, "name" | "effect" | "subject">;
 
 /** What each mode does with a call no rule decided, by the tool's effect. */
 // "coordinate" (spawning teammates, messages, the todo list, tasks) touches no
@@ -112,8 +121,8 @@ export class PermissionPolicy {
    * The rule lists are shared, not copied: an "always"/"never" answered through
    * either applies to both for the rest of the session.
    */
-  withMode(mode: PermissionMode): PermissionPolicy {
-    const view = new PermissionPolicy({ mode, ...(this.#ask ? { ask: this.#ask } : {}), ...(this.#protected ? { protected: this.#protected } : {}) });
+  withMode(mode: PermissionMode, ask: PermissionAsker | undefined = this.#ask): PermissionPolicy {
+    const view = new PermissionPolicy({ mode, ...(ask ? { ask } : {}), ...(this.#protected ? { protected: this.#protected } : {}) });
     view.#allow = this.#allow;
     view.#deny = this.#deny;
     view.#session = this.#session;
@@ -137,7 +146,7 @@ export class PermissionPolicy {
     }
   }
 
-  async decide(tool: Tool, input: unknown, context: ToolContext): Promise<PermissionDecision> {
+  async decide(tool: RuledTool, input: unknown, context: ToolContext): Promise<PermissionDecision> {
     // Only `shell`'s subject is a command line; another executing tool (an MCP tool) is ruled on its subject as is.
     if (tool.effect === "execute" && tool.name === "shell") return this.#decideCommand(tool, tool.subject(input), input, context);
     if (tool.effect === "execute") return this.#decideOther(tool, tool.subject(input), input, context);
@@ -145,14 +154,14 @@ export class PermissionPolicy {
     return this.#decidePath(tool, tool.subject(input), input, context);
   }
 
-  async #decideOther(tool: Tool, subject: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
+  async #decideOther(tool: RuledTool, subject: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
     const denied = this.#deny.find((rule) => rule.matches(tool, subject));
     if (denied) return deny(`permission denied: ${describe(tool.name, subject)} matches the deny rule "${denied.source}"`);
     if (this.#allow.some((rule) => rule.matches(tool, subject))) return ALLOW;
     return this.#byMode(tool, subject, input, context);
   }
 
-  async #decidePath(tool: Tool, raw: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
+  async #decidePath(tool: RuledTool, raw: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
     if (raw === "") return this.#decideOther(tool, raw, input, context);
     const { written, real, absolute } = pathSubjects(raw, context.workspace);
     // A pattern (glob's subject) is left to the tool, which never lists the state and refuses a search rooted in it.
@@ -172,7 +181,7 @@ export class PermissionPolicy {
     return this.#byMode(tool, written, input, context);
   }
 
-  async #decideCommand(tool: Tool, line: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
+  async #decideCommand(tool: RuledTool, line: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
     const analysed = analyseCommandLine(line);
     const parts = analysed.ok ? analysed.parts : [];
     // Deny rules see the whole line and each part (and an opaque part as written): any hit denies.
@@ -238,7 +247,7 @@ export class PermissionPolicy {
     return { needs };
   }
 
-  async #byMode(tool: Tool, subject: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
+  async #byMode(tool: RuledTool, subject: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
     const answer = MODES[this.mode][tool.effect];
     if (answer === "allow") return ALLOW;
     if (answer === "deny") return planDenial(tool);
@@ -259,6 +268,7 @@ export class PermissionPolicy {
       if (answer.answer === "always") this.addSessionRules("allow", remember.allow);
       if (answer.answer === "never") this.addSessionRules("deny", remember.deny);
       if (answer.answer === "yes" || answer.answer === "always") return ALLOW;
+      if (answer.answer === "denied") return deny(answer.reason);
       const denied = `permission denied by the user for ${describe(request.tool, request.subject)}`;
       if (answer.answer === "never") return deny(`${denied}, for the rest of this session`);
       const reason = answer.reason?.trim();
@@ -293,7 +303,7 @@ function deny(reason: string): PermissionDecision {
   return { behavior: "deny", reason };
 }
 
-function planDenial(tool: Tool): PermissionDecision {
+function planDenial(tool: RuledTool): PermissionDecision {
   return deny(
     `plan mode is read-only: ${tool.name} (${tool.effect}) is not allowed; describe the change instead, or run with another --permission-mode`,
   );

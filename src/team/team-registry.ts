@@ -1,13 +1,22 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { AgentName } from "../core/agent-name.ts";
-import { UtcInstant } from "../core/message.ts";
+import { MessageId, UtcInstant } from "../core/message.ts";
 import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
 
 export const TEAMMATE_STATES = ["running", "idle", "failed", "shutdown"] as const;
 export const TeammateState = z.enum(TEAMMATE_STATES);
 export type TeammateState = z.infer<typeof TeammateState>;
+
+/**
+ * A teammate spawned with `plan_mode_required`: `drafting` (read-only, no plan
+ * open), `submitted` (its plan `requestId` waits for the Lead's review_plan),
+ * `approved` (lifted to its normal permission mode).
+ */
+export const PLAN_STATES = ["drafting", "submitted", "approved"] as const;
+export const TeammatePlan = z.strictObject({ state: z.enum(PLAN_STATES), requestId: MessageId.optional() });
+export type TeammatePlan = z.infer<typeof TeammatePlan>;
 
 export const TeammateRecord = z.strictObject({
   name: AgentName,
@@ -23,6 +32,8 @@ export const TeammateRecord = z.strictObject({
   agent: z.string().min(1).optional(),
   /** The model its requests name, when not the runtime's. */
   model: z.string().min(1).optional(),
+  /** Present when spawned with plan_mode_required (absent in older team.json files). */
+  plan: TeammatePlan.optional(),
 });
 export type TeammateRecord = z.infer<typeof TeammateRecord>;
 

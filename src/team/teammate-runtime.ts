@@ -3,16 +3,30 @@ import type { Clock } from "../core/clock.ts";
 import { AgentError, DuplicateMessageIdError, UnknownAgentError } from "../core/errors.ts";
 import { type IdSource, isTimeKeyedId } from "../core/ids.ts";
 import { createMessage, type MailboxMessage, type MessageKind } from "../core/message.ts";
-import { eventFromMessage } from "../core/runtime-event.ts";
+import { eventEnvelope, eventFromMessage } from "../core/runtime-event.ts";
 import type { MailboxStore } from "../mailbox/store.ts";
 import type { AgentRunner } from "../runtime/agent-runner.ts";
 import type { EventInbox } from "../runtime/event-inbox.ts";
 import type { JobHandle, JobSupervisor } from "../runtime/job-supervisor.ts";
-import type { TeamRegistry, TeammateRecord, TeammateState } from "./team-registry.ts";
+import {
+  type PermissionRequestContent,
+  type PermissionResponse,
+  PermissionRequestContent as PermissionRequestSchema,
+  ShutdownResponse,
+  describeProtocol,
+  isProtocolKind,
+  parseProtocolContent,
+  requestIdOf,
+} from "../protocols/protocol-messages.ts";
+import type { TeamRegistry, TeammatePlan, TeammateRecord, TeammateState } from "./team-registry.ts";
 import { archiveHistory, wasRemoved } from "./teammate-archive.ts";
 
 const ACK_ATTEMPTS = 3;
 const ACK_RETRY_MS = 50;
+/** How long a teammate's call waits for the verdict on its permission request (docs/team-protocols.md). */
+export const PERMISSION_TIMEOUT_MS = 5 * 60_000;
+/** A permission request's input is shown to the person asked up to this size; a larger one is left out. */
+const PERMISSION_INPUT_MAX_CHARS = 64 * 1024;
 
 export class TeammateUnavailableError extends AgentError {
   readonly code = "TEAMMATE_UNAVAILABLE";
@@ -21,7 +35,8 @@ export class TeammateUnavailableError extends AgentError {
 
 /** What the team reports as it works, for progress and `stream-json`. */
 export type TeamEvent =
-  | { type: "teammate"; name: string; role: string; state: TeammateState; reason?: string }
+  | { type: "teammate"; name: string; role: string; state: TeammateState; reason?: string; plan?: TeammatePlan["state"] }
+  | { type: "protocol"; kind: MessageKind; from: string; to: string; id: string; requestId: string; summary: string }
   | { type: "mailbox"; op: "send" | "claim" | "ack" | "release" | "quarantine"; agent: string; id: string; from: string; kind: MessageKind };
 
 export interface TeammateRuntimeOptions {
@@ -35,6 +50,13 @@ export interface TeammateRuntimeOptions {
   clock: Clock;
   ids: IdSource;
   observer?: (event: TeamEvent) => void;
+  /**
+   * The Lead's side of a teammate's permission request: the user on a terminal,
+   * else the Lead's rules and mode. Absent: every request is denied.
+   */
+  decidePermission?: (request: PermissionRequestContent, teammate: AgentName, requestId: string, signal: AbortSignal) => Promise<PermissionResponse>;
+  /** How long a call waits for that verdict; PERMISSION_TIMEOUT_MS when absent. */
+  permissionTimeoutMs?: number;
 }
 
 interface Worker {
@@ -48,6 +70,10 @@ interface Worker {
   pokes: number;
   /** Its running loop, under the shared supervisor. */
   job?: JobHandle;
+  /** Shut down by an approved shutdown_request: stays shut down in team.json, unlike a closed runtime's teammates. */
+  retired?: boolean;
+  /** Whether its runner was built read-only for plan approval (rebuilt when that changes). */
+  runnerInPlanMode?: boolean;
 }
 
 /**
@@ -62,6 +88,8 @@ export class TeammateRuntime {
   #closing = false;
   #pumping: Promise<void> | undefined;
   #pumpAgain = false;
+  /** Teammates' calls waiting for the verdict on their permission request, by request id. */
+  readonly #permissionWaiters = new Map<string, (verdict: PermissionResponse) => void>();
 
   constructor(options: TeammateRuntimeOptions) {
     this.#o = options;
@@ -110,9 +138,11 @@ export class TeammateRuntime {
       records.push(record);
     }
     for (const record of records) {
-      const state: TeammateState = record.state === "failed" ? "failed" : "idle";
-      this.#workers.set(record.name, { record: { ...record, state }, runner: undefined, active: false, current: undefined, pokes: 0 });
-      if (state !== "failed") {
+      const state: TeammateState = record.state === "failed" || record.state === "shutdown" ? record.state : "idle";
+      const retired = state === "shutdown";
+      this.#workers.set(record.name, { record: { ...record, state }, runner: undefined, active: false, current: undefined, pokes: 0, retired });
+      if (retired) await this.#settleRetired(record.name);
+      else if (state !== "failed") {
         await this.#o.store.recover(record.name);
         this.#startWorker(record.name);
       }
@@ -137,14 +167,14 @@ export class TeammateRuntime {
     name: string,
     role: string,
     prompt: string,
-    settings: { agent?: string; model?: string } = {},
+    settings: { agent?: string; model?: string; planModeRequired?: boolean } = {},
   ): Promise<TeammateRecord & { previous?: string }> {
     this.#refuseWhenClosing("spawn a teammate");
     assertTeammateName(name);
     if (role.trim().length === 0) throw new TeammateUnavailableError("a teammate needs a role, e.g. \"backend\" or \"tester\"");
     if (prompt.length === 0) throw new TeammateUnavailableError("a teammate needs a first task (prompt)");
     const existing = this.#workers.get(name);
-    if (existing && existing.record.state !== "failed") {
+    if (existing && existing.record.state !== "failed" && !existing.retired) {
       throw new TeammateUnavailableError(`a teammate named "${name}" already exists; pick another name or send_message to it`);
     }
     const at = this.#o.clock.now();
@@ -156,7 +186,8 @@ export class TeammateRuntime {
       existing.runner?.close();
       existing.runner = undefined;
       const archived = archiveHistory(this.#o.registry.stateDir, name, at);
-      previous = `replaced the failed teammate ${name}${archived ? ` (its history is kept at ${archived})` : ""}`;
+      const what = existing.retired ? "shut-down" : "failed";
+      previous = `replaced the ${what} teammate ${name}${archived ? ` (its history is kept at ${archived})` : ""}`;
     } else if (wasRemoved(this.#o.registry.stateDir, name)) {
       previous = `a teammate named ${name} was removed earlier; this is a new one with an empty history`;
     }
@@ -176,6 +207,7 @@ export class TeammateRuntime {
         pendingTaskId: taskId,
         ...(settings.agent !== undefined ? { agent: settings.agent } : {}),
         ...(settings.model !== undefined ? { model: settings.model } : {}),
+        ...(settings.planModeRequired ? { plan: { state: "drafting" as const } } : {}),
       },
       runner: undefined,
       active: false,
@@ -221,6 +253,110 @@ export class TeammateRuntime {
   }
 
   /**
+   * The Lead asks `name` to shut down: a `shutdown_request` (its own id as the
+   * request id) the teammate answers with respond_shutdown when the turn it
+   * arrives in ends (after the work queued before it).
+   */
+  async requestShutdown(name: string, reason: string): Promise<MailboxMessage> {
+    this.#refuseWhenClosing("request a shutdown");
+    const worker = this.#usable(name);
+    const id = this.#o.ids.next();
+    const message = await this.#deliver(LEAD, worker.record.name, "shutdown_request", reason, id, undefined, id);
+    this.#emitProtocol(message);
+    this.#startWorker(worker.record.name);
+    return message;
+  }
+
+  /**
+   * A teammate's answer to the shutdown_request it is working on, sent to the
+   * Lead at once under an id derived from the request's (a replayed turn's
+   * second answer is refused as a duplicate; the first one stands).
+   */
+  async respondShutdown(name: AgentName, approve: boolean, reason: string): Promise<{ approve: boolean; already: boolean }> {
+    const current = this.#workers.get(name)?.current;
+    if (current?.kind !== "shutdown_request") {
+      throw new TeammateUnavailableError("there is no shutdown request to answer: respond_shutdown answers the Lead's shutdown_request in the turn it arrives in");
+    }
+    const reply = { inReplyTo: current.id, requestId: requestIdOf(current) };
+    const sent = await this.#sendOnce(name, LEAD, "shutdown_response", JSON.stringify({ approve, reason }), reply, derivedId(current.id, "shutdown_response"));
+    if (!sent) return { approve: (await this.#shutdownAnswer(name, current)).approve, already: true };
+    return { approve, already: false };
+  }
+
+  /**
+   * A teammate in plan mode submits its plan: a `plan_approval_request` to the
+   * Lead (request id derived from the input it works on, so a replayed turn
+   * submits the same one), open until the Lead's review_plan.
+   */
+  async submitPlan(name: AgentName, plan: string): Promise<string> {
+    const worker = this.#workers.get(name);
+    const current = worker?.current;
+    if (!worker || !current || !worker.record.plan || worker.record.plan.state === "approved") {
+      throw new TeammateUnavailableError("submit_plan is for a teammate in plan mode whose plan is not approved yet; carry on with your task");
+    }
+    const requestId = derivedId(current.id, "plan_approval_request");
+    const open = worker.record.plan;
+    if (open.state === "submitted" && open.requestId !== requestId) {
+      throw new TeammateUnavailableError(`your plan (request ${open.requestId}) is waiting for the Lead's review; end your turn and wait for its answer`);
+    }
+    const content = plan.length > 0 ? plan : "(empty plan)";
+    await this.#sendOnce(name, LEAD, "plan_approval_request", content, { inReplyTo: current.id, requestId }, requestId);
+    this.#setPlan(name, { state: "submitted", requestId });
+    return requestId;
+  }
+
+  /**
+   * The Lead's review of a submitted plan: a `plan_approval_response` to the
+   * teammate. Approval lifts it to its normal permission mode from the turn
+   * that reads the answer; a rejection keeps it in plan mode with the feedback.
+   */
+  async reviewPlan(name: string, requestId: string, approve: boolean, feedback: string): Promise<void> {
+    this.#refuseWhenClosing("review a plan");
+    const worker = this.#usable(name);
+    const plan = worker.record.plan;
+    if (!plan) throw new TeammateUnavailableError(`teammate "${name}" was not spawned with plan_mode_required and has no plan to review`);
+    if (plan.state !== "submitted" || plan.requestId !== requestId) {
+      const open = plan.state === "submitted" ? `its open plan request is ${plan.requestId}` : plan.state === "approved" ? "its plan is already approved" : "it has no plan waiting for review";
+      throw new TeammateUnavailableError(`request_id ${requestId} is not ${name}'s open plan request: ${open}`);
+    }
+    const reply = { inReplyTo: requestId, requestId };
+    await this.#sendOnce(LEAD, worker.record.name, "plan_approval_response", JSON.stringify({ approve, feedback }), reply, derivedId(requestId, "plan_approval_response"));
+    this.#setPlan(worker.record.name, { state: approve ? "approved" : "drafting" });
+    this.#startWorker(worker.record.name);
+  }
+
+  /**
+   * A teammate's call that needs approval: a `permission_request` in the Lead's
+   * mailbox, answered on the Lead's side (see decidePermission) with a
+   * `permission_response` to the teammate. The call waits for the verdict, up
+   * to the timeout; a stopped wait is a denial that says why.
+   */
+  async requestPermission(name: AgentName, request: PermissionRequestContent, signal: AbortSignal): Promise<PermissionResponse> {
+    const id = this.#o.ids.next();
+    const input = request.input === undefined || JSON.stringify(request.input).length > PERMISSION_INPUT_MAX_CHARS ? {} : { input: request.input };
+    const content: PermissionRequestContent = { tool: request.tool, effect: request.effect, subject: request.subject, ...(request.why ? { why: request.why } : {}), ...input };
+    const verdict = new Promise<PermissionResponse>((resolve) => this.#permissionWaiters.set(id, resolve));
+    const timeoutMs = this.#o.permissionTimeoutMs ?? PERMISSION_TIMEOUT_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    try {
+      const message = await this.#deliver(name, LEAD, "permission_request", JSON.stringify(content), id, undefined, id);
+      this.#emitProtocol(message);
+      const stopped = new Promise<PermissionResponse>((resolve) => {
+        timer = setTimeout(() => resolve({ allow: false, reason: `no answer to permission request ${id} within ${Math.round(timeoutMs / 1000)} s` }), timeoutMs);
+        onAbort = () => resolve({ allow: false, reason: `permission request ${id} was not answered: the run stopped` });
+        if (signal.aborted) onAbort();
+        else signal.addEventListener("abort", onAbort, { once: true });
+      });
+      return await Promise.race([verdict, stopped]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener("abort", onAbort);
+      this.#permissionWaiters.delete(id);
+    }
+  }
+
+  /**
    * Moves every ready message of the Lead to processing and publishes it to the
    * Lead's inbox, acknowledged by the mailbox once the Lead has it in history.
    * Runs one pass at a time; a request during a pass makes it go round again.
@@ -235,6 +371,11 @@ export class TeammateRuntime {
         this.#pumpAgain = false;
         for (let message = await this.#o.store.claim(LEAD); message; message = await this.#o.store.claim(LEAD)) {
           this.#emit({ type: "mailbox", op: "claim", agent: LEAD, id: message.id, from: message.sender, kind: message.kind });
+          // Answered by the runtime (the user or the Lead's rules), not by a Lead model turn.
+          if (message.kind === "permission_request") {
+            this.#answerPermission(message);
+            continue;
+          }
           const claimed = message;
           this.#o.inbox.publish({
             event: eventFromMessage(claimed),
@@ -295,9 +436,11 @@ export class TeammateRuntime {
     content: string,
     id?: string,
     inReplyTo?: string,
+    requestId?: string,
   ): Promise<MailboxMessage> {
     const ids = id === undefined ? this.#o.ids : { next: () => id };
-    const message = createMessage({ sender: from, recipient: to, kind, content, ...(inReplyTo !== undefined ? { inReplyTo } : {}) }, { clock: this.#o.clock, ids });
+    const replies = { ...(inReplyTo !== undefined ? { inReplyTo } : {}), ...(requestId !== undefined ? { requestId } : {}) };
+    const message = createMessage({ sender: from, recipient: to, kind, content, ...replies }, { clock: this.#o.clock, ids });
     await this.#o.store.send(message);
     this.#emit({ type: "mailbox", op: "send", agent: to, id: message.id, from, kind });
     if (to === LEAD) await this.pumpLead();
@@ -326,6 +469,122 @@ export class TeammateRuntime {
     await this.pumpLead();
   }
 
+  /**
+   * Sends a protocol message under a fixed id: a replay (a resumed turn calling
+   * the same tool again, a restarted runtime) finds it sent and sends nothing.
+   * Returns whether this call sent it.
+   */
+  async #sendOnce(
+    from: AgentName,
+    to: AgentName,
+    kind: MessageKind,
+    content: string,
+    reply: { inReplyTo: string; requestId: string },
+    id: string,
+  ): Promise<boolean> {
+    try {
+      const message = await this.#deliver(from, to, kind, content, id, reply.inReplyTo, reply.requestId);
+      this.#emitProtocol(message);
+      return true;
+    } catch (error) {
+      if (error instanceof DuplicateMessageIdError) return false;
+      throw error;
+    }
+  }
+
+  /** A teammate that exists and takes messages (not failed, not shut down). */
+  #usable(name: string): Worker {
+    assertTeammateName(name);
+    const worker = this.#workers.get(name);
+    if (!worker) throw new UnknownAgentError(name, `teammates: ${[...this.#workers.keys()].join(", ") || "none"}`);
+    if (worker.record.state === "failed" || worker.record.state === "shutdown") {
+      throw new TeammateUnavailableError(`teammate "${name}" is ${worker.record.state} and takes no messages${worker.record.failure ? ` (${worker.record.failure})` : ""}`);
+    }
+    return worker;
+  }
+
+  /**
+   * The teammate's answer to a shutdown request, as sent (the response message
+   * is the record of it). A turn that ended without respond_shutdown is a
+   * refusal, its final text the reason, so the Lead always gets an answer.
+   */
+  async #shutdownAnswer(name: AgentName, request: MailboxMessage, finalText?: string): Promise<ShutdownResponse> {
+    const id = derivedId(request.id, "shutdown_response");
+    const found = await this.#o.store.find(id);
+    if (found?.message) return parseProtocolContent(ShutdownResponse, found.message);
+    const answer = { approve: false, reason: `${name} ended its turn without answering the shutdown request; it said: ${finalText ?? "(nothing)"}` };
+    await this.#sendOnce(name, LEAD, "shutdown_response", JSON.stringify(answer), { inReplyTo: request.id, requestId: requestIdOf(request) }, id);
+    return answer;
+  }
+
+  /**
+   * A teammate shut down by an approved request, found by a new runtime: the
+   * request it approved may still be in its mailbox (the last runtime died
+   * before the ack), so ack it; anything else stays for `agent team rm`.
+   */
+  async #settleRetired(name: AgentName): Promise<void> {
+    await this.#o.store.recover(name);
+    const message = await this.#o.store.claim(name);
+    if (!message) return;
+    const answered = message.kind === "shutdown_request" && (await this.#o.store.find(derivedId(message.id, "shutdown_response")))?.message;
+    if (answered) await this.#o.store.ack(message);
+    else await this.#o.store.release(message);
+  }
+
+  /**
+   * The Lead's side of a permission request, as a job of its own so the pump
+   * goes on: the verdict goes to the teammate's mailbox (under an id derived
+   * from the request, so a request answered before a crash is not answered
+   * twice), then to the waiting call, then the request is acked. A request
+   * nobody waits for any more (its runtime died) is denied without asking.
+   */
+  #answerPermission(message: MailboxMessage): void {
+    const requestId = requestIdOf(message);
+    this.#o.supervisor.start(`permission request ${requestId}`, async (signal) => {
+      const waiter = this.#permissionWaiters.get(requestId);
+      let verdict: PermissionResponse;
+      if (!waiter) verdict = { allow: false, reason: `permission request ${requestId} is no longer waited for (its runtime stopped); the call asks again when its turn resumes` };
+      else if (!this.#o.decidePermission) verdict = { allow: false, reason: "no one on the Lead's side can answer permission requests in this runtime" };
+      else {
+        try {
+          verdict = await this.#o.decidePermission(parseProtocolContent(PermissionRequestSchema, message), message.sender, requestId, signal);
+        } catch (error) {
+          verdict = { allow: false, reason: `the permission request could not be decided: ${(error as Error).message}` };
+        }
+      }
+      const teammate = this.#workers.get(message.sender);
+      if (teammate) {
+        await this.#sendOnce(LEAD, message.sender, "permission_response", JSON.stringify(verdict), { inReplyTo: message.id, requestId }, derivedId(requestId, "permission_response"));
+      }
+      waiter?.(verdict);
+      await this.#o.store.ack(message);
+      this.#emit({ type: "mailbox", op: "ack", agent: LEAD, id: message.id, from: message.sender, kind: message.kind });
+      // The loop of a teammate that is not busy consumes the response now.
+      if (teammate) this.#startWorker(message.sender);
+    });
+  }
+
+  #setPlan(name: AgentName, plan: TeammatePlan): void {
+    const worker = this.#workers.get(name);
+    if (!worker) return;
+    worker.record = { ...worker.record, plan, updatedAtUtc: this.#o.clock.now().toISOString() };
+    this.#persist();
+    this.#emit({ type: "teammate", name, role: worker.record.role, state: worker.record.state, plan: plan.state });
+    this.#changed();
+  }
+
+  #emitProtocol(message: MailboxMessage): void {
+    this.#emit({
+      type: "protocol",
+      kind: message.kind,
+      from: message.sender,
+      to: message.recipient,
+      id: message.id,
+      requestId: requestIdOf(message),
+      summary: describeProtocol(message),
+    });
+  }
+
   /** Starts the teammate's loop unless it already runs (or may not). */
   #startWorker(name: AgentName): void {
     const worker = this.#workers.get(name);
@@ -352,15 +611,44 @@ export class TeammateRuntime {
         }
         this.#emit({ type: "mailbox", op: "claim", agent: name, id: message.id, from: message.sender, kind: message.kind });
         worker.current = message;
+        // Its verdict went to the call that asked, in this process: the message is the record of it, not a turn.
+        if (message.kind === "permission_response") {
+          if (!(await this.#finish(name, worker, message))) return;
+          continue;
+        }
         this.#setState(name, "running");
-        worker.runner ??= this.#o.makeRunner(worker.record);
+        // Plan approval changes its permission mode from the turn that reads the answer on.
+        const inPlanMode = worker.record.plan !== undefined && worker.record.plan.state !== "approved";
+        if (worker.runner && worker.runnerInPlanMode !== inPlanMode) {
+          worker.runner.close();
+          worker.runner = undefined;
+        }
+        if (!worker.runner) {
+          worker.runner = this.#o.makeRunner(worker.record);
+          worker.runnerInPlanMode = inPlanMode;
+        }
+        // A protocol message reaches the model as the Lead's events do: kind and request id in the envelope.
+        const prompt = isProtocolKind(message.kind) ? eventEnvelope(eventFromMessage(message)) : message.content;
         let failure: string | undefined;
         try {
-          const result = await worker.runner.run(message.content, { idempotencyKey: message.id, signal });
+          const result = await worker.runner.run(prompt, { idempotencyKey: message.id, signal });
           // close() releases the message; a turn stopped by the budget resumes in `agent drain`.
           if (result.subtype === "error_interrupted" || result.subtype === "error_budget") return;
           if (result.isError) failure = result.result;
-          else {
+          else if (message.kind === "shutdown_request") {
+            // Its answer is the shutdown_response, not a result. Approved: shut
+            // down in team.json before the ack (a restore acks a request left behind).
+            const answer = await this.#shutdownAnswer(name, message, result.result);
+            if (answer.approve) {
+              worker.retired = true;
+              this.#setState(name, "shutdown");
+              worker.runner?.close();
+              worker.runner = undefined;
+              await this.#finish(name, worker, message);
+              return;
+            }
+            if (!(await this.#finish(name, worker, message))) return;
+          } else {
             await this.#deliverResult(name, message, result.result);
             // The work is done and its result is with the Lead: from here a
             // storage failure must not fail the teammate or quarantine the input.
@@ -409,7 +697,7 @@ export class TeammateRuntime {
       // Still in processing/ as worker.current: close() releases it, or the next
       // runtime's restore recovers it.
     }
-    this.#setState(name, "idle");
+    if (!worker.retired) this.#setState(name, "idle");
     return false;
   }
 
@@ -445,8 +733,11 @@ export class TeammateRuntime {
   }
 
   #persist(): void {
-    // "shutdown" belongs to this process only: the next one restores the teammate.
-    this.#o.registry.write(this.list().map((record) => (record.state === "shutdown" ? { ...record, state: "idle" } : record)));
+    // A closed runtime's "shutdown" belongs to this process only: the next one
+    // restores the teammate. One that approved a shutdown request stays shut down.
+    this.#o.registry.write(
+      [...this.#workers.values()].map(({ record, retired }) => (record.state === "shutdown" && !retired ? { ...record, state: "idle" as const } : { ...record })),
+    );
   }
 
   #refuseWhenClosing(what: string): void {

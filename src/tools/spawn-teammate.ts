@@ -9,6 +9,10 @@ export const SpawnTeammateInput = z.strictObject({
   prompt: z.string().describe("Its first task, complete: it does not see your conversation."),
   agent: z.string().optional().describe("A teammate definition listed in your instructions: its prompt, tools, permission mode and model."),
   model: z.string().optional().describe("The model it uses, instead of the definition's or yours."),
+  plan_mode_required: z
+    .boolean()
+    .optional()
+    .describe("true: it works read-only and must submit a plan you approve with review_plan before it may edit or run commands."),
 });
 export type SpawnTeammateInput = z.infer<typeof SpawnTeammateInput>;
 
@@ -34,10 +38,12 @@ export function spawnTeammateTool(team: TeammateRuntime, definitions: AgentDefin
       const teammate = await team.spawn(input.name, input.role, input.prompt, {
         ...(definition ? { agent: definition.name } : {}),
         ...(model ? { model } : {}),
+        ...(input.plan_mode_required ? { planModeRequired: true } : {}),
       });
       return {
         content:
-          `spawned ${teammate.name} (${teammate.role}${definition ? `, from definition ${definition.name}` : ""}${model ? `, model ${model}` : ""}); ` +
+          `spawned ${teammate.name} (${teammate.role}${definition ? `, from definition ${definition.name}` : ""}${model ? `, model ${model}` : ""}` +
+          `${input.plan_mode_required ? ", in plan mode until you approve its plan" : ""}); ` +
           "it is working on the task and will report back with a message" +
           (teammate.previous !== undefined ? `; ${teammate.previous}` : ""),
       };

@@ -181,6 +181,17 @@ export const StreamLine = z.discriminatedUnion("type", [
     role: z.string().min(1),
     state: z.enum(["running", "idle", "failed", "shutdown"]),
     reason: z.string().optional(),
+    plan: z.enum(["drafting", "submitted", "approved"]).optional(),
+  }),
+  // A request or answer between the Lead and a teammate (shutdown, plan approval, permission).
+  z.strictObject({
+    type: z.literal("protocol"),
+    kind: z.enum(["shutdown_request", "shutdown_response", "plan_approval_request", "plan_approval_response", "permission_request", "permission_response"]),
+    from: z.string().min(1),
+    to: z.string().min(1),
+    id: z.uuid(),
+    request_id: z.uuid(),
+    summary: z.string().min(1),
   }),
   z.strictObject({
     type: z.literal("mailbox"),
@@ -188,7 +199,17 @@ export const StreamLine = z.discriminatedUnion("type", [
     agent,
     id: z.uuid(),
     from: z.string().min(1),
-    kind: z.enum(["task", "message", "result"]),
+    kind: z.enum([
+      "task",
+      "message",
+      "result",
+      "shutdown_request",
+      "shutdown_response",
+      "plan_approval_request",
+      "plan_approval_response",
+      "permission_request",
+      "permission_response",
+    ]),
   }),
   ResultLine,
 ]);

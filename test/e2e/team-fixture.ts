@@ -105,6 +105,7 @@ export const TeamList = z.strictObject({
       failure: z.string().optional(),
       agent: z.string().optional(),
       model: z.string().optional(),
+      plan: z.strictObject({ state: z.enum(["drafting", "submitted", "approved"]), requestId: z.uuid().optional() }).optional(),
       mailbox: Counts,
     }),
   ),

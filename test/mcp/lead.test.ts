@@ -47,7 +47,7 @@ test("the Lead and a task subagent get every server's tools, a teammate only the
       check: (r) => {
         expect(servers(r)).toEqual(["shared", "private"]);
         const names = toolNames(r);
-        expect(names.findIndex((n) => n.startsWith("mcp__"))).toBe(names.indexOf("send_message") + 1);
+        expect(names.findIndex((n) => n.startsWith("mcp__"))).toBe(names.indexOf("review_plan") + 1);
       },
       toolCalls: [
         { name: "mcp__private__echo", arguments: { text: "lead's call" } },
@@ -72,7 +72,7 @@ test("the Lead and a task subagent get every server's tools, a teammate only the
     {
       identity: "alice",
       check: (r) => {
-        expect(toolNames(r).filter((n) => !n.startsWith("mcp__"))).toEqual(["shell", "read_file", "write_file", "send_message"]);
+        expect(toolNames(r).filter((n) => !n.startsWith("mcp__"))).toEqual(["shell", "read_file", "write_file", "send_message", "respond_shutdown"]);
         expect(servers(r)).toEqual(["shared"]);
       },
       toolCalls: [{ name: "mcp__private__echo", arguments: { text: "not mine" } }],

@@ -3,7 +3,7 @@ import { LEAD, assertAgentName } from "../../core/agent-name.ts";
 import { systemClock } from "../../core/clock.ts";
 import { UnknownAgentError } from "../../core/errors.ts";
 import { uuidV7Source } from "../../core/ids.ts";
-import { MESSAGE_KINDS, type MessageKind, createMessage } from "../../core/message.ts";
+import { PLAIN_KINDS, type MessageKind, createMessage } from "../../core/message.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { readContent } from "../content.ts";
 import { findAdminSession, openMailboxStore, openMailboxStoreAsConfigured, sendingSession } from "../context.ts";
@@ -16,7 +16,7 @@ export const sendCommand = defineCommand({
     from: { type: "string", required: true, valueHint: "name", description: "Sender name" },
     content: { type: "string", valueHint: "text", description: "Message content, sent byte-for-byte" },
     "content-file": { type: "string", valueHint: "path|-", description: "Read the content from a file, or - for stdin" },
-    kind: { type: "enum", options: [...MESSAGE_KINDS], default: "message", description: "Message kind" },
+    kind: { type: "enum", options: [...PLAIN_KINDS], default: "message", description: "Message kind" },
     ...sessionArg,
     ...jsonArg,
     ...globalArgs,

@@ -62,9 +62,12 @@ export function teamProgressLine(event: TeamEvent, level: ProgressLevel): string
   if (event.type === "mailbox") {
     return verbose ? `[mailbox] ${event.op} ${event.kind} ${event.from} → ${event.agent} ${event.id}` : undefined;
   }
+  // Requests and answers between the Lead and a teammate say what the team waits for: always shown.
+  if (event.type === "protocol") return `[${event.from}] ${clip(event.summary, verbose ? LONG : BRIEF)} (${event.kind} ${event.requestId})`;
   if (event.state === "shutdown" && !verbose) return undefined;
   const reason = event.reason === undefined ? "" : `: ${clip(event.reason, verbose ? LONG : BRIEF)}`;
-  return `[${event.name}] ${event.state} (${event.role})${reason}`;
+  const plan = event.plan === undefined ? "" : `, plan ${event.plan}`;
+  return `[${event.name}] ${event.state} (${event.role}${plan})${reason}`;
 }
 
 /** One line, at most `max` characters: newlines shown as ⏎, the rest cut with an ellipsis. */

@@ -51,6 +51,15 @@ async function mailboxCounts(stateDir: string, teammates: TeammateRecord[]): Pro
 
 function note(teammate: TeammateRecord, live: boolean): string {
   if (teammate.failure !== undefined) return `failed: ${teammate.failure.replace(/\s*\n\s*/g, " ")}`;
-  if (teammate.state === "running" && !live) return "stopped with its runtime; `agent drain` resumes it";
-  return "";
+  const notes = [];
+  if (teammate.state === "shutdown") notes.push("shut down on the Lead's request; `agent team rm` frees the name");
+  if (teammate.state === "running" && !live) notes.push("stopped with its runtime; `agent drain` resumes it");
+  if (teammate.plan) notes.push(PLAN_NOTES[teammate.plan.state] + (teammate.plan.requestId ? ` (request ${teammate.plan.requestId})` : ""));
+  return notes.join("; ");
 }
+
+const PLAN_NOTES: Record<NonNullable<TeammateRecord["plan"]>["state"], string> = {
+  drafting: "plan mode: read-only until its plan is approved",
+  submitted: "plan submitted, waiting for review_plan",
+  approved: "plan approved",
+};

@@ -34,6 +34,10 @@ export const teamSendCommand = defineCommand({
     if (teammate.state === "failed") {
       throw new TeammateUnavailableError(`teammate ${name} is failed and takes no messages; run \`agent team reset ${name}\` first`);
     }
+    // Persisted as shutdown only when it approved a shutdown request: it is done for good.
+    if (teammate.state === "shutdown") {
+      throw new TeammateUnavailableError(`teammate ${name} is shutdown (it approved the Lead's shutdown request) and takes no messages; spawn a new one, or free the name with \`agent team rm ${name}\``);
+    }
     const message = createMessage({ sender: USER, recipient: name, kind: "message", content }, { clock: systemClock, ids: uuidV7Source });
     await (await openMailboxStoreAsConfigured(session.dir)).send(message);
     if (args.json) await writeJson(message);

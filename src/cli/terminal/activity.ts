@@ -98,7 +98,10 @@ export class TeamActivity {
   readonly observeTeam = (event: TeamEvent): void => {
     if (event.type === "mailbox") {
       if (event.agent !== LEAD) return;
-      if (event.op === "send") this.#waiting += 1;
+      // A permission request is answered by the runtime, not by a Lead turn.
+      if (event.op === "send" && event.kind !== "permission_request") this.#waiting += 1;
+    } else if (event.type === "protocol") {
+      return;
     } else {
       const working = event.state === "running";
       this.#set(event.name, { role: event.role, state: event.state, doing: working ? "thinking" : undefined });
