@@ -262,7 +262,6 @@ export class TeammateRuntime {
     const worker = this.#usable(name);
     const id = this.#o.ids.next();
     const message = await this.#deliver(LEAD, worker.record.name, "shutdown_request", reason, id, undefined, id);
-    this.#emitProtocol(message);
     this.#startWorker(worker.record.name);
     return message;
   }
@@ -340,8 +339,7 @@ export class TeammateRuntime {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
     try {
-      const message = await this.#deliver(name, LEAD, "permission_request", JSON.stringify(content), id, undefined, id);
-      this.#emitProtocol(message);
+      await this.#deliver(name, LEAD, "permission_request", JSON.stringify(content), id, undefined, id);
       const stopped = new Promise<PermissionResponse>((resolve) => {
         timer = setTimeout(() => resolve({ allow: false, reason: `no answer to permission request ${id} within ${Math.round(timeoutMs / 1000)} s` }), timeoutMs);
         onAbort = () => resolve({ allow: false, reason: `permission request ${id} was not answered: the run stopped` });
@@ -443,6 +441,8 @@ export class TeammateRuntime {
     const message = createMessage({ sender: from, recipient: to, kind, content, ...replies }, { clock: this.#o.clock, ids });
     await this.#o.store.send(message);
     this.#emit({ type: "mailbox", op: "send", agent: to, id: message.id, from, kind });
+    // Told before the pump below can take it up: a request shows before its answer.
+    if (isProtocolKind(kind)) this.#emitProtocol(message);
     if (to === LEAD) await this.pumpLead();
     return message;
   }
@@ -483,8 +483,7 @@ export class TeammateRuntime {
     id: string,
   ): Promise<boolean> {
     try {
-      const message = await this.#deliver(from, to, kind, content, id, reply.inReplyTo, reply.requestId);
-      this.#emitProtocol(message);
+      await this.#deliver(from, to, kind, content, id, reply.inReplyTo, reply.requestId);
       return true;
     } catch (error) {
       if (error instanceof DuplicateMessageIdError) return false;
