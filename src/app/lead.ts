@@ -28,7 +28,7 @@ import { submitPlanTool } from "../tools/submit-plan.ts";
 import { leadSideDecider } from "../protocols/lead-side-permissions.ts";
 import { baseTools } from "../tools/base-tools.ts";
 import { type PermissionDenial, ToolPipeline } from "../tools/pipeline.ts";
-import type { Tool, ToolSource } from "../tools/tool.ts";
+import type { Tool, ToolSource } from "../core/tool.ts";
 import { writeFileTool } from "../tools/write-file.ts";
 import { AgentRunner } from "../runtime/agent-runner.ts";
 import { CloseStack } from "./close-stack.ts";

@@ -1,6 +1,6 @@
 import type { ConfigFile, HookConfig, HookEvent } from "../config/config.ts";
 import { ConfigError } from "../core/errors.ts";
-import { runProcessGroup } from "../tools/process-group.ts";
+import { runProcessGroup } from "../process/process-group.ts";
 import type { HookOutcome, Hooks } from "./types.ts";
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;

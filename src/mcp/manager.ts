@@ -1,4 +1,4 @@
-import type { Tool, ToolSource } from "../tools/tool.ts";
+import type { Tool, ToolSource } from "../core/tool.ts";
 import type { McpServerConfig, McpSettings } from "./config.ts";
 import type { ClientInfo, McpConnection } from "./connection.ts";
 import { expandServer } from "./expand.ts";

@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolResult } from "../tools/tool.ts";
-import { capText, withTruncationNote } from "../tools/truncate.ts";
+import type { ToolResult } from "../core/tool.ts";
+import { capText, withTruncationNote } from "../core/truncate.ts";
 
 type ContentBlock = CallToolResult["content"][number];
 

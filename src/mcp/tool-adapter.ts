@@ -2,7 +2,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js";
 import { ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { type Tool, defineTool } from "../tools/tool.ts";
+import { type Tool, defineTool } from "../core/tool.ts";
 import { type McpConnection, messageOf } from "./connection.ts";
 import { toToolResult } from "./result.ts";
 

@@ -2,8 +2,8 @@ import { isAbsolute, normalize, relative, resolve } from "node:path";
 import type { ConfigFile, PermissionMode } from "../config/config.ts";
 import type { ProtectedPaths } from "../security/protected-paths.ts";
 import { type FileWrite, analyseCommandLine } from "../security/shell-command/analyse.ts";
-import type { Tool, ToolContext, ToolEffect } from "../tools/tool.ts";
-import { realPathOf } from "../tools/workspace-path.ts";
+import type { Tool, ToolContext, ToolEffect } from "../core/tool.ts";
+import { realPathOf } from "../security/workspace-path.ts";
 import { type PermissionRule, parseRules } from "./rules.ts";
 
 export type PermissionDecision = { behavior: "allow" } | { behavior: "deny"; reason: string };

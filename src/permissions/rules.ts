@@ -1,5 +1,5 @@
 import { ConfigError } from "../core/errors.ts";
-import type { ToolEffect } from "../tools/tool.ts";
+import type { ToolEffect } from "../core/tool.ts";
 
 /**
  * A permission rule from config or flags: `read_file` (every call of the tool)

@@ -11,7 +11,8 @@ import {
   ZERO_USAGE,
 } from "../model/types.ts";
 import { Mutex } from "../storage/process-mutex.ts";
-import type { PathFence, ToolExecutor } from "../tools/tool.ts";
+import type { PathFence } from "../core/tool.ts";
+import type { ToolExecutor } from "./tool-executor.ts";
 import { type CompactionOptions, compact } from "./compaction.ts";
 import type { HistoryStore } from "./history-store.ts";
 import { eventEnvelope, type RuntimeEvent } from "../core/runtime-event.ts";

@@ -2,7 +2,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { isAbsolute, join, normalize, relative, resolve } from "node:path";
 import { AgentError } from "../core/errors.ts";
 import { analyseCommandLine } from "./shell-command/analyse.ts";
-import { realPathOf } from "../tools/workspace-path.ts";
+import { realPathOf } from "./workspace-path.ts";
 
 /** A file tool was asked for a path under the agent's own state (histories, mailboxes, locks). */
 export class ProtectedPathError extends AgentError {

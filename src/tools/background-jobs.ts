@@ -6,9 +6,9 @@ import type { EventInbox, EventOwner } from "../runtime/event-inbox.ts";
 import type { JobHandle, JobSupervisor } from "../runtime/job-supervisor.ts";
 import { scrubbedEnv } from "../security/redact.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
-import { runProcessGroup } from "./process-group.ts";
+import { runProcessGroup } from "../process/process-group.ts";
 import { DEFAULT_BACKGROUND_TIMEOUT_MS, DEFAULT_SHELL_OUTPUT_CHARS, exitLine } from "./shell.ts";
-import { withTruncationNote } from "./truncate.ts";
+import { withTruncationNote } from "../core/truncate.ts";
 
 export interface BackgroundJobsOptions {
   /** The Lead's inbox: each completion is published here, with these jobs as its owner. */

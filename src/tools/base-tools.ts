@@ -3,7 +3,7 @@ import { type GlobToolOptions, globTool } from "./glob.ts";
 import { type GrepToolOptions, grepTool } from "./grep.ts";
 import { type ReadFileToolOptions, readFileTool } from "./read-file.ts";
 import { type ShellToolOptions, shellTool } from "./shell.ts";
-import type { Tool } from "./tool.ts";
+import type { Tool } from "../core/tool.ts";
 import { writeFileTool } from "./write-file.ts";
 
 /** Options of the base tools; `shell` has the shape of config.json's `shell`, so `{ shell: config.shell }` works. */

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { FileTaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskLine } from "./task-text.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const ClaimTaskInput = z.strictObject({
   id: TaskId.describe('Id of the task to claim, e.g. "t3".'),

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { FileTaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskLines } from "./task-text.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const CompleteTaskInput = z.strictObject({
   id: TaskId.describe('Id of a task you claimed, e.g. "t3".'),

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { FileTaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskLine } from "./task-text.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const CreateTaskInput = z.strictObject({
   subject: z.string().trim().min(1).describe("What the task is, in a short imperative line, e.g. \"Write the parser tests\"."),

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { z } from "zod";
-import { defineTool } from "./tool.ts";
-import { resolveInWorkspace } from "./workspace-path.ts";
+import { defineTool } from "../core/tool.ts";
+import { resolveInWorkspace } from "../security/workspace-path.ts";
 
 export const EditFileInput = z.strictObject({
   path: z.string().min(1).describe("File to edit, relative to the workspace (or absolute inside it)."),

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { FileTaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskDetail } from "./task-text.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const GetTaskInput = z.strictObject({
   id: TaskId.describe('Id of the task, e.g. "t3".'),

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { z } from "zod";
 import { isErrno } from "../storage/atomic-file.ts";
 import { walkFiles } from "../search/file-walk.ts";
-import { defineTool } from "./tool.ts";
-import { resolveInWorkspace } from "./workspace-path.ts";
+import { defineTool } from "../core/tool.ts";
+import { resolveInWorkspace } from "../security/workspace-path.ts";
 
 export const DEFAULT_GLOB_RESULTS = 500;
 export const GLOB_SORTS = ["mtime", "name"] as const;

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { GREP_OUTPUT_MODES, MAX_GREP_FILE_BYTES, grepSearch } from "../search/grep-search.ts";
-import { defineTool } from "./tool.ts";
-import { capText, withTruncationNote } from "./truncate.ts";
-import { resolveInWorkspace } from "./workspace-path.ts";
+import { defineTool } from "../core/tool.ts";
+import { capText, withTruncationNote } from "../core/truncate.ts";
+import { resolveInWorkspace } from "../security/workspace-path.ts";
 
 export const DEFAULT_GREP_ENTRIES = 200;
 export const MAX_GREP_ENTRIES = 2_000;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { FileTaskStore } from "../tasks/task-store.ts";
 import { TaskStatus } from "../tasks/task.ts";
 import { taskLines } from "./task-text.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const ListTasksInput = z.strictObject({
   status: TaskStatus.optional().describe("Only tasks with this status; default all."),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { SkillCatalog } from "../skills/skill-catalog.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const LoadSkillInput = z.strictObject({
   name: z.string().min(1).describe("The skill's name, as listed in the system prompt."),

@@ -4,7 +4,8 @@ import type { ToolCall, ToolSpec } from "../model/types.ts";
 import type { PermissionPolicy } from "../permissions/policy.ts";
 import { redact } from "../security/redact.ts";
 import { toolSpecs } from "./schemas.ts";
-import type { Tool, ToolContext, ToolEffect, ToolExecutor, ToolResult, ToolSource } from "./tool.ts";
+import type { Tool, ToolContext, ToolEffect, ToolResult, ToolSource } from "../core/tool.ts";
+import type { ToolExecutor } from "../runtime/tool-executor.ts";
 
 export interface ToolPipelineOptions {
   /** In the order the model is told about them. */

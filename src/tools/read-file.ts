@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { z } from "zod";
-import { defineTool } from "./tool.ts";
-import { capText, withTruncationNote } from "./truncate.ts";
-import { resolveInWorkspace } from "./workspace-path.ts";
+import { defineTool } from "../core/tool.ts";
+import { capText, withTruncationNote } from "../core/truncate.ts";
+import { resolveInWorkspace } from "../security/workspace-path.ts";
 
 export const DEFAULT_READ_LINES = 2_000;
 export const DEFAULT_READ_CHARS = 50_000;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { CronRuntime } from "../cron/cron-runtime.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const ScheduleCronInput = z.strictObject({
   cron: z

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { ToolSpec } from "../model/types.ts";
-import type { Tool } from "./tool.ts";
+import type { Tool } from "../core/tool.ts";
 
 /**
  * The one place a tool's zod schema becomes the JSON schema the model sees, so

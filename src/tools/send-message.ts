@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { TeammateRuntime } from "../team/teammate-runtime.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const SendMessageInput = z.strictObject({
   to: z.string().describe('Who gets it: "lead" or the name of a teammate.'),

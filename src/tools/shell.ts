@@ -2,10 +2,10 @@ import { z } from "zod";
 import type { BackgroundJobs } from "./background-jobs.ts";
 import { scrubbedEnv } from "../security/redact.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
-import { type GroupResult, runProcessGroup } from "./process-group.ts";
+import { type GroupResult, runProcessGroup } from "../process/process-group.ts";
 import { compileShellDeny, findShellDenial } from "./shell-deny.ts";
-import { defineTool } from "./tool.ts";
-import { withTruncationNote } from "./truncate.ts";
+import { defineTool } from "../core/tool.ts";
+import { withTruncationNote } from "../core/truncate.ts";
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 /** The longest a single call may ask for: a stuck command must not hold a turn for ever. */

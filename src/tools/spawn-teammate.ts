@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { AgentDefinitions } from "../agents/agent-definitions.ts";
 import { type TeammateRuntime, TeammateUnavailableError } from "../team/teammate-runtime.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const SpawnTeammateInput = z.strictObject({
   name: z.string().describe('Name of the teammate: a lowercase slug such as "alice" or "api-writer" ("lead" is yours).'),

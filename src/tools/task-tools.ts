@@ -4,7 +4,7 @@ import { completeTaskTool } from "./complete-task.ts";
 import { createTaskTool } from "./create-task.ts";
 import { getTaskTool } from "./get-task.ts";
 import { listTasksTool } from "./list-tasks.ts";
-import type { Tool } from "./tool.ts";
+import type { Tool } from "../core/tool.ts";
 
 /** The task-graph tools over one store, in the order the model is told about them. */
 export function taskTools(store: FileTaskStore): Tool[] {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { RunResult } from "../runtime/run-types.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const TaskInput = z.strictObject({
   description: z.string().min(1).describe("A few words on what the subagent is for (shown in progress)."),

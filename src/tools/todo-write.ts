@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Todo, type TodoList } from "../todos/todo-list.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const TodoWriteInput = z.strictObject({
   todos: z

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { defineTool } from "./tool.ts";
-import { resolveInWorkspace } from "./workspace-path.ts";
+import { defineTool } from "../core/tool.ts";
+import { resolveInWorkspace } from "../security/workspace-path.ts";
 
 export const WriteFileInput = z.strictObject({
   path: z.string().min(1).describe("File to write, relative to the workspace (or absolute inside it)."),

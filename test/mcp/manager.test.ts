@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
 import { PermissionPolicy } from "../../src/permissions/policy.ts";
-import type { ToolContext } from "../../src/tools/tool.ts";
+import type { ToolContext } from "../../src/core/tool.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { alive, cleanUp, eventually, everythingHttp, everythingStdio, manager, processesWith, tiny } from "./helpers.ts";
 

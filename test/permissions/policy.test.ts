@@ -4,7 +4,7 @@ import { type PermissionAnswer, type PermissionAsker, PermissionPolicy, type Per
 import { editFileTool } from "../../src/tools/edit-file.ts";
 import { readFileTool } from "../../src/tools/read-file.ts";
 import { shellTool } from "../../src/tools/shell.ts";
-import type { Tool, ToolContext } from "../../src/tools/tool.ts";
+import type { Tool, ToolContext } from "../../src/core/tool.ts";
 
 const context: ToolContext = {
   identity: "lead",

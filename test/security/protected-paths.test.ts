@@ -6,7 +6,7 @@ import { ProtectedPaths } from "../../src/security/protected-paths.ts";
 import { editFileTool } from "../../src/tools/edit-file.ts";
 import { readFileTool } from "../../src/tools/read-file.ts";
 import { shellTool } from "../../src/tools/shell.ts";
-import type { Tool, ToolContext } from "../../src/tools/tool.ts";
+import type { Tool, ToolContext } from "../../src/core/tool.ts";
 import { writeFileTool } from "../../src/tools/write-file.ts";
 import { tempDir } from "../support/temp-dir.ts";
 

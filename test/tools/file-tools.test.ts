@@ -3,8 +3,8 @@ import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "n
 import { dirname, join } from "node:path";
 import { editFileTool } from "../../src/tools/edit-file.ts";
 import { readFileTool } from "../../src/tools/read-file.ts";
-import type { Tool, ToolContext } from "../../src/tools/tool.ts";
-import { WorkspaceEscapeError } from "../../src/tools/workspace-path.ts";
+import type { Tool, ToolContext } from "../../src/core/tool.ts";
+import { WorkspaceEscapeError } from "../../src/security/workspace-path.ts";
 import { writeFileTool } from "../../src/tools/write-file.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { call, failure, workspaceContext } from "./helpers.ts";

@@ -3,7 +3,7 @@ import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ProtectedPathError } from "../../src/security/protected-paths.ts";
 import { globTool } from "../../src/tools/glob.ts";
-import { WorkspaceEscapeError } from "../../src/tools/workspace-path.ts";
+import { WorkspaceEscapeError } from "../../src/security/workspace-path.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { call, failure, fencedContext, workspaceContext } from "./helpers.ts";
 

@@ -1,7 +1,7 @@
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { ProtectedPaths } from "../../src/security/protected-paths.ts";
-import type { Tool, ToolContext, ToolResult } from "../../src/tools/tool.ts";
+import type { Tool, ToolContext, ToolResult } from "../../src/core/tool.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 /** A fresh real workspace directory and a context for calls in it. */

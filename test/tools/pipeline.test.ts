@@ -7,7 +7,7 @@ import { ShellHooks } from "../../src/hooks/hook-runner.ts";
 import { type PermissionAsker, PermissionPolicy } from "../../src/permissions/policy.ts";
 import { baseTools } from "../../src/tools/base-tools.ts";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
-import { defineTool, type Tool, type ToolContext } from "../../src/tools/tool.ts";
+import { defineTool, type Tool, type ToolContext } from "../../src/core/tool.ts";
 import { workspaceContext } from "./helpers.ts";
 
 /**

@@ -2,7 +2,7 @@ import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { AgentError } from "../core/errors.ts";
 import { isErrno } from "../storage/atomic-file.ts";
-import type { PathFence } from "./tool.ts";
+import type { PathFence } from "../core/tool.ts";
 
 /** A file tool was asked for a path outside the workspace (by `..`, an absolute path or a symlink). */
 export class WorkspaceEscapeError extends AgentError {

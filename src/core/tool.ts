@@ -72,13 +72,3 @@ export interface ToolSource {
   /** Why the tool `name` is not available now, when it is one of this source's; else undefined. */
   unavailable(name: string): string | undefined;
 }
-
-/** Runs the model's tool calls through the whole pipeline; what the runner depends on. */
-export interface ToolExecutor {
-  /** Called at the start of each turn, before `specs()`; never throws. */
-  prepare?(signal: AbortSignal): Promise<void>;
-  /** What the model is told, in the tools' fixed order. */
-  specs(): import("../model/types.ts").ToolSpec[];
-  /** Never throws for a bad call: invalid input, a block, a denial or a handler error come back as error results. */
-  execute(call: import("../model/types.ts").ToolCall, context: ToolContext): Promise<ToolResult>;
-}

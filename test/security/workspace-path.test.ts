@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { resolveInWorkspace, WorkspaceEscapeError } from "../../src/tools/workspace-path.ts";
+import { resolveInWorkspace, WorkspaceEscapeError } from "../../src/security/workspace-path.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 function setup() {

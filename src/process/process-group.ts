@@ -1,4 +1,4 @@
-import { type CappedText, readCapped } from "./truncate.ts";
+import { type CappedText, readCapped } from "../core/truncate.ts";
 
 /**
  * After the command exits, a background child it started (`server &`) may still

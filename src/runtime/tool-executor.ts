@@ -1,0 +1,12 @@
+import type { ToolContext, ToolResult } from "../core/tool.ts";
+import type { ToolCall, ToolSpec } from "../model/types.ts";
+
+/** Runs the model's tool calls through the whole pipeline; what the runner depends on. */
+export interface ToolExecutor {
+  /** Called at the start of each turn, before `specs()`; never throws. */
+  prepare?(signal: AbortSignal): Promise<void>;
+  /** What the model is told, in the tools' fixed order. */
+  specs(): ToolSpec[];
+  /** Never throws for a bad call: invalid input, a block, a denial or a handler error come back as error results. */
+  execute(call: ToolCall, context: ToolContext): Promise<ToolResult>;
+}
