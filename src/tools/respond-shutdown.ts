@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { TeammateRuntime } from "../team/teammate-runtime.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const RespondShutdownInput = z.strictObject({
   approve: z.boolean().describe("true to stop now (your work is finished or can be dropped); false to keep working."),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { TeammateRuntime } from "../team/teammate-runtime.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const ReviewPlanInput = z.strictObject({
   name: z.string().describe("The teammate whose plan it is."),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { TeammateRuntime } from "../team/teammate-runtime.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool } from "../core/tool.ts";
 
 export const SubmitPlanInput = z.strictObject({
   plan: z.string().min(1).describe("What you will change and how, file by file, and how you will check it."),
