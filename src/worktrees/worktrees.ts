@@ -1,0 +1,247 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type GitResult, firstLine, git } from "./git.ts";
+import type { TeammateWorktree } from "./teammate-worktree.ts";
+import { MergeConflictError, MergeRefusedError, WorktreeGitError, WorktreeUnavailableError } from "./worktree-errors.ts";
+
+/** The repository a workspace is in: its top level and the workspace's place in it. */
+export interface GitRepository {
+  top: string;
+  /** The workspace relative to `top`, or "" at the top. */
+  prefix: string;
+}
+
+export interface MergeOutcome {
+  branch: string;
+  /** The Lead's branch it went into. */
+  into: string;
+  /** The merge commit (short), or undefined when there was nothing to merge. */
+  commit?: string;
+  /** `git diff --stat` of what the merge brought in. */
+  stat: string;
+  /** Whether the teammate's uncommitted work was committed first. */
+  committedPending: boolean;
+}
+
+export interface RemoveOutcome {
+  branch: string;
+  /** Whether uncommitted work was committed to the branch before the worktree went. */
+  committedPending: boolean;
+  /** Commits on the branch that the Lead's HEAD does not have. */
+  unmerged: number;
+}
+
+const STAT_LINES = 20;
+
+/** Where the worktrees of a workspace live (ignored by git through their own `.gitignore`). */
+export function worktreesDir(workspace: string): string {
+  return join(workspace, ".agent", "worktrees");
+}
+
+/**
+ * Teammates' git worktrees for one session: each on its own branch
+ * `agent/<session>/<name>`, under `<workspace>/.agent/worktrees/<session>/<name>`
+ * (inside `.agent/`, which the Lead's sandbox keeps read-only and git ignores).
+ * The runtime commits a teammate's work for it (its sandbox cannot write the
+ * repository's git data) and merges its branch into the Lead's current branch,
+ * aborting cleanly on a conflict.
+ */
+export class GitWorktrees {
+  private constructor(
+    readonly workspace: string,
+    readonly session: string,
+    readonly repository: GitRepository,
+  ) {}
+
+  /** The worktrees of `workspace`'s repository, or the reason there can be none (not a repository). */
+  static async open(workspace: string, session: string): Promise<GitWorktrees | { problem: string }> {
+    const found = await git(workspace, ["rev-parse", "--show-toplevel", "--show-prefix"]);
+    if (found.code !== 0) return { problem: `${workspace} is not in a git repository` };
+    const [top = workspace, prefix = ""] = found.stdout.split("\n");
+    return new GitWorktrees(workspace, session, { top, prefix: prefix.replace(/\/$/, "") });
+  }
+
+  /** Like open(), but a workspace without a repository is a WorktreeUnavailableError. */
+  static async require(workspace: string, session: string): Promise<GitWorktrees> {
+    const opened = await GitWorktrees.open(workspace, session);
+    if ("problem" in opened) throw notAvailable(opened.problem);
+    return opened;
+  }
+
+  branchOf(name: string): string {
+    return `agent/${this.session}/${name}`;
+  }
+
+  pathOf(name: string): string {
+    return join(worktreesDir(this.workspace), this.session, name);
+  }
+
+  /**
+   * Creates the teammate's worktree on a new branch from the Lead's HEAD. The
+   * same name spawned again in this session (after a failure, or a spawn cut
+   * short) gets its existing branch back, with the work on it.
+   */
+  async create(name: string): Promise<TeammateWorktree> {
+    const head = await git(this.workspace, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
+    if (head.code !== 0) {
+      throw new WorktreeUnavailableError(
+        `isolation "worktree" needs a commit to branch from, and the repository at ${this.repository.top} has none yet; commit once, or spawn without isolation`,
+      );
+    }
+    const branch = this.branchOf(name);
+    const path = this.pathOf(name);
+    this.#ensureIgnored();
+    const exists = (await git(this.workspace, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`])).code === 0;
+    if (exists) {
+      if (!existsSync(join(path, ".git"))) await this.#add(path, [branch]);
+      const base = await this.#run(this.workspace, ["merge-base", "HEAD", branch]);
+      return this.#describe(path, branch, base.stdout.trim());
+    }
+    await this.#add(path, ["-b", branch], "HEAD");
+    return this.#describe(path, branch, head.stdout.trim());
+  }
+
+  /** Puts a teammate's worktree back when its directory is gone (the branch must still exist). */
+  async ensure(worktree: TeammateWorktree): Promise<void> {
+    if (existsSync(join(worktree.path, ".git"))) return;
+    const exists = (await git(this.workspace, ["rev-parse", "--verify", "--quiet", `refs/heads/${worktree.branch}^{commit}`])).code === 0;
+    if (!exists) {
+      throw new WorktreeUnavailableError(
+        `the worktree ${worktree.path} and its branch ${worktree.branch} are gone; spawn the teammate again for a new one`,
+      );
+    }
+    this.#ensureIgnored();
+    await this.#add(worktree.path, [worktree.branch]);
+  }
+
+  /** Commits everything in the worktree that is not committed yet, as the teammate; false when there was nothing. */
+  async commitPending(worktree: TeammateWorktree, name: string, message: string): Promise<boolean> {
+    await this.#run(worktree.path, ["add", "--all"]);
+    const staged = await git(worktree.path, ["diff", "--cached", "--quiet"]);
+    if (staged.code === 0) return false;
+    const identity = { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: `${name}@agent.invalid`, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: `${name}@agent.invalid` };
+    await this.#run(worktree.path, ["commit", "--quiet", "--no-verify", "-m", message], identity);
+    return true;
+  }
+
+  /** `git diff --stat` of the branch since it started (its summary line alone when long), or "no changes". */
+  async diffStat(worktree: TeammateWorktree): Promise<string> {
+    const stat = await this.#run(worktree.path, ["diff", "--stat=120", worktree.base, "HEAD"]);
+    return trimStat(stat.stdout);
+  }
+
+  /**
+   * Merges the teammate's branch into the Lead's current branch with a merge
+   * commit. Refused (nothing done) when the Lead's tree has uncommitted changes
+   * to tracked files, a merge is in progress or HEAD is detached. The teammate's
+   * uncommitted work is committed to its branch first. On a conflict the merge
+   * is aborted — no MERGE_HEAD, the Lead's tree as it was — and a
+   * MergeConflictError names the files.
+   */
+  async merge(worktree: TeammateWorktree, name: string): Promise<MergeOutcome> {
+    const into = await git(this.workspace, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+    if (into.code !== 0) {
+      throw new MergeRefusedError(`cannot merge ${name}: the workspace is on a detached HEAD; check out a branch to merge into first`);
+    }
+    const target = into.stdout.trim();
+    if ((await git(this.workspace, ["rev-parse", "--verify", "--quiet", "MERGE_HEAD"])).code === 0) {
+      throw new MergeRefusedError(`cannot merge ${name}: a merge is already in progress in the workspace; finish it (git commit) or abort it (git merge --abort) first`);
+    }
+    const status = await this.#run(this.workspace, ["status", "--porcelain", "--untracked-files=no"]);
+    const dirty = status.stdout.split("\n").filter((line) => line.trim() !== "").map((line) => line.slice(3));
+    if (dirty.length > 0) {
+      const shown = dirty.slice(0, 5).join(", ") + (dirty.length > 5 ? `, and ${dirty.length - 5} more` : "");
+      throw new MergeRefusedError(`cannot merge ${name}: the workspace has uncommitted changes (${shown}); commit or stash them, then merge again`);
+    }
+    if (!existsSync(join(worktree.path, ".git"))) await this.ensure(worktree);
+    const committedPending = await this.commitPending(worktree, name, `${name}: work not yet committed when the Lead merged`);
+    const ahead = await this.#run(this.workspace, ["rev-list", "--count", `HEAD..${worktree.branch}`]);
+    if (Number(ahead.stdout.trim()) === 0) {
+      return { branch: worktree.branch, into: target, stat: "nothing to merge: the branch has no commits the workspace lacks", committedPending };
+    }
+    const merged = await git(this.workspace, ["merge", "--no-ff", "--no-edit", "-m", `Merge teammate ${name} (${worktree.branch})`, worktree.branch], await this.#identity());
+    if (merged.code !== 0) {
+      const conflicts = await git(this.workspace, ["diff", "--name-only", "--diff-filter=U"]);
+      const files = conflicts.stdout.split("\n").filter((line) => line !== "");
+      await this.#abortMerge();
+      if (files.length > 0) {
+        throw new MergeConflictError(
+          worktree.branch,
+          files,
+          `merging ${worktree.branch} into ${target} conflicts in ${files.join(", ")}; the merge was aborted and the workspace is unchanged. ` +
+            `Ask ${name} to redo its change on top of yours, or merge the branch yourself with git and resolve the conflict`,
+        );
+      }
+      throw new WorktreeGitError(`merging ${worktree.branch} into ${target} failed: ${firstLine(merged)}; the workspace is unchanged`);
+    }
+    const commit = await this.#run(this.workspace, ["rev-parse", "--short", "HEAD"]);
+    const stat = await this.#run(this.workspace, ["diff", "--stat=120", "HEAD^1", "HEAD"]);
+    return { branch: worktree.branch, into: target, commit: commit.stdout.trim(), stat: trimStat(stat.stdout), committedPending };
+  }
+
+  /** Removes the teammate's worktree, committing its uncommitted work to the branch first; the branch is kept. */
+  async remove(worktree: TeammateWorktree, name: string): Promise<RemoveOutcome> {
+    let committedPending = false;
+    if (existsSync(join(worktree.path, ".git"))) {
+      committedPending = await this.commitPending(worktree, name, `${name}: work not yet committed when it was removed`);
+      await this.#run(this.workspace, ["worktree", "remove", "--force", worktree.path]);
+    }
+    await git(this.workspace, ["worktree", "prune"]);
+    const ahead = await git(this.workspace, ["rev-list", "--count", `HEAD..${worktree.branch}`]);
+    return { branch: worktree.branch, committedPending, unmerged: ahead.code === 0 ? Number(ahead.stdout.trim()) : 0 };
+  }
+
+  async #add(path: string, branchArgs: string[], start?: string): Promise<void> {
+    // A worktree whose directory was deleted is still registered until pruned.
+    await git(this.workspace, ["worktree", "prune"]);
+    mkdirSync(join(path, ".."), { recursive: true });
+    const args = start === undefined ? ["worktree", "add", "--quiet", path, ...branchArgs] : ["worktree", "add", "--quiet", ...branchArgs, path, start];
+    await this.#run(this.workspace, args);
+  }
+
+  #describe(path: string, branch: string, base: string): TeammateWorktree {
+    return { path, workspace: this.repository.prefix === "" ? path : join(path, this.repository.prefix), branch, base };
+  }
+
+  /** The worktrees directory ignores itself, so the Lead's `git status` never lists the teammates' trees. */
+  #ensureIgnored(): void {
+    const dir = worktreesDir(this.workspace);
+    mkdirSync(dir, { recursive: true });
+    const ignore = join(dir, ".gitignore");
+    if (!existsSync(ignore)) writeFileSync(ignore, "# Written by agent: teammates' git worktrees (docs/team-worktrees.md)\n*\n");
+  }
+
+  async #abortMerge(): Promise<void> {
+    if ((await git(this.workspace, ["rev-parse", "--verify", "--quiet", "MERGE_HEAD"])).code !== 0) return;
+    const aborted = await git(this.workspace, ["merge", "--abort"]);
+    if (aborted.code !== 0) await this.#run(this.workspace, ["reset", "--merge"]);
+  }
+
+  /** The repository's committer when it has one configured, else "agent". */
+  async #identity(): Promise<Record<string, string>> {
+    const name = await git(this.workspace, ["config", "user.name"]);
+    const email = await git(this.workspace, ["config", "user.email"]);
+    return {
+      ...(name.code === 0 ? {} : { GIT_AUTHOR_NAME: "agent", GIT_COMMITTER_NAME: "agent" }),
+      ...(email.code === 0 ? {} : { GIT_AUTHOR_EMAIL: "agent@agent.invalid", GIT_COMMITTER_EMAIL: "agent@agent.invalid" }),
+    };
+  }
+
+  async #run(cwd: string, args: string[], env?: Record<string, string>): Promise<GitResult> {
+    const result = await git(cwd, args, env);
+    if (result.code !== 0) throw new WorktreeGitError(`git ${args[0]} failed in ${cwd}: ${firstLine(result)}`);
+    return result;
+  }
+}
+
+function notAvailable(problem: string): WorktreeUnavailableError {
+  return new WorktreeUnavailableError(
+    `isolation "worktree" needs a git repository, and ${problem}; run \`git init\` and commit there, or spawn without isolation`,
+  );
+}
+
+function trimStat(stat: string): string {
+  const lines = stat.trimEnd().split("\n").filter((line) => line.trim() !== "");
+  if (lines.length === 0) return "no changes";
+  return (lines.length > STAT_LINES ? [lines.at(-1)!] : lines).map((line) => line.trim()).join("\n");
+}
