@@ -3,12 +3,13 @@ import { join } from "node:path";
 import { z } from "zod";
 import { PermissionMode } from "../config/config.ts";
 import { isErrno } from "../storage/atomic-file.ts";
+import { Isolation } from "../worktrees/teammate-worktree.ts";
 
 /** The tools a teammate may have; a definition's `tools` picks among them. */
 export const TEAMMATE_TOOL_NAMES = ["shell", "read_file", "write_file", "send_message"] as const;
 
 /** Keys of the design this build does not implement yet: refused with a clear reason rather than ignored in silence. */
-const NOT_SUPPORTED = ["isolation", "autoClaim"] as const;
+const NOT_SUPPORTED = ["autoClaim"] as const;
 
 /** The frontmatter of `.agent/agents/<name>.md`. */
 export const AgentDefinitionFrontmatter = z.strictObject({
@@ -17,6 +18,8 @@ export const AgentDefinitionFrontmatter = z.strictObject({
   model: z.string().trim().min(1).optional(),
   tools: z.array(z.enum(TEAMMATE_TOOL_NAMES)).min(1).optional(),
   permissionMode: PermissionMode.optional(),
+  /** "worktree": spawned in its own git worktree and branch, unless the spawn says otherwise. */
+  isolation: Isolation.optional(),
 });
 export type AgentDefinitionFrontmatter = z.infer<typeof AgentDefinitionFrontmatter>;
 

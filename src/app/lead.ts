@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { type AgentName, LEAD } from "../core/agent-name.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { type IdSource, uuidV7Source } from "../core/ids.ts";
@@ -55,6 +55,8 @@ import { scheduleCronTool } from "../tools/schedule-cron.ts";
 import { type SubagentRun, taskTool } from "../tools/task.ts";
 import { taskTools } from "../tools/task-tools.ts";
 import { todoWriteTool } from "../tools/todo-write.ts";
+import { mergeTeammateTool } from "../tools/merge-teammate.ts";
+import { GitWorktrees, worktreePromptNote } from "../worktrees/worktrees.ts";
 
 /** A subagent's turn cap: it does one focused job. */
 const SUBAGENT_MAX_TURNS = 25;
@@ -101,6 +103,8 @@ export interface LeadContext {
   onPermissionDenied?: (denial: PermissionDenial & { agent: string }) => void;
   /** The OS sandbox for every agent's shell and background jobs (not hooks); plain `sh -c` when absent. */
   sandbox?: Sandbox;
+  /** The session's id, for worktree branches `agent/<session>/<name>`; the state dir's name when absent. */
+  sessionId?: string;
   /** The state root (every session) no tool may touch; `stateDir` when absent. */
   stateRoot?: string;
   /** Told once when the budget refuses a model call: the command stops the team, leaving its work for drain. */
@@ -202,6 +206,9 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       tools: Tool[],
       systemPrompt: string,
       extra: {
+        /** A worktree teammate's own workspace and fence; the Lead's when absent. */
+        workspace?: string;
+        fence?: ProtectedPaths;
         history?: HistoryStore;
         maxTurns?: number;
         reminder?: () => string | undefined;
@@ -226,8 +233,8 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         history: extra.history ?? openHistory(identity as AgentName),
         clock,
         systemPrompt,
-        workspace: context.workspace,
-        fence,
+        workspace: extra.workspace ?? context.workspace,
+        fence: extra.fence ?? fence,
         maxTurns: extra.maxTurns ?? settings.maxTurns,
         compaction: compaction(identity),
         observer: context.observer,
@@ -259,12 +266,22 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     closers.push(() => background.close());
 
     // Every agent of the runtime reads the same project instructions and environment, once per runtime.
+    const environment = environmentFacts(context.workspace, clock);
     const promptContext = contextSections({
       instructions: readProjectInstructions(context.workspace),
       append: settings.appendSystemPrompt,
-      environment: environmentFacts(context.workspace, clock),
+      environment,
     });
     const withContext = (prompt: string) => `${prompt}\n\n${promptContext}`;
+
+    // Worktree isolation (docs/team-worktrees.md): offered only in a git workspace; git runs on first need.
+    const inGit = environment.git.repository;
+    let openedWorktrees: Promise<GitWorktrees> | undefined;
+    const worktrees = () => (openedWorktrees ??= GitWorktrees.require(context.workspace, context.sessionId ?? basename(context.stateDir)));
+    if (settings.team.isolation === "worktree" && !inGit) {
+      warn(LEAD)(`config team.isolation "worktree" is ignored: ${context.workspace} is not in a git repository, so teammates share the workspace`);
+    }
+    const hookCommands = Object.values(settings.hooks).flatMap((list) => (list ?? []).map((hook) => hook.command));
 
     const definitions = AgentDefinitions.load(context.workspace);
     for (const problem of definitions.problems) warn(LEAD)(`teammate definition ${problem.path} skipped: ${problem.problem}`);
@@ -277,6 +294,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       inbox,
       supervisor,
       registry: new TeamRegistry(context.stateDir),
+      worktrees,
       // Teammates have at most these four tools (no spawning, no editing helpers), and
       // MCP tools only of the servers whose config says `teammates: true`. A definition
       // narrows the tools and sets the prompt, permission mode and model; a definition
@@ -286,7 +304,22 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         if (teammate.agent !== undefined && !definition) {
           warn(teammate.name)(`teammate definition "${teammate.agent}" is gone: ${teammate.name} runs with the default teammate settings`);
         }
-        const all = [shellTool(shellOptions), readFileTool(), writeFileTool(), sendMessageTool(team)];
+        // A worktree teammate's workspace is its worktree: its file tools, shell cwd,
+        // sandbox and protected paths all take that as the workspace.
+        const worktree = teammate.worktree;
+        const own = worktree
+          ? {
+              workspace: worktree.workspace,
+              fence: new ProtectedPaths({
+                workspace: worktree.workspace,
+                stateRoot: context.stateRoot ?? context.stateDir,
+                agentDir: agentDirOf(worktree.workspace),
+                hookCommands,
+              }),
+            }
+          : undefined;
+        const shell = own && context.sandbox ? { ...settings.shell, sandbox: context.sandbox.within(own.workspace) } : shellOptions;
+        const all = [shellTool(shell), readFileTool(), writeFileTool(), sendMessageTool(team)];
         // Until the Lead approves its plan, a plan_mode_required teammate is read-only and can submit_plan.
         const planning = teammate.plan !== undefined && teammate.plan.state !== "approved";
         const tools = [
@@ -301,9 +334,12 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
           const verdict = await team.requestPermission(teammate.name, { tool, effect, subject, ...(why ? { why } : {}), input }, signal);
           return verdict.allow ? { answer: "yes" } : { answer: "denied", reason: `permission denied on the Lead's side: ${verdict.reason ?? "no reason given"}` };
         };
-        return runnerFor(teammate.name, tools, withContext(teammateSystemPrompt(teammate.name, teammate.role, definition?.prompt)), {
+        const modePolicy = policy.withMode(mode, askLead);
+        const extraPrompt = [worktree ? worktreePromptNote(worktree) : "", definition?.prompt ?? ""].filter(Boolean).join("\n\n");
+        return runnerFor(teammate.name, tools, withContext(teammateSystemPrompt(teammate.name, teammate.role, extraPrompt)), {
           sources: [mcp.source("teammate")],
-          policy: policy.withMode(mode, askLead),
+          policy: own ? modePolicy.withProtected(own.fence) : modePolicy,
+          ...(own ?? {}),
           ...(teammate.model !== undefined ? { model: withModel(model, teammate.model) } : {}),
         });
       },
@@ -339,10 +375,12 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       loadSkillTool(skills),
       ...taskTools(new FileTaskStore({ stateDir: context.stateDir })),
       scheduleCronTool(cron),
-      spawnTeammateTool(team, definitions),
+      spawnTeammateTool(team, definitions, { git: inGit, isolation: inGit ? settings.team.isolation : "none" }),
       sendMessageTool(team),
       requestShutdownTool(team),
       reviewPlanTool(team),
+      // Only where it can work, so a workspace without git offers the model nothing it cannot use.
+      ...(inGit ? [mergeTeammateTool(team, worktrees)] : []),
     ];
     const runner = runnerFor(LEAD, leadTools, withContext(leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"))), {
       reminder: () => todos.reminder(),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { McpServers, McpSettingsConfig } from "../mcp/config.ts";
 import { PERMISSION_MODES } from "./modes.ts";
 import { Pricing } from "../usage/pricing.ts";
+import { Isolation } from "../worktrees/teammate-worktree.ts";
 
 export { PERMISSION_MODES };
 export const PermissionMode = z.enum(PERMISSION_MODES);
@@ -76,6 +77,12 @@ export const ConfigFile = z.strictObject({
     .strictObject({
       /** The cap on one message's content, in UTF-8 bytes (default 1 MiB). */
       maxContentBytes: z.number().int().positive().optional(),
+    })
+    .optional(),
+  team: z
+    .strictObject({
+      /** How spawned teammates work by default: "worktree" gives each its own git worktree and branch (docs/team-worktrees.md). */
+      isolation: Isolation.optional(),
     })
     .optional(),
   /** MCP servers by name (docs/mcp.md); `--mcp-config` files add to them. */

@@ -5,6 +5,7 @@ import { DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpSettings } from "../mcp/config.ts"
 import { readMcpConfigs } from "./mcp-config-file.ts";
 import type { ModelClientOptions } from "../model/types.ts";
 import type { Pricing } from "../usage/pricing.ts";
+import type { Isolation } from "../worktrees/teammate-worktree.ts";
 import { type LoadedConfigFile, readConfigFile } from "./config-file.ts";
 import { type SandboxMode, parseSandboxMode } from "../security/sandbox/sandbox.ts";
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode } from "./config.ts";
@@ -35,6 +36,8 @@ export interface Settings {
   /** Absent values mean the runner's own thresholds. */
   compaction: { thresholdChars?: number; largeToolResultChars?: number };
   mailbox: { maxContentBytes: number };
+  /** Teammates' defaults: `isolation` "none" (the shared workspace) or "worktree". */
+  team: { isolation: Isolation };
   /** MCP servers from config and --mcp-config files, and the client's settings. */
   mcp: McpSettings;
   /** Prices by model, merged across levels (a higher level's entry replaces a lower one's for its model). */
@@ -230,6 +233,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     mailbox: {
       maxContentBytes: pick("mailbox.maxContentBytes", [() => fromFiles((c) => c.mailbox?.maxContentBytes)], DEFAULT_MAX_CONTENT_BYTES),
     },
+    team: { isolation: pick("team.isolation", [() => fromFiles((c) => c.team?.isolation)], "none" as Isolation) },
     mcp: {
       // By name, a higher level's server replacing a lower one's; --mcp-config files last.
       servers: Object.assign({}, ...files.map((file) => file.config.mcpServers), readMcpConfigs(flags.mcpConfig ?? [], cwd)),

@@ -122,7 +122,19 @@ export class PermissionPolicy {
    * either applies to both for the rest of the session.
    */
   withMode(mode: PermissionMode, ask: PermissionAsker | undefined = this.#ask): PermissionPolicy {
-    const view = new PermissionPolicy({ mode, ...(ask ? { ask } : {}), ...(this.#protected ? { protected: this.#protected } : {}) });
+    return this.#view(mode, ask, this.#protected);
+  }
+
+  /**
+   * The same rules, mode and asker over another workspace's protected paths (a
+   * worktree teammate's), sharing the rule lists and answers as withMode does.
+   */
+  withProtected(paths: ProtectedPaths): PermissionPolicy {
+    return this.#view(this.mode, this.#ask, paths);
+  }
+
+  #view(mode: PermissionMode, ask: PermissionAsker | undefined, paths: ProtectedPaths | undefined): PermissionPolicy {
+    const view = new PermissionPolicy({ mode, ...(ask ? { ask } : {}), ...(paths ? { protected: paths } : {}) });
     view.#allow = this.#allow;
     view.#deny = this.#deny;
     view.#session = this.#session;

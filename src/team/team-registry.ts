@@ -4,6 +4,7 @@ import { AgentName } from "../core/agent-name.ts";
 import { MessageId, UtcInstant } from "../core/message.ts";
 import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
+import { TeammateWorktree } from "../worktrees/teammate-worktree.ts";
 
 export const TEAMMATE_STATES = ["running", "idle", "failed", "shutdown"] as const;
 export const TeammateState = z.enum(TEAMMATE_STATES);
@@ -34,6 +35,8 @@ export const TeammateRecord = z.strictObject({
   model: z.string().min(1).optional(),
   /** Present when spawned with plan_mode_required (absent in older team.json files). */
   plan: TeammatePlan.optional(),
+  /** Its git worktree and branch, when spawned with `isolation: "worktree"` (docs/team-worktrees.md). */
+  worktree: TeammateWorktree.optional(),
 });
 export type TeammateRecord = z.infer<typeof TeammateRecord>;
 

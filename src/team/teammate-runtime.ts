@@ -20,6 +20,9 @@ import {
 } from "../protocols/protocol-messages.ts";
 import type { TeamRegistry, TeammatePlan, TeammateRecord, TeammateState } from "./team-registry.ts";
 import { archiveHistory, wasRemoved } from "./teammate-archive.ts";
+import type { Isolation } from "../worktrees/teammate-worktree.ts";
+import type { GitWorktrees } from "../worktrees/worktrees.ts";
+import { WorktreeUnavailableError } from "../worktrees/worktree-errors.ts";
 
 const ACK_ATTEMPTS = 3;
 const ACK_RETRY_MS = 50;
@@ -57,6 +60,8 @@ export interface TeammateRuntimeOptions {
   decidePermission?: (request: PermissionRequestContent, teammate: AgentName, requestId: string, signal: AbortSignal) => Promise<PermissionResponse>;
   /** How long a call waits for that verdict; PERMISSION_TIMEOUT_MS when absent. */
   permissionTimeoutMs?: number;
+  /** The workspace's git worktrees, opened on first need; rejects with WorktreeUnavailableError outside git. */
+  worktrees?: () => Promise<GitWorktrees>;
 }
 
 interface Worker {
@@ -137,11 +142,13 @@ export class TeammateRuntime {
       if (pendingTaskId !== undefined && !(await this.#o.store.find(pendingTaskId))) continue;
       records.push(record);
     }
+    let lostWorktree = false;
     for (const record of records) {
       const state: TeammateState = record.state === "failed" || record.state === "shutdown" ? record.state : "idle";
       const retired = state === "shutdown";
       this.#workers.set(record.name, { record: { ...record, state }, runner: undefined, active: false, current: undefined, pokes: 0, retired });
       if (retired) await this.#settleRetired(record.name);
+      else if (state !== "failed" && record.worktree && !(await this.#restoreWorktree(record))) lostWorktree = true;
       else if (state !== "failed") {
         await this.#o.store.recover(record.name);
         this.#startWorker(record.name);
@@ -150,7 +157,7 @@ export class TeammateRuntime {
     // A teammate a killed runtime left "running" with no work to pick up again
     // never changes state here: without this write team.json would keep saying
     // "running" after this runtime has finished.
-    if (records.length !== stored.length || stored.some((record) => record.state === "running" || record.pendingTaskId)) {
+    if (lostWorktree || records.length !== stored.length || stored.some((record) => record.state === "running" || record.pendingTaskId)) {
       this.#persist();
     }
     await this.#o.store.recover(LEAD);
@@ -167,7 +174,7 @@ export class TeammateRuntime {
     name: string,
     role: string,
     prompt: string,
-    settings: { agent?: string; model?: string; planModeRequired?: boolean } = {},
+    settings: { agent?: string; model?: string; planModeRequired?: boolean; isolation?: Isolation } = {},
   ): Promise<TeammateRecord & { previous?: string }> {
     this.#refuseWhenClosing("spawn a teammate");
     assertTeammateName(name);
@@ -216,6 +223,9 @@ export class TeammateRuntime {
     };
     this.#workers.set(name, worker);
     try {
+      // Created after the name is reserved, so of two spawns only the winner makes one;
+      // before team.json names it, so a restore never looks for a worktree that is not there.
+      if (settings.isolation === "worktree") worker.record = { ...worker.record, worktree: await (await this.#worktrees()).create(name) };
       this.#persist();
       await this.#o.store.recover(name);
       await this.#deliver(LEAD, name, "task", prompt, taskId);
@@ -584,6 +594,41 @@ export class TeammateRuntime {
     });
   }
 
+  async #worktrees(): Promise<GitWorktrees> {
+    if (!this.#o.worktrees) throw new WorktreeUnavailableError('isolation "worktree" is not available in this runtime; spawn without isolation');
+    return this.#o.worktrees();
+  }
+
+  /**
+   * A worktree teammate's result ends with its branch and what changed on it:
+   * its work is committed to its branch first (its sandbox cannot), so the
+   * Lead can merge it. A git failure is reported in the result, not a failure of the teammate.
+   */
+  async #withWorktreeReport(record: TeammateRecord, result: string): Promise<string> {
+    const worktree = record.worktree;
+    if (!worktree) return result;
+    try {
+      const worktrees = await this.#worktrees();
+      await worktrees.commitPending(worktree, record.name, `${record.name}: work of its turn`);
+      const stat = await worktrees.diffStat(worktree);
+      return `${result}\n\n[worktree: branch ${worktree.branch}; changes since it branched:${stat.includes("\n") ? "\n" : " "}${stat}]`;
+    } catch (error) {
+      return `${result}\n\n[worktree: branch ${worktree.branch}; its changes could not be read: ${(error as Error).message}]`;
+    }
+  }
+
+  /** Finds a restored teammate's worktree again (re-adding it from its branch when the directory is gone); false, and the teammate failed, when it cannot. */
+  async #restoreWorktree(record: TeammateRecord): Promise<boolean> {
+    try {
+      await (await this.#worktrees()).ensure(record.worktree!);
+      return true;
+    } catch (error) {
+      const worker = this.#workers.get(record.name)!;
+      worker.record = { ...worker.record, state: "failed", failure: `its worktree could not be restored: ${(error as Error).message}` };
+      return false;
+    }
+  }
+
   /** Starts the teammate's loop unless it already runs (or may not). */
   #startWorker(name: AgentName): void {
     const worker = this.#workers.get(name);
@@ -648,7 +693,7 @@ export class TeammateRuntime {
             }
             if (!(await this.#finish(name, worker, message))) return;
           } else {
-            await this.#deliverResult(name, message, result.result);
+            await this.#deliverResult(name, message, await this.#withWorktreeReport(worker.record, result.result));
             // The work is done and its result is with the Lead: from here a
             // storage failure must not fail the teammate or quarantine the input.
             if (!(await this.#finish(name, worker, message))) return;

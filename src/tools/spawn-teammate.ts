@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { AgentDefinitions } from "../agents/agent-definitions.ts";
 import { type TeammateRuntime, TeammateUnavailableError } from "../team/teammate-runtime.ts";
+import { Isolation } from "../worktrees/teammate-worktree.ts";
 import { defineTool } from "../core/tool.ts";
 
 export const SpawnTeammateInput = z.strictObject({
@@ -16,14 +17,31 @@ export const SpawnTeammateInput = z.strictObject({
 });
 export type SpawnTeammateInput = z.infer<typeof SpawnTeammateInput>;
 
-export function spawnTeammateTool(team: TeammateRuntime, definitions: AgentDefinitions) {
+/** In a git workspace the tool also takes `isolation`. */
+export const SpawnTeammateGitInput = SpawnTeammateInput.extend({
+  isolation: Isolation.optional().describe(
+    '"worktree": it works in its own git worktree on branch agent/<session>/<name>, so teammates editing at once do not collide; ' +
+      'merge its branch with merge_teammate. "none": the shared workspace.',
+  ),
+});
+export type SpawnTeammateGitInput = z.infer<typeof SpawnTeammateGitInput>;
+
+export interface SpawnTeammateOptions {
+  /** True in a git workspace: the schema offers `isolation` (it is only there where it works). */
+  git?: boolean;
+  /** The configured default (config `team.isolation`). */
+  isolation?: Isolation;
+}
+
+export function spawnTeammateTool(team: TeammateRuntime, definitions: AgentDefinitions, options: SpawnTeammateOptions = {}) {
+  const input: z.ZodType<SpawnTeammateGitInput> = options.git ? SpawnTeammateGitInput : SpawnTeammateInput;
   return defineTool({
     name: "spawn_teammate",
     description:
       "Start a persistent teammate with its own history and tools (shell, read_file, write_file, send_message) working " +
       "on `prompt` in parallel with you. Returns at once; its result arrives later as a message from it. " +
       "Send it follow-up work with send_message: it remembers its earlier turns.",
-    input: SpawnTeammateInput,
+    input,
     effect: "coordinate",
     subject: (input) => input.name,
     async run(input) {
@@ -35,14 +53,18 @@ export function spawnTeammateTool(team: TeammateRuntime, definitions: AgentDefin
         );
       }
       const model = input.model?.trim() || definition?.model;
+      // The call's choice, else the definition's, else the configured default.
+      const isolation = input.isolation ?? definition?.isolation ?? options.isolation ?? "none";
       const teammate = await team.spawn(input.name, input.role, input.prompt, {
         ...(definition ? { agent: definition.name } : {}),
         ...(model ? { model } : {}),
         ...(input.plan_mode_required ? { planModeRequired: true } : {}),
+        ...(isolation === "worktree" ? { isolation } : {}),
       });
+      const where = teammate.worktree ? `, in its own worktree on branch ${teammate.worktree.branch}` : "";
       return {
         content:
-          `spawned ${teammate.name} (${teammate.role}${definition ? `, from definition ${definition.name}` : ""}${model ? `, model ${model}` : ""}` +
+          `spawned ${teammate.name} (${teammate.role}${definition ? `, from definition ${definition.name}` : ""}${model ? `, model ${model}` : ""}${where}` +
           `${input.plan_mode_required ? ", in plan mode until you approve its plan" : ""}); ` +
           "it is working on the task and will report back with a message" +
           (teammate.previous !== undefined ? `; ${teammate.previous}` : ""),

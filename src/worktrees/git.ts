@@ -18,13 +18,19 @@ export async function git(cwd: string, args: readonly string[], env: Record<stri
     if (value === undefined || /^GIT_(DIR|WORK_TREE|INDEX_FILE|COMMON_DIR|OBJECT_DIRECTORY|PREFIX)$/.test(key)) continue;
     base[key] = value;
   }
-  const child = Bun.spawn(["git", "-c", "core.hooksPath=/dev/null", ...args], {
-    cwd,
-    env: { ...base, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  let child: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  try {
+    child = Bun.spawn(["git", "-c", "core.hooksPath=/dev/null", ...args], {
+      cwd,
+      env: { ...base, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...env },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  } catch (error) {
+    // No git installed (or no such directory): an answer, like any other failure.
+    return { code: 127, stdout: "", stderr: `git could not be started: ${(error as Error).message}` };
+  }
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   return { code, stdout, stderr };
 }

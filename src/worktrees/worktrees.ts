@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { type GitResult, firstLine, git } from "./git.ts";
 import type { TeammateWorktree } from "./teammate-worktree.ts";
 import { MergeConflictError, MergeRefusedError, WorktreeGitError, WorktreeUnavailableError } from "./worktree-errors.ts";
@@ -47,6 +47,9 @@ export function worktreesDir(workspace: string): string {
  * aborting cleanly on a conflict.
  */
 export class GitWorktrees {
+  /** One git operation of the runtime at a time: concurrent commits and worktree adds would race for git's lock files. */
+  #queue: Promise<unknown> = Promise.resolve();
+
   private constructor(
     readonly workspace: string,
     readonly session: string,
@@ -56,7 +59,7 @@ export class GitWorktrees {
   /** The worktrees of `workspace`'s repository, or the reason there can be none (not a repository). */
   static async open(workspace: string, session: string): Promise<GitWorktrees | { problem: string }> {
     const found = await git(workspace, ["rev-parse", "--show-toplevel", "--show-prefix"]);
-    if (found.code !== 0) return { problem: `${workspace} is not in a git repository` };
+    if (found.code !== 0) return { problem: found.code === 127 ? firstLine(found) : `${workspace} is not in a git repository` };
     const [top = workspace, prefix = ""] = found.stdout.split("\n");
     return new GitWorktrees(workspace, session, { top, prefix: prefix.replace(/\/$/, "") });
   }
@@ -66,6 +69,12 @@ export class GitWorktrees {
     const opened = await GitWorktrees.open(workspace, session);
     if ("problem" in opened) throw notAvailable(opened.problem);
     return opened;
+  }
+
+  /** The worktrees of the workspace a stored worktree belongs to (for the admin commands, which have no runtime). */
+  static forWorktree(worktree: TeammateWorktree, session: string): Promise<GitWorktrees> {
+    // path = <workspace>/.agent/worktrees/<session>/<name>
+    return GitWorktrees.require(resolve(worktree.path, "..", "..", "..", ".."), session);
   }
 
   branchOf(name: string): string {
@@ -81,7 +90,11 @@ export class GitWorktrees {
    * same name spawned again in this session (after a failure, or a spawn cut
    * short) gets its existing branch back, with the work on it.
    */
-  async create(name: string): Promise<TeammateWorktree> {
+  create(name: string): Promise<TeammateWorktree> {
+    return this.#serial(() => this.#create(name));
+  }
+
+  async #create(name: string): Promise<TeammateWorktree> {
     const head = await git(this.workspace, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
     if (head.code !== 0) {
       throw new WorktreeUnavailableError(
@@ -102,7 +115,11 @@ export class GitWorktrees {
   }
 
   /** Puts a teammate's worktree back when its directory is gone (the branch must still exist). */
-  async ensure(worktree: TeammateWorktree): Promise<void> {
+  ensure(worktree: TeammateWorktree): Promise<void> {
+    return this.#serial(() => this.#ensure(worktree));
+  }
+
+  async #ensure(worktree: TeammateWorktree): Promise<void> {
     if (existsSync(join(worktree.path, ".git"))) return;
     const exists = (await git(this.workspace, ["rev-parse", "--verify", "--quiet", `refs/heads/${worktree.branch}^{commit}`])).code === 0;
     if (!exists) {
@@ -115,7 +132,11 @@ export class GitWorktrees {
   }
 
   /** Commits everything in the worktree that is not committed yet, as the teammate; false when there was nothing. */
-  async commitPending(worktree: TeammateWorktree, name: string, message: string): Promise<boolean> {
+  commitPending(worktree: TeammateWorktree, name: string, message: string): Promise<boolean> {
+    return this.#serial(() => this.#commitPending(worktree, name, message));
+  }
+
+  async #commitPending(worktree: TeammateWorktree, name: string, message: string): Promise<boolean> {
     await this.#run(worktree.path, ["add", "--all"]);
     const staged = await git(worktree.path, ["diff", "--cached", "--quiet"]);
     if (staged.code === 0) return false;
@@ -125,7 +146,11 @@ export class GitWorktrees {
   }
 
   /** `git diff --stat` of the branch since it started (its summary line alone when long), or "no changes". */
-  async diffStat(worktree: TeammateWorktree): Promise<string> {
+  diffStat(worktree: TeammateWorktree): Promise<string> {
+    return this.#serial(() => this.#diffStat(worktree));
+  }
+
+  async #diffStat(worktree: TeammateWorktree): Promise<string> {
     const stat = await this.#run(worktree.path, ["diff", "--stat=120", worktree.base, "HEAD"]);
     return trimStat(stat.stdout);
   }
@@ -138,7 +163,11 @@ export class GitWorktrees {
    * is aborted — no MERGE_HEAD, the Lead's tree as it was — and a
    * MergeConflictError names the files.
    */
-  async merge(worktree: TeammateWorktree, name: string): Promise<MergeOutcome> {
+  merge(worktree: TeammateWorktree, name: string): Promise<MergeOutcome> {
+    return this.#serial(() => this.#merge(worktree, name));
+  }
+
+  async #merge(worktree: TeammateWorktree, name: string): Promise<MergeOutcome> {
     const into = await git(this.workspace, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
     if (into.code !== 0) {
       throw new MergeRefusedError(`cannot merge ${name}: the workspace is on a detached HEAD; check out a branch to merge into first`);
@@ -153,8 +182,8 @@ export class GitWorktrees {
       const shown = dirty.slice(0, 5).join(", ") + (dirty.length > 5 ? `, and ${dirty.length - 5} more` : "");
       throw new MergeRefusedError(`cannot merge ${name}: the workspace has uncommitted changes (${shown}); commit or stash them, then merge again`);
     }
-    if (!existsSync(join(worktree.path, ".git"))) await this.ensure(worktree);
-    const committedPending = await this.commitPending(worktree, name, `${name}: work not yet committed when the Lead merged`);
+    if (!existsSync(join(worktree.path, ".git"))) await this.#ensure(worktree);
+    const committedPending = await this.#commitPending(worktree, name, `${name}: work not yet committed when the Lead merged`);
     const ahead = await this.#run(this.workspace, ["rev-list", "--count", `HEAD..${worktree.branch}`]);
     if (Number(ahead.stdout.trim()) === 0) {
       return { branch: worktree.branch, into: target, stat: "nothing to merge: the branch has no commits the workspace lacks", committedPending };
@@ -180,15 +209,25 @@ export class GitWorktrees {
   }
 
   /** Removes the teammate's worktree, committing its uncommitted work to the branch first; the branch is kept. */
-  async remove(worktree: TeammateWorktree, name: string): Promise<RemoveOutcome> {
+  remove(worktree: TeammateWorktree, name: string): Promise<RemoveOutcome> {
+    return this.#serial(() => this.#remove(worktree, name));
+  }
+
+  async #remove(worktree: TeammateWorktree, name: string): Promise<RemoveOutcome> {
     let committedPending = false;
     if (existsSync(join(worktree.path, ".git"))) {
-      committedPending = await this.commitPending(worktree, name, `${name}: work not yet committed when it was removed`);
+      committedPending = await this.#commitPending(worktree, name, `${name}: work not yet committed when it was removed`);
       await this.#run(this.workspace, ["worktree", "remove", "--force", worktree.path]);
     }
     await git(this.workspace, ["worktree", "prune"]);
     const ahead = await git(this.workspace, ["rev-list", "--count", `HEAD..${worktree.branch}`]);
     return { branch: worktree.branch, committedPending, unmerged: ahead.code === 0 ? Number(ahead.stdout.trim()) : 0 };
+  }
+
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(work, work);
+    this.#queue = next.catch(() => {});
+    return next;
   }
 
   async #add(path: string, branchArgs: string[], start?: string): Promise<void> {
@@ -232,6 +271,14 @@ export class GitWorktrees {
     if (result.code !== 0) throw new WorktreeGitError(`git ${args[0]} failed in ${cwd}: ${firstLine(result)}`);
     return result;
   }
+}
+
+/** What a worktree teammate is told about where it works, after its role. */
+export function worktreePromptNote(worktree: TeammateWorktree): string {
+  return [
+    `You work in your own git worktree, on branch ${worktree.branch}: other teammates do not see your changes, nor you theirs, until the Lead merges your branch.`,
+    "Your changes are committed to your branch for you at the end of each turn; you need not run git commit.",
+  ].join("\n");
 }
 
 function notAvailable(problem: string): WorktreeUnavailableError {

@@ -23,7 +23,7 @@ describe("parseAgentDefinition", () => {
   test("every field, the body as the prompt", () => {
     const parsed = parseAgentDefinition(
       "x.md",
-      def("name: reviewer\ndescription: Reviews code\nmodel: m-1\ntools:\n  - read_file\n  - shell\npermissionMode: plan", "Line one.\n\nLine two."),
+      def("name: reviewer\ndescription: Reviews code\nmodel: m-1\ntools:\n  - read_file\n  - shell\npermissionMode: plan\nisolation: worktree", "Line one.\n\nLine two."),
     );
     expect(parsed).toEqual({
       path: "x.md",
@@ -32,6 +32,7 @@ describe("parseAgentDefinition", () => {
       model: "m-1",
       tools: ["read_file", "shell"],
       permissionMode: "plan",
+      isolation: "worktree",
       prompt: "Line one.\n\nLine two.",
     });
   });
@@ -48,7 +49,7 @@ describe("parseAgentDefinition", () => {
     ["unknown tool", def("name: a\ndescription: b\ntools: [edit_file]"), /tools\.0/],
     ["bad mode", def("name: a\ndescription: b\npermissionMode: yolo"), /permissionMode/],
     ["unknown key", def("name: a\ndescription: b\ncolour: red"), /colour/],
-    ["isolation", def("name: a\ndescription: b\nisolation: worktree"), /"isolation" is not supported yet/],
+    ["unknown isolation", def("name: a\ndescription: b\nisolation: container"), /isolation/],
     ["autoClaim", def("name: a\ndescription: b\nautoClaim: true"), /"autoClaim" is not supported yet/],
   ])("%s is refused", (_, text, problem) => {
     expect(() => parseAgentDefinition("x.md", text)).toThrow(problem);

@@ -36,7 +36,7 @@ describe("teammate definitions", () => {
     const { run, drain, agent, workspace, sessionDir } = teamSetup();
     mkdirSync(join(workspace, ".agent", "agents"), { recursive: true });
     writeFileSync(join(workspace, ".agent", "agents", "reviewer.md"), REVIEWER);
-    writeFileSync(join(workspace, ".agent", "agents", "broken.md"), "---\nname: broken\ndescription: x\nisolation: worktree\n---\nbody\n");
+    writeFileSync(join(workspace, ".agent", "agents", "broken.md"), "---\nname: broken\ndescription: x\nisolation: container\n---\nbody\n");
     const server = startServer([
       {
         identity: "lead",
@@ -57,7 +57,7 @@ describe("teammate definitions", () => {
     server.assertDone();
     const warnings = result.stderr.split("\n").filter((line) => line.includes("broken.md"));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain('"isolation" is not supported yet');
+    expect(warnings[0]).toContain("isolation");
 
     const team = JSON.parse(readFileSync(join(sessionDir(), "team.json"), "utf8"));
     expect(team.teammates).toMatchObject([{ name: "alice", agent: "reviewer", model: "small-model-1" }]);

@@ -61,3 +61,29 @@ test("a project's config cannot loosen the sandbox; the local config and the fla
   writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify({ sandbox: { mode: "read-only" } }));
   expect(loadSettings({ workspace, env }).settings.sandbox).toEqual({ mode: "read-only", network: false, explicit: true });
 });
+
+test("within(): a worktree teammate's sandbox writes its own workspace, not the Lead's, and not its own .agent/", async () => {
+  const { existsSync, mkdirSync } = await import("node:fs");
+  const root = realpathSync(tempDir("agent-sandbox-within-"));
+  const lead = join(root, "lead");
+  const teammate = join(root, "lead", ".agent", "worktrees", "s", "alice");
+  mkdirSync(teammate, { recursive: true });
+  const { sandbox } = resolveSandbox({ network: false, workspace: lead, agentDir: join(lead, ".agent"), stateRoot: join(lead, ".agent", "state"), explicit: false });
+  if (sandbox.status !== "bubblewrap") {
+    if (process.env.CI) throw new Error(`the sandbox tests must run in CI, but the sandbox is ${sandbox.status}`);
+    console.warn(`test/security: SKIPPED within(): no bubblewrap here (${sandbox.status})`);
+    return;
+  }
+  const inner = sandbox.within(teammate);
+  expect(inner.command("true", teammate).join(" ")).toContain(`--bind ${teammate} ${teammate} --ro-bind ${teammate}/.agent ${teammate}/.agent`);
+  // The Lead's sandbox keeps .agent/ (and so the worktrees) read-only; the teammate's makes its worktree writable.
+  const script = `touch mine.txt; touch ${join(lead, "leads.txt")}; touch .agent/config.json; echo done`;
+  const run = Bun.spawnSync(inner.command(script, teammate), { cwd: teammate, stderr: "pipe" });
+  expect(run.stdout.toString()).toContain("done");
+  expect(existsSync(join(teammate, "mine.txt"))).toBe(true);
+  expect(existsSync(join(lead, "leads.txt"))).toBe(false);
+  expect(existsSync(join(teammate, ".agent", "config.json"))).toBe(false);
+  const fromLead = Bun.spawnSync(sandbox.command(`touch ${join(teammate, "by-lead.txt")}`, lead), { cwd: lead, stderr: "pipe" });
+  expect(fromLead.exitCode).not.toBe(0);
+  expect(existsSync(join(teammate, "by-lead.txt"))).toBe(false);
+});

@@ -55,6 +55,7 @@ function note(teammate: TeammateRecord, live: boolean): string {
   if (teammate.state === "shutdown") notes.push("shut down on the Lead's request; `agent team rm` frees the name");
   if (teammate.state === "running" && !live) notes.push("stopped with its runtime; `agent drain` resumes it");
   if (teammate.plan) notes.push(PLAN_NOTES[teammate.plan.state] + (teammate.plan.requestId ? ` (request ${teammate.plan.requestId})` : ""));
+  if (teammate.worktree) notes.push(`branch ${teammate.worktree.branch}`);
   return notes.join("; ");
 }
 

@@ -6,11 +6,12 @@ import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { openMailboxStoreAsConfigured } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
 import { editStoppedTeammate } from "./stopped-session.ts";
+import { GitWorktrees, type RemoveOutcome } from "../../worktrees/worktrees.ts";
 
 export const teamRmCommand = defineCommand({
   meta: {
     name: "rm",
-    description: "Remove a shut-down or failed teammate from a stopped session, freeing its name (its history is kept aside)",
+    description: "Remove a shut-down or failed teammate from a stopped session, freeing its name (its history is kept aside; its git worktree removed, its branch kept)",
   },
   args: {
     name: { type: "positional", required: true, valueHint: "name", description: "The teammate to remove" },
@@ -42,19 +43,42 @@ export const teamRmCommand = defineCommand({
           quarantined.push(message.id);
         }
       }
+      // Its worktree goes (its uncommitted work committed to the branch first); the branch stays for a merge.
+      const worktree = teammate.worktree
+        ? { path: teammate.worktree.path, ...(await (await GitWorktrees.forWorktree(teammate.worktree, session.meta.id)).remove(teammate.worktree, name)) }
+        : undefined;
       const history = archiveHistory(session.dir, name, systemClock.now());
       // team.json last: a removal cut short is finished by running it again.
       registry.write(teammates.filter((t) => t.name !== name));
-      return { state: teammate.state, history, quarantined };
+      return { state: teammate.state, history, quarantined, worktree };
     });
     if (args.json) {
-      await writeJson({ session_id: session.meta.id, removed: name, ...outcome, history: outcome.history ?? null });
+      const { worktree, ...rest } = outcome;
+      await writeJson({
+        session_id: session.meta.id,
+        removed: name,
+        ...rest,
+        history: outcome.history ?? null,
+        worktree: worktree
+          ? { path: worktree.path, branch: worktree.branch, committed_pending: worktree.committedPending, unmerged_commits: worktree.unmerged }
+          : null,
+      });
       return;
     }
     const notes = [
       outcome.history ? `history kept at ${outcome.history}` : "it had no history",
       ...(outcome.quarantined.length > 0 ? [`${outcome.quarantined.length} unfinished message(s) moved to its quarantine/`] : []),
+      ...(outcome.worktree ? [worktreeNote(outcome.worktree)] : []),
     ];
     await writeOut(`removed ${name} (${outcome.state}) from session ${session.meta.id}; ${notes.join("; ")}\n`);
   },
 });
+
+function worktreeNote(worktree: RemoveOutcome & { path: string }): string {
+  const committed = worktree.committedPending ? " (its uncommitted work committed to the branch first)" : "";
+  const branch =
+    worktree.unmerged > 0
+      ? `its branch ${worktree.branch} is kept with ${worktree.unmerged} commit(s) not merged (merge it with git, or delete it: git branch -D ${worktree.branch})`
+      : `its branch ${worktree.branch} is kept, fully merged (delete it with git branch -d ${worktree.branch})`;
+  return `worktree ${worktree.path} removed${committed}; ${branch}`;
+}

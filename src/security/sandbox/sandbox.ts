@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from "node:fs";
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { UsageError } from "../../core/errors.ts";
 import { bubblewrapArgs, probeBubblewrap } from "./bubblewrap.ts";
 import { seatbeltArgs, probeSeatbelt } from "./seatbelt.ts";
@@ -33,6 +33,12 @@ export interface Sandbox {
   readonly status: SandboxStatus;
   /** The argv that runs `sh -c script` in `cwd`, under the sandbox when there is one. */
   command(script: string, cwd: string): string[];
+  /**
+   * The same sandbox around another workspace (a worktree teammate's): that one
+   * writable in workspace-write, its `.agent/` read-only; the repository's git
+   * data outside it stays read-only, so the runtime commits for the teammate.
+   */
+  within(workspace: string): Sandbox;
 }
 
 export interface SandboxRequest {
@@ -62,6 +68,7 @@ const UNSANDBOXED = (mode: SandboxMode, status: SandboxStatus): Sandbox => ({
   mode,
   status,
   command: (script) => ["sh", "-c", script],
+  within: () => UNSANDBOXED(mode, status),
 });
 
 /**
@@ -74,6 +81,34 @@ export function resolveSandbox(request: SandboxRequest): ResolvedSandbox {
   const mode = request.mode ?? "workspace-write";
   if (mode === "danger-full-access") return { sandbox: UNSANDBOXED(mode, "off") };
   const platform = request.platform ?? process.platform;
+  const layout = layoutOf(mode, request);
+  const engine = platform === "linux" ? linuxEngine(layout) : platform === "darwin" ? macEngine(layout) : { problem: `no sandbox for ${platform}` };
+  if ("wrap" in engine) return { sandbox: sandboxOf(mode, engine, request) };
+  if (request.explicit) {
+    throw new UsageError(`--sandbox ${mode} cannot be enforced here (${engine.problem}); ${SANDBOX_INSTALL_HINT}`);
+  }
+  return {
+    sandbox: UNSANDBOXED(mode, "unavailable"),
+    warning: `shell commands run without a sandbox: ${engine.problem}; ${SANDBOX_INSTALL_HINT}`,
+  };
+}
+
+/** A sandbox whose engine was probed: another workspace's layout is wrapped the same way without probing again. */
+function sandboxOf(mode: Exclude<SandboxMode, "danger-full-access">, engine: Extract<Engine, { wrap: unknown }>, request: SandboxRequest): Sandbox {
+  return {
+    mode,
+    status: engine.status,
+    command: (script, cwd) => engine.wrap(script, cwd),
+    within: (workspace) => {
+      const moved = { ...request, workspace, agentDir: join(workspace, ".agent") };
+      const layout = layoutOf(mode, moved);
+      const wrap = engine.status === "bubblewrap" ? (script: string, cwd: string) => bubblewrapArgs(layout, cwd, ["sh", "-c", script]) : (script: string, cwd: string) => seatbeltArgs(layout, cwd, ["sh", "-c", script]);
+      return sandboxOf(mode, { status: engine.status, wrap }, moved);
+    },
+  };
+}
+
+function layoutOf(mode: Exclude<SandboxMode, "danger-full-access">, request: SandboxRequest): SandboxLayout {
   const readOnly = [request.agentDir, request.stateRoot].filter((path) => inside(request.workspace, path));
   if (mode === "workspace-write") {
     // `.agent/` is mounted read-only over the writable workspace: it must exist
@@ -86,16 +121,7 @@ export function resolveSandbox(request: SandboxRequest): ResolvedSandbox {
       }
     }
   }
-  const layout: SandboxLayout = { mode, workspace: request.workspace, readOnly: readOnly.filter((path) => existsSync(path)), network: request.network };
-  const engine = platform === "linux" ? linuxEngine(layout) : platform === "darwin" ? macEngine(layout) : { problem: `no sandbox for ${platform}` };
-  if ("wrap" in engine) return { sandbox: { mode, status: engine.status, command: (script, cwd) => engine.wrap(script, cwd) } };
-  if (request.explicit) {
-    throw new UsageError(`--sandbox ${mode} cannot be enforced here (${engine.problem}); ${SANDBOX_INSTALL_HINT}`);
-  }
-  return {
-    sandbox: UNSANDBOXED(mode, "unavailable"),
-    warning: `shell commands run without a sandbox: ${engine.problem}; ${SANDBOX_INSTALL_HINT}`,
-  };
+  return { mode, workspace: request.workspace, readOnly: readOnly.filter((path) => existsSync(path)), network: request.network };
 }
 
 type Engine = { status: SandboxStatus; wrap(script: string, cwd: string): string[] } | { problem: string };
