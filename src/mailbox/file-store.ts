@@ -4,7 +4,6 @@ import { type Clock, systemClock } from "../core/clock.ts";
 import {
   AckConflictError,
   DuplicateMessageIdError,
-  InvalidMessageError,
   LockError,
   MailboxStorageError,
   MessageTooLargeError,
@@ -13,7 +12,6 @@ import { MAILBOX_STATES, type MailboxState } from "../core/mailbox-state.ts";
 import {
   assertMessageId,
   DEFAULT_MAX_CONTENT_BYTES,
-  describeIssues,
   MailboxMessage,
   sameMessage,
   serializeMessage,
@@ -28,6 +26,7 @@ import {
 } from "../storage/atomic-file.ts";
 import { type FileLockOptions, withFileLock } from "../storage/file-lock.ts";
 import { type FsOps, realFs } from "../storage/fs-ops.ts";
+import { CheckedMessages } from "./checked-messages.ts";
 import { differentInProcessing, notInProcessing, storageError } from "./failures.ts";
 import { findMessage, listMailboxes } from "./listing.ts";
 import { checkFile, readMessageAt } from "./message-file.ts";
@@ -72,7 +71,7 @@ export class FileMailboxStore implements MailboxStore {
   readonly #queues: ReadyQueues;
   readonly #preparedAgents = new Set<AgentName>();
   readonly #maxContentBytes: number;
-  readonly #checked = new WeakSet<MailboxMessage>();
+  readonly #checked = new CheckedMessages();
   #stateDirReady = false;
 
   constructor(options: FileMailboxStoreOptions) {
@@ -91,7 +90,7 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   async send(input: MailboxMessage): Promise<void> {
-    const message = this.#validMessage(input);
+    const message = this.#checked.valid(input);
     const { id, recipient } = message;
     const bytes = Buffer.byteLength(message.content, "utf8");
     if (bytes > this.#maxContentBytes) throw new MessageTooLargeError(bytes, this.#maxContentBytes);
@@ -176,7 +175,7 @@ export class FileMailboxStore implements MailboxStore {
         }
         this.#move(`claim ${message.id}`, this.paths.messageFile(agent, "ready", message.id), target, "ready/");
         this.#queues.lost(agent, index, entry.name);
-        if (Object.isFrozen(message)) this.#checked.add(message);
+        this.#checked.remember(message);
         return message;
       }
       return null;
@@ -184,7 +183,7 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   async ack(input: MailboxMessage): Promise<void> {
-    const message = this.#validMessage(input);
+    const message = this.#checked.valid(input);
     const { id, recipient: agent } = message;
     await this.#locked(() => {
       const source = this.paths.messageFile(agent, "processing", id);
@@ -203,7 +202,7 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   async release(input: MailboxMessage): Promise<void> {
-    const message = this.#validMessage(input);
+    const message = this.#checked.valid(input);
     const { id, recipient: agent } = message;
     await this.#locked(() => {
       const source = this.paths.messageFile(agent, "processing", id);
@@ -219,7 +218,7 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   async quarantine(input: MailboxMessage, reason: string): Promise<void> {
-    const message = this.#validMessage(input);
+    const message = this.#checked.valid(input);
     const { id, recipient: agent } = message;
     await this.#locked(() => {
       this.#expectInProcessing(message, this.paths.messageFile(agent, "processing", id), "quarantine");
@@ -278,16 +277,6 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   // ---- internals ----------------------------------------------------------
-
-  #validMessage(input: MailboxMessage): MailboxMessage {
-    // A message this store returned or checked is frozen (the schema is readonly):
-    // it cannot have changed since, so it is not parsed again.
-    if (this.#checked.has(input)) return input;
-    const parsed = MailboxMessage.safeParse(input);
-    if (!parsed.success) throw new InvalidMessageError(describeIssues(parsed.error));
-    if (Object.isFrozen(parsed.data)) this.#checked.add(parsed.data);
-    return parsed.data;
-  }
 
   async #locked<T>(work: () => T | Promise<T>): Promise<T> {
     if (!this.#stateDirReady) {

@@ -6,7 +6,8 @@ import type { Migration } from "./index.ts";
  * writes it (JSON), so content comes back byte-for-byte — and JSON escapes the
  * NUL character PostgreSQL text cannot hold. The queue index covers both states a
  * claim looks at, in FIFO order: ready ones, and processing ones whose lease may
- * have expired.
+ * have expired. FIFO compares the text byte by byte (collation "C"), as the file
+ * store compares the strings, whatever the database's locale.
  */
 export const mailboxMigration: Migration = {
   version: 1,
@@ -14,10 +15,10 @@ export const mailboxMigration: Migration = {
   sql: `
     CREATE TABLE agent_messages (
       session        text NOT NULL,
-      id             text NOT NULL,
+      id             text COLLATE "C" NOT NULL,
       agent          text NOT NULL,
       state          text NOT NULL CHECK (state IN ('ready', 'processing', 'done', 'quarantine')),
-      created_at_utc text NOT NULL,
+      created_at_utc text COLLATE "C" NOT NULL,
       sender         text NOT NULL,
       kind           text NOT NULL,
       body           text NOT NULL,
