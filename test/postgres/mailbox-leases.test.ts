@@ -7,7 +7,7 @@ import { SQL } from "bun";
 import { ManualClock } from "../../src/core/clock.ts";
 import { MailboxStorageError, StaleLeaseError } from "../../src/core/errors.ts";
 import { SequentialIds } from "../../src/core/ids.ts";
-import { createMessage, serializeMessage } from "../../src/core/message.ts";
+import { createMessage, type MailboxMessage, serializeMessage } from "../../src/core/message.ts";
 import { PostgresConnection } from "../../src/postgres/connection.ts";
 import { PgMailWakeups } from "../../src/postgres/mail-wakeups.ts";
 import { PgMailboxStore } from "../../src/postgres/mailbox-store.ts";
@@ -45,6 +45,16 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Pr
   }
 }
 
+/** The next claim of `agent` that finds a message (once a lease has run out). */
+async function claimEventually(store: PgMailboxStore, agent = "alice"): Promise<MailboxMessage> {
+  let claimed: MailboxMessage | null = null;
+  await eventually(async () => {
+    claimed = await store.claim(agent);
+    return claimed !== null;
+  });
+  return claimed!;
+}
+
 describe("leases", () => {
   test("a lease that runs out makes the message claimable again; the old holder's ack is fenced off", async () => {
     const s = await setup();
@@ -54,8 +64,7 @@ describe("leases", () => {
     await second.send(sent);
     const held = (await first.claim("alice"))!;
     first.close(); // stops renewing, as a process that died would
-    let again = null;
-    await eventually(async () => (again = await second.claim("alice")) !== null);
+    const again = await claimEventually(second);
     expect(again).toEqual(sent);
     const error = await first.ack(held).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StaleLeaseError);
@@ -63,7 +72,7 @@ describe("leases", () => {
     await expect(first.release(held)).rejects.toBeInstanceOf(StaleLeaseError);
     await expect(first.quarantine(held, "late")).rejects.toBeInstanceOf(StaleLeaseError);
     expect((await second.find(sent.id))!.state).toBe("processing");
-    await second.ack(again!);
+    await second.ack(again);
     expect((await second.find(sent.id))!.state).toBe("done");
     // Finished by its current holder: the stale holder's ack is now the idempotent one.
     await first.ack(held);
@@ -130,10 +139,9 @@ describe("leases", () => {
     await child.exited;
     const survivor = s.store();
     expect(await survivor.claim("alice")).toBeNull(); // still leased to the dead process
-    let claimed = null;
-    await eventually(async () => (claimed = await survivor.claim("alice")) !== null);
+    const claimed = await claimEventually(survivor);
     expect(claimed).toEqual(sent);
-    await survivor.ack(claimed!);
+    await survivor.ack(claimed);
     expect(await survivor.claim("alice")).toBeNull();
   });
 });
