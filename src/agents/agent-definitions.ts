@@ -8,9 +8,6 @@ import { Isolation } from "../worktrees/teammate-worktree.ts";
 /** The tools a teammate may have; a definition's `tools` picks among them. */
 export const TEAMMATE_TOOL_NAMES = ["shell", "read_file", "write_file", "send_message"] as const;
 
-/** Keys of the design this build does not implement yet: refused with a clear reason rather than ignored in silence. */
-const NOT_SUPPORTED = ["autoClaim"] as const;
-
 /** The frontmatter of `.agent/agents/<name>.md`. */
 export const AgentDefinitionFrontmatter = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, "must be a lowercase slug such as reviewer or api-writer"),
@@ -20,6 +17,8 @@ export const AgentDefinitionFrontmatter = z.strictObject({
   permissionMode: PermissionMode.optional(),
   /** "worktree": spawned in its own git worktree and branch, unless the spawn says otherwise. */
   isolation: Isolation.optional(),
+  /** Its teammates claim unblocked tasks of the task graph when idle (docs/team.md#self-claiming-teammates). */
+  autoClaim: z.boolean().optional(),
 });
 export type AgentDefinitionFrontmatter = z.infer<typeof AgentDefinitionFrontmatter>;
 
@@ -45,11 +44,6 @@ export function parseAgentDefinition(path: string, text: string): AgentDefinitio
     data = Bun.YAML.parse(match[1]!);
   } catch (error) {
     throw new Error(`frontmatter is not valid YAML: ${(error as Error).message}`);
-  }
-  if (data !== null && typeof data === "object") {
-    for (const key of NOT_SUPPORTED) {
-      if (key in data) throw new Error(`"${key}" is not supported yet; remove it from the frontmatter`);
-    }
   }
   const parsed = AgentDefinitionFrontmatter.safeParse(data);
   if (!parsed.success) {

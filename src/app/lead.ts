@@ -54,6 +54,9 @@ import { loadSkillTool } from "../tools/load-skill.ts";
 import { scheduleCronTool } from "../tools/schedule-cron.ts";
 import { type SubagentRun, taskTool } from "../tools/task.ts";
 import { taskTools } from "../tools/task-tools.ts";
+import { claimTaskTool } from "../tools/claim-task.ts";
+import { completeTaskTool } from "../tools/complete-task.ts";
+import { listTasksTool } from "../tools/list-tasks.ts";
 import { todoWriteTool } from "../tools/todo-write.ts";
 import { mergeTeammateTool } from "../tools/merge-teammate.ts";
 import { GitWorktrees, worktreePromptNote } from "../worktrees/worktrees.ts";
@@ -285,6 +288,9 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
 
     const definitions = AgentDefinitions.load(context.workspace);
     for (const problem of definitions.problems) warn(LEAD)(`teammate definition ${problem.path} skipped: ${problem.problem}`);
+    // One task graph for the Lead's tools and the self-claiming teammates; a new or
+    // completed task wakes those idle (`team` is read when it changes, after it is built).
+    const tasks = new FileTaskStore({ stateDir: context.stateDir, onChange: () => team.pokeAutoClaimers() });
     const team: TeammateRuntime = new TeammateRuntime({
       store: new FileMailboxStore({
         stateDir: context.stateDir,
@@ -326,6 +332,8 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
           ...(definition?.tools ? all.filter((tool) => definition.tools!.includes(tool.name as never)) : all),
           respondShutdownTool(team),
           ...(planning ? [submitPlanTool(team)] : []),
+          // The task graph only for a self-claiming teammate: it sees, claims and completes tasks.
+          ...(teammate.autoClaim ? [listTasksTool(tasks), claimTaskTool(tasks), completeTaskTool(tasks)] : []),
         ];
         const mode = planning ? "plan" : (definition?.permissionMode ?? settings.permissionMode);
         // A call its mode would ask about goes to the Lead's side as a permission_request.
@@ -347,6 +355,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       ids,
       observer: context.teamObserver,
       decidePermission: leadSideDecider(policy, context.workspace, context.asker),
+      tasks,
     });
     closers.push(() => team.close());
     assertShared([team, cron, background], inbox, supervisor);
@@ -373,9 +382,9 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       todoWriteTool(todos, (list) => context.observer?.({ type: "todos", agent: LEAD, todos: [...list] })),
       taskTool(runSubagent),
       loadSkillTool(skills),
-      ...taskTools(new FileTaskStore({ stateDir: context.stateDir })),
+      ...taskTools(tasks),
       scheduleCronTool(cron),
-      spawnTeammateTool(team, definitions, { git: inGit, isolation: inGit ? settings.team.isolation : "none" }),
+      spawnTeammateTool(team, definitions, { git: inGit, isolation: inGit ? settings.team.isolation : "none", autoClaim: settings.team.autoClaim }),
       sendMessageTool(team),
       requestShutdownTool(team),
       reviewPlanTool(team),

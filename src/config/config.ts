@@ -83,6 +83,8 @@ export const ConfigFile = z.strictObject({
     .strictObject({
       /** How spawned teammates work by default: "worktree" gives each its own git worktree and branch (docs/team-worktrees.md). */
       isolation: Isolation.optional(),
+      /** Spawned teammates claim unblocked tasks of the task graph when idle (docs/team.md#self-claiming-teammates). */
+      autoClaim: z.boolean().optional(),
     })
     .optional(),
   /** MCP servers by name (docs/mcp.md); `--mcp-config` files add to them. */

@@ -36,8 +36,8 @@ export interface Settings {
   /** Absent values mean the runner's own thresholds. */
   compaction: { thresholdChars?: number; largeToolResultChars?: number };
   mailbox: { maxContentBytes: number };
-  /** Teammates' defaults: `isolation` "none" (the shared workspace) or "worktree". */
-  team: { isolation: Isolation };
+  /** Teammates' defaults: `isolation` "none" (the shared workspace) or "worktree"; `autoClaim` (config `team.autoClaim`). */
+  team: { isolation: Isolation; autoClaim: boolean };
   /** MCP servers from config and --mcp-config files, and the client's settings. */
   mcp: McpSettings;
   /** Prices by model, merged across levels (a higher level's entry replaces a lower one's for its model). */
@@ -233,7 +233,10 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     mailbox: {
       maxContentBytes: pick("mailbox.maxContentBytes", [() => fromFiles((c) => c.mailbox?.maxContentBytes)], DEFAULT_MAX_CONTENT_BYTES),
     },
-    team: { isolation: pick("team.isolation", [() => fromFiles((c) => c.team?.isolation)], "none" as Isolation) },
+    team: {
+      isolation: pick("team.isolation", [() => fromFiles((c) => c.team?.isolation)], "none" as Isolation),
+      autoClaim: pick("team.autoClaim", [() => fromFiles((c) => c.team?.autoClaim)], false),
+    },
     mcp: {
       // By name, a higher level's server replacing a lower one's; --mcp-config files last.
       servers: Object.assign({}, ...files.map((file) => file.config.mcpServers), readMcpConfigs(flags.mcpConfig ?? [], cwd)),

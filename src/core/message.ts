@@ -30,7 +30,9 @@ export const PROTOCOL_KINDS = [
   "permission_request",
   "permission_response",
 ] as const;
-export const MESSAGE_KINDS = [...PLAIN_KINDS, ...PROTOCOL_KINDS] as const;
+/** What the runtime tells the Lead by itself: a self-claiming teammate took a task (docs/team.md#self-claiming-teammates). */
+export const NOTICE_KINDS = ["task_claimed"] as const;
+export const MESSAGE_KINDS = [...PLAIN_KINDS, ...PROTOCOL_KINDS, ...NOTICE_KINDS] as const;
 export const MessageKind = z.enum(MESSAGE_KINDS);
 export type MessageKind = z.infer<typeof MessageKind>;
 
@@ -68,6 +70,8 @@ export const MailboxMessage = z
     inReplyTo: MessageId.optional(),
     /** Pairs a protocol request with its response (the response carries the same id). */
     requestId: MessageId.optional(),
+    /** The task of the task graph (e.g. "t3") a self-claimed task, its claim notice and its result are about. */
+    taskId: z.string().regex(/^t[1-9][0-9]{0,8}$/, 'must be a task id such as "t3"').optional(),
   })
   .refine((m) => m.idempotencyKey === m.id, {
     message: "idempotencyKey must equal id",
@@ -107,6 +111,7 @@ export interface NewMessage {
   content: string;
   inReplyTo?: string;
   requestId?: string;
+  taskId?: string;
 }
 
 /** Builds a validated message with a fresh id and the current time. */
@@ -123,6 +128,7 @@ export function createMessage(fields: NewMessage, ctx: { clock: Clock; ids: IdSo
     idempotencyKey: id,
     ...(fields.inReplyTo !== undefined ? { inReplyTo: fields.inReplyTo } : {}),
     ...(fields.requestId !== undefined ? { requestId: fields.requestId } : {}),
+    ...(fields.taskId !== undefined ? { taskId: fields.taskId } : {}),
   });
 }
 
@@ -132,8 +138,8 @@ export function createMessage(fields: NewMessage, ctx: { clock: Clock; ids: IdSo
  * it had before they existed.
  */
 export function serializeMessage(message: MailboxMessage): string {
-  const { id, sender, recipient, kind, content, createdAtUtc, idempotencyKey, inReplyTo, requestId } = message;
-  return `${JSON.stringify({ id, sender, recipient, kind, content, createdAtUtc, idempotencyKey, inReplyTo, requestId }, null, 2)}\n`;
+  const { id, sender, recipient, kind, content, createdAtUtc, idempotencyKey, inReplyTo, requestId, taskId } = message;
+  return `${JSON.stringify({ id, sender, recipient, kind, content, createdAtUtc, idempotencyKey, inReplyTo, requestId, taskId }, null, 2)}\n`;
 }
 
 export function sameMessage(a: MailboxMessage, b: MailboxMessage): boolean {

@@ -19,6 +19,8 @@ export interface RuntimeEvent {
   readonly inReplyTo?: string;
   /** The protocol request this event belongs to, when it is one. */
   readonly requestId?: string;
+  /** The task of the task graph it is about (a self-claimed task's notice and result). */
+  readonly taskId?: string;
 }
 
 export function eventFromMessage(message: MailboxMessage): RuntimeEvent {
@@ -31,6 +33,7 @@ export function eventFromMessage(message: MailboxMessage): RuntimeEvent {
     createdAtUtc: message.createdAtUtc,
     ...(message.inReplyTo !== undefined ? { inReplyTo: message.inReplyTo } : {}),
     ...(message.requestId !== undefined ? { requestId: message.requestId } : {}),
+    ...(message.taskId !== undefined ? { taskId: message.taskId } : {}),
   };
 }
 
@@ -50,6 +53,7 @@ export function eventEnvelope(event: RuntimeEvent): string {
       // Only when present: an event without them keeps the envelope it always had.
       ...(event.inReplyTo !== undefined ? { in_reply_to: event.inReplyTo } : {}),
       ...(event.requestId !== undefined ? { request_id: event.requestId } : {}),
+      ...(event.taskId !== undefined ? { task_id: event.taskId } : {}),
     },
     content: event.content,
   });

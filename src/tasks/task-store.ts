@@ -18,6 +18,8 @@ export interface TaskStoreOptions {
   stateDir: string;
   clock?: Clock;
   lock?: FileLockOptions;
+  /** Told after a task is created or completed: work may have become free to claim (self-claiming teammates wait for it). */
+  onChange?: () => void;
 }
 
 export interface Completion {
@@ -39,16 +41,18 @@ export class FileTaskStore {
   readonly files: TaskFiles;
   readonly #clock: Clock;
   readonly #lockOptions: FileLockOptions;
+  readonly #onChange: (() => void) | undefined;
 
   constructor(options: TaskStoreOptions) {
     this.files = new TaskFiles(options.stateDir);
     this.#clock = options.clock ?? systemClock;
     this.#lockOptions = options.lock ?? {};
+    this.#onChange = options.onChange;
   }
 
   async create(input: NewTask): Promise<TaskView> {
     if (input.subject.trim() === "") throw new UsageError("a task needs a non-empty subject");
-    return this.#locked((index) => {
+    const created = await this.#locked((index) => {
       const id: TaskId = `t${Math.max(0, ...[...index.keys()].map(taskNumber)) + 1}`;
       const blockedBy = [...new Set(input.blockedBy ?? [])];
       if (blockedBy.includes(id)) throw new TaskDependencyError(`task ${id} cannot be blocked by itself`);
@@ -69,6 +73,8 @@ export class FileTaskStore {
       this.files.write(task);
       return viewOf(task, new Map([...index, [id, task]]));
     });
+    this.#onChange?.();
+    return created;
   }
 
   get(id: string): Promise<TaskView> {
@@ -97,8 +103,8 @@ export class FileTaskStore {
   }
 
   /** Completes a task in progress; with `owner`, only when it is the one that claimed it. */
-  complete(id: string, owner?: string): Promise<Completion> {
-    return this.#locked((index) => {
+  async complete(id: string, owner?: string): Promise<Completion> {
+    const completion = await this.#locked((index) => {
       const task = this.#find(id, index);
       if (task.status === "pending") throw new TaskStateError(`task ${id} is not claimed; claim it before completing it`);
       if (task.status === "completed") throw new TaskStateError(`task ${id} is already ${statusText(task, owner)}`);
@@ -111,6 +117,8 @@ export class FileTaskStore {
       const after = new Map([...index, [id, done]]);
       return { task: viewOf(done, after), unblocked: unblockedBy(id, after).map((other) => viewOf(other, after)) };
     });
+    this.#onChange?.();
+    return completion;
   }
 
   #find(id: string, index: TaskIndex): Task {

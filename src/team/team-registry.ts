@@ -37,6 +37,8 @@ export const TeammateRecord = z.strictObject({
   plan: TeammatePlan.optional(),
   /** Its git worktree and branch, when spawned with `isolation: "worktree"` (docs/team-worktrees.md). */
   worktree: TeammateWorktree.optional(),
+  /** When idle, it claims unblocked tasks of the task graph (docs/team.md#self-claiming-teammates). */
+  autoClaim: z.boolean().optional(),
 });
 export type TeammateRecord = z.infer<typeof TeammateRecord>;
 

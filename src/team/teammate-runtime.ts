@@ -1,7 +1,7 @@
 import { type AgentName, LEAD, assertAgentName, assertTeammateName } from "../core/agent-name.ts";
 import type { Clock } from "../core/clock.ts";
 import { AgentError, DuplicateMessageIdError, UnknownAgentError } from "../core/errors.ts";
-import { type IdSource, isTimeKeyedId } from "../core/ids.ts";
+import type { IdSource } from "../core/ids.ts";
 import { createMessage, type MailboxMessage, type MessageKind } from "../core/message.ts";
 import { eventEnvelope, eventFromMessage } from "../core/runtime-event.ts";
 import type { MailboxStore } from "../mailbox/store.ts";
@@ -18,11 +18,17 @@ import {
   parseProtocolContent,
   requestIdOf,
 } from "../protocols/protocol-messages.ts";
+import type { FileTaskStore } from "../tasks/task-store.ts";
 import type { TeamRegistry, TeammatePlan, TeammateRecord, TeammateState } from "./team-registry.ts";
 import { archiveHistory, wasRemoved } from "./teammate-archive.ts";
 import type { Isolation } from "../worktrees/teammate-worktree.ts";
 import type { GitWorktrees } from "../worktrees/worktrees.ts";
 import { WorktreeUnavailableError } from "../worktrees/worktree-errors.ts";
+import { AutoClaim } from "./auto-claim.ts";
+import { derivedId } from "./derived-id.ts";
+
+// Tests and fixtures know it from here.
+export { derivedId };
 
 const ACK_ATTEMPTS = 3;
 const ACK_RETRY_MS = 50;
@@ -62,6 +68,8 @@ export interface TeammateRuntimeOptions {
   permissionTimeoutMs?: number;
   /** The workspace's git worktrees, opened on first need; rejects with WorktreeUnavailableError outside git. */
   worktrees?: () => Promise<GitWorktrees>;
+  /** The session's task graph, which self-claiming teammates (`autoClaim`) take tasks from. */
+  tasks?: FileTaskStore;
 }
 
 interface Worker {
@@ -95,9 +103,23 @@ export class TeammateRuntime {
   #pumpAgain = false;
   /** Teammates' calls waiting for the verdict on their permission request, by request id. */
   readonly #permissionWaiters = new Map<string, (verdict: PermissionResponse) => void>();
+  readonly #autoClaim: AutoClaim | undefined;
 
   constructor(options: TeammateRuntimeOptions) {
     this.#o = options;
+    this.#autoClaim = options.tasks
+      ? new AutoClaim({ tasks: options.tasks, store: options.store, clock: options.clock, send: (message) => this.#sendBuilt(message) })
+      : undefined;
+  }
+
+  /**
+   * Wakes the idle self-claiming teammates: the task graph changed (a task was
+   * created, or completed and so perhaps unblocked others).
+   */
+  pokeAutoClaimers(): void {
+    for (const [name, worker] of this.#workers) {
+      if (worker.record.autoClaim && !worker.active) this.#startWorker(name);
+    }
   }
 
   get inbox(): EventInbox {
@@ -174,7 +196,7 @@ export class TeammateRuntime {
     name: string,
     role: string,
     prompt: string,
-    settings: { agent?: string; model?: string; planModeRequired?: boolean; isolation?: Isolation } = {},
+    settings: { agent?: string; model?: string; planModeRequired?: boolean; isolation?: Isolation; autoClaim?: boolean } = {},
   ): Promise<TeammateRecord & { previous?: string }> {
     this.#refuseWhenClosing("spawn a teammate");
     assertTeammateName(name);
@@ -215,6 +237,7 @@ export class TeammateRuntime {
         ...(settings.agent !== undefined ? { agent: settings.agent } : {}),
         ...(settings.model !== undefined ? { model: settings.model } : {}),
         ...(settings.planModeRequired ? { plan: { state: "drafting" as const } } : {}),
+        ...(settings.autoClaim ? { autoClaim: true } : {}),
       },
       runner: undefined,
       active: false,
@@ -466,7 +489,7 @@ export class TeammateRuntime {
   async #deliverResult(name: AgentName, input: MailboxMessage, content: string): Promise<void> {
     const id = derivedId(input.id, "result");
     const message = createMessage(
-      { sender: name, recipient: LEAD, kind: "result", content, inReplyTo: input.id },
+      { sender: name, recipient: LEAD, kind: "result", content, inReplyTo: input.id, ...(input.taskId !== undefined ? { taskId: input.taskId } : {}) },
       { clock: this.#o.clock, ids: { next: () => id } },
     );
     try {
@@ -629,6 +652,18 @@ export class TeammateRuntime {
     }
   }
 
+  async #completeTask(name: AgentName, taskId: string): Promise<void> {
+    if (!this.#autoClaim) throw new TeammateUnavailableError(`${name} worked task ${taskId} but this runtime has no task graph to complete it in`);
+    await this.#autoClaim.complete(name, taskId);
+  }
+
+  /** Sends a message built elsewhere (a claim's), reporting it and waking the Lead for one to it. */
+  async #sendBuilt(message: MailboxMessage): Promise<void> {
+    await this.#o.store.send(message);
+    this.#emit({ type: "mailbox", op: "send", agent: message.recipient, id: message.id, from: message.sender, kind: message.kind });
+    if (message.recipient === LEAD) await this.pumpLead();
+  }
+
   /** Starts the teammate's loop unless it already runs (or may not). */
   #startWorker(name: AgentName): void {
     const worker = this.#workers.get(name);
@@ -650,6 +685,8 @@ export class TeammateRuntime {
           // A message sent while this claim ran found the loop still active and
           // did not start another: look again before stopping.
           if (worker.pokes !== pokes) continue;
+          // Idle with auto-claim: the next task of the graph, if one is free, becomes its next message.
+          if (worker.record.autoClaim && this.#autoClaim && (await this.#autoClaim.claimNext(name))) continue;
           this.#setState(name, "idle");
           return;
         }
@@ -693,6 +730,8 @@ export class TeammateRuntime {
             }
             if (!(await this.#finish(name, worker, message))) return;
           } else {
+            // A task it claimed itself: completed before the Lead hears the result (a replay completes it again harmlessly).
+            if (message.taskId !== undefined && message.sender === name) await this.#completeTask(name, message.taskId);
             await this.#deliverResult(name, message, await this.#withWorktreeReport(worker.record, result.result));
             // The work is done and its result is with the Lead: from here a
             // storage failure must not fail the teammate or quarantine the input.
@@ -795,19 +834,4 @@ export class TeammateRuntime {
   #emit(event: TeamEvent): void {
     this.#o.observer?.(event);
   }
-}
-
-/**
- * A UUID (version 8, name-based) derived from `id` and `purpose`: the same inputs
- * always give the same id. It carries no time — a replay must derive the very same
- * id, whenever it runs — so it must never look time-keyed (see timeKeyedId).
- */
-export function derivedId(id: string, purpose: string): string {
-  const bytes = new Bun.CryptoHasher("sha256").update(`${purpose}:${id}`).digest();
-  bytes[6] = (bytes[6]! & 0x0f) | 0x80;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.subarray(0, 16).toString("hex");
-  const derived = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-  // One in 4096 hashes would carry the time-key mark: flip a bit of it.
-  return isTimeKeyedId(derived) ? `${derived.slice(0, 17)}${derived[17] === "0" ? "1" : "0"}${derived.slice(18)}` : derived;
 }

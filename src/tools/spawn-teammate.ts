@@ -14,6 +14,10 @@ export const SpawnTeammateInput = z.strictObject({
     .boolean()
     .optional()
     .describe("true: it works read-only and must submit a plan you approve with review_plan before it may edit or run commands."),
+  auto_claim: z
+    .boolean()
+    .optional()
+    .describe("When idle, it claims the oldest unblocked pending task of the task graph, works it, completes it and reports (you get task_claimed, then the result)."),
 });
 export type SpawnTeammateInput = z.infer<typeof SpawnTeammateInput>;
 
@@ -31,6 +35,8 @@ export interface SpawnTeammateOptions {
   git?: boolean;
   /** The configured default (config `team.isolation`). */
   isolation?: Isolation;
+  /** The configured default (config `team.autoClaim`), for spawns that neither say nor use a definition that does. */
+  autoClaim?: boolean;
 }
 
 export function spawnTeammateTool(team: TeammateRuntime, definitions: AgentDefinitions, options: SpawnTeammateOptions = {}) {
@@ -55,11 +61,13 @@ export function spawnTeammateTool(team: TeammateRuntime, definitions: AgentDefin
       const model = input.model?.trim() || definition?.model;
       // The call's choice, else the definition's, else the configured default.
       const isolation = input.isolation ?? definition?.isolation ?? options.isolation ?? "none";
+      const autoClaim = input.auto_claim ?? definition?.autoClaim ?? options.autoClaim ?? false;
       const teammate = await team.spawn(input.name, input.role, input.prompt, {
         ...(definition ? { agent: definition.name } : {}),
         ...(model ? { model } : {}),
         ...(input.plan_mode_required ? { planModeRequired: true } : {}),
         ...(isolation === "worktree" ? { isolation } : {}),
+        ...(autoClaim ? { autoClaim } : {}),
       });
       const where = teammate.worktree ? `, in its own worktree on branch ${teammate.worktree.branch}` : "";
       return {
@@ -67,6 +75,7 @@ export function spawnTeammateTool(team: TeammateRuntime, definitions: AgentDefin
           `spawned ${teammate.name} (${teammate.role}${definition ? `, from definition ${definition.name}` : ""}${model ? `, model ${model}` : ""}${where}` +
           `${input.plan_mode_required ? ", in plan mode until you approve its plan" : ""}); ` +
           "it is working on the task and will report back with a message" +
+          (autoClaim ? "; when idle it claims unblocked tasks of the task graph" : "") +
           (teammate.previous !== undefined ? `; ${teammate.previous}` : ""),
       };
     },

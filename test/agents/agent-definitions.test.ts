@@ -37,6 +37,10 @@ describe("parseAgentDefinition", () => {
     });
   });
 
+  test("autoClaim: its teammates claim tasks when idle", () => {
+    expect(parseAgentDefinition("x.md", def("name: a\ndescription: b\nautoClaim: true", ""))).toMatchObject({ name: "a", autoClaim: true });
+  });
+
   test("name and description alone", () => {
     expect(parseAgentDefinition("x.md", def("name: a\ndescription: b", ""))).toEqual({ path: "x.md", name: "a", description: "b", prompt: "" });
   });
@@ -50,7 +54,7 @@ describe("parseAgentDefinition", () => {
     ["bad mode", def("name: a\ndescription: b\npermissionMode: yolo"), /permissionMode/],
     ["unknown key", def("name: a\ndescription: b\ncolour: red"), /colour/],
     ["unknown isolation", def("name: a\ndescription: b\nisolation: container"), /isolation/],
-    ["autoClaim", def("name: a\ndescription: b\nautoClaim: true"), /"autoClaim" is not supported yet/],
+    ["autoClaim not a boolean", def("name: a\ndescription: b\nautoClaim: sometimes"), /autoClaim/],
   ])("%s is refused", (_, text, problem) => {
     expect(() => parseAgentDefinition("x.md", text)).toThrow(problem);
   });

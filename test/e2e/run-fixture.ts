@@ -209,6 +209,7 @@ export const StreamLine = z.discriminatedUnion("type", [
       "plan_approval_response",
       "permission_request",
       "permission_response",
+      "task_claimed",
     ]),
   }),
   ResultLine,

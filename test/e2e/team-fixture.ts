@@ -107,6 +107,7 @@ export const TeamList = z.strictObject({
       model: z.string().optional(),
       plan: z.strictObject({ state: z.enum(["drafting", "submitted", "approved"]), requestId: z.uuid().optional() }).optional(),
       worktree: z.strictObject({ path: z.string(), workspace: z.string(), branch: z.string(), base: z.string() }).optional(),
+      autoClaim: z.boolean().optional(),
       mailbox: Counts,
     }),
   ),
