@@ -104,7 +104,7 @@ describe("self-claiming teammates", () => {
 
     // Only a self-claiming teammate has the task tools; the Lead gets auto_claim on spawn_teammate.
     for (const request of server.requests.filter((r) => r.identity !== "lead")) {
-      expect(toolNames(request)).toEqual(["shell", "read_file", "write_file", "send_message", "list_tasks", "claim_task", "complete_task"]);
+      expect(toolNames(request)).toEqual(["shell", "read_file", "write_file", "send_message", "respond_shutdown", "list_tasks", "claim_task", "complete_task"]);
     }
     const spawnTool = server.requests[0]!.body.tools!.find((t) => t.function.name === "spawn_teammate")!;
     expect(JSON.stringify(spawnTool.function.parameters)).toContain("auto_claim");
@@ -132,7 +132,16 @@ describe("self-claiming teammates", () => {
         toolCalls: names.map((name) => ({ name: "spawn_teammate", arguments: { name, role: "worker", prompt: `part ${name}` } })),
       },
       { identity: "lead", text: "four workers started" },
-      ...names.map((name, i) => ({ identity: name, check: () => asked[i]!.resolve(), gate: all, text: `${name} finished` })),
+      ...names.map((name, i) => ({
+        identity: name,
+        // Without auto-claim, no task-graph tools.
+        check: (request: RecordedRequest) => {
+          expect(toolNames(request).filter((tool) => tool.endsWith("_task") || tool === "list_tasks")).toEqual([]);
+          asked[i]!.resolve();
+        },
+        gate: all,
+        text: `${name} finished`,
+      })),
       {
         identity: "lead",
         text: "all four parts are done",
