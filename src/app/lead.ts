@@ -6,7 +6,7 @@ import { type Settings, modelClientOptions } from "../config/load.ts";
 import { ShellHooks } from "../hooks/hook-runner.ts";
 import { ProtectedPaths, agentDirOf } from "../security/protected-paths.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
-import { FileMailboxStore } from "../mailbox/file-store.ts";
+import { openMailboxBackend } from "./mailbox-backend.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { McpManager } from "../mcp/manager.ts";
 import { createModelClient } from "../model/factory.ts";
@@ -153,6 +153,10 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       protected: fence,
     });
     const shellOptions = { ...settings.shell, ...(context.sandbox ? { sandbox: context.sandbox } : {}) };
+    // First of what can fail on the outside: an unreachable store ends the start here.
+    // Closed last, after the inbox has released what the Lead never processed.
+    const mailbox = await openMailboxBackend(settings, { stateDir: context.stateDir, sessionId: context.sessionId, fs: context.mailboxFs });
+    closers.push(() => mailbox.close());
     const usage = UsageLedger.open(context.stateDir, { clock, onError: (error) => warn(LEAD)(error.message) });
     closers.push(() => usage.close());
     const modelChoice = new ModelSwitch(
@@ -292,11 +296,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     // completed task wakes those idle (`team` is read when it changes, after it is built).
     const tasks = new FileTaskStore({ stateDir: context.stateDir, onChange: () => team.pokeAutoClaimers() });
     const team: TeammateRuntime = new TeammateRuntime({
-      store: new FileMailboxStore({
-        stateDir: context.stateDir,
-        fs: context.mailboxFs,
-        maxContentBytes: settings.mailbox.maxContentBytes,
-      }),
+      store: mailbox.store,
       inbox,
       supervisor,
       registry: new TeamRegistry(context.stateDir),
@@ -358,6 +358,12 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       tasks,
     });
     closers.push(() => team.close());
+    if (mailbox.kind === "postgres") {
+      // Mail for the Lead from other processes (workers, `agent mailbox send`) has no
+      // in-process sender to pump the Lead's mailbox: its notification does.
+      const watch = await mailbox.wakeups.watch(LEAD, () => void team.pumpLead().catch((error: Error) => warn(LEAD)(`mailbox: ${error.message}`)));
+      closers.push(() => watch.stop());
+    }
     assertShared([team, cron, background], inbox, supervisor);
 
     const skills = SkillCatalog.load(context.workspace);

@@ -60,6 +60,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
     const meta = store.touch(opened, request.prompt);
     const lead = await buildLead(setup.settings, {
       stateDir: dir,
+      sessionId: opened.id,
       stateRoot: setup.stateRoot,
       workspace: setup.workspace,
       observer: request.observer,

@@ -1,0 +1,60 @@
+import { basename } from "node:path";
+import type { Settings } from "../config/load.ts";
+import { FileMailboxStore } from "../mailbox/file-store.ts";
+import { FileMailWakeups } from "../mailbox/file-wakeups.ts";
+import type { MailboxStore } from "../mailbox/store.ts";
+import type { MailWakeups } from "../mailbox/wakeups.ts";
+import { PostgresConnection } from "../postgres/connection.ts";
+import { PgMailWakeups } from "../postgres/mail-wakeups.ts";
+import { PgMailboxStore } from "../postgres/mailbox-store.ts";
+import type { FsOps } from "../storage/fs-ops.ts";
+
+/** A session's mailbox as the settings choose it: the store, its wake-ups, and what closes them. */
+export interface MailboxBackend {
+  kind: Settings["store"]["kind"];
+  store: MailboxStore;
+  /** Mail that arrives from other processes (workers, `agent mailbox send`). */
+  wakeups: MailWakeups;
+  close(): Promise<void>;
+}
+
+export interface MailboxBackendContext {
+  /** The session's state dir (the file store's home). */
+  stateDir: string;
+  /** The session's id: the PostgreSQL store's rows are keyed by it. */
+  sessionId?: string;
+  /** The file store's file-system calls (tests inject failures). */
+  fs?: FsOps;
+}
+
+/**
+ * Opens the mailbox of one session: files under its state dir, or rows of the
+ * PostgreSQL store keyed by its id. A database that cannot be reached fails
+ * here, before anything else is built (StoreConnectionError, exit 5).
+ */
+export async function openMailboxBackend(settings: Pick<Settings, "store" | "mailbox">, context: MailboxBackendContext): Promise<MailboxBackend> {
+  const maxContentBytes = settings.mailbox.maxContentBytes;
+  if (settings.store.kind === "files") {
+    const wakeups = new FileMailWakeups({ stateDir: context.stateDir });
+    return {
+      kind: "files",
+      store: new FileMailboxStore({ stateDir: context.stateDir, fs: context.fs, maxContentBytes }),
+      wakeups,
+      close: () => wakeups.close(),
+    };
+  }
+  const connection = await PostgresConnection.open(settings.store.url);
+  const session = context.sessionId ?? basename(context.stateDir);
+  const store = new PgMailboxStore({ sql: connection.sql, session, maxContentBytes });
+  const wakeups = new PgMailWakeups({ sql: connection.sql, session });
+  return {
+    kind: "postgres",
+    store,
+    wakeups,
+    async close() {
+      store.close();
+      await wakeups.close();
+      await connection.close();
+    },
+  };
+}

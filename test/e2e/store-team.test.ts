@@ -1,0 +1,73 @@
+// The seed team scenario on the compiled binary with `--store postgres://…`: the
+// Lead and its teammates exchange every message through the PostgreSQL mailbox
+// of a real throw-away cluster, and none through files.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { SQL } from "bun";
+import { ensureBinary } from "./agent-binary.ts";
+import { scriptedServers } from "./run-fixture.ts";
+import { FINAL_ANSWER, SCHEMA_SQL, SEED_PROMPT, seedScript, teamSetup } from "./team-fixture.ts";
+import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
+
+const startServer = scriptedServers();
+let cluster: PostgresCluster;
+beforeAll(async () => {
+  ensureBinary();
+  cluster = await startPostgres();
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+async function rowsOf(url: string, session: string) {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    const rows: { agent: string; state: string; sender: string; kind: string }[] =
+      await sql`SELECT agent, state, sender, kind FROM agent_messages WHERE session = ${session} ORDER BY agent, created_at_utc, id`;
+    return rows.map((row) => ({ ...row }));
+  } finally {
+    await sql.close();
+  }
+}
+
+describe("agent run --store postgres://…", () => {
+  test("the team works through the PostgreSQL mailbox: every message done there, no mailbox files", async () => {
+    const server = startServer(seedScript());
+    const { run, workspace, sessionDir, agent } = teamSetup();
+    const url = (await cluster.database()).replace("postgres://agent@", "postgres://agent:pg-secret-42@");
+    const result = await run([SEED_PROMPT, "--base-url", server.url, "--permission-mode", "acceptEdits", "--store", url, "--verbose"]);
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: `${FINAL_ANSWER}\n` });
+    server.assertDone();
+    expect(readFileSync(join(workspace, "schema.sql"), "utf8")).toBe(SCHEMA_SQL);
+    expect(result.stderr).not.toContain("pg-secret-42");
+
+    const dir = sessionDir();
+    // Histories and the team stay in the session's dir; the mailboxes are not there.
+    expect(existsSync(join(dir, "agents", "lead.jsonl"))).toBe(true);
+    expect(existsSync(join(dir, "mailboxes"))).toBe(false);
+    const rows = await rowsOf(url, basename(dir));
+    expect(rows.filter((row) => row.state !== "done")).toEqual([]);
+    // alice's task; bob's task and alice's word; alice's result and bob's two (one per message he got).
+    expect(rows.map((row) => `${row.agent} <- ${row.sender} (${row.kind})`).sort()).toEqual([
+      "alice <- lead (task)",
+      "bob <- alice (message)",
+      "bob <- lead (task)",
+      "lead <- alice (result)",
+      "lead <- bob (result)",
+      "lead <- bob (result)",
+    ]);
+    const list = await agent("team", "list");
+    expect(list.stdout).toContain("alice");
+  });
+
+  test("an unreachable store stops the run before any model call: exit 5, one line, no password", async () => {
+    const server = startServer([]);
+    const { run } = teamSetup();
+    const result = await run(["hello", "--base-url", server.url, "--store", `postgres://agent:pw-abc123@127.0.0.1:${cluster.port + 1}/x`]);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(/^agent: cannot use the PostgreSQL store postgres:\/\/agent:\[REDACTED\]@127\.0\.0\.1:\d+\/x: .*\n$/);
+    expect(result.stdout + result.stderr).not.toContain("pw-abc123");
+    server.assertDone();
+  });
+});
