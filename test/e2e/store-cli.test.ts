@@ -1,21 +1,14 @@
 // `--store` and `agent store migrate` on the compiled binary against a real
 // throw-away PostgreSQL cluster: selection, migrations, one-line errors, and a
 // password that never shows.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureBinary, runAgent } from "./agent-binary.ts";
 import { expectOneLineError, runSetup } from "./run-fixture.ts";
-import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
+import { clusterForFile } from "../support/postgres.ts";
 
-let cluster: PostgresCluster;
-beforeAll(async () => {
-  ensureBinary();
-  cluster = await startPostgres();
-});
-afterAll(async () => {
-  await cluster?.stop();
-});
+const pg = clusterForFile(ensureBinary);
 
 /** The cluster trusts local logins, so any password is accepted: a real URL with a secret in it. */
 const withPassword = (url: string, password: string) => url.replace("postgres://agent@", `postgres://agent:${password}@`);
@@ -23,7 +16,7 @@ const withPassword = (url: string, password: string) => url.replace("postgres://
 describe("agent store migrate", () => {
   test("applies the schema once, then has nothing to apply; the password is masked", async () => {
     const { workspace } = runSetup();
-    const url = withPassword(await cluster.database(), "s3cret-pw");
+    const url = withPassword(await pg().database(), "s3cret-pw");
     const first = await runAgent(["store", "migrate", "--store", url, "--workspace", workspace]);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
@@ -39,7 +32,7 @@ describe("agent store migrate", () => {
 
   test("an unreachable server is exit 5 with one line; the password never shows", async () => {
     const { workspace } = runSetup();
-    const url = `postgres://agent:pw-9f8e7d@127.0.0.1:${cluster.port + 1}/agent`;
+    const url = `postgres://agent:pw-9f8e7d@127.0.0.1:${pg().port + 1}/agent`;
     const result = await runAgent(["store", "migrate", "--store", url, "--workspace", workspace]);
     expectOneLineError(result, 5, /cannot use the PostgreSQL store postgres:\/\/agent:\[REDACTED\]@127\.0\.0\.1:\d+\/agent: .*is the server running/);
     expect(result.stdout + result.stderr).not.toContain("pw-9f8e7d");

@@ -1,24 +1,17 @@
 // The seed team scenario on the compiled binary with `--store postgres://…`: the
 // Lead and its teammates exchange every message through the PostgreSQL mailbox
 // of a real throw-away cluster, and none through files.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { SQL } from "bun";
 import { ensureBinary } from "./agent-binary.ts";
 import { scriptedServers } from "./run-fixture.ts";
 import { FINAL_ANSWER, SCHEMA_SQL, SEED_PROMPT, seedScript, teamSetup } from "./team-fixture.ts";
-import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
+import { clusterForFile } from "../support/postgres.ts";
 
 const startServer = scriptedServers();
-let cluster: PostgresCluster;
-beforeAll(async () => {
-  ensureBinary();
-  cluster = await startPostgres();
-});
-afterAll(async () => {
-  await cluster?.stop();
-});
+const pg = clusterForFile(ensureBinary);
 
 async function rowsOf(url: string, session: string) {
   const sql = new SQL(url, { max: 1 });
@@ -35,7 +28,7 @@ describe("agent run --store postgres://…", () => {
   test("the team works through the PostgreSQL mailbox: every message done there, no mailbox files", async () => {
     const server = startServer(seedScript());
     const { run, workspace, sessionDir, agent } = teamSetup();
-    const url = (await cluster.database()).replace("postgres://agent@", "postgres://agent:pg-secret-42@");
+    const url = (await pg().database()).replace("postgres://agent@", "postgres://agent:pg-secret-42@");
     const result = await run([SEED_PROMPT, "--base-url", server.url, "--permission-mode", "acceptEdits", "--store", url, "--verbose"]);
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: `${FINAL_ANSWER}\n` });
     server.assertDone();
@@ -64,7 +57,7 @@ describe("agent run --store postgres://…", () => {
   test("an unreachable store stops the run before any model call: exit 5, one line, no password", async () => {
     const server = startServer([]);
     const { run } = teamSetup();
-    const result = await run(["hello", "--base-url", server.url, "--store", `postgres://agent:pw-abc123@127.0.0.1:${cluster.port + 1}/x`]);
+    const result = await run(["hello", "--base-url", server.url, "--store", `postgres://agent:pw-abc123@127.0.0.1:${pg().port + 1}/x`]);
     expect(result.code).toBe(5);
     expect(result.stderr).toMatch(/^agent: cannot use the PostgreSQL store postgres:\/\/agent:\[REDACTED\]@127\.0\.0\.1:\d+\/x: .*\n$/);
     expect(result.stdout + result.stderr).not.toContain("pw-abc123");

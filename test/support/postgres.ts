@@ -11,6 +11,7 @@
 // the file store (which always fsyncs) start the cluster with `durable: true`.
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { afterAll, beforeAll } from "bun:test";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 
@@ -146,4 +147,23 @@ function postgresIds(): { uid: number; gid: number } {
   if (!line) throw new Error(`running as ${userInfo().username} (root) and there is no \`postgres\` user to run the server as; create one or run the tests as another user`);
   const [, , uid, gid] = line.split(":");
   return { uid: Number(uid), gid: Number(gid) };
+}
+
+/**
+ * One cluster for the calling test file: started before its tests (after
+ * `before`, e.g. building the binary), stopped after them. Returns its getter.
+ */
+export function clusterForFile(before?: () => void): () => PostgresCluster {
+  let cluster: PostgresCluster | undefined;
+  beforeAll(async () => {
+    before?.();
+    cluster = await startPostgres();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  return () => {
+    if (!cluster) throw new Error("the test cluster is not started yet: call its getter inside a test");
+    return cluster;
+  };
 }
