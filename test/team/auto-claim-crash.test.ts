@@ -82,9 +82,14 @@ function model(seed: number, protocolErrors: string[]) {
   };
 }
 
+/**
+ * Lets the child get going (its first model request: a run killed before its
+ * prompt reached the history leaves nothing to drain, and no task to check),
+ * then SIGKILLs it `delayMs` later, unless it finished first.
+ */
 async function killAfter(child: TeamChild, server: ScriptedModelServer, delayMs: number): Promise<string> {
   const before = server.requests.length;
-  await until(() => child.exited || server.requests.length > before, 3_000);
+  await until(() => child.exited || server.requests.length > before, child.mode === "run" ? 20_000 : 3_000);
   await Promise.race([Bun.sleep(delayMs), child.finished]);
   if (!child.exited) child.proc.kill("SIGKILL");
   const end = await child.finished;

@@ -8,6 +8,7 @@ import { uuidV7Source } from "../../src/core/ids.ts";
 import { createMessage, serializeMessage } from "../../src/core/message.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { MailboxPaths } from "../../src/mailbox/paths.ts";
+import { FileTaskStore } from "../../src/tasks/task-store.ts";
 import { TeamRegistry } from "../../src/team/team-registry.ts";
 import { derivedId } from "../../src/team/teammate-runtime.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
@@ -140,6 +141,43 @@ describe("the Lead's history after a kill -9", () => {
     expect(await drain.finished).toMatchObject({ exitCode: 0 });
     expect(leadTurns(dirs.stateDir, message.id)).toEqual(["started", "finished"]);
     model.assertDone();
+  }, 30_000);
+
+  test("killed between a self-claiming teammate's claim and its messages: the next runtime sends them once, and the task is worked once", async () => {
+    // What a runtime killed right after alice's claim (the task in progress under
+    // her name) and before the claim notice and the task message went out leaves.
+    const dirs = teamDirs();
+    const at = new Date().toISOString();
+    new TeamRegistry(dirs.stateDir).write([{ name: "alice", role: "developer", state: "idle", createdAtUtc: at, updatedAtUtc: at, autoClaim: true }]);
+    const tasks = new FileTaskStore({ stateDir: dirs.stateDir });
+    await tasks.create({ subject: "write the schema" });
+    await tasks.create({ subject: "document it", blockedBy: ["t1"] });
+    await tasks.claim("t1", "alice");
+
+    // The Lead notes whatever events arrive, in however many batched turns.
+    const model = ScriptedModelServer.start([], { respond: () => ({ identity: "lead", text: "noted" }) });
+    servers.push(model);
+    model.push(
+      { identity: "alice", text: "alice did t1", check: (r) => expect(String(r.body.messages.at(-1)!.content)).toStartWith("You claimed task t1") },
+      { identity: "alice", text: "alice did t2", check: (r) => expect(String(r.body.messages.at(-1)!.content)).toStartWith("You claimed task t2") },
+    );
+    const drain = children.start("drain", dirs, model.url);
+    expect(await drain.finished).toMatchObject({ exitCode: 0 });
+    model.assertDone();
+    expect(model.requests.filter((r) => r.identity !== "lead" && r.identity !== "alice")).toEqual([]);
+    const files = readTeamFiles(dirs.stateDir);
+    expect(files.violations).toEqual([]);
+    expect((await tasks.list()).map((t) => [t.id, t.status, t.owner])).toEqual([
+      ["t1", "completed", "alice"],
+      ["t2", "completed", "alice"],
+    ]);
+    const toLead = files.messages.filter((m) => m.recipient === "lead");
+    expect(toLead.map((m) => [m.kind, m.taskId]).sort()).toEqual([
+      ["result", "t1"],
+      ["result", "t2"],
+      ["task_claimed", "t1"],
+      ["task_claimed", "t2"],
+    ]);
   }, 30_000);
 
   test("a teammate a killed runtime left running, with no work left, is idle in team.json after the next runtime", async () => {
