@@ -184,6 +184,35 @@ describe("worktree teammates", () => {
     expect(await gitOut(workspace, "status", "--porcelain")).toBe("");
   });
 
+  test("a merge into a workspace with uncommitted changes is refused with one line, and nothing changes", async () => {
+    const { run, workspace } = teamSetup();
+    await repository(workspace);
+    writeFileSync(join(workspace, "notes.txt"), "the user's unsaved edit\n");
+    const head = await gitOut(workspace, "rev-parse", "HEAD");
+    const server = startServer([
+      { identity: "lead", toolCalls: [spawnIsolated("alice", "alice")] },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "one\nalice\nthree\n" } }] },
+      { identity: "alice", text: "Line two now says alice." },
+      { identity: "lead", toolCalls: [{ name: "merge_teammate", arguments: { name: "alice" } }] },
+      {
+        identity: "lead",
+        text: "Your tree has uncommitted changes; commit them and I will merge.",
+        check: (request) => {
+          const result = lastToolResult(request);
+          expect(result).toContain("cannot merge alice: the workspace has uncommitted changes (notes.txt); commit or stash them, then merge again");
+          expect(result.split("\n")).toHaveLength(1);
+        },
+      },
+    ]);
+    const result = await run(["Have alice change line two, then merge.", "--base-url", server.url, "--permission-mode", "acceptEdits"]);
+    expect(result.code).toBe(0);
+    server.assertDone();
+    expect(readFileSync(join(workspace, "notes.txt"), "utf8")).toBe("the user's unsaved edit\n");
+    expect(await gitOut(workspace, "rev-parse", "HEAD")).toBe(head);
+    expect(existsSync(join(workspace, ".git", "MERGE_HEAD"))).toBe(false);
+  });
+
   test("outside git, isolation is not offered, and a definition asking for it is refused with one line", async () => {
     const { run, workspace } = teamSetup();
     const { mkdirSync } = await import("node:fs");
