@@ -85,8 +85,11 @@ describe("background shell jobs", () => {
     const w = jobsWorld();
     const pidFile = join(w.context.workspace, "pid");
     w.jobs.start(`sh -c 'echo $$ > ${pidFile}; exec sleep 30' | cat`, { workspace: w.context.workspace });
-    for (let i = 0; i < 100 && !existsSync(pidFile); i++) await Bun.sleep(10);
+    // The shell creates the file before it writes the pid: wait for the whole line, not the file.
+    const written = () => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n");
+    for (let i = 0; i < 500 && !written(); i++) await Bun.sleep(10);
     const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(pid).toBeGreaterThan(0);
     expect(alive(pid)).toBe(true);
     await w.jobs.close();
     for (let i = 0; i < 50 && alive(pid); i++) await Bun.sleep(10);
