@@ -11,11 +11,9 @@ import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import type { MailboxStore } from "../../src/mailbox/store.ts";
 import { PostgresConnection } from "../../src/postgres/connection.ts";
 import { PgMailboxStore } from "../../src/postgres/mailbox-store.ts";
+import { TEST_SESSION } from "../fixtures/mailbox-place.ts";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
-
-/** The session the PostgreSQL store's rows belong to in these tests. */
-export const TEST_SESSION = "test-session";
 
 export interface StoreOptions {
   maxContentBytes?: number;
