@@ -14,11 +14,12 @@ export interface FolderGraph {
 }
 
 // `import`/`export ... from` at the start of a line (so JSDoc and strings don't count), the
-// side-effect form `import "x"`, and `import("x")` both as a value and inside a type.
+// side-effect form `import "x"`, and `import("x")` both as a value and inside a type; comments may
+// sit between the braces.
 // `import type` and `export type` are matched on purpose: a type-only edge is still an edge
 // between folders, and the layering is about what a folder must know, not what survives
 // transpilation.
-const STATIC = /^[ \t]*(?:import|export)\s+(?:type\s+)?(?:[\w$*{},\s]+?\s+from\s*)?["']([^"'\n]+)["']/gm;
+const STATIC = /^[ \t]*(?:import|export)\s+(?:type\s+)?(?:(?:[\w$*{},\s]|\/\/[^\n]*\n|\/\*[\s\S]*?\*\/)+?\s*from\s*)?["']([^"'\n]+)["']/gm;
 const DYNAMIC = /\bimport\(\s*["']([^"'\n]+)["']\s*\)/g;
 
 export function importSpecifiers(source: string): string[] {
