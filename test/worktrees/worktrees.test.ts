@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { walkFiles } from "../../src/search/file-walk.ts";
 import { git } from "../../src/worktrees/git.ts";
 import { GitWorktrees } from "../../src/worktrees/worktrees.ts";
 import { MergeConflictError, MergeRefusedError, WorktreeUnavailableError } from "../../src/worktrees/worktree-errors.ts";
@@ -62,6 +63,12 @@ describe("GitWorktrees", () => {
     expect(readFileSync(join(alice.path, "notes.txt"), "utf8")).toBe("one\ntwo\nthree\n");
     expect(await out(dir, "status", "--porcelain")).toBe("");
     expect(await worktrees.diffStat(alice)).toBe("no changes");
+    // The Lead's glob and grep skip them too (they read the same .gitignore files), hidden files included.
+    const walked: string[] = [];
+    const walk = walkFiles({ workspace: dir, start: dir, respectIgnore: true, includeHidden: true, protectedRoots: [], signal: new AbortController().signal });
+    for await (const file of walk) walked.push(file.path);
+    expect(walked).toContain("notes.txt");
+    expect(walked.filter((path) => path.includes("worktrees"))).toEqual([]);
   });
 
   test("a workspace in a subdirectory of the repository: the teammate's workspace is the same subdirectory of its worktree", async () => {
