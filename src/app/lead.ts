@@ -15,7 +15,7 @@ import { UsageLedger } from "../usage/usage-ledger.ts";
 import type { BudgetExceededError } from "../core/errors.ts";
 import { ModelSwitch } from "../model/model-switch.ts";
 import { type PermissionAsker, PermissionPolicy } from "../permissions/policy.ts";
-import { TeamRegistry } from "../team/team-registry.ts";
+import { FileTeamRegistry, type TeamRegistry } from "../team/team-registry.ts";
 import { type TeamEvent, TeammateRuntime } from "../team/teammate-runtime.ts";
 import { readFileTool } from "../tools/read-file.ts";
 import { sendMessageTool } from "../tools/send-message.ts";
@@ -34,7 +34,8 @@ import { AgentRunner } from "../runtime/agent-runner.ts";
 import { CloseStack } from "./close-stack.ts";
 import { DEFAULT_COMPACTION } from "../runtime/compaction.ts";
 import { EventInbox } from "../runtime/event-inbox.ts";
-import { HistoryStore } from "../runtime/history-store.ts";
+import { type HistoryBackend, HistoryStore } from "../runtime/history-store.ts";
+import { FileHistoryBackend } from "../runtime/file-history.ts";
 import { JobSupervisor } from "../runtime/job-supervisor.ts";
 import type { RunObserver, RunResult } from "../runtime/run-types.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
@@ -43,11 +44,11 @@ import { environmentFacts } from "../instructions/environment.ts";
 import { contextSections } from "../instructions/prompt-context.ts";
 import { readProjectInstructions } from "../instructions/project-instructions.ts";
 import { CronRuntime } from "../cron/cron-runtime.ts";
-import { CronStore } from "../cron/cron-store.ts";
+import { CronStore, type CronTable, FileCronTable } from "../cron/cron-store.ts";
 import { SkillCatalog } from "../skills/skill-catalog.ts";
 import { AgentDefinitions } from "../agents/agent-definitions.ts";
 import { withModel } from "../model/with-model.ts";
-import { FileTaskStore } from "../tasks/task-store.ts";
+import { FileTaskTable, TaskStore, type TaskTable } from "../tasks/task-store.ts";
 import { TodoList } from "../todos/todo-list.ts";
 import { BackgroundJobs } from "../tools/background-jobs.ts";
 import { loadSkillTool } from "../tools/load-skill.ts";
@@ -85,9 +86,32 @@ export interface LeadRuntime {
   close(): Promise<void>;
 }
 
+/**
+ * What a session shares between its agents besides the mailbox (and, in
+ * PostgreSQL, between machines). The runtime sees these interfaces only.
+ */
+export interface StateStores {
+  histories: HistoryBackend;
+  team: TeamRegistry;
+  tasks: TaskTable;
+  cron: CronTable;
+}
+
+/** The file backend's stores of a session's state dir (the default). */
+export function fileStores(stateDir: string): StateStores {
+  return {
+    histories: new FileHistoryBackend(stateDir),
+    team: new FileTeamRegistry(stateDir),
+    tasks: new FileTaskTable(stateDir),
+    cron: new FileCronTable(stateDir),
+  };
+}
+
 export interface LeadContext {
-  /** The session's state dir: histories, team, mailboxes, tasks, todos, cron. */
+  /** The session's state dir: todos, usage, tool results, and, with the file stores, everything else. */
   stateDir: string;
+  /** Where histories, team, tasks and cron jobs live; the state dir's files when absent. */
+  stores?: StateStores;
   workspace: string;
   observer?: RunObserver;
   /** Team and mailbox events (teammate states, sends, claims, acks). */
@@ -197,8 +221,9 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     closers.push(() => inbox.releaseAll());
     const supervisor = new JobSupervisor((name, error) => warn(LEAD)(`${name} stopped: ${(error as Error).message}`));
     closers.push(() => supervisor.close());
-    const openHistory = (agent: AgentName) => {
-      const history = HistoryStore.open(context.stateDir, agent);
+    const stores = context.stores ?? fileStores(context.stateDir);
+    const openHistory = async (agent: AgentName) => {
+      const history = await HistoryStore.open(stores.histories, agent);
       histories.push(history);
       if (history.repaired) warn(agent)(history.repaired);
       return history;
@@ -212,11 +237,11 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       identity: string,
       tools: Tool[],
       systemPrompt: string,
+      history: HistoryStore,
       extra: {
         /** A worktree teammate's own workspace and fence; the Lead's when absent. */
         workspace?: string;
         fence?: ProtectedPaths;
-        history?: HistoryStore;
         maxTurns?: number;
         reminder?: () => string | undefined;
         sources?: ToolSource[];
@@ -237,7 +262,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
           ...(context.tracing ? { onFound: ({ id, effect }: { id: string; effect: string }) => context.tracing!.toolFound(id, effect) } : {}),
         }),
         hooks,
-        history: extra.history ?? openHistory(identity as AgentName),
+        history,
         clock,
         systemPrompt,
         workspace: extra.workspace ?? context.workspace,
@@ -257,7 +282,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     const cron = new CronRuntime({
       inbox,
       supervisor,
-      store: new CronStore(context.stateDir),
+      store: new CronStore(stores.cron),
       clock,
       ids,
       onError: (error) => warn(LEAD)(`cron: ${(error as Error).message}`),
@@ -294,18 +319,19 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     for (const problem of definitions.problems) warn(LEAD)(`teammate definition ${problem.path} skipped: ${problem.problem}`);
     // One task graph for the Lead's tools and the self-claiming teammates; a new or
     // completed task wakes those idle (`team` is read when it changes, after it is built).
-    const tasks = new FileTaskStore({ stateDir: context.stateDir, onChange: () => team.pokeAutoClaimers() });
+    const tasks = new TaskStore({ table: stores.tasks, clock, onChange: () => team.pokeAutoClaimers() });
     const team: TeammateRuntime = new TeammateRuntime({
       store: mailbox.store,
       inbox,
       supervisor,
-      registry: new TeamRegistry(context.stateDir),
+      registry: stores.team,
+      histories: stores.histories,
       worktrees,
       // Teammates have at most these four tools (no spawning, no editing helpers), and
       // MCP tools only of the servers whose config says `teammates: true`. A definition
       // narrows the tools and sets the prompt, permission mode and model; a definition
       // gone since the spawn leaves the teammate with the base settings and a warning.
-      makeRunner: (teammate) => {
+      makeRunner: async (teammate) => {
         const definition = teammate.agent === undefined ? undefined : definitions.find(teammate.agent);
         if (teammate.agent !== undefined && !definition) {
           warn(teammate.name)(`teammate definition "${teammate.agent}" is gone: ${teammate.name} runs with the default teammate settings`);
@@ -344,7 +370,8 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
         };
         const modePolicy = policy.withMode(mode, askLead);
         const extraPrompt = [worktree ? worktreePromptNote(worktree) : "", definition?.prompt ?? ""].filter(Boolean).join("\n\n");
-        return runnerFor(teammate.name, tools, withContext(teammateSystemPrompt(teammate.name, teammate.role, extraPrompt)), {
+        const history = await openHistory(teammate.name);
+        return runnerFor(teammate.name, tools, withContext(teammateSystemPrompt(teammate.name, teammate.role, extraPrompt)), history, {
           sources: [mcp.source("teammate")],
           policy: own ? modePolicy.withProtected(own.fence) : modePolicy,
           ...(own ?? {}),
@@ -373,8 +400,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     // no teammates, no background jobs), the same hooks and permissions, a turn cap.
     const runSubagent: SubagentRun = async (prompt, { idempotencyKey, signal, label }) => {
       const identity = `${LEAD}/${label}`;
-      const subagent = runnerFor(identity, baseTools({ shell: shellOptions }), withContext(subagentSystemPrompt()), {
-        history: HistoryStore.inMemory(identity),
+      const subagent = runnerFor(identity, baseTools({ shell: shellOptions }), withContext(subagentSystemPrompt()), HistoryStore.inMemory(identity), {
         maxTurns: Math.min(settings.maxTurns, SUBAGENT_MAX_TURNS),
         sources: [leadSource],
       });
@@ -397,12 +423,12 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       // Only where it can work, so a workspace without git offers the model nothing it cannot use.
       ...(inGit ? [mergeTeammateTool(team, worktrees)] : []),
     ];
-    const runner = runnerFor(LEAD, leadTools, withContext(leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"))), {
+    const runner = runnerFor(LEAD, leadTools, withContext(leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"))), await openHistory(LEAD), {
       reminder: () => todos.reminder(),
       sources: [leadSource],
     });
     await team.restore();
-    cron.start();
+    await cron.start();
     return { runner, team, cron, background, inbox, supervisor, mcp, usage, model, policy, modelChoice, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => {});

@@ -67,10 +67,12 @@ export class CronRuntime implements EventOwner {
   }
 
   /** Reads the jobs (a corrupt cron.json throws here, at start-up) and starts the loop; due jobs fire at once. */
-  start(): void {
+  async start(): Promise<void> {
     if (this.#closed) throw new UsageError("the cron runtime is closed; it cannot start again");
     if (this.#loop) return;
-    this.#jobs = this.#o.store.list();
+    this.#jobs = await this.#o.store.list();
+    // Two starts at once, or a close while the jobs were read: one loop, or none.
+    if (this.#loop || this.#closed) return;
     this.#loop = this.#o.supervisor.start("cron", (signal) => this.#run(signal));
   }
 
@@ -88,7 +90,7 @@ export class CronRuntime implements EventOwner {
       nextRunAtUtc: nextCronRun(request.cron, now, this.#timeZone).toISOString(),
     };
     await this.#o.store.add(job);
-    this.#refresh();
+    await this.#refresh();
     return job;
   }
 
@@ -111,7 +113,7 @@ export class CronRuntime implements EventOwner {
 
   /** Publishes every due run not already in flight; returns how many. The loop calls it; tests may too. */
   async runDue(): Promise<number> {
-    this.#jobs = this.#o.store.list();
+    this.#jobs = await this.#o.store.list();
     const now = this.#o.clock.now().toISOString();
     let published = 0;
     for (const job of this.#jobs) {
@@ -139,7 +141,7 @@ export class CronRuntime implements EventOwner {
       return { ...job, lastRunAtUtc: now.toISOString(), nextRunAtUtc: nextCronRun(job.cron, after, this.#timeZone).toISOString() };
     });
     this.#inFlight.delete(event.eventId);
-    this.#refresh();
+    await this.#refresh();
   }
 
   /** Stops the loop; called by the composition root after the teammates and before the supervisor. */
@@ -168,9 +170,9 @@ export class CronRuntime implements EventOwner {
   }
 
   /** Re-reads the jobs and wakes the loop, whose next wait may now be shorter. */
-  #refresh(): void {
+  async #refresh(): Promise<void> {
     try {
-      this.#jobs = this.#o.store.list();
+      this.#jobs = await this.#o.store.list();
     } catch (error) {
       this.#report(error);
     }

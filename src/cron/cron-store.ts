@@ -51,29 +51,37 @@ export function assertCronJobId(id: string): string {
 export type CronChange = (job: CronJob) => CronJob | null;
 
 /**
- * The scheduled jobs: durable ones in `<state-dir>/cron.json` (written atomically,
- * validated when read), the others in this object only. Every read-modify-write
- * of the file holds `cron.lock`, so `agent cron cancel` in another process and
- * the runtime recording a run cannot undo each other's change.
+ * Where a session's durable jobs are kept. `rewrite` replaces them with what
+ * `change` makes of the current ones, read and written under a lock every
+ * process respects, so `agent cron cancel` in another process and the runtime
+ * recording a run cannot undo each other's change.
+ */
+export interface CronTable {
+  /** The durable jobs as stored now (none when nothing is stored). */
+  read(): Promise<CronJob[]>;
+  rewrite(change: (jobs: CronJob[]) => CronJob[]): Promise<void>;
+}
+
+/**
+ * The scheduled jobs: durable ones in a CronTable (which the runtime never
+ * sees), the others in this object only.
  */
 export class CronStore {
-  readonly path: string;
-  readonly #lockPath: string;
+  readonly #table: CronTable;
   readonly #memory = new Map<string, CronJob>();
 
-  constructor(readonly stateDir: string) {
-    this.path = join(stateDir, "cron.json");
-    this.#lockPath = join(stateDir, "cron.lock");
+  constructor(table: CronTable) {
+    this.#table = table;
   }
 
-  /** The durable jobs as the file has them now (none when there is no file). */
-  readDurable(): CronJob[] {
-    return readStateFile(this.path, CronFile)?.jobs ?? [];
+  /** The durable jobs as stored now. */
+  readDurable(): Promise<CronJob[]> {
+    return this.#table.read();
   }
 
   /** Every job, durable and not, soonest first. */
-  list(): CronJob[] {
-    return [...this.readDurable(), ...this.#memory.values()].sort((a, b) => a.nextRunAtUtc.localeCompare(b.nextRunAtUtc));
+  async list(): Promise<CronJob[]> {
+    return [...(await this.readDurable()), ...this.#memory.values()].sort((a, b) => a.nextRunAtUtc.localeCompare(b.nextRunAtUtc));
   }
 
   async add(job: CronJob): Promise<void> {
@@ -82,7 +90,7 @@ export class CronStore {
       this.#memory.set(valid.id, valid);
       return;
     }
-    await this.#rewrite((jobs) => [...jobs, valid]);
+    await this.#table.rewrite((jobs) => [...jobs, valid]);
   }
 
   /** Applies `change` to job `id`; returns the job as it is now (null: removed), or undefined when there is no such job. */
@@ -94,10 +102,10 @@ export class CronStore {
       else this.#memory.set(id, CronJob.parse(next));
       return next;
     }
-    // Nothing to lock for a state dir without a cron.json (e.g. a cancel with a wrong id).
-    if (!this.readDurable().some((job) => job.id === id)) return undefined;
+    // Nothing to lock when there is no such job (e.g. a cancel with a wrong id).
+    if (!(await this.readDurable()).some((job) => job.id === id)) return undefined;
     let result: CronJob | null | undefined;
-    await this.#rewrite((jobs) => {
+    await this.#table.rewrite((jobs) => {
       const index = jobs.findIndex((job) => job.id === id);
       if (index < 0) return jobs;
       result = change(jobs[index]!);
@@ -117,12 +125,44 @@ export class CronStore {
     if (outcome === undefined || !removed) throw new CronJobNotFoundError(id);
     return removed;
   }
+}
 
-  async #rewrite(change: (jobs: CronJob[]) => CronJob[]): Promise<void> {
+/** Durable jobs in `<state-dir>/cron.json` (written atomically, validated when read), changed under `cron.lock`. */
+export class FileCronTable implements CronTable {
+  readonly path: string;
+  readonly #lockPath: string;
+
+  constructor(readonly stateDir: string) {
+    this.path = join(stateDir, "cron.json");
+    this.#lockPath = join(stateDir, "cron.lock");
+  }
+
+  async read(): Promise<CronJob[]> {
+    return readStateFile(this.path, CronFile)?.jobs ?? [];
+  }
+
+  async rewrite(change: (jobs: CronJob[]) => CronJob[]): Promise<void> {
     ensureDir(this.stateDir);
     await withFileLock(this.#lockPath, () => {
-      const jobs = change(this.readDurable()).sort((a, b) => a.createdAtUtc.localeCompare(b.createdAtUtc) || a.id.localeCompare(b.id));
+      const current = readStateFile(this.path, CronFile)?.jobs ?? [];
+      const jobs = sortJobs(change(current));
       writeFileAtomic(this.path, `${JSON.stringify(CronFile.parse({ version: 1, jobs }), null, 2)}\n`);
     });
   }
+}
+
+/** The jobs of a state dir, the durable ones in its cron.json. */
+export class FileCronStore extends CronStore {
+  readonly path: string;
+
+  constructor(stateDir: string) {
+    const table = new FileCronTable(stateDir);
+    super(table);
+    this.path = table.path;
+  }
+}
+
+/** Oldest first (ties by id), as cron.json has always listed them. */
+export function sortJobs(jobs: CronJob[]): CronJob[] {
+  return [...jobs].sort((a, b) => a.createdAtUtc.localeCompare(b.createdAtUtc) || a.id.localeCompare(b.id));
 }

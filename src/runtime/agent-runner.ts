@@ -149,7 +149,7 @@ export class AgentRunner {
         const batch = await this.#takeBatch(inbox, outcome, options);
         if (batch === undefined || outcome.ackFailed) return outcome;
         if (batch.key !== undefined) {
-          this.#pairUnansweredCalls();
+          await this.#pairUnansweredCalls();
           const result = await this.#loop(batch.key, options.signal);
           outcome.turns.push({ key: batch.key, event: batch.events[0]!, events: batch.events, result });
         }
@@ -188,10 +188,10 @@ export class AgentRunner {
       const status = history.turnStatus(id);
       if (status === undefined) {
         // A turn the process died in may have left tool calls without results: the API refuses those.
-        this.#pairUnansweredCalls();
+        await this.#pairUnansweredCalls();
         const opening: ChatMessage[] = [{ role: "user", content: eventEnvelope(event) }];
-        if (key === undefined) history.beginTurn(id, opening, this.#clock.now());
-        else history.joinTurn(id, key, opening, this.#clock.now());
+        if (key === undefined) await history.beginTurn(id, opening, this.#clock.now());
+        else await history.joinTurn(id, key, opening, this.#clock.now());
         key ??= id;
         events.push(event);
         this.#emit({ type: "event", agent: this.identity, eventId: id, source: event.source, sender: event.sender, kind: event.kind });
@@ -229,7 +229,7 @@ export class AgentRunner {
       const resumed: { key: string; result: RunResult }[] = [];
       for (const key of this.#o.history.abandonedTurns()) {
         if (signal?.aborted) break;
-        this.#pairUnansweredCalls();
+        await this.#pairUnansweredCalls();
         resumed.push({ key, result: await this.#loop(key, signal) });
       }
       return resumed;
@@ -244,7 +244,7 @@ export class AgentRunner {
     const status = o.history.turnStatus(idempotencyKey);
     if (status === "started" || status === "interrupted") {
       // Interrupted earlier (a crash, a shutdown): go on from where the history stops.
-      this.#pairUnansweredCalls();
+      await this.#pairUnansweredCalls();
       return this.#loop(idempotencyKey, signal);
     }
     const prompt = await o.hooks.run("UserPromptSubmit", this.#hookPayload(idempotencyKey, { prompt: content }), {
@@ -260,12 +260,12 @@ export class AgentRunner {
     // the history must read old prompt, old answer, new prompt — and the answer
     // returned here must be this prompt's, not the old turn's.
     for (const abandoned of o.history.abandonedTurns()) {
-      this.#pairUnansweredCalls();
+      await this.#pairUnansweredCalls();
       const resumed = await this.#loop(abandoned, signal);
       if (resumed.subtype === "error_interrupted") return { ...resumed, result: "interrupted before this prompt's turn began" };
     }
-    this.#pairUnansweredCalls();
-    o.history.beginTurn(idempotencyKey, [{ role: "user", content }], this.#clock.now());
+    await this.#pairUnansweredCalls();
+    await o.history.beginTurn(idempotencyKey, [{ role: "user", content }], this.#clock.now());
     this.#emit({ type: "user", agent: this.identity, content });
     return this.#loop(idempotencyKey, signal);
   }
@@ -299,11 +299,11 @@ export class AgentRunner {
     for (;;) {
       if (signal?.aborted && step.next !== "finish") {
         // Not finished: run again with the same key, the turn resumes.
-        o.history.interruptTurn(key, this.#clock.now());
+        await o.history.interruptTurn(key, this.#clock.now());
         return done("error_interrupted", "interrupted before the turn finished");
       }
       if (step.next === "finish") {
-        o.history.finishTurn(key, this.#clock.now(), step.subtype, step.result);
+        await o.history.finishTurn(key, this.#clock.now(), step.subtype, step.result);
         return done(step.subtype, step.result);
       }
       if (step.next === "run_tools") {
@@ -318,7 +318,7 @@ export class AgentRunner {
       try {
         await this.#compactIfNeeded(false, signal, turn);
         const reminder = o.reminder?.();
-        if (reminder) this.#append([{ role: "user", content: reminder }]);
+        if (reminder) await this.#append([{ role: "user", content: reminder }]);
         turn.turns += 1;
         this.#emit({ type: "model_request", agent: this.identity, turn: turn.turns });
         response = await this.#callModel(signal);
@@ -349,7 +349,7 @@ export class AgentRunner {
         throw error;
       }
       turn.usage = addUsage(turn.usage, response.usage);
-      step = this.#afterReply(response, turn);
+      step = await this.#afterReply(response, turn);
       if (step.next === "finish" && step.subtype === "success") {
         step = await this.#stopHook(step, key, signal);
         // Sent back to work: the final answer is the one it gives next.
@@ -363,7 +363,7 @@ export class AgentRunner {
    * resumed turn, or a new one after a turn the process died in, starts from a
    * history the model API accepts. The call may have run in part: the result says so.
    */
-  #pairUnansweredCalls(): void {
+  async #pairUnansweredCalls(): Promise<void> {
     const answered = new Set<string>();
     const unanswered: ChatMessage[] = [];
     const messages = this.#o.history.messages;
@@ -384,13 +384,13 @@ export class AgentRunner {
         break;
       }
     }
-    if (unanswered.length > 0) this.#append(unanswered);
+    if (unanswered.length > 0) await this.#append(unanswered);
   }
 
   /** Decides what follows a model reply, recording it in the history first. */
-  #afterReply(response: ModelResponse, turn: { continuations: number; text: string }): Step {
+  async #afterReply(response: ModelResponse, turn: { continuations: number; text: string }): Promise<Step> {
     const message = response.message;
-    this.#append([message]);
+    await this.#append([message]);
     if (message.content) this.#emit({ type: "assistant", agent: this.identity, text: message.content });
     const calls = message.toolCalls ?? [];
     if (calls.length > 0) {
@@ -403,7 +403,7 @@ export class AgentRunner {
     turn.text += message.content ?? "";
     if (response.finishReason === "length" && turn.continuations < MAX_CONTINUATIONS) {
       turn.continuations += 1;
-      this.#append([{ role: "user", content: CONTINUE_PROMPT }]);
+      await this.#append([{ role: "user", content: CONTINUE_PROMPT }]);
       return { next: "call_model" };
     }
     return { next: "finish", subtype: "success", result: turn.text };
@@ -417,7 +417,7 @@ export class AgentRunner {
     });
     this.#warn(outcome.warnings);
     if (!outcome.blocked) return step;
-    this.#append([{ role: "user", content: `A Stop hook asked you to go on: ${outcome.blocked}` }]);
+    await this.#append([{ role: "user", content: `A Stop hook asked you to go on: ${outcome.blocked}` }]);
     return { next: "call_model" };
   }
 
@@ -436,7 +436,7 @@ export class AgentRunner {
         ? { content: "interrupted before this tool ran", isError: true }
         : await this.#o.tools.execute(call, context);
       const message: ChatMessage = { role: "tool", toolCallId: call.id, content: result.content, ...(result.isError ? { isError: true } : {}) };
-      this.#append([message]);
+      await this.#append([message]);
       this.#emit({ type: "tool_result", agent: this.identity, id: call.id, name: call.name, content: result.content, isError: result.isError ?? false });
     }
     return { next: "call_model" };
@@ -462,7 +462,7 @@ export class AgentRunner {
       force,
     );
     if (!result) return 0;
-    o.history.snapshot(result.messages, this.#clock.now());
+    await o.history.snapshot(result.messages, this.#clock.now());
     turn.usage = addUsage(turn.usage, result.usage);
     this.#emit({
       type: "compaction",
@@ -473,8 +473,8 @@ export class AgentRunner {
     return result.summarisedMessages;
   }
 
-  #append(messages: ChatMessage[]): void {
-    this.#o.history.appendMessages(messages, this.#clock.now());
+  #append(messages: ChatMessage[]): Promise<void> {
+    return this.#o.history.appendMessages(messages, this.#clock.now());
   }
 
   #hookPayload(idempotencyKey: string, extra: Record<string, unknown>): Record<string, unknown> {

@@ -1,18 +1,15 @@
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
 import { z } from "zod";
 import type { AgentName } from "../core/agent-name.ts";
-import { CorruptStateFileError, HistoryWriteError } from "../core/errors.ts";
 import { UtcInstant } from "../core/message.ts";
 import { ChatMessage } from "../model/types.ts";
-import { ensureDir, FILE_MODE, fsyncDir, isErrno, pathExists } from "../storage/atomic-file.ts";
 import { redactValue } from "../security/redact.ts";
 import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
 
 /**
- * One line of `<state-dir>/agents/<name>.jsonl`, the agent's canonical history.
- * The log is append-only; a `snapshot` (written by compaction) replaces
- * everything before it. `v` versions the record format.
+ * One record of an agent's canonical history (a line of `agents/<name>.jsonl`
+ * in the file backend, a row in PostgreSQL). The log is append-only; a
+ * `snapshot` (written by compaction) replaces everything before it. `v`
+ * versions the record format.
  */
 export const HistoryRecord = z.discriminatedUnion("type", [
   z.strictObject({ v: z.literal(1), type: z.literal("message"), at: UtcInstant, message: ChatMessage }),
@@ -41,40 +38,77 @@ export type HistoryRecord = z.infer<typeof HistoryRecord>;
 export type TurnStatus = "started" | "interrupted" | "finished";
 
 /**
- * An agent's history on disk and in memory. Every append is written and fsynced
- * before it returns, so a later process sees exactly what this one had.
+ * Where one agent's records go. `append` returns only once the records are
+ * durable (fsynced, committed): the runtime acknowledges an event after its
+ * history append returns, and must never acknowledge what a crash could lose.
+ * An append that throws has stored none of its records.
+ */
+export interface HistoryLog {
+  /** Where the records live, for messages: a path, or the store and agent. */
+  readonly location: string;
+  append(records: readonly HistoryRecord[]): Promise<void>;
+  close(): void;
+}
+
+/** An opened history: the records read back, and the log later records go to. */
+export interface OpenedHistory {
+  records: HistoryRecord[];
+  log: HistoryLog;
+  /** Set when opening found and cut off a record a crash left half-written. */
+  repaired?: string;
+}
+
+/**
+ * Every agent history of one session, in one backend (files or PostgreSQL).
+ * The runtime sees only this and HistoryStore, never the backend.
+ */
+export interface HistoryBackend {
+  /** Opens (creating if needed) the history of `agent` for appending, reading it back validated. */
+  open(agent: AgentName): Promise<OpenedHistory>;
+  /**
+   * Moves `agent`'s history aside (its name freed, what it did kept); returns
+   * where it went, or undefined when it had none.
+   */
+  archive(agent: AgentName, at: Date): Promise<string | undefined>;
+  /** Whether a history of this name was archived before. */
+  wasArchived(agent: AgentName): Promise<boolean>;
+}
+
+/**
+ * An agent's history in memory, over its durable log. Every append is stored
+ * before it resolves and only then applied in memory, so a later process sees
+ * exactly what this one had.
  */
 export class HistoryStore {
-  readonly path: string;
+  readonly #log: HistoryLog;
   #messages: ChatMessage[] = [];
   #turns = new Map<string, { status: TurnStatus; subtype?: RunSubtype; result?: string; joins?: string }>();
   /** The keys that joined each batched turn, by the turn's key. */
   #members = new Map<string, string[]>();
-  #fd: number | undefined;
-  #memoryOnly = false;
+  /** Appends run one after another: a record stored later is never applied earlier. */
+  #tail: Promise<void> = Promise.resolve();
   /** Set when loading found and cut off a record a crash left half-written. */
   readonly repaired: string | undefined;
 
-  private constructor(path: string, records: HistoryRecord[], repaired: string | undefined) {
-    this.path = path;
-    this.repaired = repaired;
-    for (const record of records) this.#apply(record);
+  constructor(opened: OpenedHistory) {
+    this.#log = opened.log;
+    this.repaired = opened.repaired;
+    for (const record of opened.records) this.#apply(record);
   }
 
   /** A history kept in memory only: a one-shot subagent's, which nothing resumes. */
   static inMemory(label: string): HistoryStore {
-    const store = new HistoryStore(`(memory:${label})`, [], undefined);
-    store.#memoryOnly = true;
-    return store;
+    return new HistoryStore({ records: [], log: new MemoryHistoryLog(`(memory:${label})`) });
   }
 
-  /** Opens (creating if needed) the history of `agent` under `stateDir` and reads it back, validated. */
-  static open(stateDir: string, agent: AgentName): HistoryStore {
-    const dir = join(stateDir, "agents");
-    ensureDir(dir);
-    const path = join(dir, `${agent}.jsonl`);
-    const { records, repaired } = readRecords(path, { repair: true });
-    return new HistoryStore(path, records, repaired);
+  /** Opens `agent`'s history in `backend`. */
+  static async open(backend: HistoryBackend, agent: AgentName): Promise<HistoryStore> {
+    return new HistoryStore(await backend.open(agent));
+  }
+
+  /** Where the records live (a path for the file backend). */
+  get path(): string {
+    return this.#log.location;
   }
 
   /** The conversation so far (without the system prompt). */
@@ -94,28 +128,16 @@ export class HistoryStore {
   }
 
   /**
-   * Starts turn `key` with its opening messages in one durable write, so a crash
-   * leaves either both (the turn can be resumed) or neither.
-   */
-  beginTurn(key: string, messages: ChatMessage[], at: Date): void {
-    const time = at.toISOString();
-    this.#append([
-      { v: 1, type: "turn", at: time, key, status: "started" },
-      ...messages.map((message) => ({ v: 1 as const, type: "message" as const, at: time, message })),
-    ]);
-  }
-
-  /**
    * Adds `key` (an event) with its messages to the turn `turn`, which is started
    * and not finished, in one durable write: one model turn will answer both.
    */
-  joinTurn(key: string, turn: string, messages: ChatMessage[], at: Date): void {
+  async joinTurn(key: string, turn: string, messages: ChatMessage[], at: Date): Promise<void> {
     const joined = this.#turns.get(turn);
     if (joined === undefined || joined.status === "finished" || joined.joins !== undefined) {
       throw new Error(`history ${this.path}: ${key} cannot join turn ${turn}, which is ${joined?.status ?? "unknown"}${joined?.joins ? " (itself a joined one)" : ""}`);
     }
     const time = at.toISOString();
-    this.#append([
+    await this.#append([
       { v: 1, type: "turn", at: time, key, status: "started", joins: turn },
       ...messages.map((message) => ({ v: 1 as const, type: "message" as const, at: time, message })),
     ]);
@@ -131,14 +153,26 @@ export class HistoryStore {
     return [...this.#turns].filter(([, turn]) => turn.status === "started" && turn.joins === undefined).map(([key]) => key);
   }
 
+  /**
+   * Starts turn `key` with its opening messages in one durable write, so a crash
+   * leaves either both (the turn can be resumed) or neither.
+   */
+  beginTurn(key: string, messages: ChatMessage[], at: Date): Promise<void> {
+    const time = at.toISOString();
+    return this.#append([
+      { v: 1, type: "turn", at: time, key, status: "started" },
+      ...messages.map((message) => ({ v: 1 as const, type: "message" as const, at: time, message })),
+    ]);
+  }
+
   /** Marks turn `key` interrupted, with every key that joined it, in one write. */
-  interruptTurn(key: string, at: Date): void {
-    this.#append(this.#withMembers(key).map((each) => ({ v: 1 as const, type: "turn" as const, at: at.toISOString(), key: each, status: "interrupted" as const })));
+  interruptTurn(key: string, at: Date): Promise<void> {
+    return this.#append(this.#withMembers(key).map((each) => ({ v: 1 as const, type: "turn" as const, at: at.toISOString(), key: each, status: "interrupted" as const })));
   }
 
   /** Marks turn `key` finished, with every key that joined it, in one write: none of them is answered again. */
-  finishTurn(key: string, at: Date, subtype: RunSubtype, result: string): void {
-    this.#append(
+  finishTurn(key: string, at: Date, subtype: RunSubtype, result: string): Promise<void> {
+    return this.#append(
       this.#withMembers(key).map((each) => ({ v: 1 as const, type: "turn" as const, at: at.toISOString(), key: each, status: "finished" as const, subtype, result })),
     );
   }
@@ -147,55 +181,30 @@ export class HistoryStore {
     return [key, ...(this.#members.get(key) ?? []).filter((member) => this.#turns.get(member)?.status !== "finished")];
   }
 
-  appendMessages(messages: ChatMessage[], at: Date): void {
-    this.#append(messages.map((message) => ({ v: 1, type: "message", at: at.toISOString(), message })));
+  appendMessages(messages: ChatMessage[], at: Date): Promise<void> {
+    return this.#append(messages.map((message) => ({ v: 1, type: "message", at: at.toISOString(), message })));
   }
 
   /** Replaces the whole history (compaction). */
-  snapshot(messages: ChatMessage[], at: Date): void {
-    this.#append([{ v: 1, type: "snapshot", at: at.toISOString(), messages }]);
+  snapshot(messages: ChatMessage[], at: Date): Promise<void> {
+    return this.#append([{ v: 1, type: "snapshot", at: at.toISOString(), messages }]);
   }
 
   close(): void {
-    if (this.#fd !== undefined) closeSync(this.#fd);
-    this.#fd = undefined;
+    this.#log.close();
   }
 
-  #append(unsafe: HistoryRecord[]): void {
-    // Memory and disk get the same masked records, so a resumed run sees what this one saw.
-    const records = redactValue(unsafe);
-    if (this.#memoryOnly) {
-      for (const record of records) this.#apply(HistoryRecord.parse(record));
-      return;
-    }
-    if (this.#fd === undefined) {
-      const created = !pathExists(this.path);
-      this.#fd = openSync(this.path, "a", FILE_MODE);
-      if (created) fsyncDir(dirname(this.path));
-    }
-    const text = records.map((record) => `${JSON.stringify(HistoryRecord.parse(record))}\n`).join("");
-    const bytes = Buffer.from(text, "utf8");
-    const fd = this.#fd;
-    const size = fstatSync(fd).size;
-    try {
-      let offset = 0;
-      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-      fsyncSync(fd);
-    } catch (error) {
-      // A write that failed part-way (ENOSPC, EFBIG, EIO) leaves half a record:
-      // cut the file back to the last whole one, so nothing later reads it as a
-      // crash's leftover, and the in-memory history still matches the file.
-      let cutBack = false;
-      try {
-        ftruncateSync(fd, size);
-        fsyncSync(fd);
-        cutBack = true;
-      } catch {
-        // Reported below: the next open cuts the half record off.
-      }
-      throw new HistoryWriteError(this.path, error, cutBack);
-    }
-    for (const record of records) this.#apply(record);
+  #append(unsafe: HistoryRecord[]): Promise<void> {
+    // Memory and the log get the same masked, validated records, so a resumed
+    // run sees what this one saw, and no backend stores what it could not read.
+    const records = redactValue(unsafe).map((record) => HistoryRecord.parse(record));
+    const stored = this.#tail.then(async () => {
+      await this.#log.append(records);
+      for (const record of records) this.#apply(record);
+    });
+    // A failed append does not block the next one; its caller sees the error.
+    this.#tail = stored.catch(() => {});
+    return stored;
   }
 
   #apply(record: HistoryRecord): void {
@@ -209,45 +218,9 @@ export class HistoryStore {
   }
 }
 
-/**
- * Reads and validates every record. A last line without its newline is a record
- * whose append never returned (the process died writing it): with `repair` (the
- * runtime that will append) it is cut off and the cut reported; without (a
- * reader, perhaps beside a live runtime) it is skipped. Any other bad line means
- * the file cannot be trusted.
- */
-export function readRecords(path: string, options: { repair: boolean }): { records: HistoryRecord[]; repaired: string | undefined } {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    if (isErrno(error, "ENOENT")) return { records: [], repaired: undefined };
-    throw error;
-  }
-  let repaired: string | undefined;
-  if (text.length > 0 && !text.endsWith("\n")) {
-    const keep = text.lastIndexOf("\n") + 1;
-    if (options.repair) {
-      repaired = `${path}: removed a half-written last record (${text.length - keep} bytes) left by a process that stopped while writing it`;
-      truncateSync(path, Buffer.byteLength(text.slice(0, keep), "utf8"));
-    }
-    text = text.slice(0, keep);
-  }
-  const records: HistoryRecord[] = [];
-  const lines = text.split("\n");
-  lines.pop();
-  for (const [index, line] of lines.entries()) {
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch {
-      throw new CorruptStateFileError(`${path}:${index + 1}`, "not valid JSON");
-    }
-    const parsed = HistoryRecord.safeParse(json);
-    if (!parsed.success) {
-      throw new CorruptStateFileError(`${path}:${index + 1}`, parsed.error.issues[0]?.message ?? "not a valid history record");
-    }
-    records.push(parsed.data);
-  }
-  return { records, repaired };
+/** The log of a history nothing resumes: it stores nothing. */
+class MemoryHistoryLog implements HistoryLog {
+  constructor(readonly location: string) {}
+  async append(): Promise<void> {}
+  close(): void {}
 }

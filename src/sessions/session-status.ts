@@ -1,6 +1,6 @@
 import { FileMailboxStore } from "../mailbox/file-store.ts";
 import { readRuntimeOwner } from "../storage/runtime-lock.ts";
-import { TeamRegistry } from "../team/team-registry.ts";
+import { FileTeamRegistry } from "../team/team-registry.ts";
 
 /** What a session is doing: a runtime owns it, it has work left for `agent drain`, or nothing. */
 export type SessionState = { state: "running"; pid: number; host: string } | { state: "pending"; work: string } | { state: "idle" };
@@ -20,7 +20,7 @@ export async function sessionState(dir: string): Promise<SessionState> {
  */
 export async function pendingWork(dir: string): Promise<string | undefined> {
   const parts: string[] = [];
-  const teammates = new TeamRegistry(dir).read().filter((t) => t.state === "running" || t.pendingTaskId !== undefined);
+  const teammates = (await new FileTeamRegistry(dir).read()).filter((t) => t.state === "running" || t.pendingTaskId !== undefined);
   if (teammates.length > 0) parts.push(`${teammates.map((t) => t.name).join(", ")} working`);
   const store = new FileMailboxStore({ stateDir: dir });
   if ((await store.agents()).length > 0) {

@@ -14,12 +14,14 @@ export interface NewTask {
   blockedBy?: readonly string[] | undefined;
 }
 
-export interface TaskStoreOptions {
-  stateDir: string;
-  clock?: Clock;
-  lock?: FileLockOptions;
-  /** Told after a task is created or completed: work may have become free to claim (self-claiming teammates wait for it). */
-  onChange?: () => void;
+/**
+ * Where a session's tasks are kept. `locked` runs `work` on every task, read
+ * under a lock that every process respects, and stores what `work` passes to
+ * `write` before the lock is let go: so a claim's check and its write are one
+ * step for every process, and of concurrent claimers exactly one wins.
+ */
+export interface TaskTable {
+  locked<T>(work: (tasks: readonly Task[], write: (task: Task) => void) => T): Promise<T>;
 }
 
 export interface Completion {
@@ -29,30 +31,33 @@ export interface Completion {
 }
 
 /**
- * The persistent task graph: one file a task under `<state-dir>/tasks/`. Every
- * operation reads the graph and writes under `tasks.lock` (an in-process mutex
- * in front of a cross-process lock), so a claim's check and its write are one
- * step for every process: of concurrent claimers exactly one wins. Reads take
- * the lock too, so a listing never mixes states from before and after a write.
- * Each operation reads every task file; task graphs are tens of tasks, not
+ * The persistent task graph: its rules (ids, blockers, one claimer, only the
+ * owner completes) over a TaskTable, which the runtime never sees. Reads take
+ * the table's lock too, so a listing never mixes states from before and after
+ * a write. Each operation reads every task; task graphs are tens of tasks, not
  * thousands, and a whole read is what lets blockers be checked at all.
  */
-export class FileTaskStore {
-  readonly files: TaskFiles;
+export interface TaskStoreOptions {
+  table: TaskTable;
+  clock?: Clock;
+  /** Told after a task is created or completed: work may have become free to claim (self-claiming teammates wait for it). */
+  onChange?: () => void;
+}
+
+export class TaskStore {
+  readonly #table: TaskTable;
   readonly #clock: Clock;
-  readonly #lockOptions: FileLockOptions;
   readonly #onChange: (() => void) | undefined;
 
   constructor(options: TaskStoreOptions) {
-    this.files = new TaskFiles(options.stateDir);
+    this.#table = options.table;
     this.#clock = options.clock ?? systemClock;
-    this.#lockOptions = options.lock ?? {};
     this.#onChange = options.onChange;
   }
 
   async create(input: NewTask): Promise<TaskView> {
     if (input.subject.trim() === "") throw new UsageError("a task needs a non-empty subject");
-    const created = await this.#locked((index) => {
+    const created = await this.#locked((index, write) => {
       const id: TaskId = `t${Math.max(0, ...[...index.keys()].map(taskNumber)) + 1}`;
       const blockedBy = [...new Set(input.blockedBy ?? [])];
       if (blockedBy.includes(id)) throw new TaskDependencyError(`task ${id} cannot be blocked by itself`);
@@ -70,7 +75,7 @@ export class FileTaskStore {
         createdAtUtc: now,
         updatedAtUtc: now,
       };
-      this.files.write(task);
+      write(task);
       return viewOf(task, new Map([...index, [id, task]]));
     });
     this.#onChange?.();
@@ -90,21 +95,21 @@ export class FileTaskStore {
   /** Gives a pending task with every blocker completed to `owner`. */
   async claim(id: string, owner: string): Promise<TaskView> {
     if (owner === "") throw new UsageError("a claim needs an owner");
-    return this.#locked((index) => {
+    return this.#locked((index, write) => {
       const task = this.#find(id, index);
       if (task.status !== "pending") throw new TaskStateError(`task ${id} is already ${statusText(task, owner)}`);
       const open = openBlockersOf(task, index);
       if (open.length > 0) throw new TaskBlockedError(id, open);
       const now = this.#now();
       const claimed: Task = { ...task, status: "in_progress", owner, claimedAtUtc: now, updatedAtUtc: now };
-      this.files.write(claimed);
+      write(claimed);
       return viewOf(claimed, index);
     });
   }
 
   /** Completes a task in progress; with `owner`, only when it is the one that claimed it. */
   async complete(id: string, owner?: string): Promise<Completion> {
-    const completion = await this.#locked((index) => {
+    const completion = await this.#locked((index, write) => {
       const task = this.#find(id, index);
       if (task.status === "pending") throw new TaskStateError(`task ${id} is not claimed; claim it before completing it`);
       if (task.status === "completed") throw new TaskStateError(`task ${id} is already ${statusText(task, owner)}`);
@@ -113,7 +118,7 @@ export class FileTaskStore {
       }
       const now = this.#now();
       const done: Task = { ...task, status: "completed", completedAtUtc: now, updatedAtUtc: now };
-      this.files.write(done);
+      write(done);
       const after = new Map([...index, [id, done]]);
       return { task: viewOf(done, after), unblocked: unblockedBy(id, after).map((other) => viewOf(other, after)) };
     });
@@ -131,10 +136,47 @@ export class FileTaskStore {
     return this.#clock.now().toISOString();
   }
 
-  async #locked<T>(work: (index: TaskIndex) => T): Promise<T> {
+  #locked<T>(work: (index: TaskIndex, write: (task: Task) => void) => T): Promise<T> {
+    return this.#table.locked((tasks, write) => work(indexTasks(tasks), write));
+  }
+}
+
+export interface FileTaskStoreOptions {
+  stateDir: string;
+  clock?: Clock;
+  lock?: FileLockOptions;
+  onChange?: () => void;
+}
+
+/**
+ * The task graph in files: one file a task under `<state-dir>/tasks/`, every
+ * operation under `tasks.lock` (an in-process mutex in front of a
+ * cross-process lock).
+ */
+export class FileTaskTable implements TaskTable {
+  readonly files: TaskFiles;
+  readonly #lockOptions: FileLockOptions;
+
+  constructor(stateDir: string, lock: FileLockOptions = {}) {
+    this.files = new TaskFiles(stateDir);
+    this.#lockOptions = lock;
+  }
+
+  async locked<T>(work: (tasks: readonly Task[], write: (task: Task) => void) => T): Promise<T> {
     // proper-lockfile creates the lock beside the state dir's other files: the dir must exist.
     ensureDir(this.files.stateDir);
-    return withFileLock(this.files.lock, () => work(indexTasks(this.files.readAll())), this.#lockOptions);
+    return withFileLock(this.files.lock, () => work(this.files.readAll(), (task) => this.files.write(task)), this.#lockOptions);
+  }
+}
+
+/** The task graph of a state dir, in files. */
+export class FileTaskStore extends TaskStore {
+  readonly files: TaskFiles;
+
+  constructor(options: FileTaskStoreOptions) {
+    const table = new FileTaskTable(options.stateDir, options.lock);
+    super({ table, ...(options.clock ? { clock: options.clock } : {}), ...(options.onChange ? { onChange: options.onChange } : {}) });
+    this.files = table.files;
   }
 }
 

@@ -5,11 +5,11 @@ import { createMessage, type MailboxMessage } from "../core/message.ts";
 import type { MailboxStore } from "../mailbox/store.ts";
 import { type TaskView, taskNumber } from "../tasks/task.ts";
 import { TaskBlockedError, TaskStateError } from "../tasks/task-errors.ts";
-import type { FileTaskStore } from "../tasks/task-store.ts";
+import type { TaskStore } from "../tasks/task-store.ts";
 import { derivedId } from "./derived-id.ts";
 
 export interface AutoClaimOptions {
-  tasks: FileTaskStore;
+  tasks: TaskStore;
   store: MailboxStore;
   clock: Clock;
   /** Sends a message built here (the runtime reports it and wakes the Lead); a duplicate id throws DuplicateMessageIdError. */

@@ -48,21 +48,59 @@ export const TeamFile = z.strictObject({
 });
 export type TeamFile = z.infer<typeof TeamFile>;
 
+/**
+ * The teammates of one session, one record a name. The runtime sees only this;
+ * the file backend keeps them in `team.json`, the PostgreSQL one in rows. A
+ * write returns once it is durable.
+ */
+export interface TeamRegistry {
+  /** Every teammate, oldest first. */
+  read(): Promise<TeammateRecord[]>;
+  /** Adds the teammate, or replaces the one of the same name. */
+  put(record: TeammateRecord): Promise<void>;
+  /** Removes the teammate of that name (nothing when there is none). */
+  remove(name: string): Promise<void>;
+}
+
 /** `<state-dir>/team.json`: the teammates, written atomically, validated when read. */
-export class TeamRegistry {
+export class FileTeamRegistry implements TeamRegistry {
   readonly path: string;
 
   constructor(readonly stateDir: string) {
     this.path = join(stateDir, "team.json");
   }
 
-  read(): TeammateRecord[] {
+  async read(): Promise<TeammateRecord[]> {
+    return this.#read();
+  }
+
+  // A read and its write run with no await between them: two changes made by
+  // one process never interleave. Other processes change team.json only while
+  // holding the session's runtime lock (`agent team rm/reset`).
+  async put(record: TeammateRecord): Promise<void> {
+    const valid = TeammateRecord.parse(record);
+    const teammates = this.#read();
+    const at = teammates.findIndex((t) => t.name === valid.name);
+    this.#write(at < 0 ? [...teammates, valid] : teammates.with(at, valid));
+  }
+
+  async remove(name: string): Promise<void> {
+    const teammates = this.#read();
+    if (teammates.some((t) => t.name === name)) this.#write(teammates.filter((t) => t.name !== name));
+  }
+
+  #read(): TeammateRecord[] {
     return readStateFile(this.path, TeamFile)?.teammates ?? [];
   }
 
-  write(teammates: TeammateRecord[]): void {
+  #write(teammates: TeammateRecord[]): void {
     ensureDir(this.stateDir);
-    const file: TeamFile = { version: 1, teammates: [...teammates].sort((a, b) => a.createdAtUtc.localeCompare(b.createdAtUtc)) };
+    const file: TeamFile = { version: 1, teammates: sortTeammates(teammates) };
     writeFileAtomic(this.path, `${JSON.stringify(TeamFile.parse(file), null, 2)}\n`);
   }
+}
+
+/** Oldest first, as team.json has always listed them. */
+export function sortTeammates(teammates: TeammateRecord[]): TeammateRecord[] {
+  return [...teammates].sort((a, b) => a.createdAtUtc.localeCompare(b.createdAtUtc));
 }

@@ -18,9 +18,8 @@ import {
   parseProtocolContent,
   requestIdOf,
 } from "../protocols/protocol-messages.ts";
-import type { FileTaskStore } from "../tasks/task-store.ts";
+import type { TaskStore } from "../tasks/task-store.ts";
 import type { TeamRegistry, TeammatePlan, TeammateRecord, TeammateState } from "./team-registry.ts";
-import { archiveHistory, wasRemoved } from "./teammate-archive.ts";
 import type { Isolation } from "../worktrees/teammate-worktree.ts";
 import type { GitWorktrees } from "../worktrees/worktrees.ts";
 import { WorktreeUnavailableError } from "../worktrees/worktree-errors.ts";
@@ -29,6 +28,7 @@ import { derivedId } from "./derived-id.ts";
 
 // Tests and fixtures know it from here.
 export { derivedId };
+import type { HistoryBackend } from "../runtime/history-store.ts";
 
 const ACK_ATTEMPTS = 3;
 const ACK_RETRY_MS = 50;
@@ -54,8 +54,10 @@ export interface TeammateRuntimeOptions {
   inbox: EventInbox;
   supervisor: JobSupervisor;
   registry: TeamRegistry;
+  /** The session's histories: a failed teammate's is archived when its name is taken again. */
+  histories: Pick<HistoryBackend, "archive" | "wasArchived">;
   /** Builds (or rebuilds, on restore) the runner of a teammate, with its own history. */
-  makeRunner: (teammate: TeammateRecord) => AgentRunner;
+  makeRunner: (teammate: TeammateRecord) => Promise<AgentRunner>;
   clock: Clock;
   ids: IdSource;
   observer?: (event: TeamEvent) => void;
@@ -69,7 +71,7 @@ export interface TeammateRuntimeOptions {
   /** The workspace's git worktrees, opened on first need; rejects with WorktreeUnavailableError outside git. */
   worktrees?: () => Promise<GitWorktrees>;
   /** The session's task graph, which self-claiming teammates (`autoClaim`) take tasks from. */
-  tasks?: FileTaskStore;
+  tasks?: TaskStore;
 }
 
 interface Worker {
@@ -104,6 +106,7 @@ export class TeammateRuntime {
   /** Teammates' calls waiting for the verdict on their permission request, by request id. */
   readonly #permissionWaiters = new Map<string, (verdict: PermissionResponse) => void>();
   readonly #autoClaim: AutoClaim | undefined;
+  #writes: Promise<void> = Promise.resolve();
 
   constructor(options: TeammateRuntimeOptions) {
     this.#o = options;
@@ -156,7 +159,7 @@ export class TeammateRuntime {
    * recovered and fed to its inbox.
    */
   async restore(): Promise<void> {
-    const stored = this.#o.registry.read();
+    const stored = await this.#o.registry.read();
     const records: TeammateRecord[] = [];
     for (const { pendingTaskId, ...record } of stored) {
       // A spawn killed before its first task went out: undo it, so the Lead's
@@ -164,13 +167,12 @@ export class TeammateRuntime {
       if (pendingTaskId !== undefined && !(await this.#o.store.find(pendingTaskId))) continue;
       records.push(record);
     }
-    let lostWorktree = false;
     for (const record of records) {
       const state: TeammateState = record.state === "failed" || record.state === "shutdown" ? record.state : "idle";
       const retired = state === "shutdown";
       this.#workers.set(record.name, { record: { ...record, state }, runner: undefined, active: false, current: undefined, pokes: 0, retired });
       if (retired) await this.#settleRetired(record.name);
-      else if (state !== "failed" && record.worktree && !(await this.#restoreWorktree(record))) lostWorktree = true;
+      else if (state !== "failed" && record.worktree && !(await this.#restoreWorktree(record))) continue;
       else if (state !== "failed") {
         await this.#o.store.recover(record.name);
         this.#startWorker(record.name);
@@ -179,8 +181,11 @@ export class TeammateRuntime {
     // A teammate a killed runtime left "running" with no work to pick up again
     // never changes state here: without this write team.json would keep saying
     // "running" after this runtime has finished.
-    if (lostWorktree || records.length !== stored.length || stored.some((record) => record.state === "running" || record.pendingTaskId)) {
-      this.#persist();
+    for (const record of stored) {
+      const kept = this.#workers.get(record.name);
+      if (!kept) await this.#o.registry.remove(record.name);
+      // Changed here too: one whose worktree could not be restored is failed now.
+      else if (record.state === "running" || record.pendingTaskId || kept.record.state !== record.state) await this.#persist(record.name);
     }
     await this.#o.store.recover(LEAD);
     await this.pumpLead();
@@ -208,18 +213,6 @@ export class TeammateRuntime {
     }
     const at = this.#o.clock.now();
     const now = at.toISOString();
-    // A failed teammate's name may be taken again: the new teammate starts with
-    // an empty history, the old one's is kept under agents/removed/.
-    let previous: string | undefined;
-    if (existing) {
-      existing.runner?.close();
-      existing.runner = undefined;
-      const archived = archiveHistory(this.#o.registry.stateDir, name, at);
-      const what = existing.retired ? "shut-down" : "failed";
-      previous = `replaced the ${what} teammate ${name}${archived ? ` (its history is kept at ${archived})` : ""}`;
-    } else if (wasRemoved(this.#o.registry.stateDir, name)) {
-      previous = `a teammate named ${name} was removed earlier; this is a new one with an empty history`;
-    }
     // The first task's id is in team.json before the task is sent: a runtime
     // killed between the two leaves a teammate whose task never went out, which
     // restore() can tell and undo (see there).
@@ -245,21 +238,33 @@ export class TeammateRuntime {
       pokes: 0,
     };
     this.#workers.set(name, worker);
+    // A failed teammate's name may be taken again: the new teammate starts with
+    // an empty history, the old one's is kept under agents/removed/.
+    let previous: string | undefined;
     try {
+      if (existing) {
+        existing.runner?.close();
+        existing.runner = undefined;
+        const archived = await this.#o.histories.archive(name, at);
+        const what = existing.retired ? "shut-down" : "failed";
+        previous = `replaced the ${what} teammate ${name}${archived ? ` (its history is kept at ${archived})` : ""}`;
+      } else if (await this.#o.histories.wasArchived(name)) {
+        previous = `a teammate named ${name} was removed earlier; this is a new one with an empty history`;
+      }
       // Created after the name is reserved, so of two spawns only the winner makes one;
       // before team.json names it, so a restore never looks for a worktree that is not there.
       if (settings.isolation === "worktree") worker.record = { ...worker.record, worktree: await (await this.#worktrees()).create(name) };
-      this.#persist();
+      await this.#persist(name);
       await this.#o.store.recover(name);
       await this.#deliver(LEAD, name, "task", prompt, taskId);
     } catch (error) {
       this.#workers.delete(name);
-      this.#persist();
+      await this.#persist(name);
       throw error;
     }
     const { pendingTaskId: _sent, ...record } = worker.record;
     worker.record = record;
-    this.#persist();
+    await this.#persist(name);
     this.#startWorker(name);
     return { ...worker.record, ...(previous !== undefined ? { previous } : {}) };
   }
@@ -333,7 +338,7 @@ export class TeammateRuntime {
     }
     const content = plan.length > 0 ? plan : "(empty plan)";
     await this.#sendOnce(name, LEAD, "plan_approval_request", content, { inReplyTo: current.id, requestId }, requestId);
-    this.#setPlan(name, { state: "submitted", requestId });
+    await this.#setPlan(name, { state: "submitted", requestId });
     return requestId;
   }
 
@@ -353,7 +358,7 @@ export class TeammateRuntime {
     }
     const reply = { inReplyTo: requestId, requestId };
     await this.#sendOnce(LEAD, worker.record.name, "plan_approval_response", JSON.stringify({ approve, feedback }), reply, derivedId(requestId, "plan_approval_response"));
-    this.#setPlan(worker.record.name, { state: approve ? "approved" : "drafting" });
+    await this.#setPlan(worker.record.name, { state: approve ? "approved" : "drafting" });
     this.#startWorker(worker.record.name);
   }
 
@@ -451,7 +456,7 @@ export class TeammateRuntime {
         }
         worker.runner?.close();
         worker.runner = undefined;
-        if (worker.record.state !== "failed") this.#setState(name, "shutdown", undefined, false);
+        if (worker.record.state !== "failed") await this.#setState(name, "shutdown", undefined, false);
       } catch (error) {
         errors.push(error);
       }
@@ -596,11 +601,11 @@ export class TeammateRuntime {
     });
   }
 
-  #setPlan(name: AgentName, plan: TeammatePlan): void {
+  async #setPlan(name: AgentName, plan: TeammatePlan): Promise<void> {
     const worker = this.#workers.get(name);
     if (!worker) return;
     worker.record = { ...worker.record, plan, updatedAtUtc: this.#o.clock.now().toISOString() };
-    this.#persist();
+    await this.#persist(name);
     this.#emit({ type: "teammate", name, role: worker.record.role, state: worker.record.state, plan: plan.state });
     this.#changed();
   }
@@ -687,7 +692,10 @@ export class TeammateRuntime {
           if (worker.pokes !== pokes) continue;
           // Idle with auto-claim: the next task of the graph, if one is free, becomes its next message.
           if (worker.record.autoClaim && this.#autoClaim && (await this.#autoClaim.claimNext(name))) continue;
-          this.#setState(name, "idle");
+
+          await this.#setState(name, "idle");
+          // Storing the state may have yielded to a send that found the loop active.
+          if (worker.pokes !== pokes) continue;
           return;
         }
         this.#emit({ type: "mailbox", op: "claim", agent: name, id: message.id, from: message.sender, kind: message.kind });
@@ -697,7 +705,7 @@ export class TeammateRuntime {
           if (!(await this.#finish(name, worker, message))) return;
           continue;
         }
-        this.#setState(name, "running");
+        await this.#setState(name, "running");
         // Plan approval changes its permission mode from the turn that reads the answer on.
         const inPlanMode = worker.record.plan !== undefined && worker.record.plan.state !== "approved";
         if (worker.runner && worker.runnerInPlanMode !== inPlanMode) {
@@ -705,7 +713,7 @@ export class TeammateRuntime {
           worker.runner = undefined;
         }
         if (!worker.runner) {
-          worker.runner = this.#o.makeRunner(worker.record);
+          worker.runner = await this.#o.makeRunner(worker.record);
           worker.runnerInPlanMode = inPlanMode;
         }
         // A protocol message reaches the model as the Lead's events do: kind and request id in the envelope.
@@ -722,7 +730,7 @@ export class TeammateRuntime {
             const answer = await this.#shutdownAnswer(name, message, result.result);
             if (answer.approve) {
               worker.retired = true;
-              this.#setState(name, "shutdown");
+              await this.#setState(name, "shutdown");
               worker.runner?.close();
               worker.runner = undefined;
               await this.#finish(name, worker, message);
@@ -780,7 +788,7 @@ export class TeammateRuntime {
       // Still in processing/ as worker.current: close() releases it, or the next
       // runtime's restore recovers it.
     }
-    if (!worker.retired) this.#setState(name, "idle");
+    if (!worker.retired) await this.#setState(name, "idle");
     return false;
   }
 
@@ -791,7 +799,7 @@ export class TeammateRuntime {
       this.#emit({ type: "mailbox", op: "quarantine", agent: name, id: message.id, from: message.sender, kind: message.kind });
     } finally {
       worker.current = undefined;
-      this.#setState(name, "failed", reason);
+      await this.#setState(name, "failed", reason);
       try {
         await this.#deliver(name, LEAD, "result", `teammate ${name} failed on message ${message.id} and stopped: ${reason}`, undefined, message.id);
       } catch {
@@ -800,7 +808,7 @@ export class TeammateRuntime {
     }
   }
 
-  #setState(name: AgentName, state: TeammateState, failure?: string, persist = true): void {
+  async #setState(name: AgentName, state: TeammateState, failure?: string, persist = true): Promise<void> {
     const worker = this.#workers.get(name);
     if (!worker) return;
     if (worker.record.state === state && failure === undefined) return;
@@ -810,17 +818,26 @@ export class TeammateRuntime {
       updatedAtUtc: this.#o.clock.now().toISOString(),
       ...(failure !== undefined ? { failure } : {}),
     };
-    if (persist) this.#persist();
+    if (persist) await this.#persist(name);
     this.#emit({ type: "teammate", name, role: worker.record.role, state, ...(failure !== undefined ? { reason: failure } : {}) });
     this.#changed();
   }
 
-  #persist(): void {
-    // A closed runtime's "shutdown" belongs to this process only: the next one
-    // restores the teammate. One that approved a shutdown request stays shut down.
-    this.#o.registry.write(
-      [...this.#workers.values()].map(({ record, retired }) => (record.state === "shutdown" && !retired ? { ...record, state: "idle" as const } : { ...record })),
-    );
+  /** Stores the teammate as it is now (removed when it is gone), one write after another. */
+  #persist(name: AgentName): Promise<void> {
+    const write = async () => {
+      const worker = this.#workers.get(name);
+      if (!worker) return this.#o.registry.remove(name);
+      // A closed runtime's "shutdown" belongs to this process only: the next one
+      // restores the teammate. One that approved a shutdown request stays shut down.
+      const { record, retired } = worker;
+      return this.#o.registry.put(record.state === "shutdown" && !retired ? { ...record, state: "idle" } : { ...record });
+    };
+    // Chained, so a later state never lands before an earlier one; each write
+    // stores the state current when it runs, so the last one is always the latest.
+    const written = this.#writes.then(write);
+    this.#writes = written.catch(() => {});
+    return written;
   }
 
   #refuseWhenClosing(what: string): void {

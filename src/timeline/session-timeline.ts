@@ -1,7 +1,8 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { isErrno } from "../storage/atomic-file.ts";
-import { type HistoryRecord, readRecords } from "../runtime/history-store.ts";
+import type { HistoryRecord } from "../runtime/history-store.ts";
+import { readRecords } from "../runtime/file-history.ts";
 import type { ChatMessage } from "../model/types.ts";
 import { USAGE_FILE, readUsageRecords } from "../usage/usage-ledger.ts";
 import type { UsageRecord } from "../usage/usage-record.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FileTaskStore } from "../tasks/task-store.ts";
+import type { TaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskLine } from "./task-text.ts";
 import { defineTool } from "../core/tool.ts";
@@ -10,7 +10,7 @@ export const ClaimTaskInput = z.strictObject({
 export type ClaimTaskInput = z.infer<typeof ClaimTaskInput>;
 
 /** The owner is the calling agent's trusted identity, never part of the input. */
-export function claimTaskTool(store: FileTaskStore) {
+export function claimTaskTool(store: TaskStore) {
   return defineTool({
     name: "claim_task",
     description:

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FileTaskStore } from "../tasks/task-store.ts";
+import type { TaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskLines } from "./task-text.ts";
 import { defineTool } from "../core/tool.ts";
@@ -9,7 +9,7 @@ export const CompleteTaskInput = z.strictObject({
 });
 export type CompleteTaskInput = z.infer<typeof CompleteTaskInput>;
 
-export function completeTaskTool(store: FileTaskStore) {
+export function completeTaskTool(store: TaskStore) {
   return defineTool({
     name: "complete_task",
     description:

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FileTaskStore } from "../tasks/task-store.ts";
+import type { TaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskLine } from "./task-text.ts";
 import { defineTool } from "../core/tool.ts";
@@ -14,7 +14,7 @@ export const CreateTaskInput = z.strictObject({
 });
 export type CreateTaskInput = z.infer<typeof CreateTaskInput>;
 
-export function createTaskTool(store: FileTaskStore) {
+export function createTaskTool(store: TaskStore) {
   return defineTool({
     name: "create_task",
     description:

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FileTaskStore } from "../tasks/task-store.ts";
+import type { TaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskDetail } from "./task-text.ts";
 import { defineTool } from "../core/tool.ts";
@@ -9,7 +9,7 @@ export const GetTaskInput = z.strictObject({
 });
 export type GetTaskInput = z.infer<typeof GetTaskInput>;
 
-export function getTaskTool(store: FileTaskStore) {
+export function getTaskTool(store: TaskStore) {
   return defineTool({
     name: "get_task",
     description: "Show one task of the task graph: status, owner, each blocker and whether it is completed, and its description.",

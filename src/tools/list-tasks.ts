@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FileTaskStore } from "../tasks/task-store.ts";
+import type { TaskStore } from "../tasks/task-store.ts";
 import { TaskStatus } from "../tasks/task.ts";
 import { taskLines } from "./task-text.ts";
 import { defineTool } from "../core/tool.ts";
@@ -9,7 +9,7 @@ export const ListTasksInput = z.strictObject({
 });
 export type ListTasksInput = z.infer<typeof ListTasksInput>;
 
-export function listTasksTool(store: FileTaskStore) {
+export function listTasksTool(store: TaskStore) {
   return defineTool({
     name: "list_tasks",
     description:

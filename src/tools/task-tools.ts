@@ -1,4 +1,4 @@
-import type { FileTaskStore } from "../tasks/task-store.ts";
+import type { TaskStore } from "../tasks/task-store.ts";
 import { claimTaskTool } from "./claim-task.ts";
 import { completeTaskTool } from "./complete-task.ts";
 import { createTaskTool } from "./create-task.ts";
@@ -7,6 +7,6 @@ import { listTasksTool } from "./list-tasks.ts";
 import type { Tool } from "../core/tool.ts";
 
 /** The task-graph tools over one store, in the order the model is told about them. */
-export function taskTools(store: FileTaskStore): Tool[] {
+export function taskTools(store: TaskStore): Tool[] {
   return [createTaskTool(store), getTaskTool(store), listTasksTool(store), claimTaskTool(store), completeTaskTool(store)];
 }

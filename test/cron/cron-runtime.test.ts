@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
 import { InvalidCronError } from "../../src/cron/cron-expression.ts";
-import { CronStore } from "../../src/cron/cron-store.ts";
+import { FileCronStore } from "../../src/cron/cron-store.ts";
 import { MINUTE, cronWorld, request } from "./helpers.ts";
 
 /** Takes the queued events and acknowledges each through its owner, as runEvents does after the history write. */
@@ -21,7 +21,7 @@ describe("CronRuntime", () => {
     const w = cronWorld();
     const job = await w.cron.schedule(request("*/15 * * * *", true));
     expect(job.nextRunAtUtc).toBe("2026-01-01T00:15:00.000Z");
-    w.cron.start();
+    await w.cron.start();
     await w.timer.advance(14 * MINUTE);
     expect(w.inbox.size).toBe(0);
     expect(w.cron.hasDueSoon()).toBe(false);
@@ -47,10 +47,10 @@ describe("CronRuntime", () => {
     });
     await entry.owner.acknowledge(entry.event);
     // Recorded at 00:56: the next run is the first slot after that, not the missed 00:30 and 00:45.
-    expect(w.store.list()).toEqual([{ ...job, lastRunAtUtc: "2026-01-01T00:56:00.000Z", nextRunAtUtc: "2026-01-01T01:00:00.000Z" }]);
+    expect((await w.store.list())).toEqual([{ ...job, lastRunAtUtc: "2026-01-01T00:56:00.000Z", nextRunAtUtc: "2026-01-01T01:00:00.000Z" }]);
     // An ack that comes again (a retry) changes nothing.
     await entry.owner.acknowledge(entry.event);
-    expect(w.store.list()[0]!.nextRunAtUtc).toBe("2026-01-01T01:00:00.000Z");
+    expect((await w.store.list())[0]!.nextRunAtUtc).toBe("2026-01-01T01:00:00.000Z");
     await w.timer.advance(4 * MINUTE);
     expect(w.inbox.size).toBe(1);
     expect(w.failures).toEqual([]);
@@ -58,13 +58,13 @@ describe("CronRuntime", () => {
 
   test("a one-shot job is removed once its run is acknowledged", async () => {
     const w = cronWorld();
-    w.cron.start();
+    await w.cron.start();
     await w.cron.schedule(request("30 0 * * *", false));
     await w.timer.advance(30 * MINUTE);
     const [event] = await ackAll(w);
     expect(event?.content).toContain("(one-shot, cron \"30 0 * * *\")");
-    expect(w.store.list()).toEqual([]);
-    expect(w.store.readDurable()).toEqual([]);
+    expect((await w.store.list())).toEqual([]);
+    expect((await w.store.readDurable())).toEqual([]);
     await w.timer.advance(24 * 60 * MINUTE);
     expect(w.inbox.size).toBe(0);
   });
@@ -74,10 +74,10 @@ describe("CronRuntime", () => {
     const durable = await first.cron.schedule(request("0 * * * *", true, true, "durable"));
     await first.cron.schedule(request("0 * * * *", true, false, "in memory"));
     expect(first.cron.list().map((job) => job.prompt).sort()).toEqual(["durable", "in memory"]);
-    expect(first.store.readDurable()).toEqual([durable]);
+    expect((await first.store.readDurable())).toEqual([durable]);
     await first.close();
     const second = cronWorld(first.stateDir);
-    second.cron.start();
+    await second.cron.start();
     expect(second.cron.list()).toEqual([durable]);
   });
 
@@ -85,7 +85,7 @@ describe("CronRuntime", () => {
     const first = cronWorld();
     await first.cron.schedule(request("*/10 * * * *", true));
     const once = await first.cron.schedule(request("5 0 * * *", false, true, "once"));
-    first.cron.start();
+    await first.cron.start();
     await first.timer.advance(10 * MINUTE);
     const pending = first.inbox.take()!;
     const acked = first.inbox.take()!;
@@ -94,11 +94,11 @@ describe("CronRuntime", () => {
     await first.close(); // dies with the one-shot's run never acknowledged
 
     const second = cronWorld(first.stateDir, first.clock);
-    second.cron.start();
+    await second.cron.start();
     await second.timer.settled();
     expect(second.inbox.take()!.event).toEqual(pending.event);
     expect(second.inbox.size).toBe(0);
-    expect(second.store.list().find((job) => job.id === once.id)).toBeDefined();
+    expect((await second.store.list()).find((job) => job.id === once.id)).toBeDefined();
   });
 
   test("slots missed while no process ran fire once at start", async () => {
@@ -107,31 +107,31 @@ describe("CronRuntime", () => {
     await first.close();
     first.clock.advance(3 * 60 * MINUTE + 7 * MINUTE); // 12 slots missed
     const second = cronWorld(first.stateDir, first.clock);
-    second.cron.start();
+    await second.cron.start();
     await second.timer.settled();
     const events = await ackAll(second);
     expect(events.map((event) => event.eventId)).toEqual([`cron:${job.id}@2026-01-01T00:15:00.000Z`]);
-    expect(second.store.list()[0]).toMatchObject({ lastRunAtUtc: "2026-01-01T03:07:00.000Z", nextRunAtUtc: "2026-01-01T03:15:00.000Z" });
+    expect((await second.store.list())[0]).toMatchObject({ lastRunAtUtc: "2026-01-01T03:07:00.000Z", nextRunAtUtc: "2026-01-01T03:15:00.000Z" });
   });
 
   test("a job cancelled from another process does not fire, and a late ack for it is harmless", async () => {
     const w = cronWorld();
     const [a, b] = [await w.cron.schedule(request("0 1 * * *", true)), await w.cron.schedule(request("0 1 * * *", true))];
-    w.cron.start();
-    await new CronStore(w.stateDir).remove(a.id); // `agent cron cancel`
+    await w.cron.start();
+    await new FileCronStore(w.stateDir).remove(a.id); // `agent cron cancel`
     await w.timer.advance(60 * MINUTE);
     const events = await ackAll(w);
     expect(events.map((event) => event.eventId)).toEqual([`cron:${b.id}@2026-01-01T01:00:00.000Z`]);
-    await new CronStore(w.stateDir).remove(b.id);
+    await new FileCronStore(w.stateDir).remove(b.id);
     await w.cron.acknowledge(events[0]!);
-    expect(w.store.list()).toEqual([]);
+    expect((await w.store.list())).toEqual([]);
   });
 
   test("a bad expression is refused before anything is written; close stops the loop and further scheduling", async () => {
     const w = cronWorld();
     await expect(w.cron.schedule(request("* * * * * *", true))).rejects.toBeInstanceOf(InvalidCronError);
     expect(existsSync(join(w.stateDir, "cron.json"))).toBe(false);
-    w.cron.start();
+    await w.cron.start();
     await w.timer.settled();
     expect(w.supervisor.running).toBe(1);
     await w.cron.close();
@@ -143,8 +143,8 @@ describe("CronRuntime", () => {
     const w = cronWorld();
     mkdirSync(w.stateDir, { recursive: true });
     writeFileSync(join(w.stateDir, "cron.json"), '{"version":1,"jobs":[{"id":"x"}]}');
-    expect(() => w.cron.start()).toThrow(CorruptStateFileError);
-    expect(() => w.cron.start()).toThrow(/cron\.json: jobs\.0\.id/);
+    await expect(w.cron.start()).rejects.toThrow(CorruptStateFileError);
+    await expect(w.cron.start()).rejects.toThrow(/cron\.json: jobs\.0\.id/);
     expect(await Bun.file(join(w.stateDir, "cron.json")).text()).toBe('{"version":1,"jobs":[{"id":"x"}]}');
   });
 });
@@ -153,7 +153,7 @@ describe("CronRuntime when cron.json breaks while it runs", () => {
   test("the failure is reported once, the loop waits its full period instead of spinning, and recovers when the file is fixed", async () => {
     const w = cronWorld();
     await w.cron.schedule(request("*/15 * * * *", true));
-    w.cron.start();
+    await w.cron.start();
     const good = await Bun.file(join(w.stateDir, "cron.json")).text();
     writeFileSync(join(w.stateDir, "cron.json"), "{ broken");
     await w.timer.advance(15 * MINUTE);

@@ -1,8 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
-import { type CronJob, CronJobNotFoundError, CronStore, InvalidCronJobIdError, assertCronJobId } from "../../src/cron/cron-store.ts";
+import { type CronJob, CronJobNotFoundError, CronStore, FileCronStore, InvalidCronJobIdError, assertCronJobId } from "../../src/cron/cron-store.ts";
+import { STORE_BACKENDS, type StoreBackend } from "../support/store-backends.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const job = (n: number, overrides: Partial<CronJob> = {}): CronJob => ({
@@ -16,40 +17,54 @@ const job = (n: number, overrides: Partial<CronJob> = {}): CronJob => ({
   ...overrides,
 });
 
-describe("CronStore", () => {
-  test("durable jobs go to cron.json (0600, validated); the others stay in memory", async () => {
-    const stateDir = join(tempDir("agent-cron-store-"), "state");
-    const store = new CronStore(stateDir);
-    expect(store.list()).toEqual([]);
+describe.each(STORE_BACKENDS.map((backend) => [backend.name, backend] as [string, StoreBackend]))("CronStore (%s store)", (_name, backend) => {
+  afterAll(() => backend.close());
+
+  test("durable jobs are stored (validated); the others stay in memory", async () => {
+    const session = await backend.session();
+    const store = new CronStore(session.open().cron);
+    expect(await store.list()).toEqual([]);
     await store.add(job(1));
     await store.add(job(2, { durable: false }));
     await store.add(job(3));
-    expect(statSync(store.path).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(await Bun.file(store.path).text())).toEqual({ version: 1, jobs: [job(1), job(3)] });
+    expect(await store.readDurable()).toEqual([job(1), job(3)]);
     // Soonest first, durable or not; another store (another process) sees only the durable ones.
-    expect(store.list().map((j) => j.prompt)).toEqual(["job 3", "job 2", "job 1"]);
-    expect(new CronStore(stateDir).list().map((j) => j.prompt)).toEqual(["job 3", "job 1"]);
+    expect((await store.list()).map((j) => j.prompt)).toEqual(["job 3", "job 2", "job 1"]);
+    expect((await new CronStore(session.open().cron).list()).map((j) => j.prompt)).toEqual(["job 3", "job 1"]);
     await expect(store.add(job(4, { cron: "* * * * * *" }))).rejects.toThrow(/5-field cron expression/);
+    expect(await store.readDurable()).toEqual([job(1), job(3)]);
   });
 
   test("concurrent changes from two stores (a runtime's ack, an operator's cancel) do not undo each other", async () => {
-    const stateDir = join(tempDir("agent-cron-store-"), "state");
-    const runtime = new CronStore(stateDir);
-    const operator = new CronStore(stateDir);
+    const session = await backend.session();
+    const runtime = new CronStore(session.open().cron);
+    const operator = new CronStore(session.open().cron);
     for (const n of [1, 2, 3]) await runtime.add(job(n));
     await Promise.all([
       runtime.update(job(1).id, (j) => ({ ...j, lastRunAtUtc: "2026-01-01T09:00:00.000Z" })),
       operator.remove(job(2).id),
       runtime.update(job(3).id, () => null),
     ]);
-    expect(operator.readDurable()).toEqual([{ ...job(1), lastRunAtUtc: "2026-01-01T09:00:00.000Z" }]);
+    expect(await operator.readDurable()).toEqual([{ ...job(1), lastRunAtUtc: "2026-01-01T09:00:00.000Z" }]);
     expect(await runtime.update(job(2).id, (j) => j)).toBeUndefined();
     await expect(operator.remove(job(2).id)).rejects.toBeInstanceOf(CronJobNotFoundError);
   });
+});
 
-  test("a file that is not a valid cron file is corrupt state, never read as empty", () => {
+describe("FileCronStore", () => {
+  test("durable jobs go to cron.json, 0600, oldest first", async () => {
+    const stateDir = join(tempDir("agent-cron-store-"), "state");
+    const store = new FileCronStore(stateDir);
+    await store.add(job(3));
+    await store.add(job(2, { durable: false }));
+    await store.add(job(1));
+    expect(statSync(store.path).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await Bun.file(store.path).text())).toEqual({ version: 1, jobs: [job(1), job(3)] });
+  });
+
+  test("a file that is not a valid cron file is corrupt state, never read as empty", async () => {
     const stateDir = tempDir("agent-cron-store-");
-    const store = new CronStore(stateDir);
+    const store = new FileCronStore(stateDir);
     for (const [content, reason] of [
       ["[]", /expected object/],
       [JSON.stringify({ version: 1, jobs: [{ ...job(1), durable: false }] }), /jobs\.0\.durable: only durable jobs are stored/],
@@ -57,8 +72,8 @@ describe("CronStore", () => {
       [JSON.stringify({ version: 1, jobs: [{ ...job(1), nextRunAtUtc: "tomorrow" }] }), /jobs\.0\.nextRunAtUtc/],
     ] as const) {
       writeFileSync(store.path, content);
-      expect(() => store.list()).toThrow(CorruptStateFileError);
-      expect(() => store.list()).toThrow(reason);
+      await expect(store.list()).rejects.toThrow(CorruptStateFileError);
+      await expect(store.list()).rejects.toThrow(reason);
     }
   });
 

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ShellHooks } from "../../src/hooks/hook-runner.ts";
 import { OpenAIModelClient } from "../../src/model/openai-client.ts";
 import { PermissionPolicy } from "../../src/permissions/policy.ts";
 import { AgentRunner } from "../../src/runtime/agent-runner.ts";
-import { HistoryStore } from "../../src/runtime/history-store.ts";
+import { openFileHistory } from "../../src/runtime/file-history.ts";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
 import { scheduleCronTool } from "../../src/tools/schedule-cron.ts";
 import { fakeRetryDeps } from "../model/helpers.ts";
@@ -30,7 +30,7 @@ function leadWorld(script: ScriptedReply[]) {
     model: new OpenAIModelClient({ model: "m", apiKey: "k", baseUrl: server.url, timeoutMs: 5_000, retryDeps: fakeRetryDeps().deps }),
     tools: new ToolPipeline({ tools: [scheduleCronTool(world.cron)], policy: new PermissionPolicy({ mode: "plan" }), hooks }),
     hooks,
-    history: HistoryStore.open(world.stateDir, "lead"),
+    history: openFileHistory(world.stateDir, "lead"),
     systemPrompt: "sys",
     workspace,
     maxTurns: 5,
@@ -55,10 +55,10 @@ describe("cron through the Lead", () => {
         },
       },
     ]);
-    w.cron.start();
+    await w.cron.start();
     const turn = await w.runner.run("every morning at 9, summarise the CI", { idempotencyKey: "user-1" });
     expect(turn.result).toBe("scheduled");
-    const [job] = w.store.readDurable();
+    const [job] = (await w.store.readDurable());
     expect(job).toMatchObject({ cron: "0 9 * * *", prompt: "summarise the night's CI", recurring: true, durable: true });
 
     await w.timer.advance(9 * 60 * MINUTE);
@@ -71,7 +71,7 @@ describe("cron through the Lead", () => {
           content: `summarise the night's CI\n\n[scheduled job ${job!.id} (recurring, cron "0 9 * * *") fired for 2026-01-01T09:00:00.000Z]`,
         });
         // Acknowledged (the run recorded) before the model turn for it.
-        expect(w.store.readDurable()[0]).toMatchObject({ lastRunAtUtc: "2026-01-01T09:00:00.000Z", nextRunAtUtc: "2026-01-02T09:00:00.000Z" });
+        expect(JSON.parse(readFileSync(join(w.stateDir, "cron.json"), "utf8")).jobs[0]).toMatchObject({ lastRunAtUtc: "2026-01-01T09:00:00.000Z", nextRunAtUtc: "2026-01-02T09:00:00.000Z" });
       },
     });
     const outcome = await w.runner.runEvents(w.inbox);
@@ -87,21 +87,21 @@ describe("cron through the Lead", () => {
   test("a run redelivered after a restart that already reached the history is acked, not answered again", async () => {
     const w = leadWorld([{ text: "done once" }]);
     await w.cron.schedule({ cron: "*/5 * * * *", prompt: "poll", recurring: false, durable: true });
-    w.cron.start();
+    await w.cron.start();
     await w.timer.advance(5 * MINUTE);
     const entry = w.inbox.take()!;
     // The first process answered it, then died before the ack reached cron.json.
     w.inbox.publish({ event: entry.event, owner: { acknowledge: async () => {} } });
     await w.runner.runEvents(w.inbox);
-    expect(w.store.readDurable()).toHaveLength(1);
+    expect((await w.store.readDurable())).toHaveLength(1);
     // The restarted runtime fires the same run again; the runner acks it without a model call.
     const restarted = cronWorld(w.stateDir, w.clock);
-    restarted.cron.start();
+    await restarted.cron.start();
     await restarted.timer.settled();
     expect(restarted.inbox.size).toBe(1);
     const outcome = await w.runner.runEvents(restarted.inbox);
     expect(outcome).toMatchObject({ processed: 1, turns: [] });
-    expect(w.store.readDurable()).toEqual([]);
+    expect((await w.store.readDurable())).toEqual([]);
     w.server.assertDone();
   });
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { ManualClock } from "../../src/core/clock.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
 import { CronRuntime } from "../../src/cron/cron-runtime.ts";
-import { CronStore } from "../../src/cron/cron-store.ts";
+import { FileCronStore } from "../../src/cron/cron-store.ts";
 import { EventInbox } from "../../src/runtime/event-inbox.ts";
 import { JobSupervisor } from "../../src/runtime/job-supervisor.ts";
 import { ManualTimer } from "../support/manual-timer.ts";
@@ -27,7 +27,7 @@ export function cronWorld(stateDir = join(tempDir("agent-cron-"), "state"), cloc
   const failures: string[] = [];
   const supervisor = new JobSupervisor((name, error) => failures.push(`${name}: ${(error as Error).message}`));
   const timer = new ManualTimer(clock);
-  const store = new CronStore(stateDir);
+  const store = new FileCronStore(stateDir);
   const cron = new CronRuntime({
     inbox,
     supervisor,

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { ManualClock } from "../../src/core/clock.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
 import { CronRuntime } from "../../src/cron/cron-runtime.ts";
-import { CronStore } from "../../src/cron/cron-store.ts";
+import { FileCronStore } from "../../src/cron/cron-store.ts";
 import { EventInbox } from "../../src/runtime/event-inbox.ts";
 import { JobSupervisor } from "../../src/runtime/job-supervisor.ts";
 import { ensureBinary } from "./agent-binary.ts";
@@ -21,7 +21,7 @@ async function schedule(stateDir: string, ...requests: { cron: string; prompt: s
   const cron = new CronRuntime({
     inbox: new EventInbox(),
     supervisor: new JobSupervisor(),
-    store: new CronStore(stateDir),
+    store: new FileCronStore(stateDir),
     clock: new ManualClock("2026-01-01T00:00:00.000Z"),
     ids: uuidV7Source,
     timeZone: "UTC",
@@ -68,7 +68,7 @@ describe("agent cron", () => {
     const cancelled = await agent("cron", "cancel", drop!.id, "--json");
     expectOk(cancelled);
     expect(JSON.parse(cancelled.stdout)).toEqual({ cancelled: drop });
-    expect(new CronStore(stateDir).readDurable()).toEqual([keep!]);
+    expect(await new FileCronStore(stateDir).readDurable()).toEqual([keep!]);
     expectError(await agent("cron", "cancel", drop!.id), 6, /no cron job/);
     expectError(await agent("cron", "cancel", "not-an-id"), 2, /invalid cron job id "not-an-id": expected a canonical lowercase UUID/);
     const text = await agent("cron", "cancel", keep!.id);

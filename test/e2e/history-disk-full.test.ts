@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { HistoryStore } from "../../src/runtime/history-store.ts";
+import { openFileHistory } from "../../src/runtime/file-history.ts";
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { runSetup, scriptedServers } from "./run-fixture.ts";
 
@@ -17,9 +17,9 @@ describe.if(prlimit !== null)("a history append that fails part-way", () => {
     const { workspace, stateDir: root, newSessionDir, run } = runSetup();
     // An earlier conversation (a session continued with -c below), so the file has whole records to keep.
     const stateDir = newSessionDir();
-    const history = HistoryStore.open(stateDir, "lead");
-    history.beginTurn("00000000-0000-4000-8000-000000000001", [{ role: "user", content: "x".repeat(2_000) }], new Date());
-    history.finishTurn("00000000-0000-4000-8000-000000000001", new Date(), "success", "ok");
+    const history = openFileHistory(stateDir, "lead");
+    await history.beginTurn("00000000-0000-4000-8000-000000000001", [{ role: "user", content: "x".repeat(2_000) }], new Date());
+    await history.finishTurn("00000000-0000-4000-8000-000000000001", new Date(), "success", "ok");
     history.close();
     const path = join(stateDir, "agents", "lead.jsonl");
     const before = readFileSync(path, "utf8");

@@ -6,7 +6,7 @@ import { uuidV7Source } from "../../src/core/ids.ts";
 import { createMessage } from "../../src/core/message.ts";
 import { eventEnvelope, eventFromMessage } from "../../src/core/runtime-event.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
-import { HistoryStore } from "../../src/runtime/history-store.ts";
+import { openFileHistory } from "../../src/runtime/file-history.ts";
 import type { RecordedRequest } from "../support/model-server.ts";
 import { parseResult, parseStream, scriptedServers } from "./run-fixture.ts";
 import { eventsIn, teamSetup } from "./team-fixture.ts";
@@ -117,11 +117,11 @@ describe("agent drain after a crash between the Lead's history append and its ac
     const message = createMessage({ sender: "alice", recipient: "lead", kind: "result", content: "tests pass" }, { clock: systemClock, ids: uuidV7Source });
     await store.send(message);
     await store.claim("lead");
-    const history = HistoryStore.open(stateDir, "lead");
-    history.beginTurn(message.id, [{ role: "user", content: eventEnvelope(eventFromMessage(message)) }], new Date());
+    const history = openFileHistory(stateDir, "lead");
+    await history.beginTurn(message.id, [{ role: "user", content: eventEnvelope(eventFromMessage(message)) }], new Date());
     if (answered) {
-      history.appendMessages([{ role: "assistant", content: "good news" }], new Date());
-      history.finishTurn(message.id, new Date(), "success", "good news");
+      await history.appendMessages([{ role: "assistant", content: "good news" }], new Date());
+      await history.finishTurn(message.id, new Date(), "success", "good news");
     }
     history.close();
     return message;

@@ -7,7 +7,7 @@ import { ShellHooks } from "../../src/hooks/hook-runner.ts";
 import { OpenAIModelClient } from "../../src/model/openai-client.ts";
 import { PermissionPolicy } from "../../src/permissions/policy.ts";
 import { AgentRunner } from "../../src/runtime/agent-runner.ts";
-import { HistoryStore } from "../../src/runtime/history-store.ts";
+import { openFileHistory } from "../../src/runtime/file-history.ts";
 import type { RunEvent } from "../../src/runtime/run-types.ts";
 import { baseTools } from "../../src/tools/base-tools.ts";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
@@ -61,7 +61,7 @@ function setup(script: ScriptedReply[], options: {
         model,
         tools: new ToolPipeline({ tools: baseTools(), policy: new PermissionPolicy({ mode: options.mode ?? "acceptEdits" }), hooks }),
         hooks,
-        history: HistoryStore.open(stateDir, "lead"),
+        history: openFileHistory(stateDir, "lead"),
         systemPrompt: "You are a test agent.",
         workspace,
         maxTurns: options.maxTurns ?? 10,
@@ -213,7 +213,7 @@ describe("AgentRunner", () => {
     expect(result).toMatchObject({ subtype: "success", result: "second answer" });
     expect(s.events.some((e) => e.type === "compaction")).toBe(true);
     // The compacted history is what a later process reads back.
-    expect(HistoryStore.open(s.stateDir, "lead").messages[0]!.content).toContain("SUMMARY");
+    expect(openFileHistory(s.stateDir, "lead").messages[0]!.content).toContain("SUMMARY");
     s.server.assertDone();
   });
 
@@ -285,9 +285,9 @@ describe("AgentRunner", () => {
       },
     ]);
     // What a run SIGKILLed mid-turn leaves: the old turn started, its tool call unanswered.
-    const killed = HistoryStore.open(s.stateDir, "lead");
-    killed.beginTurn(key(1), [{ role: "user", content: "old prompt" }], new Date());
-    killed.appendMessages([{ role: "assistant", content: null, toolCalls: [{ id: "c1", name: "shell", arguments: "{\"command\":\"true\"}" }] }], new Date());
+    const killed = openFileHistory(s.stateDir, "lead");
+    await killed.beginTurn(key(1), [{ role: "user", content: "old prompt" }], new Date());
+    await killed.appendMessages([{ role: "assistant", content: null, toolCalls: [{ id: "c1", name: "shell", arguments: "{\"command\":\"true\"}" }] }], new Date());
     killed.close();
 
     const runner = s.runner();

@@ -11,7 +11,7 @@ import { OpenAIModelClient } from "../../src/model/openai-client.ts";
 import { PermissionPolicy } from "../../src/permissions/policy.ts";
 import { AgentRunner, MAX_EVENTS_PER_TURN } from "../../src/runtime/agent-runner.ts";
 import { EventInbox, type EventOwner } from "../../src/runtime/event-inbox.ts";
-import { HistoryStore } from "../../src/runtime/history-store.ts";
+import { openFileHistory } from "../../src/runtime/file-history.ts";
 import { baseTools } from "../../src/tools/base-tools.ts";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
 import { fakeRetryDeps } from "../model/helpers.ts";
@@ -38,7 +38,7 @@ function world(script: ScriptedReply[]) {
       model: new OpenAIModelClient({ model: "m", apiKey: "k", baseUrl: server.url, timeoutMs: 5_000, retryDeps: fakeRetryDeps().deps }),
       tools: new ToolPipeline({ tools: baseTools(), policy: new PermissionPolicy({ mode: "plan" }), hooks }),
       hooks,
-      history: HistoryStore.open(stateDir, "lead"),
+      history: openFileHistory(stateDir, "lead"),
       systemPrompt: "sys",
       workspace,
       maxTurns: 5,
@@ -207,7 +207,7 @@ describe("runEvents", () => {
     const claimed = await w.deliver(inbox, "result from alice");
     // The first process appended the event and died before acking it.
     const dead = w.runner();
-    dead.history.beginTurn(claimed.id, [{ role: "user", content: "(the envelope)" }], new Date());
+    await dead.history.beginTurn(claimed.id, [{ role: "user", content: "(the envelope)" }], new Date());
     dead.close();
     // The restarted runtime recovers the lead's processing message and publishes it again.
     await w.store.recover("lead");

@@ -1,93 +1,158 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
+import { openFileHistory } from "../../src/runtime/file-history.ts";
 import { HistoryStore } from "../../src/runtime/history-store.ts";
+import { REDACTED } from "../../src/security/redact.ts";
+import { STORE_BACKENDS, type StoreBackend } from "../support/store-backends.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const at = new Date("2026-03-01T12:00:00.000Z");
 
-describe("HistoryStore", () => {
-  test("what one process appends, the next reads back", () => {
-    const stateDir = tempDir();
-    const first = HistoryStore.open(stateDir, "lead");
-    first.beginTurn("k1", [], at);
-    first.appendMessages([{ role: "user", content: "  hi\n" }], at);
-    first.appendMessages(
+describe.each(STORE_BACKENDS.map((backend) => [backend.name, backend] as [string, StoreBackend]))("HistoryStore (%s store)", (_name, backend) => {
+  afterAll(() => backend.close());
+
+  test("what one process appends, the next reads back", async () => {
+    const session = await backend.session();
+    const first = await HistoryStore.open(session.open().histories, "lead");
+    await first.beginTurn("k1", [], at);
+    await first.appendMessages([{ role: "user", content: "  hi\n\u0000 ünïcode" }], at);
+    await first.appendMessages(
       [
         { role: "assistant", content: null, toolCalls: [{ id: "c1", name: "read_file", arguments: '{"path":"a"}' }] },
         { role: "tool", toolCallId: "c1", content: "A", isError: false },
       ],
       at,
     );
-    first.finishTurn("k1", at, "success", "done");
+    await first.beginTurn("k2", [{ role: "user", content: "second" }], at);
+    await first.finishTurn("k1", at, "success", "done");
+    await first.interruptTurn("k2", at);
     first.close();
 
-    const second = HistoryStore.open(stateDir, "lead");
+    const second = await HistoryStore.open(session.open().histories, "lead");
     expect(second.messages).toEqual(first.messages);
-    expect(second.messages[0]).toEqual({ role: "user", content: "  hi\n" });
+    expect(second.messages[0]).toEqual({ role: "user", content: "  hi\n\u0000 ünïcode" });
     expect(second.turnStatus("k1")).toBe("finished");
-    expect(second.turnStatus("k2")).toBeUndefined();
-    expect(statSync(second.path).mode & 0o777).toBe(0o600);
+    expect(second.finishedTurn("k1")).toEqual({ subtype: "success", result: "done" });
+    expect(second.turnStatus("k2")).toBe("interrupted");
+    expect(second.turnStatus("k3")).toBeUndefined();
+    // Histories are per agent.
+    expect((await HistoryStore.open(session.open().histories, "alice")).messages).toEqual([]);
   });
 
-  test("a joined event follows its turn: resumed through it, finished with it, also after a reopen", () => {
-    const stateDir = tempDir();
-    const first = HistoryStore.open(stateDir, "lead");
-    first.beginTurn("e1", [{ role: "user", content: "one" }], at);
-    first.joinTurn("e2", "e1", [{ role: "user", content: "two" }], at);
-    expect(() => first.joinTurn("e3", "e2", [], at)).toThrow(/e3 cannot join turn e2/);
+  test("a joined event follows its turn: resumed through it, finished with it, also after a reopen", async () => {
+    const session = await backend.session();
+    const first = await HistoryStore.open(session.open().histories, "lead");
+    await first.beginTurn("e1", [{ role: "user", content: "one" }], at);
+    await first.joinTurn("e2", "e1", [{ role: "user", content: "two" }], at);
+    await expect(first.joinTurn("e3", "e2", [], at)).rejects.toThrow(/e3 cannot join turn e2/);
     first.close();
 
-    const second = HistoryStore.open(stateDir, "lead");
+    const second = await HistoryStore.open(session.open().histories, "lead");
     expect([second.turnStatus("e2"), second.turnOf("e2"), second.turnOf("e1")]).toEqual(["started", "e1", "e1"]);
     expect(second.abandonedTurns()).toEqual(["e1"]);
-    second.finishTurn("e1", at, "success", "both noted");
+    await second.finishTurn("e1", at, "success", "both noted");
     second.close();
 
-    const third = HistoryStore.open(stateDir, "lead");
+    const third = await HistoryStore.open(session.open().histories, "lead");
     expect(third.finishedTurn("e2")).toEqual({ subtype: "success", result: "both noted" });
     expect(third.abandonedTurns()).toEqual([]);
-    expect(() => third.joinTurn("e3", "e1", [], at)).toThrow(/finished/);
+    await expect(third.joinTurn("e3", "e1", [], at)).rejects.toThrow(/finished/);
   });
 
-  test("a snapshot replaces everything before it", () => {
-    const stateDir = tempDir();
-    const store = HistoryStore.open(stateDir, "alice");
-    store.appendMessages([{ role: "user", content: "old" }], at);
-    store.snapshot([{ role: "user", content: "summary" }], at);
-    store.appendMessages([{ role: "assistant", content: "new" }], at);
+  test("a snapshot replaces everything before it; a started turn with nothing after it is abandoned", async () => {
+    const session = await backend.session();
+    const store = await HistoryStore.open(session.open().histories, "alice");
+    await store.appendMessages([{ role: "user", content: "old" }], at);
+    await store.snapshot([{ role: "user", content: "summary" }], at);
+    await store.appendMessages([{ role: "assistant", content: "new" }], at);
+    await store.beginTurn("k9", [{ role: "user", content: "then died" }], at);
     store.close();
-    expect(HistoryStore.open(stateDir, "alice").messages).toEqual([
+    const reopened = await HistoryStore.open(session.open().histories, "alice");
+    expect(reopened.messages).toEqual([
       { role: "user", content: "summary" },
       { role: "assistant", content: "new" },
+      { role: "user", content: "then died" },
     ]);
+    expect(reopened.abandonedTurns()).toEqual(["k9"]);
   });
 
-  test("a half-written last record (crash during append) is cut off and reported", () => {
+  test("appends issued together are stored in the order they were issued", async () => {
+    const session = await backend.session();
+    const store = await HistoryStore.open(session.open().histories, "lead");
+    await Promise.all(Array.from({ length: 20 }, (_, n) => store.appendMessages([{ role: "user", content: `m${n}` }], at)));
+    const reopened = await HistoryStore.open(session.open().histories, "lead");
+    expect(reopened.messages.map((m) => m.content)).toEqual(Array.from({ length: 20 }, (_, n) => `m${n}`));
+    expect(store.messages).toEqual(reopened.messages);
+  });
+
+  test("secrets are masked the same in memory and in the store", async () => {
+    const session = await backend.session();
+    const store = await HistoryStore.open(session.open().histories, "lead");
+    const secret = "abcdefghijklmnopqrstuvwxyz0123456789";
+    await store.appendMessages([{ role: "user", content: `curl -H "Authorization: Bearer ${secret}"` }], at);
+    expect(store.messages[0]!.content).toBe(`curl -H "Authorization: ${REDACTED}"`);
+    const reopened = await HistoryStore.open(session.open().histories, "lead");
+    expect(reopened.messages).toEqual(store.messages);
+  });
+
+  test("archiving frees the name: the next history of it starts empty; the old one is kept", async () => {
+    const session = await backend.session();
+    const histories = session.open().histories;
+    expect(await histories.archive("bob", at)).toBeUndefined();
+    expect(await histories.wasArchived("bob")).toBe(false);
+    const bob = await HistoryStore.open(histories, "bob");
+    await bob.appendMessages([{ role: "user", content: "first life" }], at);
+    bob.close();
+    const where = await histories.archive("bob", at);
+    expect(where).toContain("bob");
+    expect(await session.open().histories.wasArchived("bob")).toBe(true);
+    expect(await histories.wasArchived("bo")).toBe(false);
+    expect((await HistoryStore.open(session.open().histories, "bob")).messages).toEqual([]);
+    // A second archive in the same instant is kept apart from the first.
+    const again = await HistoryStore.open(histories, "bob");
+    await again.appendMessages([{ role: "user", content: "second life" }], at);
+    again.close();
+    const second = await histories.archive("bob", at);
+    expect(second).toBeDefined();
+    expect(second).not.toBe(where);
+  });
+});
+
+describe("HistoryStore files", () => {
+  test("agents/<name>.jsonl, 0600", async () => {
     const stateDir = tempDir();
-    const store = HistoryStore.open(stateDir, "lead");
-    store.appendMessages([{ role: "user", content: "kept" }], at);
+    const store = openFileHistory(stateDir, "lead");
+    await store.appendMessages([{ role: "user", content: "x" }], at);
+    expect(store.path).toBe(join(stateDir, "agents", "lead.jsonl"));
+    expect(statSync(store.path).mode & 0o777).toBe(0o600);
+  });
+
+  test("a half-written last record (crash during append) is cut off and reported", async () => {
+    const stateDir = tempDir();
+    const store = openFileHistory(stateDir, "lead");
+    await store.appendMessages([{ role: "user", content: "kept" }], at);
     store.close();
     appendFileSync(store.path, '{"v":1,"type":"message","at":"2026-03-01T12:00:00.000Z","message":{"role":"assis');
-    const reopened = HistoryStore.open(stateDir, "lead");
+    const reopened = openFileHistory(stateDir, "lead");
     expect(reopened.messages).toEqual([{ role: "user", content: "kept" }]);
     expect(reopened.repaired).toContain("half-written");
-    reopened.appendMessages([{ role: "assistant", content: "after" }], at);
+    await reopened.appendMessages([{ role: "assistant", content: "after" }], at);
     reopened.close();
-    expect(HistoryStore.open(stateDir, "lead").messages).toHaveLength(2);
+    expect(openFileHistory(stateDir, "lead").messages).toHaveLength(2);
   });
 
-  test("a corrupt complete line is an error naming the file and line, and nothing is changed", () => {
+  test("a corrupt complete line is an error naming the file and line, and nothing is changed", async () => {
     const stateDir = tempDir();
-    const store = HistoryStore.open(stateDir, "lead");
-    store.appendMessages([{ role: "user", content: "x" }], at);
+    const store = openFileHistory(stateDir, "lead");
+    await store.appendMessages([{ role: "user", content: "x" }], at);
     store.close();
     appendFileSync(store.path, '{"v":1,"type":"message","at":"2026-03-01T12:00:00.000Z","message":{"role":"robot"}}\n');
     const before = readFileSync(store.path, "utf8");
     const error = (() => {
       try {
-        HistoryStore.open(stateDir, "lead");
+        openFileHistory(stateDir, "lead");
       } catch (e) {
         return e;
       }
@@ -96,6 +161,6 @@ describe("HistoryStore", () => {
     expect((error as Error).message).toContain(`${join(stateDir, "agents", "lead.jsonl")}:2`);
     expect(readFileSync(store.path, "utf8")).toBe(before);
     writeFileSync(store.path, "not json\n");
-    expect(() => HistoryStore.open(stateDir, "lead")).toThrow(CorruptStateFileError);
+    expect(() => openFileHistory(stateDir, "lead")).toThrow(CorruptStateFileError);
   });
 });

@@ -9,7 +9,7 @@ import { planSession } from "../../src/sessions/session-plan.ts";
 import { pendingWork, sessionState } from "../../src/sessions/session-status.ts";
 import { SessionStore } from "../../src/sessions/session-store.ts";
 import { RuntimeLock } from "../../src/storage/runtime-lock.ts";
-import { TeamRegistry } from "../../src/team/team-registry.ts";
+import { FileTeamRegistry } from "../../src/team/team-registry.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 function store(ids: IdSource = new SequentialIds("0190b8a6-7c1e-7d3a-9f00")) {
@@ -108,7 +108,7 @@ describe("session state", () => {
     const dir = sessions.dirOf(sessions.create().id);
     expect(await sessionState(dir)).toEqual({ state: "idle" });
     const at = "2026-01-01T00:00:00.000Z";
-    new TeamRegistry(dir).write([{ name: "alice", role: "backend", state: "running", createdAtUtc: at, updatedAtUtc: at }]);
+    await new FileTeamRegistry(dir).put({ name: "alice", role: "backend", state: "running", createdAtUtc: at, updatedAtUtc: at });
     expect(await pendingWork(dir)).toBe("alice working");
     const lock = await RuntimeLock.acquire(dir);
     expect(await sessionState(dir)).toMatchObject({ state: "running", pid: process.pid });

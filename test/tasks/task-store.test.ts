@@ -1,15 +1,18 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
-import { FileTaskStore } from "../../src/tasks/task-store.ts";
+import { TaskStore } from "../../src/tasks/task-store.ts";
 import { TaskBlockedError, TaskDependencyError, TaskStateError, UnknownTaskError } from "../../src/tasks/task-errors.ts";
-import { refusal, taskStore } from "./helpers.ts";
+import { STORE_BACKENDS, type StoreBackend } from "../support/store-backends.ts";
+import { refusal, taskStore, taskStoreOn } from "./helpers.ts";
 
 const ids = (tasks: { id: string }[]) => tasks.map((task) => task.id);
 
-describe("FileTaskStore", () => {
-  test("create, get and list: short ids, one 0600 file a task, a computed blocked flag", async () => {
-    const { store, clock } = taskStore();
+describe.each(STORE_BACKENDS.map((backend) => [backend.name, backend] as [string, StoreBackend]))("task graph (%s store)", (_name, backend) => {
+  afterAll(() => backend.close());
+
+  test("create, get and list: short ids, a computed blocked flag, the same graph for every process", async () => {
+    const { store, clock, session } = await taskStoreOn(backend);
     const t1 = await store.create({ subject: "Write the parser", description: "Handle quoted strings." });
     clock.advance(1_000);
     const t2 = await store.create({ subject: "Test the parser", blockedBy: ["t1"] });
@@ -29,22 +32,18 @@ describe("FileTaskStore", () => {
     expect(ids(await store.list())).toEqual(["t1", "t2"]);
     expect(ids(await store.list({ status: "in_progress" }))).toEqual([]);
 
-    const path = store.files.pathOf("t1");
-    expect(statSync(path).mode & 0o777).toBe(0o600);
-    const { openBlockers: _open, blocked: _blocked, ...stored } = t1;
-    expect(JSON.parse(readFileSync(path, "utf8"))).toEqual(stored);
-    // Another store on the same state dir (another process, a later run) sees the same graph.
-    expect(await new FileTaskStore({ stateDir: store.files.stateDir }).list()).toEqual(await store.list());
+    // Another store on the same session (another process, a later run) sees the same graph.
+    expect(await new TaskStore({ table: session.open().tasks }).list()).toEqual(await store.list());
   });
 
   test("ids keep counting past ten in numeric order", async () => {
-    const { store } = taskStore();
+    const { store } = await taskStoreOn(backend);
     for (let n = 0; n < 11; n++) await store.create({ subject: `task ${n}` });
     expect(ids(await store.list()).slice(-3)).toEqual(["t9", "t10", "t11"]);
   });
 
   test("unknown blocker ids are refused, naming them and the known ids; nothing is written", async () => {
-    const { store } = taskStore();
+    const { store } = await taskStoreOn(backend);
     const empty = await refusal(store.create({ subject: "a", blockedBy: ["t4"] }));
     expect(empty).toBeInstanceOf(UnknownTaskError);
     expect(empty.message).toBe("unknown blocker t4; there are no tasks yet");
@@ -56,7 +55,7 @@ describe("FileTaskStore", () => {
   });
 
   test("a claim of a blocked task is refused naming each open blocker and its status", async () => {
-    const { store } = taskStore();
+    const { store } = await taskStoreOn(backend);
     await store.create({ subject: "schema" });
     await store.create({ subject: "migration" });
     await store.create({ subject: "release", blockedBy: ["t1", "t2"] });
@@ -68,7 +67,7 @@ describe("FileTaskStore", () => {
   });
 
   test("completion reports the tasks it unblocked; a task with two blockers only after both", async () => {
-    const { store, clock } = taskStore();
+    const { store, clock } = await taskStoreOn(backend);
     await store.create({ subject: "schema" });
     await store.create({ subject: "migration" });
     await store.create({ subject: "release", blockedBy: ["t1", "t2"] });
@@ -90,7 +89,7 @@ describe("FileTaskStore", () => {
   });
 
   test("a second claim is refused, whoever makes it", async () => {
-    const { store } = taskStore();
+    const { store } = await taskStoreOn(backend);
     await store.create({ subject: "only one" });
     await store.claim("t1", "alice");
     const other = await refusal(store.claim("t1", "bob"));
@@ -100,18 +99,40 @@ describe("FileTaskStore", () => {
     expect(await store.get("t1")).toMatchObject({ owner: "alice" });
   });
 
-  test("completing is refused for a non-owner, an unclaimed task and a completed one; the file is unchanged", async () => {
-    const { store } = taskStore();
+  test("completing is refused for a non-owner, an unclaimed task and a completed one; the task is unchanged", async () => {
+    const { store } = await taskStoreOn(backend);
     await store.create({ subject: "mine" });
     expect((await refusal(store.complete("t1", "alice"))).message).toBe("task t1 is not claimed; claim it before completing it");
     await store.claim("t1", "alice");
-    const before = readFileSync(store.files.pathOf("t1"), "utf8");
+    const before = await store.get("t1");
     const error = await refusal(store.complete("t1", "bob"));
     expect(error).toBeInstanceOf(TaskStateError);
     expect(error.message).toBe("task t1 is claimed by alice, not bob; only its owner can complete it");
-    expect(readFileSync(store.files.pathOf("t1"), "utf8")).toBe(before);
+    expect(await store.get("t1")).toEqual(before);
     await store.complete("t1", "alice");
     expect((await refusal(store.complete("t1", "bob"))).message).toBe("task t1 is already completed by alice");
+  });
+
+  test("concurrent claims through separate store instances in one process: exactly one wins", async () => {
+    const { store, session } = await taskStoreOn(backend);
+    await store.create({ subject: "contested" });
+    const claimers = Array.from({ length: 8 }, (_, n) => new TaskStore({ table: session.open().tasks }).claim("t1", `agent-${n}`));
+    const outcomes = await Promise.allSettled(claimers);
+    const winners = outcomes.flatMap((outcome, n) => (outcome.status === "fulfilled" ? [`agent-${n}`] : []));
+    expect(winners.length).toBe(1);
+    expect(await store.get("t1")).toMatchObject({ status: "in_progress", owner: winners[0] });
+  });
+
+});
+
+describe("FileTaskStore files", () => {
+  test("one 0600 file a task, exactly the task", async () => {
+    const { store } = taskStore();
+    const t1 = await store.create({ subject: "Write the parser" });
+    const path = store.files.pathOf("t1");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const { openBlockers: _open, blocked: _blocked, ...stored } = t1;
+    expect(JSON.parse(readFileSync(path, "utf8"))).toEqual(stored);
   });
 
   test("self-reference and cycles are refused", async () => {
@@ -164,15 +185,5 @@ describe("FileTaskStore", () => {
       else rmSync(`${store.files.dir}/${name}`);
     }
     expect(ids(await store.list())).toEqual(["t1"]);
-  });
-
-  test("concurrent claims through separate store instances in one process: exactly one wins", async () => {
-    const { store, stateDir } = taskStore();
-    await store.create({ subject: "contested" });
-    const claimers = Array.from({ length: 8 }, (_, n) => new FileTaskStore({ stateDir }).claim("t1", `agent-${n}`));
-    const outcomes = await Promise.allSettled(claimers);
-    const winners = outcomes.flatMap((outcome, n) => (outcome.status === "fulfilled" ? [`agent-${n}`] : []));
-    expect(winners.length).toBe(1);
-    expect(await store.get("t1")).toMatchObject({ status: "in_progress", owner: winners[0] });
   });
 });

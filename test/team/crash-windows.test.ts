@@ -9,7 +9,7 @@ import { createMessage, serializeMessage } from "../../src/core/message.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { MailboxPaths } from "../../src/mailbox/paths.ts";
 import { FileTaskStore } from "../../src/tasks/task-store.ts";
-import { TeamRegistry } from "../../src/team/team-registry.ts";
+import { FileTeamRegistry } from "../../src/team/team-registry.ts";
 import { derivedId } from "../../src/team/teammate-runtime.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { idsIn, takeCensus } from "../fixtures/mailbox-worker.ts";
@@ -148,7 +148,7 @@ describe("the Lead's history after a kill -9", () => {
     // her name) and before the claim notice and the task message went out leaves.
     const dirs = teamDirs();
     const at = new Date().toISOString();
-    new TeamRegistry(dirs.stateDir).write([{ name: "alice", role: "developer", state: "idle", createdAtUtc: at, updatedAtUtc: at, autoClaim: true }]);
+    await new FileTeamRegistry(dirs.stateDir).put({ name: "alice", role: "developer", state: "idle", createdAtUtc: at, updatedAtUtc: at, autoClaim: true });
     const tasks = new FileTaskStore({ stateDir: dirs.stateDir });
     await tasks.create({ subject: "write the schema" });
     await tasks.create({ subject: "document it", blockedBy: ["t1"] });
@@ -185,11 +185,11 @@ describe("the Lead's history after a kill -9", () => {
     // empty and set it idle, leaves behind.
     const dirs = teamDirs();
     const at = new Date().toISOString();
-    new TeamRegistry(dirs.stateDir).write([{ name: "alice", role: "backend", state: "running", createdAtUtc: at, updatedAtUtc: at }]);
+    await new FileTeamRegistry(dirs.stateDir).put({ name: "alice", role: "backend", state: "running", createdAtUtc: at, updatedAtUtc: at });
     const model = server();
     const drain = children.start("drain", dirs, model.url);
     expect(await drain.finished).toMatchObject({ exitCode: 0 });
-    expect(new TeamRegistry(dirs.stateDir).read().map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
+    expect((await new FileTeamRegistry(dirs.stateDir).read()).map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
     model.assertDone();
   }, 30_000);
 
@@ -197,7 +197,7 @@ describe("the Lead's history after a kill -9", () => {
     const dirs = teamDirs();
     const store = new FileMailboxStore({ stateDir: dirs.stateDir });
     const at = new Date().toISOString();
-    new TeamRegistry(dirs.stateDir).write([{ name: "alice", role: "backend", state: "running", createdAtUtc: at, updatedAtUtc: at }]);
+    await new FileTeamRegistry(dirs.stateDir).put({ name: "alice", role: "backend", state: "running", createdAtUtc: at, updatedAtUtc: at });
     const task = createMessage({ sender: "lead", recipient: "alice", kind: "task", content: "write schema.sql" }, { clock: systemClock, ids: uuidV7Source });
     await store.send(task);
     // What `send` leaves when killed between writing the result's id marker

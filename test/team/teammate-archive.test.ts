@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { archiveHistory, wasRemoved } from "../../src/team/teammate-archive.ts";
+import { archiveHistory, wasRemoved } from "../../src/runtime/file-history.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 describe("teammate archive", () => {

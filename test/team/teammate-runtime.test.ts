@@ -8,7 +8,7 @@ import { systemClock } from "../../src/core/clock.ts";
 import { createMessage } from "../../src/core/message.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { buildLead, type LeadRuntime } from "../../src/app/lead.ts";
-import { TeamRegistry } from "../../src/team/team-registry.ts";
+import { FileTeamRegistry } from "../../src/team/team-registry.ts";
 import { runUntilQuiet } from "../../src/app/until-quiet.ts";
 import type { TeamEvent } from "../../src/team/teammate-runtime.ts";
 import { TeammateUnavailableError } from "../../src/team/teammate-runtime.ts";
@@ -186,16 +186,15 @@ describe("TeammateRuntime", () => {
     // What a runtime killed between writing team.json and sending the task leaves (ghost),
     // and one killed just after sending it (alice).
     const aliceTask = uuidV7Source.next();
-    new TeamRegistry(stateDir).write([
-      { name: "ghost", role: "r", state: "idle", createdAtUtc: at, updatedAtUtc: at, pendingTaskId: uuidV7Source.next() },
-      { name: "alice", role: "r", state: "idle", createdAtUtc: at, updatedAtUtc: at, pendingTaskId: aliceTask },
-    ]);
+    const registry = new FileTeamRegistry(stateDir);
+    await registry.put({ name: "ghost", role: "r", state: "idle", createdAtUtc: at, updatedAtUtc: at, pendingTaskId: uuidV7Source.next() });
+    await registry.put({ name: "alice", role: "r", state: "idle", createdAtUtc: at, updatedAtUtc: at, pendingTaskId: aliceTask });
     await new FileMailboxStore({ stateDir }).send(
       createMessage({ sender: "lead", recipient: "alice", kind: "task", content: "the task" }, { clock: systemClock, ids: { next: () => aliceTask } }),
     );
     const w = await world([{ identity: "alice", text: "done" }, { identity: "lead", text: "noted" }], stateDir);
     expect(w.lead.team.list().map((t) => t.name)).toEqual(["alice"]);
-    expect(new TeamRegistry(stateDir).read().map((t) => [t.name, t.pendingTaskId])).toEqual([["alice", undefined]]);
+    expect((await new FileTeamRegistry(stateDir).read()).map((t) => [t.name, t.pendingTaskId])).toEqual([["alice", undefined]]);
     await runUntilQuiet(w.lead);
     // The name is free again for the Lead.
     await w.lead.team.spawn("ghost", "r", "try again");

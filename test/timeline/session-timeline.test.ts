@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ManualClock } from "../../src/core/clock.ts";
-import { HistoryStore } from "../../src/runtime/history-store.ts";
+import { openFileHistory } from "../../src/runtime/file-history.ts";
 import { formatTimeline, sessionTimeline } from "../../src/timeline/session-timeline.ts";
 import { UsageLedger } from "../../src/usage/usage-ledger.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -10,34 +10,34 @@ import { tempDir } from "../support/temp-dir.ts";
 // The timeline is read from real history and usage files, written by the same
 // classes the runtime uses, with a clock that moves only when told.
 
-function writeSession(stateDir: string) {
+async function writeSession(stateDir: string) {
   const clock = new ManualClock("2026-11-30T10:00:00.000Z");
-  const lead = HistoryStore.open(stateDir, "lead");
-  const alice = HistoryStore.open(stateDir, "alice");
+  const lead = openFileHistory(stateDir, "lead");
+  const alice = openFileHistory(stateDir, "alice");
   const usage = UsageLedger.open(stateDir, { clock });
   const tick = () => {
     clock.advance(10);
     return clock.now();
   };
-  lead.beginTurn("k1", [{ role: "user", content: "Have alice write a.txt" }], tick());
+  await lead.beginTurn("k1", [{ role: "user", content: "Have alice write a.txt" }], tick());
   usage.recordModelCall({ agent: "lead", identity: "lead", model: "m", usage: { inputTokens: 100, outputTokens: 7 }, toolCalls: 1, durationMs: 40 });
-  lead.appendMessages([{ role: "assistant", content: null, toolCalls: [{ id: "c1", name: "spawn_teammate", arguments: '{"name":"alice"}' }] }], tick());
-  alice.beginTurn("m1", [{ role: "user", content: "write a.txt" }], tick());
-  lead.appendMessages([{ role: "tool", toolCallId: "c1", content: "spawned alice" }], tick());
-  alice.appendMessages([{ role: "assistant", content: "Writing it." }], tick());
-  alice.appendMessages([{ role: "tool", toolCallId: "c9", content: "denied", isError: true }], tick());
-  alice.finishTurn("m1", tick(), "success", "wrote a.txt");
+  await lead.appendMessages([{ role: "assistant", content: null, toolCalls: [{ id: "c1", name: "spawn_teammate", arguments: '{"name":"alice"}' }] }], tick());
+  await alice.beginTurn("m1", [{ role: "user", content: "write a.txt" }], tick());
+  await lead.appendMessages([{ role: "tool", toolCallId: "c1", content: "spawned alice" }], tick());
+  await alice.appendMessages([{ role: "assistant", content: "Writing it." }], tick());
+  await alice.appendMessages([{ role: "tool", toolCallId: "c9", content: "denied", isError: true }], tick());
+  await alice.finishTurn("m1", tick(), "success", "wrote a.txt");
   const envelope = JSON.stringify({ agent_event: { id: "e1", source: "mailbox", from: "alice", kind: "result", sent_at: "2026-11-30T10:00:01.000Z" }, content: "wrote a.txt" });
-  lead.beginTurn("e1", [{ role: "user", content: envelope }], tick());
-  lead.finishTurn("e1", tick(), "success", "done");
+  await lead.beginTurn("e1", [{ role: "user", content: envelope }], tick());
+  await lead.finishTurn("e1", tick(), "success", "done");
   for (const store of [lead, alice]) store.close();
   usage.close();
 }
 
 describe("sessionTimeline", () => {
-  test("every agent's turns, messages, tool calls and model calls, in time order", () => {
+  test("every agent's turns, messages, tool calls and model calls, in time order", async () => {
     const stateDir = tempDir();
-    writeSession(stateDir);
+    await writeSession(stateDir);
     const entries = sessionTimeline(stateDir);
     expect(entries.map((entry) => [entry.agent, entry.kind, entry.text])).toEqual([
       ["lead", "turn", "turn started"],
@@ -61,9 +61,9 @@ describe("sessionTimeline", () => {
     expect(lines).toHaveLength(entries.length);
   });
 
-  test("reads without repairing: a half-written last line (a live runtime's) is skipped and left in place", () => {
+  test("reads without repairing: a half-written last line (a live runtime's) is skipped and left in place", async () => {
     const stateDir = tempDir();
-    writeSession(stateDir);
+    await writeSession(stateDir);
     const path = join(stateDir, "agents", "alice.jsonl");
     appendFileSync(path, '{"v":1,"type":"mess');
     const before = readFileSync(path, "utf8");

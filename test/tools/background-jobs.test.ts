@@ -8,7 +8,7 @@ import { OpenAIModelClient } from "../../src/model/openai-client.ts";
 import { PermissionPolicy } from "../../src/permissions/policy.ts";
 import { AgentRunner } from "../../src/runtime/agent-runner.ts";
 import { EventInbox } from "../../src/runtime/event-inbox.ts";
-import { HistoryStore } from "../../src/runtime/history-store.ts";
+import { openFileHistory } from "../../src/runtime/file-history.ts";
 import { JobSupervisor } from "../../src/runtime/job-supervisor.ts";
 import { BackgroundJobs } from "../../src/tools/background-jobs.ts";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
@@ -124,7 +124,7 @@ describe("background shell jobs", () => {
       model: new OpenAIModelClient({ model: "m", apiKey: "k", baseUrl: server.url, timeoutMs: 5_000, retryDeps: fakeRetryDeps().deps }),
       tools: new ToolPipeline({ tools: [shellTool({}, w.jobs)], policy: new PermissionPolicy({ mode: "bypassPermissions" }), hooks }),
       hooks,
-      history: HistoryStore.open(stateDir, "lead"),
+      history: openFileHistory(stateDir, "lead"),
       systemPrompt: "sys",
       workspace: w.context.workspace,
       maxTurns: 5,

@@ -6,7 +6,7 @@ import { ShellHooks } from "../../src/hooks/hook-runner.ts";
 import { OpenAIModelClient } from "../../src/model/openai-client.ts";
 import { PermissionPolicy } from "../../src/permissions/policy.ts";
 import { AgentRunner } from "../../src/runtime/agent-runner.ts";
-import { HistoryStore } from "../../src/runtime/history-store.ts";
+import { openFileHistory } from "../../src/runtime/file-history.ts";
 import { baseTools } from "../../src/tools/base-tools.ts";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
 import { MeteredModelClient } from "../../src/usage/metered-model.ts";
@@ -40,7 +40,7 @@ function setup(script: ScriptedReply[]) {
       { ledger, pricing: PRICING, ...(maxBudgetUsd !== undefined ? { maxBudgetUsd } : {}), onBudgetExhausted: (error) => exhausted.push(error) },
     );
     const hooks = new ShellHooks({});
-    const history = HistoryStore.open(stateDir, "lead");
+    const history = openFileHistory(stateDir, "lead");
     const runner = new AgentRunner({
       identity: "lead",
       model,

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { CronStore, assertCronJobId } from "../../cron/cron-store.ts";
+import { FileCronStore, assertCronJobId } from "../../cron/cron-store.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { requireAdminSession } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
@@ -18,7 +18,7 @@ export const cancelCommand = defineCommand({
   async run({ args }) {
     // The id first: a malformed one is a usage error (exit 2), an unknown one is not found (exit 6).
     const id = assertCronJobId(args.id);
-    const job = await new CronStore(requireAdminSession(args).dir).remove(id);
+    const job = await new FileCronStore(requireAdminSession(args).dir).remove(id);
     if (args.json) await writeJson({ cancelled: job });
     else await writeOut(`cancelled cron job ${job.id} (${job.cron})\n`);
   },

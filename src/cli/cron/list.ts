@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { CronStore, type CronJob } from "../../cron/cron-store.ts";
+import { FileCronStore, type CronJob } from "../../cron/cron-store.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { findAdminSession, resolveStateDir } from "../context.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
@@ -12,7 +12,7 @@ export const listCommand = defineCommand({
   async run({ args }) {
     const session = findAdminSession(args);
     // Only durable jobs are on disk: the others live in the process that scheduled them.
-    const jobs = session ? new CronStore(session.dir).list() : [];
+    const jobs = session ? await new FileCronStore(session.dir).list() : [];
     const where = session ? `session ${session.meta.id}` : resolveStateDir(args);
     if (args.json) await writeJson({ session_id: session?.meta.id ?? null, jobs });
     else await writeOut(jobs.length === 0 ? `no durable cron jobs in ${where}\n` : `session ${session?.meta.id}\n${jobsText(jobs)}`);

@@ -14,7 +14,7 @@ import { SANDBOX_INSTALL_HINT } from "../../security/sandbox/sandbox.ts";
 import { probeSeatbelt } from "../../security/sandbox/seatbelt.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
-import { TeamRegistry } from "../../team/team-registry.ts";
+import { FileTeamRegistry } from "../../team/team-registry.ts";
 import { DEFAULT_SHELL_OUTPUT_CHARS } from "../../tools/shell.ts";
 import { VERSION } from "../version.ts";
 
@@ -199,7 +199,7 @@ async function sessionLeftovers(stateDir: string, id: string, checks: Check[]): 
   if (owner) {
     checks.push(warn("runtime", `a runtime owns session ${id} now (pid ${owner.pid} on ${owner.host}): \`agent run -c\` waits for it only with --wait-lock`));
   }
-  const teammates = new TeamRegistry(stateDir).read();
+  const teammates = await new FileTeamRegistry(stateDir).read();
   const waiting: string[] = [];
   for (const { agent, open, quarantined } of mailboxCounts(stateDir)) {
     if (open > 0) waiting.push(`${agent}: ${open} message${open === 1 ? "" : "s"}`);

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { MAILBOX_STATES } from "../../core/mailbox-state.ts";
 import type { MailboxCounts } from "../../mailbox/store.ts";
 import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
-import { TeamRegistry, type TeammateRecord } from "../../team/team-registry.ts";
+import { FileTeamRegistry, type TeammateRecord } from "../../team/team-registry.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { findAdminSession, openMailboxStore, resolveStateDir } from "../context.ts";
 import { zeroCounts } from "../mailbox/list.ts";
@@ -20,7 +20,7 @@ export const teamListCommand = defineCommand({
     }
     const stateDir = session.dir;
     // Read-only, so no runtime lock: team.json is replaced atomically, never seen half-written.
-    const teammates = new TeamRegistry(stateDir).read();
+    const teammates = await new FileTeamRegistry(stateDir).read();
     const counts = await mailboxCounts(stateDir, teammates);
     if (args.json) {
       await writeJson({ session_id: session.meta.id, teammates: teammates.map((t) => ({ ...t, mailbox: counts.get(t.name) ?? zeroCounts() })) });

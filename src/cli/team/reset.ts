@@ -15,12 +15,12 @@ export const teamResetCommand = defineCommand({
   },
   async run({ args }) {
     const name = args.name;
-    const { session, value: failure } = await editStoppedTeammate(args, async (teammate, { registry, teammates }) => {
+    const { session, value: failure } = await editStoppedTeammate(args, async (teammate, { registry }) => {
       if (teammate.state !== "failed") {
         throw new TeammateUnavailableError(`teammate ${name} is ${teammate.state}, not failed; only a failed teammate can be reset`);
       }
       const { failure: reason, ...rest } = teammate;
-      registry.write(teammates.map((t) => (t.name === name ? { ...rest, state: "idle", updatedAtUtc: systemClock.now().toISOString() } : t)));
+      await registry.put({ ...rest, state: "idle", updatedAtUtc: systemClock.now().toISOString() });
       return reason;
     });
     if (args.json) {

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { systemClock } from "../../core/clock.ts";
-import { archiveHistory } from "../../team/teammate-archive.ts";
+import { archiveHistory } from "../../runtime/file-history.ts";
 import { TeammateUnavailableError } from "../../team/teammate-runtime.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { openMailboxStoreAsConfigured } from "../context.ts";
@@ -22,7 +22,7 @@ export const teamRmCommand = defineCommand({
   },
   async run({ args }) {
     const name = args.name;
-    const { session, value: outcome } = await editStoppedTeammate(args, async (teammate, { session, registry, teammates }) => {
+    const { session, value: outcome } = await editStoppedTeammate(args, async (teammate, { session, registry }) => {
       const store = await openMailboxStoreAsConfigured(session.dir);
       const listing = (await store.list()).find((l) => l.name === name);
       const unfinished = (listing?.counts.ready ?? 0) + (listing?.counts.processing ?? 0);
@@ -49,7 +49,7 @@ export const teamRmCommand = defineCommand({
         : undefined;
       const history = archiveHistory(session.dir, name, systemClock.now());
       // team.json last: a removal cut short is finished by running it again.
-      registry.write(teammates.filter((t) => t.name !== name));
+      await registry.remove(name);
       return { state: teammate.state, history, quarantined, worktree };
     });
     if (args.json) {

@@ -4,7 +4,7 @@ import { systemClock } from "../../core/clock.ts";
 import { UnknownAgentError, UsageError } from "../../core/errors.ts";
 import { uuidV7Source } from "../../core/ids.ts";
 import { createMessage } from "../../core/message.ts";
-import { TeamRegistry } from "../../team/team-registry.ts";
+import { FileTeamRegistry } from "../../team/team-registry.ts";
 import { TeammateUnavailableError } from "../../team/teammate-runtime.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { readContent } from "../content.ts";
@@ -29,7 +29,7 @@ export const teamSendCommand = defineCommand({
     const content = await readContent({ content: args.text, contentFile: args["content-file"] });
     const session = requireAdminSession(args);
     // Only to a teammate of the session: a typo must not start a mailbox nobody reads.
-    const teammate = new TeamRegistry(session.dir).read().find((t) => t.name === name);
+    const teammate = (await new FileTeamRegistry(session.dir).read()).find((t) => t.name === name);
     if (!teammate) throw new UnknownAgentError(name, "run `agent team list` to see the teammates");
     if (teammate.state === "failed") {
       throw new TeammateUnavailableError(`teammate ${name} is failed and takes no messages; run \`agent team reset ${name}\` first`);

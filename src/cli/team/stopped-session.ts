@@ -1,6 +1,6 @@
 import { StateDirBusyError, UnknownAgentError } from "../../core/errors.ts";
 import { RuntimeLock } from "../../storage/runtime-lock.ts";
-import { TeamRegistry, type TeammateRecord } from "../../team/team-registry.ts";
+import { FileTeamRegistry, type TeamRegistry, type TeammateRecord } from "../../team/team-registry.ts";
 import { assertTeammateName } from "../../core/agent-name.ts";
 import type { GlobalValues } from "../args.ts";
 import { type AdminSession, requireAdminSession } from "../context.ts";
@@ -29,8 +29,8 @@ export async function editStoppedTeammate<T>(
     );
   }
   try {
-    const registry = new TeamRegistry(session.dir);
-    const teammates = registry.read();
+    const registry = new FileTeamRegistry(session.dir);
+    const teammates = await registry.read();
     const teammate = teammates.find((t) => t.name === name);
     if (!teammate) throw new UnknownAgentError(name, "run `agent team list` to see the teammates");
     return { session, value: await edit(teammate, { session, registry, teammates }) };

@@ -1,0 +1,167 @@
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readdirSync, readFileSync, renameSync, truncateSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { AgentName } from "../core/agent-name.ts";
+import { CorruptStateFileError, HistoryWriteError } from "../core/errors.ts";
+import { ensureDir, FILE_MODE, fsyncDir, isErrno, pathExists } from "../storage/atomic-file.ts";
+import { type HistoryBackend, type HistoryLog, HistoryRecord, HistoryStore, type OpenedHistory } from "./history-store.ts";
+
+/**
+ * The file backend of histories: `<state-dir>/agents/<name>.jsonl`, one JSON
+ * record a line, appended and fsynced; archived ones under `agents/removed/`.
+ */
+export class FileHistoryBackend implements HistoryBackend {
+  constructor(readonly stateDir: string) {}
+
+  pathOf(agent: string): string {
+    return join(this.stateDir, "agents", `${agent}.jsonl`);
+  }
+
+  async open(agent: AgentName): Promise<OpenedHistory> {
+    return this.openNow(agent);
+  }
+
+  /** `open`, for callers that cannot wait: files are read synchronously anyway. */
+  openNow(agent: AgentName): OpenedHistory {
+    const path = this.pathOf(agent);
+    ensureDir(dirname(path));
+    const { records, repaired } = readRecords(path, { repair: true });
+    return { records, log: new FileHistoryLog(path), ...(repaired !== undefined ? { repaired } : {}) };
+  }
+
+  async archive(agent: AgentName, at: Date): Promise<string | undefined> {
+    return archiveHistory(this.stateDir, agent, at);
+  }
+
+  async wasArchived(agent: AgentName): Promise<boolean> {
+    return wasRemoved(this.stateDir, agent);
+  }
+}
+
+/** Appends whole lines and fsyncs; a failed write is cut back to the last whole record. */
+class FileHistoryLog implements HistoryLog {
+  #fd: number | undefined;
+
+  constructor(readonly location: string) {}
+
+  async append(records: readonly HistoryRecord[]): Promise<void> {
+    if (this.#fd === undefined) {
+      const created = !pathExists(this.location);
+      this.#fd = openSync(this.location, "a", FILE_MODE);
+      if (created) fsyncDir(dirname(this.location));
+    }
+    const text = records.map((record) => `${JSON.stringify(record)}\n`).join("");
+    const bytes = Buffer.from(text, "utf8");
+    const fd = this.#fd;
+    const size = fstatSync(fd).size;
+    try {
+      let offset = 0;
+      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      fsyncSync(fd);
+    } catch (error) {
+      // A write that failed part-way (ENOSPC, EFBIG, EIO) leaves half a record:
+      // cut the file back to the last whole one, so nothing later reads it as a
+      // crash's leftover, and the in-memory history still matches the file.
+      let cutBack = false;
+      try {
+        ftruncateSync(fd, size);
+        fsyncSync(fd);
+        cutBack = true;
+      } catch {
+        // Reported below: the next open cuts the half record off.
+      }
+      throw new HistoryWriteError(this.location, error, cutBack);
+    }
+  }
+
+  close(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+}
+
+/**
+ * Reads and validates every record. A last line without its newline is a record
+ * whose append never returned (the process died writing it): with `repair` (the
+ * runtime that will append) it is cut off and the cut reported; without (a
+ * reader, perhaps beside a live runtime) it is skipped. Any other bad line means
+ * the file cannot be trusted.
+ */
+export function readRecords(path: string, options: { repair: boolean }): { records: HistoryRecord[]; repaired: string | undefined } {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return { records: [], repaired: undefined };
+    throw error;
+  }
+  let repaired: string | undefined;
+  if (text.length > 0 && !text.endsWith("\n")) {
+    const keep = text.lastIndexOf("\n") + 1;
+    if (options.repair) {
+      repaired = `${path}: removed a half-written last record (${text.length - keep} bytes) left by a process that stopped while writing it`;
+      truncateSync(path, Buffer.byteLength(text.slice(0, keep), "utf8"));
+    }
+    text = text.slice(0, keep);
+  }
+  const records: HistoryRecord[] = [];
+  const lines = text.split("\n");
+  lines.pop();
+  for (const [index, line] of lines.entries()) {
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      throw new CorruptStateFileError(`${path}:${index + 1}`, "not valid JSON");
+    }
+    const parsed = HistoryRecord.safeParse(json);
+    if (!parsed.success) {
+      throw new CorruptStateFileError(`${path}:${index + 1}`, parsed.error.issues[0]?.message ?? "not a valid history record");
+    }
+    records.push(parsed.data);
+  }
+  return { records, repaired };
+}
+
+/**
+ * A teammate's name is freed (`agent team rm`, or a spawn over a failed
+ * teammate) without losing what it did: its history moves to
+ * `agents/removed/<name>-<stamp>.jsonl`, out of the way of a new teammate of
+ * the same name, which starts with an empty history.
+ */
+export function removedDir(stateDir: string): string {
+  return join(stateDir, "agents", "removed");
+}
+
+/** Moves `agents/<name>.jsonl` aside; returns where it went (state-dir relative), or undefined if it had none. */
+export function archiveHistory(stateDir: string, name: AgentName, at: Date): string | undefined {
+  const from = join(stateDir, "agents", `${name}.jsonl`);
+  if (!existsSync(from)) return undefined;
+  ensureDir(removedDir(stateDir));
+  // A stamp without ':' (refused in Windows file names); a second removal in
+  // the same millisecond gets a suffix rather than overwriting the first.
+  const stamp = at.toISOString().replaceAll(":", "").replace(/\.\d+Z$/, "Z");
+  for (let n = 0; ; n += 1) {
+    const file = `${name}-${stamp}${n === 0 ? "" : `.${n}`}.jsonl`;
+    if (existsSync(join(removedDir(stateDir), file))) continue;
+    renameSync(from, join(removedDir(stateDir), file));
+    return `agents/removed/${file}`;
+  }
+}
+
+// What follows `<name>-` in an archived history's file name; the upper-case T
+// and Z never occur in an agent name, so "alice-2" cannot pass for "alice".
+const STAMP_TAIL = /^\d{4}-\d{2}-\d{2}T\d{6}Z(\.\d+)?\.jsonl$/;
+
+/** Whether a teammate of this name was removed before (its history is archived). */
+export function wasRemoved(stateDir: string, name: AgentName): boolean {
+  try {
+    return readdirSync(removedDir(stateDir)).some((file) => file.startsWith(`${name}-`) && STAMP_TAIL.test(file.slice(name.length + 1)));
+  } catch {
+    return false;
+  }
+}
+
+/** Opens `agent`'s history in the files of `stateDir` (tests, and tools that read one state dir). */
+export function openFileHistory(stateDir: string, agent: AgentName): HistoryStore {
+  return new HistoryStore(new FileHistoryBackend(stateDir).openNow(agent));
+}
