@@ -158,8 +158,8 @@ describe("runEvents", () => {
     // The first process appended both (the second joining the first's turn), acked
     // the first and died before acking the second and before the model turn.
     const dead = w.runner();
-    dead.history.beginTurn(first.id, [{ role: "user", content: "(envelope one)" }], new Date());
-    dead.history.joinTurn(second.id, first.id, [{ role: "user", content: "(envelope two)" }], new Date());
+    await dead.history.beginTurn(first.id, [{ role: "user", content: "(envelope one)" }], new Date());
+    await dead.history.joinTurn(second.id, first.id, [{ role: "user", content: "(envelope two)" }], new Date());
     await w.store.ack(first);
     dead.close();
     await w.store.recover("lead");
