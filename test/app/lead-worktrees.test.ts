@@ -6,7 +6,7 @@ import { runUntilQuiet } from "../../src/app/until-quiet.ts";
 import { loadSettings } from "../../src/config/load.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
 import type { RunEvent } from "../../src/runtime/run-types.ts";
-import { TeamRegistry } from "../../src/team/team-registry.ts";
+import { FileTeamRegistry } from "../../src/team/team-registry.ts";
 import { git } from "../../src/worktrees/git.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -76,7 +76,7 @@ describe("worktree isolation in the Lead's runtime", () => {
     await w.lead.runner.run("go", { idempotencyKey: key() });
     await runUntilQuiet(w.lead);
     w.server.assertDone();
-    const [alice] = new TeamRegistry(where.stateDir).read();
+    const [alice] = await new FileTeamRegistry(where.stateDir).read();
     expect(alice!.worktree!.branch).toBe("agent/s1/alice");
     expect(readFileSync(join(alice!.worktree!.path, "b.txt"), "utf8")).toBe("b\n");
     expect(existsSync(join(where.workspace, "b.txt"))).toBe(false);
@@ -119,7 +119,7 @@ describe("worktree isolation in the Lead's runtime", () => {
     await runUntilQuiet(first.lead);
     first.server.assertDone();
     await first.lead.close();
-    const [alice] = new TeamRegistry(where.stateDir).read();
+    const [alice] = await new FileTeamRegistry(where.stateDir).read();
     rmSync(alice!.worktree!.path, { recursive: true, force: true });
     await run(where.workspace, "worktree", "prune");
     await run(where.workspace, "branch", "-D", alice!.worktree!.branch);
