@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { InvalidAgentNameError } from "./errors.ts";
 
 /** The Lead's reserved name: teammates may never take it. */
@@ -36,11 +35,11 @@ export function agentNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-export const AgentName = z.string().superRefine((name, ctx) => {
-  const problem = agentNameProblem(name);
-  if (problem) ctx.addIssue({ code: "custom", message: `invalid agent name: ${problem}` });
-});
-export type AgentName = z.infer<typeof AgentName>;
+/**
+ * A valid agent name. Zod-free on purpose (the reading commands start without zod);
+ * the schema for zod objects is in agent-name-schema.ts.
+ */
+export type AgentName = string;
 
 /** Validates a name before any work is done; throws `InvalidAgentNameError`. */
 export function assertAgentName(name: string): AgentName {

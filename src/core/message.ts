@@ -1,53 +1,31 @@
 import { z } from "zod";
 import type { Clock } from "./clock.ts";
 import { type IdSource, timeOfId } from "./ids.ts";
-import { AgentName } from "./agent-name.ts";
-import { InvalidMessageError, InvalidMessageIdError } from "./errors.ts";
+import { AgentName } from "./agent-name-schema.ts";
+import { InvalidMessageError } from "./errors.ts";
+import { CANONICAL_UUID, MESSAGE_KINDS, NOT_A_MESSAGE_ID, NOT_A_TASK_ID, TASK_ID } from "./message-format.ts";
+import { describeIssues } from "./plain-check.ts";
 
-/** The default cap on a message's content, in UTF-8 bytes (config `mailbox.maxContentBytes`). */
-export const DEFAULT_MAX_CONTENT_BYTES = 1024 * 1024;
+export { describeIssues } from "./plain-check.ts";
 
-/**
- * The largest message file that can hold content of `maxContentBytes`: JSON
- * escaping writes a control character as six bytes (`\u0000`), plus the fixed
- * fields. A larger file is refused without being read.
- */
-export function maxMessageFileBytes(maxContentBytes: number): number {
-  return maxContentBytes * 6 + 4096;
-}
+export {
+  assertMessageId,
+  compareFifo,
+  DEFAULT_MAX_CONTENT_BYTES,
+  isMessageId,
+  MESSAGE_KINDS,
+  maxMessageFileBytes,
+  NOTICE_KINDS,
+  PLAIN_KINDS,
+  PROTOCOL_KINDS,
+  sameMessage,
+  serializeMessage,
+} from "./message-format.ts";
 
-/** The kinds a person (or `agent mailbox send`) writes: work, a note, an answer. */
-export const PLAIN_KINDS = ["task", "message", "result"] as const;
-/**
- * Requests and responses between the Lead and a teammate (docs/team-protocols.md):
- * a response carries its request's `requestId` and names the request in `inReplyTo`.
- */
-export const PROTOCOL_KINDS = [
-  "shutdown_request",
-  "shutdown_response",
-  "plan_approval_request",
-  "plan_approval_response",
-  "permission_request",
-  "permission_response",
-] as const;
-/** What the runtime tells the Lead by itself: a self-claiming teammate took a task (docs/team.md#self-claiming-teammates). */
-export const NOTICE_KINDS = ["task_claimed"] as const;
-export const MESSAGE_KINDS = [...PLAIN_KINDS, ...PROTOCOL_KINDS, ...NOTICE_KINDS] as const;
 export const MessageKind = z.enum(MESSAGE_KINDS);
 export type MessageKind = z.infer<typeof MessageKind>;
 
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-export function isMessageId(value: string): boolean {
-  return CANONICAL_UUID.test(value);
-}
-
-export function assertMessageId(value: string): string {
-  if (!isMessageId(value)) throw new InvalidMessageIdError(value);
-  return value;
-}
-
-export const MessageId = z.string().regex(CANONICAL_UUID, "must be a canonical lowercase UUID");
+export const MessageId = z.string().regex(CANONICAL_UUID, NOT_A_MESSAGE_ID);
 
 /**
  * A UTC instant in the one form `Date.prototype.toISOString()` produces, so the
@@ -71,7 +49,7 @@ export const MailboxMessage = z
     /** Pairs a protocol request with its response (the response carries the same id). */
     requestId: MessageId.optional(),
     /** The task of the task graph (e.g. "t3") a self-claimed task, its claim notice and its result are about. */
-    taskId: z.string().regex(/^t[1-9][0-9]{0,8}$/, 'must be a task id such as "t3"').optional(),
+    taskId: z.string().regex(TASK_ID, NOT_A_TASK_ID).optional(),
   })
   .refine((m) => m.idempotencyKey === m.id, {
     message: "idempotencyKey must equal id",
@@ -91,12 +69,6 @@ export function eventIdOf(message: MailboxMessage): string {
   return message.id;
 }
 
-/** One line summarising what is wrong, for errors and quarantine reasons. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
-    .join("; ");
-}
 
 export function parseMailboxMessage(value: unknown): MailboxMessage {
   const parsed = MailboxMessage.safeParse(value);
@@ -130,28 +102,4 @@ export function createMessage(fields: NewMessage, ctx: { clock: Clock; ids: IdSo
     ...(fields.requestId !== undefined ? { requestId: fields.requestId } : {}),
     ...(fields.taskId !== undefined ? { taskId: fields.taskId } : {}),
   });
-}
-
-/**
- * Field order is fixed so the same message always serialises to the same bytes.
- * Absent optional fields are left out, so a message without them keeps the bytes
- * it had before they existed.
- */
-export function serializeMessage(message: MailboxMessage): string {
-  const { id, sender, recipient, kind, content, createdAtUtc, idempotencyKey, inReplyTo, requestId, taskId } = message;
-  return `${JSON.stringify({ id, sender, recipient, kind, content, createdAtUtc, idempotencyKey, inReplyTo, requestId, taskId }, null, 2)}\n`;
-}
-
-export function sameMessage(a: MailboxMessage, b: MailboxMessage): boolean {
-  return serializeMessage(a) === serializeMessage(b);
-}
-
-/** FIFO order: `(createdAtUtc, id)`. Both are fixed-width canonical text. */
-export function compareFifo(
-  a: { createdAtUtc: string; id: string },
-  b: { createdAtUtc: string; id: string },
-): number {
-  if (a.createdAtUtc !== b.createdAtUtc) return a.createdAtUtc < b.createdAtUtc ? -1 : 1;
-  if (a.id !== b.id) return a.id < b.id ? -1 : 1;
-  return 0;
 }

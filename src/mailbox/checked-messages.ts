@@ -1,20 +1,23 @@
 import { InvalidMessageError } from "../core/errors.ts";
-import { describeIssues, MailboxMessage } from "../core/message.ts";
+import type { MailboxMessage } from "../core/message.ts";
+import { checkMailboxMessage } from "../core/message-check.ts";
 
 /**
  * Validates messages handed to a store, remembering the ones it has seen: a
  * message a store returned or checked is frozen (the schema is readonly), so it
- * cannot have changed since and is not parsed again when it comes back to ack.
+ * cannot have changed since and is not checked again when it comes back to ack.
+ * The check is the hand-written checkMailboxMessage, as strict as the schema,
+ * so a store's calls load and run no zod.
  */
 export class CheckedMessages {
   readonly #seen = new WeakSet<MailboxMessage>();
 
   valid(input: MailboxMessage): MailboxMessage {
     if (this.#seen.has(input)) return input;
-    const parsed = MailboxMessage.safeParse(input);
-    if (!parsed.success) throw new InvalidMessageError(describeIssues(parsed.error));
-    this.remember(parsed.data);
-    return parsed.data;
+    const parsed = checkMailboxMessage(input);
+    if (!parsed.ok) throw new InvalidMessageError(parsed.problem);
+    this.remember(parsed.message);
+    return parsed.message;
   }
 
   remember(message: MailboxMessage): void {

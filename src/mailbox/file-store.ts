@@ -9,13 +9,8 @@ import {
   MessageTooLargeError,
 } from "../core/errors.ts";
 import { MAILBOX_STATES, type MailboxState } from "../core/mailbox-state.ts";
-import {
-  assertMessageId,
-  DEFAULT_MAX_CONTENT_BYTES,
-  MailboxMessage,
-  sameMessage,
-  serializeMessage,
-} from "../core/message.ts";
+import type { MailboxMessage } from "../core/message.ts";
+import { assertMessageId, DEFAULT_MAX_CONTENT_BYTES, sameMessage, serializeMessage } from "../core/message-format.ts";
 import {
   ensureDir,
   fsyncDir,

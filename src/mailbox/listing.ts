@@ -2,7 +2,7 @@ import type { Stats } from "node:fs";
 import { join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
 import { MAILBOX_STATES, type MailboxState } from "../core/mailbox-state.ts";
-import { compareFifo } from "../core/message.ts";
+import { compareFifo } from "../core/message-format.ts";
 import { isErrno } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { Pacer } from "../storage/pacer.ts";

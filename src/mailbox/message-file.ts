@@ -1,7 +1,9 @@
 import type { Stats } from "node:fs";
 import { join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
-import { describeIssues, isMessageId, MailboxMessage, maxMessageFileBytes } from "../core/message.ts";
+import type { MailboxMessage } from "../core/message.ts";
+import { checkMailboxMessage } from "../core/message-check.ts";
+import { isMessageId, maxMessageFileBytes } from "../core/message-format.ts";
 import { isErrno } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { storageError } from "./failures.ts";
@@ -41,9 +43,9 @@ export function checkMessageBytes(bytes: Uint8Array, expected: { id: string; rec
   } catch (error) {
     return { ok: false, reason: `content is not valid JSON (${(error as Error).message})` };
   }
-  const parsed = MailboxMessage.safeParse(json);
-  if (!parsed.success) return { ok: false, reason: `not a valid message: ${describeIssues(parsed.error)}` };
-  const message = parsed.data;
+  const parsed = checkMailboxMessage(json);
+  if (!parsed.ok) return { ok: false, reason: `not a valid message: ${parsed.problem}` };
+  const message = parsed.message;
   if (message.id !== expected.id) {
     return { ok: false, reason: `id ${message.id} does not match the file name ${expected.id}.json` };
   }

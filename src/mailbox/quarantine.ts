@@ -1,22 +1,41 @@
 import { join } from "node:path";
-import { z } from "zod";
 import type { AgentName } from "../core/agent-name.ts";
 import { MailboxStorageError } from "../core/errors.ts";
-import type { MailboxState } from "../core/mailbox-state.ts";
-import { UtcInstant } from "../core/message.ts";
+import { isMailboxState, type MailboxState } from "../core/mailbox-state.ts";
+import { INVALID_UTC_INSTANT, Problems, UTC_INSTANT, isPlainRecord, pick } from "../core/plain-check.ts";
 import { pathExists, unlinkQuietly, writeFileAtomic } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { type MailboxPaths, REASON_SUFFIX } from "./paths.ts";
 
-/** What is recorded beside each quarantined entry, as `<entry>.reason.json`. */
-export const QuarantineRecord = z.strictObject({
-  agent: z.string(),
-  from: z.enum(["ready", "processing", "done", "quarantine"]),
-  originalName: z.string(),
-  reason: z.string(),
-  quarantinedAtUtc: UtcInstant,
-});
-export type QuarantineRecord = z.infer<typeof QuarantineRecord>;
+/**
+ * What is recorded beside each quarantined entry, as `<entry>.reason.json`. Read
+ * by `mailbox list/show`, so checked by hand (no zod on that path); the same rules
+ * as zod are in quarantine-record-schema.ts, held to agree by a test.
+ */
+export interface QuarantineRecord {
+  agent: string;
+  from: MailboxState;
+  originalName: string;
+  reason: string;
+  quarantinedAtUtc: string;
+}
+
+const RECORD_FIELDS = ["agent", "from", "originalName", "reason", "quarantinedAtUtc"] as const;
+
+export function checkQuarantineRecord(value: unknown): { ok: true; record: QuarantineRecord } | { ok: false; problem: string } {
+  const problems = new Problems();
+  if (!isPlainRecord(value)) return { ok: false, problem: "Invalid input: expected object" };
+  problems.unknownKeys(value, new Set(RECORD_FIELDS));
+  problems.string(value, "agent");
+  if (typeof value.from !== "string" || !isMailboxState(value.from)) {
+    problems.add("from", 'Invalid option: expected one of "ready"|"processing"|"done"|"quarantine"');
+  }
+  problems.string(value, "originalName");
+  problems.string(value, "reason");
+  problems.matching(value, "quarantinedAtUtc", UTC_INSTANT, INVALID_UTC_INSTANT);
+  if (!problems.empty) return { ok: false, problem: problems.toString() };
+  return { ok: true, record: pick<QuarantineRecord>(value, RECORD_FIELDS) };
+}
 
 export function reasonFileOf(entryPath: string): string {
   return `${entryPath}${REASON_SUFFIX}`;
@@ -86,8 +105,8 @@ function freshName(fs: FsOps, dir: string, name: string): string {
 /** Reads the reason recorded for a quarantined entry, if there is a readable one. */
 export function readQuarantineReason(fs: FsOps, entryPath: string): string | undefined {
   try {
-    const parsed = QuarantineRecord.safeParse(JSON.parse(fs.readFileSync(reasonFileOf(entryPath), "utf8")));
-    return parsed.success ? parsed.data.reason : "(reason record is unreadable)";
+    const parsed = checkQuarantineRecord(JSON.parse(fs.readFileSync(reasonFileOf(entryPath), "utf8")));
+    return parsed.ok ? parsed.record.reason : "(reason record is unreadable)";
   } catch {
     return undefined;
   }

@@ -1,5 +1,5 @@
 import { isTimeKeyedId, timeOfId } from "../core/ids.ts";
-import { compareFifo } from "../core/message.ts";
+import { compareFifo } from "../core/message-format.ts";
 
 export interface IndexedEntry {
   /** The file name in ready/. */

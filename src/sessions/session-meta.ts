@@ -1,30 +1,53 @@
 import { join } from "node:path";
-import { z } from "zod";
 import { UsageError } from "../core/errors.ts";
-import { MessageId, UtcInstant } from "../core/message.ts";
+import { CANONICAL_UUID, NOT_A_MESSAGE_ID } from "../core/message-format.ts";
+import { type Checked, INVALID_UTC_INSTANT, Problems, UTC_INSTANT, isPlainRecord, pick } from "../core/plain-check.ts";
 import { writeFileAtomic } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
 
 /** What `agent sessions list` shows of a first prompt, and all a session file keeps of it. */
 export const FIRST_PROMPT_MAX_CHARS = 200;
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-export const SessionName = z.string().regex(NAME, "must be 1-64 letters, digits, dots, underscores or hyphens");
+export const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const NOT_A_SESSION_NAME = "must be 1-64 letters, digits, dots, underscores or hyphens";
+const NAME = SESSION_NAME;
 
 /** `<root>/sessions/<id>/session.json`: who the session is; everything else in the directory is its state. */
-export const SessionMeta = z.strictObject({
-  version: z.literal(1),
+export interface SessionMeta {
+  version: 1;
   /** A UUIDv7, so ids sort by creation. */
-  id: MessageId,
-  name: SessionName.optional(),
-  createdAtUtc: UtcInstant,
+  id: string;
+  name?: string;
+  createdAtUtc: string;
   /** When a runtime last took the session. */
-  lastUsedAtUtc: UtcInstant,
+  lastUsedAtUtc: string;
   /** The first prompt, clipped: what the list shows to tell sessions apart. */
-  firstPrompt: z.string().max(FIRST_PROMPT_MAX_CHARS).optional(),
-});
-export type SessionMeta = z.infer<typeof SessionMeta>;
+  firstPrompt?: string;
+}
+
+const META_FIELDS = ["version", "id", "name", "createdAtUtc", "lastUsedAtUtc", "firstPrompt"] as const;
+
+/**
+ * A session file's content, checked by hand: every admin command reads every
+ * session file to find its session, and zod would be most of its start-up. The
+ * same rules as a zod schema are in session-meta-schema.ts, held to agree by a test.
+ */
+export function checkSessionMeta(value: unknown): Checked<SessionMeta> {
+  if (!isPlainRecord(value)) return { ok: false, problem: "Invalid input: expected object" };
+  const problems = new Problems();
+  problems.unknownKeys(value, new Set(META_FIELDS));
+  if (value.version !== 1) problems.add("version", "Invalid input: expected 1");
+  problems.matching(value, "id", CANONICAL_UUID, NOT_A_MESSAGE_ID);
+  problems.optional(value, "name", (v, k) => problems.matching(v, k, SESSION_NAME, NOT_A_SESSION_NAME));
+  problems.matching(value, "createdAtUtc", UTC_INSTANT, INVALID_UTC_INSTANT);
+  problems.matching(value, "lastUsedAtUtc", UTC_INSTANT, INVALID_UTC_INSTANT);
+  const prompt = problems.optional(value, "firstPrompt", (v, k) => problems.string(v, k));
+  if (prompt !== undefined && prompt.length > FIRST_PROMPT_MAX_CHARS) {
+    problems.add("firstPrompt", `Too big: expected string to have <=${FIRST_PROMPT_MAX_CHARS} characters`);
+  }
+  if (!problems.empty) return { ok: false, problem: problems.toString() };
+  return { ok: true, value: pick<SessionMeta>(value, META_FIELDS) };
+}
 
 export const SESSION_FILE = "session.json";
 
@@ -39,11 +62,14 @@ export function assertSessionName(name: string): string {
 }
 
 export function readSessionMeta(dir: string): SessionMeta | undefined {
-  return readStateFile(join(dir, SESSION_FILE), SessionMeta);
+  return readStateFile(join(dir, SESSION_FILE), checkSessionMeta);
 }
 
 export function writeSessionMeta(dir: string, meta: SessionMeta): void {
-  writeFileAtomic(join(dir, SESSION_FILE), `${JSON.stringify(SessionMeta.parse(meta), null, 2)}\n`);
+  const checked = checkSessionMeta(meta);
+  // Only a bug gets here: every field was checked where it came from.
+  if (!checked.ok) throw new Error(`invalid session metadata: ${checked.problem}`);
+  writeFileAtomic(join(dir, SESSION_FILE), `${JSON.stringify(checked.value, null, 2)}\n`);
 }
 
 /** The prompt as the session file keeps it: whole if short, else cut with an ellipsis. */

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { z } from "zod";
+import { Problems, isPlainRecord, pick } from "../core/plain-check.ts";
 import { processStartTicks, isProcessAlive } from "./process-liveness.ts";
 
 /**
@@ -20,14 +20,31 @@ import { processStartTicks, isProcessAlive } from "./process-liveness.ts";
  * directory is never empty (it holds owner.json), so the rename fails with
  * ENOTEMPTY/EEXIST while the lock is held, exactly like mkdir would.
  */
-export const LockOwner = z.strictObject({
-  pid: z.number().int().positive(),
-  host: z.string(),
-  token: z.string(),
+export interface LockOwner {
+  pid: number;
+  host: string;
+  token: string;
   /** Start time in clock ticks (Linux), so a reused pid is not taken for the owner. */
-  start: z.string().optional(),
-});
-export type LockOwner = z.infer<typeof LockOwner>;
+  start?: string;
+}
+
+const OWNER_FIELDS = ["pid", "host", "token", "start"] as const;
+
+/**
+ * An owner file's content, checked by hand: every command that takes a lock reads
+ * it, and zod would be most of a reading command's start-up. The same rules as a
+ * zod schema are in lock-owner-schemas.ts; a test holds the two to agree.
+ */
+export function checkLockOwner(value: unknown): LockOwner | undefined {
+  if (!isPlainRecord(value)) return undefined;
+  const problems = new Problems();
+  problems.unknownKeys(value, new Set(OWNER_FIELDS));
+  problems.positiveInt(value, "pid");
+  problems.string(value, "host");
+  problems.string(value, "token");
+  problems.optional(value, "start", (v, k) => problems.string(v, k));
+  return problems.empty ? pick<LockOwner>(value, OWNER_FIELDS) : undefined;
+}
 
 const OWNER_FILE = "owner.json";
 const HOST = hostname();
@@ -137,8 +154,7 @@ function sparesDirOf(lockPath: string): string {
 /** Who holds `lockPath` by its owner file; undefined when unknown (gone, unreadable). */
 export function readLockOwner(lockPath: string): LockOwner | undefined {
   try {
-    const parsed = LockOwner.safeParse(JSON.parse(fs.readFileSync(join(lockPath, OWNER_FILE), "utf8")));
-    return parsed.success ? parsed.data : undefined;
+    return checkLockOwner(JSON.parse(fs.readFileSync(join(lockPath, OWNER_FILE), "utf8")));
   } catch {
     return undefined;
   }

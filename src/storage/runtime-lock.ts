@@ -3,10 +3,9 @@ import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import lockfile from "proper-lockfile";
-import { z } from "zod";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { LockError, StateDirBusyError } from "../core/errors.ts";
-import { UtcInstant } from "../core/message.ts";
+import { INVALID_UTC_INSTANT, Problems, UTC_INSTANT, isPlainRecord, pick } from "../core/plain-check.ts";
 import { ensureDir, isErrno, writeFileAtomic } from "./atomic-file.ts";
 import { withFileLock } from "./file-lock.ts";
 import { isProcessAlive, processStartTicks } from "./process-liveness.ts";
@@ -34,16 +33,36 @@ export interface RuntimeOwner {
 /** A live lock whose owner record is missing or unreadable: busy, but we cannot say who holds it. */
 export const UNKNOWN_OWNER: Readonly<RuntimeOwner> = Object.freeze({ pid: 0, host: "unknown", startedAtUtc: "" });
 
-const OwnerRecord = z.strictObject({
-  pid: z.number().int().positive(),
-  host: z.string().min(1),
-  startedAtUtc: UtcInstant,
-  // A string: inode numbers can exceed 2^53 and JSON numbers would round them.
-  lockIno: z.string().regex(/^\d+$/),
-  // The owner's start time in clock ticks (Linux): tells a reused pid from the owner.
-  pidStart: z.string().regex(/^\d+$/).optional(),
-});
-type OwnerRecord = z.infer<typeof OwnerRecord>;
+export interface OwnerRecord {
+  pid: number;
+  host: string;
+  startedAtUtc: string;
+  /** A string: inode numbers can exceed 2^53 and JSON numbers would round them. */
+  lockIno: string;
+  /** The owner's start time in clock ticks (Linux): tells a reused pid from the owner. */
+  pidStart?: string;
+}
+
+const RECORD_FIELDS = ["pid", "host", "startedAtUtc", "lockIno", "pidStart"] as const;
+const DIGITS = /^\d+$/;
+
+/**
+ * The owner record, checked by hand (every command that opens a session may read
+ * it, and zod would be most of a reading command's start-up); the same rules as a
+ * zod schema are in lock-owner-schemas.ts, held to agree by a test.
+ */
+export function checkOwnerRecord(value: unknown): OwnerRecord | undefined {
+  if (!isPlainRecord(value)) return undefined;
+  const problems = new Problems();
+  problems.unknownKeys(value, new Set(RECORD_FIELDS));
+  problems.positiveInt(value, "pid");
+  const host = problems.string(value, "host");
+  if (host === "") problems.add("host", "Too small: expected string to have >=1 characters");
+  problems.matching(value, "startedAtUtc", UTC_INSTANT, INVALID_UTC_INSTANT);
+  problems.matching(value, "lockIno", DIGITS, "Invalid string: must match pattern /^\\d+$/");
+  problems.optional(value, "pidStart", (v, k) => problems.matching(v, k, DIGITS, "Invalid string: must match pattern /^\\d+$/"));
+  return problems.empty ? pick<OwnerRecord>(value, RECORD_FIELDS) : undefined;
+}
 
 export interface RuntimeLockOptions {
   /** How long to keep retrying a busy state dir; 0 (the default) fails at once. */
@@ -244,7 +263,7 @@ function inspect(paths: Paths, staleMs: number): LockState {
 /** The owner record, or undefined when missing or corrupt: an unreadable record must not stop the runtime. */
 function readOwnerRecord(path: string): OwnerRecord | undefined {
   try {
-    return OwnerRecord.parse(JSON.parse(readFileSync(path, "utf8")));
+    return checkOwnerRecord(JSON.parse(readFileSync(path, "utf8")));
   } catch {
     return undefined;
   }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { z } from "zod";
 import { CorruptStateFileError } from "../core/errors.ts";
-import { describeIssues } from "../core/message.ts";
+import { type Checked, describeIssues } from "../core/plain-check.ts";
 import { isErrno } from "./atomic-file.ts";
 
 /**
@@ -9,7 +9,7 @@ import { isErrno } from "./atomic-file.ts";
  * CorruptStateFileError (naming the file and the first problems) when it is not
  * JSON or not valid — never "empty", so a damaged file is not overwritten.
  */
-export function readStateFile<T>(path: string, schema: z.ZodType<T>): T | undefined {
+export function readStateFile<T>(path: string, schema: z.ZodType<T> | ((value: unknown) => Checked<T>)): T | undefined {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -22,6 +22,12 @@ export function readStateFile<T>(path: string, schema: z.ZodType<T>): T | undefi
     json = JSON.parse(text);
   } catch {
     throw new CorruptStateFileError(path, "not valid JSON");
+  }
+  // A hand-written check (see core/plain-check.ts) or a zod schema.
+  if (typeof schema === "function") {
+    const checked = schema(json);
+    if (!checked.ok) throw new CorruptStateFileError(path, checked.problem);
+    return checked.value;
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) throw new CorruptStateFileError(path, describeIssues(parsed.error));

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { z } from "zod";
-import { AgentName } from "../core/agent-name.ts";
+import { AgentName } from "../core/agent-name-schema.ts";
 import { MessageId, UtcInstant } from "../core/message.ts";
 import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";

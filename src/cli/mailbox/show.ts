@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { CorruptStateFileError, MessageNotFoundError } from "../../core/errors.ts";
-import { assertMessageId } from "../../core/message.ts";
+import { assertMessageId } from "../../core/message-format.ts";
 import type { FoundMessage } from "../../mailbox/store.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { openMailboxStore, requireAdminSession } from "../context.ts";

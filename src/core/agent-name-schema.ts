@@ -1,0 +1,9 @@
+import { z } from "zod";
+import { agentNameProblem } from "./agent-name.ts";
+
+/** An agent name inside a zod schema; the rules are agentNameProblem's. */
+export const AgentName = z.string().superRefine((name, ctx) => {
+  const problem = agentNameProblem(name);
+  if (problem) ctx.addIssue({ code: "custom", message: `invalid agent name: ${problem}` });
+});
+export type AgentName = z.infer<typeof AgentName>;

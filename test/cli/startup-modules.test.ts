@@ -1,0 +1,53 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "../support/temp-dir.ts";
+
+// `agent --version` and `agent mailbox show` start within 3x a bare bun
+// (bench/startup.ts) only while they load neither zod nor a command they do not
+// run: zod alone took more of their start-up than everything else together. The
+// files on their path are read through hand-written checks instead (see
+// core/plain-check.ts). A new static import that drags zod in fails here.
+
+const root = join(import.meta.dir, "..", "..");
+const preload = join(root, "test", "fixtures", "loaded-modules.ts");
+
+function loadedBy(args: string[], stateDir: string): { stdout: string; modules: string[] } {
+  const out = join(tempDir("agent-loaded-"), "modules.txt");
+  const child = Bun.spawnSync([process.execPath, "--preload", preload, join(root, "src", "main.ts"), ...args], {
+    env: { ...process.env, LOADED_MODULES_OUT: out, AGENT_STATE_DIR: stateDir },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (child.exitCode !== 0) throw new Error(`agent ${args.join(" ")} exited ${child.exitCode}: ${child.stderr}`);
+  return { stdout: child.stdout.toString(), modules: readFileSync(out, "utf8").trim().split("\n") };
+}
+
+const zodModules = (modules: string[]) => modules.filter((path) => path.includes("/node_modules/zod/"));
+
+describe("start-up of the commands scripts call most", () => {
+  test("mailbox show loads no zod, and the check is not vacuous: mailbox send does", () => {
+    const stateDir = tempDir("agent-startup-");
+    const sent = loadedBy(["mailbox", "send", "--to", "lead", "--from", "ci", "--content", "hello"], stateDir);
+    // Send builds its message through the zod schema: the probe sees zod when it is there.
+    expect(zodModules(sent.modules).length).toBeGreaterThan(0);
+    const id = sent.stdout.trim();
+
+    const shown = loadedBy(["mailbox", "show", id], stateDir);
+    expect(shown.stdout).toContain("hello");
+    expect(zodModules(shown.modules)).toEqual([]);
+    expect(shown.modules.some((path) => path.endsWith("src/mailbox/file-store.ts"))).toBe(true);
+
+    const listed = loadedBy(["mailbox", "list"], stateDir);
+    expect(listed.stdout).toContain(id);
+    expect(zodModules(listed.modules)).toEqual([]);
+  });
+
+  test("--version loads nothing but the entry's own imports", () => {
+    const { stdout, modules } = loadedBy(["--version"], tempDir("agent-startup-"));
+    expect(stdout).toMatch(/^\d+\.\d+\.\d+/);
+    expect(zodModules(modules)).toEqual([]);
+    // The command tree (and every command module behind it) is never loaded.
+    expect(modules.filter((path) => path.endsWith("/src/cli/root.ts"))).toEqual([]);
+  });
+});
