@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { z } from "zod";
-import { AgentName } from "../core/agent-name.ts";
+import { AgentName } from "../core/agent-name-schema.ts";
 import { AgentError } from "../core/errors.ts";
 import { UtcInstant } from "../core/message.ts";
 import { isProcessAlive, processStartTicks } from "../storage/process-liveness.ts";
