@@ -39,9 +39,6 @@ import type {
   RecoverResult,
 } from "./store.ts";
 
-/** How long a busy process may keep mailboxes.lock across calls (see withFileLock's Lease). */
-const MAILBOX_LEASE_MS = 100;
-
 export interface FileMailboxStoreOptions {
   stateDir: string;
   /** The file-system calls to make; tests pass the real ones with a failure injected. */
@@ -73,8 +70,7 @@ export class FileMailboxStore implements MailboxStore {
     this.paths = new MailboxPaths(options.stateDir);
     this.#fs = options.fs ?? realFs;
     this.#clock = options.clock ?? systemClock;
-    // A claim and its ack, or a burst of sends, share one take of the lock.
-    this.#lockOptions = { leaseMs: MAILBOX_LEASE_MS, ...options.lock };
+    this.#lockOptions = options.lock ?? {};
     this.#maxContentBytes = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
     this.#queues = new ReadyQueues(
       this.paths,
@@ -142,10 +138,11 @@ export class FileMailboxStore implements MailboxStore {
       if (!pathExists(this.paths.agentDir(agent), this.#fs)) return null;
       this.#prepareAgent(agent);
       const index = await this.#queues.fresh(agent);
+      const readyDir = this.paths.stateDirOf(agent, "ready");
       for (let entry = index.head(); entry; entry = index.head()) {
         const checked = readMessageAt(
           this.#fs,
-          join(this.paths.stateDirOf(agent, "ready"), entry.name),
+          `${readyDir}/${entry.name}`,
           { id: entry.id, recipient: agent },
           this.#maxContentBytes,
         );

@@ -21,20 +21,24 @@ export class MailboxPaths {
     this.ids = join(this.root, ".ids");
   }
 
+  // Plain concatenation, not join: every claim and ack builds several of these, and
+  // the parts need no normalising (a normalised root, checked agent names, fixed
+  // state names, canonical UUIDs).
+
   agentDir(agent: AgentName): string {
-    return join(this.root, agent);
+    return `${this.root}/${agent}`;
   }
 
   stateDirOf(agent: AgentName, state: MailboxState): string {
-    return join(this.root, agent, state);
+    return `${this.root}/${agent}/${state}`;
   }
 
   messageFile(agent: AgentName, state: MailboxState, id: string): string {
-    return join(this.root, agent, state, fileNameOf(id));
+    return `${this.root}/${agent}/${state}/${fileNameOf(id)}`;
   }
 
   idMarker(id: string): string {
-    return join(this.ids, id);
+    return `${this.ids}/${id}`;
   }
 }
 

@@ -3,23 +3,28 @@ import { dirname } from "node:path";
 import lockfile from "proper-lockfile";
 import { LockError } from "../core/errors.ts";
 import { LockDir, isDeadHere, isLiveHere, readLockOwner, removeLockDir } from "./lock-dir.ts";
+import { type OsLock, openOsLock } from "./os-lock.ts";
 import { processMutexFor } from "./process-mutex.ts";
 
 export interface FileLockOptions {
   /**
-   * A lock whose holder stopped refreshing it for this long is taken to be left
-   * by a dead process and is broken (at least 2 000 ms; the holder refreshes it
-   * every second).
+   * A lock directory whose holder stopped refreshing it for this long is taken to
+   * be left by a dead process and is broken (at least 2 000 ms; the holder
+   * refreshes it every second). The OS lock needs no such rule.
    */
   staleMs?: number;
   /** Give up waiting for the lock after this long. */
   waitMs?: number;
   /**
-   * Keep the lock after the call for the next one, until the event loop turns or
-   * it has been held this long (see Lease); 0, the default, gives it back at once.
+   * "os" (the default where the platform has it): flock(2) on `<lockPath>.flock`;
+   * "dir": the lock directory at `lockPath`, the fallback elsewhere. All processes
+   * sharing a lock must use the same one — they do, being the same program on one
+   * host; tests of the fallback ask for it explicitly.
    */
-  leaseMs?: number;
+  mechanism?: LockMechanism;
 }
+
+export type LockMechanism = "os" | "dir";
 
 // Generous on purpose: breaking the lock of a holder that is only slow (a long
 // fsync on a loaded disk) would let two processes in. A dead holder costs the
@@ -100,98 +105,110 @@ function breakAbandonedLock(lockPath: string, staleMs: number): boolean {
 
 /**
  * Runs `work` while holding both locks for `lockPath`: the in-process mutex first
- * (proper-lockfile would refuse this process a second time with ELOCKED), then the
- * cross-process lock directory. A lock left by a killed process goes stale after
- * `staleMs` (at once, when it was a process of this host) and is broken by the next
- * taker (see breakAbandonedLock).
+ * (neither lock tells two callers of one process apart), then the cross-process
+ * lock — flock(2) where the platform has it (see os-lock.ts), else the lock
+ * directory, which a killed process leaves behind until it goes stale after
+ * `staleMs` (at once, when it was a process of this host; see breakAbandonedLock).
+ * Either is given back when `work` ends.
  */
 export async function withFileLock<T>(
   lockPath: string,
   work: () => T | Promise<T>,
   options: FileLockOptions = {},
 ): Promise<T> {
-  const staleMs = Math.max(options.staleMs ?? DEFAULT_STALE_MS, 2_000);
   const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
-  const leaseMs = options.leaseMs ?? 0;
-  const mutex = processMutexFor(lockPath);
-  return mutex.run(async () => {
-    let lease = leases.get(lockPath);
-    leases.delete(lockPath);
-    if (lease) clearTimeout(lease.timer);
-    if (lease?.compromised) {
-      // Lost while kept between calls: nothing ran under it; start again.
-      await lease.release().catch(() => {});
-      lease = undefined;
-    }
-    if (!lease) {
-      const fresh: Lease = { since: Date.now(), release: async () => {} };
-      fresh.release = await acquire(lockPath, staleMs, waitMs, (error) => {
-        // The default throws from a timer and kills the process; record it instead
-        // and fail the operation that was running under the lost lock.
-        fresh.compromised ??= error;
-      });
-      lease = fresh;
-    }
-    const held = lease;
+  return processMutexFor(lockPath).run(async () => {
+    const os = options.mechanism === "dir" ? undefined : osLockFor(lockPath);
+    if (os) return withOsLock(lockPath, os, work, waitMs);
+    return withLockDir(lockPath, work, Math.max(options.staleMs ?? DEFAULT_STALE_MS, 2_000), waitMs);
+  });
+}
+
+// One OS lock (one open file) per lock path in this process; `null` where the
+// platform has none. The file stays open: opening is the dearest part.
+const osLocks = new Map<string, OsLock | null>();
+
+function osLockFor(lockPath: string): OsLock | undefined {
+  let lock = osLocks.get(lockPath);
+  if (lock === undefined) {
     try {
-      return await work();
-    } finally {
-      if (!held.compromised && Date.now() - held.since < leaseMs) {
-        keep(lockPath, held);
-      } else {
-        try {
-          await held.release();
-        } catch (error) {
-          held.compromised ??= error as Error;
-        }
-      }
-      if (held.compromised) {
-        throw new LockError(`lost the lock ${lockPath} while holding it (${held.compromised.message}); retry the operation`, {
-          cause: held.compromised,
-        });
-      }
+      lock = openOsLock(`${lockPath}.flock`) ?? null;
+    } catch (error) {
+      throw lockSetupError(lockPath, error);
     }
+    osLocks.set(lockPath, lock);
+  }
+  return lock ?? undefined;
+}
+
+async function withOsLock<T>(lockPath: string, lock: OsLock, work: () => T | Promise<T>, waitMs: number): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  for (let attempt = 0; ; attempt++) {
+    let taken: boolean;
+    try {
+      taken = lock.tryTake();
+    } catch (error) {
+      throw new LockError(`could not take the lock ${lockPath}: ${(error as Error).message}`, { cause: error });
+    }
+    if (taken) break;
+    if (Date.now() >= deadline) {
+      const holders = lock.holders();
+      throw busyError(lockPath, waitMs, holders.length > 0 ? `pid ${holders.join(", ")} on this host` : "another process");
+    }
+    await Bun.sleep(retryDelay(attempt));
+  }
+  try {
+    return await work();
+  } finally {
+    lock.give();
+  }
+}
+
+async function withLockDir<T>(lockPath: string, work: () => T | Promise<T>, staleMs: number, waitMs: number): Promise<T> {
+  let compromised: Error | undefined;
+  const release = await acquire(lockPath, staleMs, waitMs, (error) => {
+    // The default throws from a timer and kills the process; record it instead
+    // and fail the operation that was running under the lost lock.
+    compromised ??= error;
   });
+  try {
+    return await work();
+  } finally {
+    try {
+      await release();
+    } catch (error) {
+      compromised ??= error as Error;
+    }
+    if (compromised) {
+      throw new LockError(`lost the lock ${lockPath} while holding it (${compromised.message}); retry the operation`, {
+        cause: compromised,
+      });
+    }
+  }
 }
 
-/**
- * A cross-process lock this process keeps for a moment after the call that took
- * it, so the next call (a claim's ack, the next message of a burst) needs no new
- * take and give: each is two directory renames whose metadata the next fsync must
- * also commit. It is given back as soon as the event loop turns (this process has
- * gone idle, e.g. waiting for the model), or at the end of the call during which
- * it has been held `leaseMs`, so a busy process cannot keep others out for longer.
- * Mutual exclusion is unchanged: the lock is held throughout; a process killed
- * while keeping it is a dead owner like any other.
- */
-interface Lease {
-  release: () => Promise<void>;
-  since: number;
-  compromised?: Error;
-  timer?: ReturnType<typeof setTimeout>;
+function lockSetupError(lockPath: string, error: unknown): LockError {
+  const code = (error as { code?: string }).code;
+  if (code === "EACCES" || code === "EROFS" || code === "EPERM") {
+    return new LockError(
+      `cannot write to ${dirname(lockPath)} (${code}): this command changes the state dir, which needs write access; ` +
+        "make it writable, or use a command that only reads (mailbox list, mailbox show)",
+      { cause: error, readOnly: true },
+    );
+  }
+  return new LockError(`could not take the lock ${lockPath}: ${(error as Error).message}`, { cause: error });
 }
 
-const leases = new Map<string, Lease>();
-
-function keep(lockPath: string, lease: Lease): void {
-  leases.set(lockPath, lease);
-  lease.timer = setTimeout(() => void giveBack(lockPath, lease), 0);
+function busyError(lockPath: string, waitMs: number, who: string): LockError {
+  return new LockError(
+    `could not take the lock ${lockPath} within ${Math.round(waitMs / 1000)} s: ${who} holds it; ` +
+      "wait for it to finish, or stop it and retry",
+  );
 }
 
-async function giveBack(lockPath: string, lease: Lease): Promise<void> {
-  await processMutexFor(lockPath).run(async () => {
-    if (leases.get(lockPath) !== lease) return; // taken over by a call meanwhile
-    leases.delete(lockPath);
-    clearTimeout(lease.timer);
-    await lease.release().catch(() => {
-      // Nothing ran under it since the last call, which succeeded: nothing to report.
-    });
-  });
-}
-
-/** Gives back every lock this process keeps between calls (see Lease); for tests and shutdown. */
-export async function releaseKeptLocks(): Promise<void> {
-  await Promise.all([...leases.entries()].map(([lockPath, lease]) => giveBack(lockPath, lease)));
+/** Short jittered waits, growing to MAX_RETRY_DELAY_MS: waiters neither spin nor line up. */
+function retryDelay(attempt: number): number {
+  return Math.random() * Math.min(MAX_RETRY_DELAY_MS, 2 ** Math.min(attempt, 5));
 }
 
 /**
@@ -219,29 +236,13 @@ async function acquire(
         onCompromised,
       });
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code === "EACCES" || code === "EROFS" || code === "EPERM") {
-        throw new LockError(
-          `cannot write to ${dirname(lockPath)} (${code}): this command changes the state dir, which needs write access; ` +
-            "make it writable, or use a command that only reads (mailbox list, mailbox show)",
-          { cause: error, readOnly: true },
-        );
-      }
-      if (code !== "ELOCKED") {
-        throw new LockError(`could not take the lock ${lockPath}: ${(error as Error).message}`, { cause: error });
-      }
+      if ((error as { code?: string }).code !== "ELOCKED") throw lockSetupError(lockPath, error);
       if (breakAbandonedLock(lockPath, staleMs)) continue;
       if (Date.now() >= deadline) {
         const owner = readLockOwner(lockPath);
-        const who = owner ? `pid ${owner.pid} on host ${owner.host}` : "another process";
-        throw new LockError(
-          `could not take the lock ${lockPath} within ${Math.round(waitMs / 1000)} s: ${who} holds it; ` +
-            `wait for it to finish, or stop it and retry`,
-          { cause: error },
-        );
+        throw busyError(lockPath, waitMs, owner ? `pid ${owner.pid} on host ${owner.host}` : "another process");
       }
-      const ceiling = Math.min(MAX_RETRY_DELAY_MS, 2 ** Math.min(attempt, 5));
-      await Bun.sleep(Math.random() * ceiling);
+      await Bun.sleep(retryDelay(attempt));
     }
   }
 }

@@ -12,7 +12,7 @@ import { LockError } from "../../src/core/errors.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
 import { createMessage } from "../../src/core/message.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
-import { DEFAULT_STALE_MS, releaseKeptLocks } from "../../src/storage/file-lock.ts";
+import { DEFAULT_STALE_MS } from "../../src/storage/file-lock.ts";
 import {
   type Census,
   type DyingOp,
@@ -119,9 +119,9 @@ for (const backend of mailboxBackends()) {
         // An ack that returned is final.
         expect(acked.filter((id) => before.byId.get(id)?.[0]?.state !== "done")).toEqual([]);
 
-        // A fresh store, as after a restart. If the last worker died holding the file
-        // lock, every call waits until it is stale and then breaks it; the dead
-        // workers' PostgreSQL leases are taken back by recover whatever their age.
+        // A fresh store, as after a restart. The file lock (flock) died with its
+        // holder; the dead workers' PostgreSQL leases are taken back by recover
+        // whatever their age.
         const opened = backend.name === "file" ? { store: new FileMailboxStore({ stateDir: place, lock: { staleMs: STALE_MS } }), close: async () => {} } : openStoreAt(place);
         const { store } = opened;
         const recovered: string[] = [];
@@ -206,8 +206,8 @@ describe("FileMailboxStore under SIGKILL", () => {
           expect(census.markers!.has(id)).toBe(true);
         }
       }
-      // The dead process held the lock in every case: each recovery first waits for it
-      // to go stale (all at once, one lock per state dir).
+      // The dead process held the lock in every case; the kernel gave it back when the
+      // process died, so each recovery starts at once.
       await Promise.all(
         points.map(async ({ op, stateDir, id }) => {
           const store = new FileMailboxStore({ stateDir, lock: { staleMs: STALE_MS } });
@@ -235,7 +235,59 @@ describe("FileMailboxStore under SIGKILL", () => {
   );
 
   test(
-    "mailboxes.lock left by a process killed while holding it is broken at once: its owner is a dead pid of this host",
+    "flock: while its holder lives nobody else gets in and the error names it; killed, the lock is free at once",
+    async () => {
+      const stateDir = tempDir("agent-mailbox-crash-");
+      const message = createMessage(
+        { sender: "lead", recipient: "alice", kind: "task", content: "after the crash" },
+        { clock: systemClock, ids: uuidV7Source },
+      );
+      const holder = startWorker("hold-lock", stateDir, { mechanism: "os" });
+      started.push(holder);
+      await holder.waitFor((e) => e.locked !== undefined);
+
+      const impatient = new FileMailboxStore({ stateDir, lock: { waitMs: 300 } });
+      const refused = await impatient.send(message).catch((e) => e);
+      expect(refused).toBeInstanceOf(LockError);
+      expect(refused.message).toContain(`pid ${holder.child.pid}`);
+
+      holder.child.kill("SIGKILL");
+      expect(await holder.finished).toMatchObject({ signalCode: "SIGKILL" });
+      // No staleness to wait out and nothing to break: the kernel dropped the lock.
+      const store = new FileMailboxStore({ stateDir, lock: { waitMs: 1_000 } });
+      await store.send(message);
+      const claimed = await store.claim("alice");
+      expect(claimed).toEqual(message);
+      await store.ack(claimed!);
+      expect(idsIn(takeCensus(stateDir), "done")).toEqual([message.id]);
+      expect(existsSync(join(stateDir, "mailboxes.lock"))).toBe(false);
+    },
+    30_000,
+  );
+
+  test(
+    "flock: processes racing for it at the same instant go in one at a time",
+    async () => {
+      const violations: string[] = [];
+      for (let trial = 0; trial < 3; trial++) {
+        const stateDir = tempDir("agent-mailbox-crash-");
+        const startAt = Date.now() + 700;
+        const batch = Array.from({ length: 6 }, () => startWorker("exclusive", stateDir, { startAt, mechanism: "os" }));
+        started.push(...batch);
+        await Promise.all(batch.map((w) => w.finished));
+        violations.push(
+          ...errorsOf(batch).map((e) => `trial ${trial}: ${e}`),
+          ...batch.flatMap((w) => w.events.filter((e) => e.overlap).map((e) => `trial ${trial}: pid ${e.overlap} got in while another holder was inside`)),
+        );
+        expect(batch.flatMap((w) => w.events.filter((e) => e.entered))).toHaveLength(6);
+      }
+      expect(violations).toEqual([]);
+    },
+    60_000,
+  );
+
+  test(
+    "the lock directory left by a process killed while holding it is broken at once: its owner is a dead pid of this host",
     async () => {
       const stateDir = tempDir("agent-mailbox-crash-");
       const lockPath = join(stateDir, "mailboxes.lock");
@@ -243,13 +295,13 @@ describe("FileMailboxStore under SIGKILL", () => {
         { sender: "lead", recipient: "alice", kind: "task", content: "after the crash" },
         { clock: systemClock, ids: uuidV7Source },
       );
-      const holder = startWorker("hold-lock", stateDir);
+      const holder = startWorker("hold-lock", stateDir, { mechanism: "dir" });
       started.push(holder);
       await holder.waitFor((e) => e.locked !== undefined);
 
       // While the holder lives the lock is really held: nobody else gets in, and
       // the error names the holder.
-      const impatient = new FileMailboxStore({ stateDir, lock: { waitMs: 300 } });
+      const impatient = new FileMailboxStore({ stateDir, lock: { waitMs: 300, mechanism: "dir" } });
       const refused = await impatient.send(message).catch((e) => e);
       expect(refused).toBeInstanceOf(LockError);
       expect(refused.message).toContain(`pid ${holder.child.pid}`);
@@ -260,12 +312,10 @@ describe("FileMailboxStore under SIGKILL", () => {
 
       // The store's default threshold, as users get it: the dead holder is seen
       // for what it is and its lock broken well before it would go stale.
-      const store = new FileMailboxStore({ stateDir });
+      const store = new FileMailboxStore({ stateDir, lock: { mechanism: "dir" } });
       const before = Date.now();
       await store.send(message);
       expect(Date.now() - before).toBeLessThan(DEFAULT_STALE_MS);
-      // This process may keep its own lock for its next call until it goes idle.
-      await releaseKeptLocks();
       expect(existsSync(lockPath)).toBe(false);
       const claimed = await store.claim("alice");
       expect(claimed).toEqual(message);
@@ -280,7 +330,7 @@ describe("FileMailboxStore under SIGKILL", () => {
     async () => {
       const stateDir = tempDir("agent-mailbox-crash-");
       const lockPath = join(stateDir, "mailboxes.lock");
-      const holder = startWorker("hold-lock", stateDir, { staleMs: STALE_MS });
+      const holder = startWorker("hold-lock", stateDir, { staleMs: STALE_MS, mechanism: "dir" });
       started.push(holder);
       await holder.waitFor((e) => e.locked !== undefined);
       holder.child.kill("SIGKILL");
@@ -291,12 +341,11 @@ describe("FileMailboxStore under SIGKILL", () => {
       writeFileSync(ownerFile, JSON.stringify({ ...owner, host: `${owner.host}-elsewhere` }));
       const lastRefreshMs = Math.floor(statSync(lockPath).mtimeMs);
 
-      const store = new FileMailboxStore({ stateDir, lock: { staleMs: STALE_MS } });
+      const store = new FileMailboxStore({ stateDir, lock: { staleMs: STALE_MS, mechanism: "dir" } });
       await store.send(
         createMessage({ sender: "lead", recipient: "alice", kind: "task", content: "x" }, { clock: systemClock, ids: uuidV7Source }),
       );
       expect(Date.now()).toBeGreaterThanOrEqual(lastRefreshMs + STALE_MS);
-      await releaseKeptLocks(); // this process's own, kept for its next call
       expect(existsSync(lockPath)).toBe(false);
     },
     30_000,
@@ -311,7 +360,7 @@ describe("FileMailboxStore under SIGKILL", () => {
       for (let trial = 0; trial < trials; trial++) {
         const stateDir = tempDir("agent-mailbox-crash-");
         const lockPath = join(stateDir, "mailboxes.lock");
-        const holder = startWorker("hold-lock", stateDir);
+        const holder = startWorker("hold-lock", stateDir, { mechanism: "dir" });
         started.push(holder);
         await holder.waitFor((e) => e.locked !== undefined);
         holder.child.kill("SIGKILL");
@@ -322,7 +371,7 @@ describe("FileMailboxStore under SIGKILL", () => {
         utimesSync(lockPath, longAgo, longAgo);
         const startAt = Date.now() + 700;
         const batch = Array.from({ length: racers }, () =>
-          startWorker("exclusive", stateDir, { startAt, staleMs: STALE_MS }),
+          startWorker("exclusive", stateDir, { startAt, staleMs: STALE_MS, mechanism: "dir" }),
         );
         started.push(...batch);
         await Promise.all(batch.map((w) => w.finished));
