@@ -83,3 +83,12 @@ export function describeProtocol(message: Pick<MailboxMessage, "kind" | "sender"
       return `${sender} -> ${recipient}: ${kind}`;
   }
 }
+
+/** As parseProtocolContent, but undefined for a malformed content (a message written by hand). */
+export function tryProtocolContent<T>(schema: z.ZodType<T>, message: MailboxMessage): T | undefined {
+  try {
+    return parseProtocolContent(schema, message);
+  } catch {
+    return undefined;
+  }
+}

@@ -12,11 +12,13 @@ import {
   type PermissionRequestContent,
   type PermissionResponse,
   PermissionRequestContent as PermissionRequestSchema,
+  PlanApprovalResponse,
   ShutdownResponse,
   describeProtocol,
   isProtocolKind,
   parseProtocolContent,
   requestIdOf,
+  tryProtocolContent,
 } from "../protocols/protocol-messages.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import type { TeamRegistry, TeammatePlan, TeammateRecord, TeammateState } from "./team-registry.ts";
@@ -165,6 +167,10 @@ export class TeammateRuntime {
       // A spawn killed before its first task went out: undo it, so the Lead's
       // resumed turn (told its spawn call did not finish) can spawn the name again.
       if (pendingTaskId !== undefined && !(await this.#o.store.find(pendingTaskId))) continue;
+      // A plan recorded as submitted whose request never went out: not submitted.
+      if (record.plan?.state === "submitted" && record.plan.requestId && !(await this.#o.store.find(record.plan.requestId))) {
+        record.plan = { state: "drafting" };
+      }
       records.push(record);
     }
     for (const record of records) {
@@ -185,7 +191,7 @@ export class TeammateRuntime {
       const kept = this.#workers.get(record.name);
       if (!kept) await this.#o.registry.remove(record.name);
       // Changed here too: one whose worktree could not be restored is failed now.
-      else if (record.state === "running" || record.pendingTaskId || kept.record.state !== record.state) await this.#persist(record.name);
+      else if (record.state === "running" || record.pendingTaskId || kept.record.state !== record.state || kept.record.plan?.state !== record.plan?.state) await this.#persist(record.name);
     }
     await this.#o.store.recover(LEAD);
     await this.pumpLead();
@@ -337,8 +343,10 @@ export class TeammateRuntime {
       throw new TeammateUnavailableError(`your plan (request ${open.requestId}) is waiting for the Lead's review; end your turn and wait for its answer`);
     }
     const content = plan.length > 0 ? plan : "(empty plan)";
-    await this.#sendOnce(name, LEAD, "plan_approval_request", content, { inReplyTo: current.id, requestId }, requestId);
+    // Recorded before it is sent: a runtime killed in between leaves an open
+    // request whose message does not exist, which restore() undoes.
     await this.#setPlan(name, { state: "submitted", requestId });
+    await this.#sendOnce(name, LEAD, "plan_approval_request", content, { inReplyTo: current.id, requestId }, requestId);
     return requestId;
   }
 
@@ -358,6 +366,7 @@ export class TeammateRuntime {
     }
     const reply = { inReplyTo: requestId, requestId };
     await this.#sendOnce(LEAD, worker.record.name, "plan_approval_response", JSON.stringify({ approve, feedback }), reply, derivedId(requestId, "plan_approval_response"));
+    // Also set when the teammate takes the answer up: a runtime killed here still lifts it.
     await this.#setPlan(worker.record.name, { state: approve ? "approved" : "drafting" });
     this.#startWorker(worker.record.name);
   }
@@ -706,6 +715,12 @@ export class TeammateRuntime {
           continue;
         }
         await this.#setState(name, "running");
+        // The answer itself decides: the Lead's runtime may have died before it recorded it.
+        const plan = worker.record.plan;
+        if (message.kind === "plan_approval_response" && plan?.state === "submitted" && plan.requestId === message.requestId) {
+          const answer = tryProtocolContent(PlanApprovalResponse, message);
+          if (answer) await this.#setPlan(name, { state: answer.approve ? "approved" : "drafting" });
+        }
         // Plan approval changes its permission mode from the turn that reads the answer on.
         const inPlanMode = worker.record.plan !== undefined && worker.record.plan.state !== "approved";
         if (worker.runner && worker.runnerInPlanMode !== inPlanMode) {

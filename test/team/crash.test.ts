@@ -52,6 +52,27 @@ async function killAfter(child: TeamChild, server: ScriptedModelServer, delayMs:
   return `${child.mode} +${delayMs}ms: finished first`;
 }
 
+/** Whether a child's line tells of a protocol message (shutdown, plan approval, permission). */
+function isProtocolLine(line: Record<string, unknown>): boolean {
+  const team = line.team as Record<string, unknown> | undefined;
+  return line.type === "protocol" || team?.type === "protocol";
+}
+
+/**
+ * SIGKILLs the child `delayMs` after it tells of its first protocol message
+ * (a request or an answer just sent or taken up), so the kill lands with one
+ * in flight; unless it finished first.
+ */
+async function killAtProtocol(child: TeamChild, delayMs: number): Promise<string> {
+  await until(() => child.exited || child.lines.some(isProtocolLine), 15_000);
+  await Promise.race([Bun.sleep(delayMs), child.finished]);
+  if (!child.exited) child.proc.kill("SIGKILL");
+  const end = await child.finished;
+  if (end.signalCode === "SIGKILL") return `${child.mode} at a protocol message +${delayMs}ms: ${lastStep(child)}`;
+  if (end.exitCode !== 0) throw new Error(`${child.mode} exited ${end.exitCode} before the kill:\n${end.stderr}\n${JSON.stringify(child.lines.at(-1))}`);
+  return `${child.mode} at a protocol message: finished first`;
+}
+
 /** The last drain's events and turns, as its report gives them. */
 function summary(outcome: Record<string, unknown> | undefined): string {
   if (!outcome) return "?";
@@ -89,7 +110,11 @@ describe("a team run killed with SIGKILL, then drained", () => {
 
         const kills = [await killAfter(children.start("run", dirs, server.url, TEAM_PROMPT), server, delay("run"))];
         const killedDrains = 1 + Math.floor(rng() * 2);
-        for (let i = 0; i < killedDrains; i++) kills.push(await killAfter(children.start("drain", dirs, server.url), server, delay("drain")));
+        for (let i = 0; i < killedDrains; i++) {
+          const child = children.start("drain", dirs, server.url);
+          // Half the killed drains die with a protocol message in flight.
+          kills.push(rng() < 0.5 ? await killAtProtocol(child, Math.round(rng() * 150)) : await killAfter(child, server, delay("drain")));
+        }
         const drain = children.start("drain", dirs, server.url);
         const end = await drain.finished;
         if (end.exitCode !== 0) throw new Error(`the last drain exited ${end.exitCode}:\n${end.stderr}\n${JSON.stringify(drain.lines.slice(-5))}`);
@@ -101,7 +126,8 @@ describe("a team run killed with SIGKILL, then drained", () => {
         console.log(
           `seed ${seed} (${RUNNER}): ${kills.join(" | ")} | last drain: ${summary(outcome)}\n` +
             `  ${files.team?.teammates.length ?? 0} teammates, ${files.messages.length} messages (${byKind("task")} tasks, ` +
-            `${byKind("message")} messages, ${byKind("result")} results), ${server.requests.length} model requests, ` +
+            `${byKind("message")} messages, ${byKind("result")} results, ${files.messages.length - byKind("task") - byKind("message") - byKind("result")} protocol), ` +
+            `${server.requests.length} model requests, ` +
             `${files.withoutTask.length ? `spawned without a task: ${files.withoutTask.join(",")}, ` : ""}${Math.round(performance.now() - started)} ms`,
         );
         // One assertion, so a failure shows every problem of the seed at once;
