@@ -15,7 +15,6 @@ import { UsageLedger } from "../usage/usage-ledger.ts";
 import type { BudgetExceededError } from "../core/errors.ts";
 import { ModelSwitch } from "../model/model-switch.ts";
 import { type PermissionAsker, PermissionPolicy } from "../permissions/policy.ts";
-import { FileTeamRegistry, type TeamRegistry } from "../team/team-registry.ts";
 import { type TeamEvent, TeammateRuntime } from "../team/teammate-runtime.ts";
 import { readFileTool } from "../tools/read-file.ts";
 import { sendMessageTool } from "../tools/send-message.ts";
@@ -34,8 +33,8 @@ import { AgentRunner } from "../runtime/agent-runner.ts";
 import { CloseStack } from "./close-stack.ts";
 import { DEFAULT_COMPACTION } from "../runtime/compaction.ts";
 import { EventInbox } from "../runtime/event-inbox.ts";
-import { type HistoryBackend, HistoryStore } from "../runtime/history-store.ts";
-import { FileHistoryBackend } from "../runtime/file-history.ts";
+import { HistoryStore } from "../runtime/history-store.ts";
+import { type StateStores, fileStores } from "./state-stores.ts";
 import { JobSupervisor } from "../runtime/job-supervisor.ts";
 import type { RunObserver, RunResult } from "../runtime/run-types.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
@@ -44,11 +43,11 @@ import { environmentFacts } from "../instructions/environment.ts";
 import { contextSections } from "../instructions/prompt-context.ts";
 import { readProjectInstructions } from "../instructions/project-instructions.ts";
 import { CronRuntime } from "../cron/cron-runtime.ts";
-import { CronStore, type CronTable, FileCronTable } from "../cron/cron-store.ts";
+import { CronStore } from "../cron/cron-store.ts";
 import { SkillCatalog } from "../skills/skill-catalog.ts";
 import { AgentDefinitions } from "../agents/agent-definitions.ts";
 import { withModel } from "../model/with-model.ts";
-import { FileTaskTable, TaskStore, type TaskTable } from "../tasks/task-store.ts";
+import { TaskStore } from "../tasks/task-store.ts";
 import { TodoList } from "../todos/todo-list.ts";
 import { BackgroundJobs } from "../tools/background-jobs.ts";
 import { loadSkillTool } from "../tools/load-skill.ts";
@@ -84,27 +83,6 @@ export interface LeadRuntime {
   modelChoice: ModelSwitch;
   /** Closes what was built, newest first: teammates, supervisor, the inbox's unprocessed events, histories, model client. */
   close(): Promise<void>;
-}
-
-/**
- * What a session shares between its agents besides the mailbox (and, in
- * PostgreSQL, between machines). The runtime sees these interfaces only.
- */
-export interface StateStores {
-  histories: HistoryBackend;
-  team: TeamRegistry;
-  tasks: TaskTable;
-  cron: CronTable;
-}
-
-/** The file backend's stores of a session's state dir (the default). */
-export function fileStores(stateDir: string): StateStores {
-  return {
-    histories: new FileHistoryBackend(stateDir),
-    team: new FileTeamRegistry(stateDir),
-    tasks: new FileTaskTable(stateDir),
-    cron: new FileCronTable(stateDir),
-  };
 }
 
 export interface LeadContext {

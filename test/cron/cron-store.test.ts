@@ -1,9 +1,9 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
 import { type CronJob, CronJobNotFoundError, CronStore, FileCronStore, InvalidCronJobIdError, assertCronJobId } from "../../src/cron/cron-store.ts";
-import { STORE_BACKENDS, type StoreBackend } from "../support/store-backends.ts";
+import { backendRows } from "../support/store-backends.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const job = (n: number, overrides: Partial<CronJob> = {}): CronJob => ({
@@ -17,8 +17,7 @@ const job = (n: number, overrides: Partial<CronJob> = {}): CronJob => ({
   ...overrides,
 });
 
-describe.each(STORE_BACKENDS.map((backend) => [backend.name, backend] as [string, StoreBackend]))("CronStore (%s store)", (_name, backend) => {
-  afterAll(() => backend.close());
+describe.each(backendRows())("CronStore (%s store)", (_name, backend) => {
 
   test("durable jobs are stored (validated); the others stay in memory", async () => {
     const session = await backend.session();

@@ -1,17 +1,16 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
 import { openFileHistory } from "../../src/runtime/file-history.ts";
 import { HistoryStore } from "../../src/runtime/history-store.ts";
 import { REDACTED } from "../../src/security/redact.ts";
-import { STORE_BACKENDS, type StoreBackend } from "../support/store-backends.ts";
+import { backendRows } from "../support/store-backends.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const at = new Date("2026-03-01T12:00:00.000Z");
 
-describe.each(STORE_BACKENDS.map((backend) => [backend.name, backend] as [string, StoreBackend]))("HistoryStore (%s store)", (_name, backend) => {
-  afterAll(() => backend.close());
+describe.each(backendRows())("HistoryStore (%s store)", (_name, backend) => {
 
   test("what one process appends, the next reads back", async () => {
     const session = await backend.session();

@@ -1,32 +1,35 @@
 // The backends every store contract suite runs against: one suite, parametrised
-// (`describe.each(STORE_BACKENDS)`), never a copy per backend.
+// (`describe.each(storeBackends())`), never a copy per backend. The PostgreSQL
+// one starts a throw-away cluster on first use, one per test file, and stops it
+// (and every pool opened on it) after the file's tests.
+import { afterAll } from "bun:test";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { FileCronTable, type CronTable } from "../../src/cron/cron-store.ts";
+import { SQL } from "bun";
+import { FileCronTable } from "../../src/cron/cron-store.ts";
+import { PgCronTable } from "../../src/postgres/cron-table.ts";
+import { PostgresConnection } from "../../src/postgres/connection.ts";
+import { PgHistoryBackend } from "../../src/postgres/history-store.ts";
+import { PgTaskTable } from "../../src/postgres/task-table.ts";
+import { PgTeamRegistry } from "../../src/postgres/team-registry.ts";
 import { FileHistoryBackend } from "../../src/runtime/file-history.ts";
-import type { HistoryBackend } from "../../src/runtime/history-store.ts";
-import { FileTaskTable, type TaskTable } from "../../src/tasks/task-store.ts";
-import { FileTeamRegistry, type TeamRegistry } from "../../src/team/team-registry.ts";
+import { FileTaskTable } from "../../src/tasks/task-store.ts";
+import { FileTeamRegistry } from "../../src/team/team-registry.ts";
+import { type StateStores } from "../../src/app/state-stores.ts";
+import { type PostgresCluster, startPostgres } from "./postgres.ts";
 import { tempDir } from "./temp-dir.ts";
 
-/** One session's shared state, as a runtime sees it. */
-export interface StateStores {
-  histories: HistoryBackend;
-  team: TeamRegistry;
-  tasks: TaskTable;
-  cron: CronTable;
-}
-
 export interface BackendSession {
+  /** Where the session lives: its state dir, or `<database URL>#<session id>`. */
+  place: string;
   /** Stores on the session, new each call: as another process would open them. */
   open(): StateStores;
 }
 
 export interface StoreBackend {
-  name: string;
+  name: "file" | "postgres";
   /** A fresh, empty session. */
   session(): Promise<BackendSession>;
-  /** Frees what the backend started (call in afterAll). */
-  close(): Promise<void>;
 }
 
 export const fileBackend: StoreBackend = {
@@ -34,6 +37,7 @@ export const fileBackend: StoreBackend = {
   async session() {
     const stateDir = join(tempDir("agent-stores-"), "state");
     return {
+      place: stateDir,
       open: () => ({
         histories: new FileHistoryBackend(stateDir),
         team: new FileTeamRegistry(stateDir),
@@ -42,7 +46,52 @@ export const fileBackend: StoreBackend = {
       }),
     };
   },
-  async close() {},
 };
 
-export const STORE_BACKENDS: StoreBackend[] = [fileBackend];
+/** The PostgreSQL backend, bound to the calling test file: each session is a fresh session id in one migrated database. */
+export function postgresBackend(): StoreBackend {
+  let database: Promise<{ cluster: PostgresCluster; url: string }> | undefined;
+  const pools: SQL[] = [];
+  afterAll(async () => {
+    for (const pool of pools) await pool.close().catch(() => {});
+    await (await database)?.cluster.stop();
+  });
+  return {
+    name: "postgres",
+    async session() {
+      database ??= (async () => {
+        const cluster = await startPostgres();
+        const url = await cluster.database();
+        // Migrated once here, as the runtime's first use would.
+        await (await PostgresConnection.open(url, { max: 1 })).close();
+        return { cluster, url };
+      })();
+      const { url } = await database;
+      const session = randomUUID();
+      return {
+        place: `${url}#${session}`,
+        open: () => {
+          // A pool per opening: another process has connections of its own.
+          const sql = new SQL(url, { max: 4 });
+          pools.push(sql);
+          return {
+            histories: new PgHistoryBackend(sql, session),
+            team: new PgTeamRegistry(sql, session),
+            tasks: new PgTaskTable(sql, session),
+            cron: new PgCronTable(sql, session),
+          };
+        },
+      };
+    },
+  };
+}
+
+/** Both backends; the PostgreSQL one is bound to the calling test file. */
+export function storeBackends(): StoreBackend[] {
+  return [fileBackend, postgresBackend()];
+}
+
+/** `describe.each` rows: [name, backend]. */
+export function backendRows(): [string, StoreBackend][] {
+  return storeBackends().map((backend) => [backend.name, backend]);
+}

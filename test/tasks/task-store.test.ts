@@ -1,15 +1,14 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
 import { TaskStore } from "../../src/tasks/task-store.ts";
 import { TaskBlockedError, TaskDependencyError, TaskStateError, UnknownTaskError } from "../../src/tasks/task-errors.ts";
-import { STORE_BACKENDS, type StoreBackend } from "../support/store-backends.ts";
+import { backendRows } from "../support/store-backends.ts";
 import { refusal, taskStore, taskStoreOn } from "./helpers.ts";
 
 const ids = (tasks: { id: string }[]) => tasks.map((task) => task.id);
 
-describe.each(STORE_BACKENDS.map((backend) => [backend.name, backend] as [string, StoreBackend]))("task graph (%s store)", (_name, backend) => {
-  afterAll(() => backend.close());
+describe.each(backendRows())("task graph (%s store)", (_name, backend) => {
 
   test("create, get and list: short ids, a computed blocked flag, the same graph for every process", async () => {
     const { store, clock, session } = await taskStoreOn(backend);

@@ -1,9 +1,9 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
 import { FileTeamRegistry, type TeammateRecord } from "../../src/team/team-registry.ts";
-import { STORE_BACKENDS, type StoreBackend } from "../support/store-backends.ts";
+import { backendRows } from "../support/store-backends.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const teammate = (name: string, second: number, overrides: Partial<TeammateRecord> = {}): TeammateRecord => ({
@@ -15,8 +15,7 @@ const teammate = (name: string, second: number, overrides: Partial<TeammateRecor
   ...overrides,
 });
 
-describe.each(STORE_BACKENDS.map((backend) => [backend.name, backend] as [string, StoreBackend]))("TeamRegistry (%s store)", (_name, backend) => {
-  afterAll(() => backend.close());
+describe.each(backendRows())("TeamRegistry (%s store)", (_name, backend) => {
 
   test("put adds or replaces by name, remove drops one; every process reads them oldest first", async () => {
     const session = await backend.session();

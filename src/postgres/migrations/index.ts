@@ -1,4 +1,5 @@
 import { mailboxMigration } from "./001-mailbox.ts";
+import { stateMigration } from "./002-state.ts";
 
 /** One schema change, applied once per database in version order (see ../migrations.ts). */
 export interface Migration {
@@ -12,4 +13,4 @@ export interface Migration {
  * Every schema version, in order, numbered from 1 without gaps. Never edit an
  * entry that shipped: add the next version (a backend's new tables, a column).
  */
-export const MIGRATIONS: readonly Migration[] = [mailboxMigration];
+export const MIGRATIONS: readonly Migration[] = [mailboxMigration, stateMigration];

@@ -1,0 +1,109 @@
+import type { SQL } from "bun";
+import type { AgentName } from "../core/agent-name.ts";
+import { AgentError } from "../core/errors.ts";
+import { type HistoryBackend, type HistoryLog, HistoryRecord, type OpenedHistory } from "../runtime/history-store.ts";
+import { sqlState } from "./mailbox-store.ts";
+import { lockKey, parseRow, rowName, stateError } from "./state-rows.ts";
+
+/**
+ * Another process appended to the history since this one opened it: its owner
+ * changed (a lease taken over). Refused, so two owners never interleave one
+ * conversation; nothing of this append was stored.
+ */
+export class HistoryConflictError extends AgentError {
+  readonly code = "HISTORY_CONFLICT";
+  readonly category = "state" as const;
+  constructor(readonly where: string) {
+    super(
+      `could not append to the history ${where}: another process appended to it since this one read it (its teammate lease or the session's runtime moved); ` +
+        "nothing was written: let the process that owns it now carry on, or stop it and run again",
+    );
+  }
+}
+
+/**
+ * Histories in PostgreSQL: one row per record in `agent_history`, in a
+ * per-agent sequence. An append inserts all its records in one statement (one
+ * transaction), so a crash leaves all of them or none — there is no half record
+ * to repair. The sequence also fences: a row number taken already means another
+ * writer got there first, and the append fails rather than interleave.
+ */
+export class PgHistoryBackend implements HistoryBackend {
+  constructor(
+    readonly sql: SQL,
+    readonly session: string,
+  ) {}
+
+  async open(agent: AgentName): Promise<OpenedHistory> {
+    const where = rowName("agent_history", this.session, agent);
+    let rows: { seq: string | number; record: string }[];
+    try {
+      rows = await this.sql`SELECT seq, record FROM agent_history WHERE session = ${this.session} AND agent = ${agent} ORDER BY seq`;
+    } catch (error) {
+      throw stateError(`reading the history ${where}`, error, "nothing was changed");
+    }
+    const records = rows.map((row) => parseRow(row.record, HistoryRecord, `${where}#${row.seq}`));
+    const next = rows.length === 0 ? 1 : Number(rows[rows.length - 1]!.seq) + 1;
+    return { records, log: new PgHistoryLog(this.sql, this.session, agent, next, where) };
+  }
+
+  async archive(agent: AgentName, at: Date): Promise<string | undefined> {
+    // A stamp like the file backend's, so both name an archived history alike.
+    const stamp = at.toISOString().replaceAll(":", "").replace(/\.\d+Z$/, "Z");
+    try {
+      return await this.sql.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey(this.session, `history:${agent}`)}, 0))`;
+        const [found] = await tx`SELECT 1 AS one FROM agent_history WHERE session = ${this.session} AND agent = ${agent} LIMIT 1`;
+        if (!found) return undefined;
+        for (let n = 0; ; n += 1) {
+          const name = `removed/${agent}-${stamp}${n === 0 ? "" : `.${n}`}`;
+          const [taken] = await tx`SELECT 1 AS one FROM agent_history WHERE session = ${this.session} AND agent = ${name} LIMIT 1`;
+          if (taken) continue;
+          await tx`UPDATE agent_history SET agent = ${name} WHERE session = ${this.session} AND agent = ${agent}`;
+          return rowName("agent_history", this.session, name);
+        }
+      });
+    } catch (error) {
+      throw stateError(`archiving the history of ${agent}`, error, "it was left where it was");
+    }
+  }
+
+  async wasArchived(agent: AgentName): Promise<boolean> {
+    // The upper-case T and Z never occur in an agent name, so "alice-2" cannot pass for "alice".
+    const pattern = `^removed/${agent}-[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z(\\.[0-9]+)?$`;
+    try {
+      const [row] = await this.sql`SELECT 1 AS one FROM agent_history WHERE session = ${this.session} AND agent ~ ${pattern} LIMIT 1`;
+      return row !== undefined;
+    } catch (error) {
+      throw stateError(`looking for an archived history of ${agent}`, error, "nothing was changed");
+    }
+  }
+}
+
+class PgHistoryLog implements HistoryLog {
+  #next: number;
+
+  constructor(
+    readonly sql: SQL,
+    readonly session: string,
+    readonly agent: string,
+    next: number,
+    readonly location: string,
+  ) {
+    this.#next = next;
+  }
+
+  async append(records: readonly HistoryRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const rows = records.map((record, i) => ({ session: this.session, agent: this.agent, seq: this.#next + i, record: JSON.stringify(record) }));
+    try {
+      await this.sql`INSERT INTO agent_history ${this.sql(rows)}`;
+    } catch (error) {
+      if (sqlState(error) === "23505") throw new HistoryConflictError(this.location);
+      throw stateError(`appending to the history ${this.location}`, error, "nothing of this append was stored");
+    }
+    this.#next += records.length;
+  }
+
+  close(): void {}
+}

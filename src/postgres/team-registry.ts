@@ -1,0 +1,45 @@
+import type { SQL } from "bun";
+import { type TeamRegistry, TeammateRecord } from "../team/team-registry.ts";
+import { parseRow, rowName, stateError } from "./state-rows.ts";
+
+/**
+ * The team registry in PostgreSQL: one row per teammate in `agent_teammates`.
+ * A put is one upsert and a remove one delete, so processes on other machines
+ * (workers) change their own teammates without rewriting anyone else's.
+ */
+export class PgTeamRegistry implements TeamRegistry {
+  constructor(
+    readonly sql: SQL,
+    readonly session: string,
+  ) {}
+
+  async read(): Promise<TeammateRecord[]> {
+    let rows: { name: string; record: string }[];
+    try {
+      rows = await this.sql`SELECT name, record FROM agent_teammates WHERE session = ${this.session} ORDER BY created_at_utc, added`;
+    } catch (error) {
+      throw stateError("reading the team", error, "nothing was changed");
+    }
+    return rows.map((row) => parseRow(row.record, TeammateRecord, rowName("agent_teammates", this.session, row.name)));
+  }
+
+  async put(record: TeammateRecord): Promise<void> {
+    const valid = TeammateRecord.parse(record);
+    try {
+      await this.sql`
+        INSERT INTO agent_teammates (session, name, created_at_utc, record)
+        VALUES (${this.session}, ${valid.name}, ${valid.createdAtUtc}, ${JSON.stringify(valid)})
+        ON CONFLICT (session, name) DO UPDATE SET created_at_utc = excluded.created_at_utc, record = excluded.record`;
+    } catch (error) {
+      throw stateError(`storing teammate ${valid.name}`, error, "the team is as it was");
+    }
+  }
+
+  async remove(name: string): Promise<void> {
+    try {
+      await this.sql`DELETE FROM agent_teammates WHERE session = ${this.session} AND name = ${name}`;
+    } catch (error) {
+      throw stateError(`removing teammate ${name}`, error, "the team is as it was");
+    }
+  }
+}
