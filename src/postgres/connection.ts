@@ -1,4 +1,4 @@
-import { SQL } from "bun";
+import type { SQL } from "bun";
 import { StoreConnectionError } from "../core/errors.ts";
 import { displayStoreUrl } from "../store/store-url.ts";
 import { migrate } from "./migrations.ts";
@@ -34,7 +34,10 @@ export class PostgresConnection {
    */
   static async open(url: string, options: PostgresOptions = {}): Promise<PostgresConnection> {
     const display = displayStoreUrl(url);
-    const sql = new SQL(url, { max: options.max ?? 4, connectionTimeout: CONNECT_TIMEOUT_S, idleTimeout: 0 });
+    // Bun.SQL read here, not destructured from "bun" at the top: a bundle hoists that
+    // to its start, and reading the getter loads bun:sql — several milliseconds of
+    // every command's start-up, `--version` included (bench/startup.ts).
+    const sql = new Bun.SQL(url, { max: options.max ?? 4, connectionTimeout: CONNECT_TIMEOUT_S, idleTimeout: 0 });
     try {
       await sql`SELECT 1`;
     } catch (error) {

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { SQL } from "bun";
 import { type AgentName, assertAgentName } from "../core/agent-name.ts";
@@ -82,7 +81,9 @@ export class PgMailboxStore implements MailboxStore {
     this.#session = options.session;
     this.#maxContentBytes = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.#owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    // The global crypto, not node:crypto: the bundle hoists a builtin's import to its
+    // start, where node:crypto cost every command's start-up (test/cli/startup-modules).
+    this.#owner = options.owner ?? `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   }
 
   get owner(): string {
@@ -113,7 +114,7 @@ export class PgMailboxStore implements MailboxStore {
   async claim(agentName: AgentName): Promise<MailboxMessage | null> {
     const agent = assertAgentName(agentName);
     for (;;) {
-      const token = randomUUID();
+      const token = crypto.randomUUID();
       let rows: { id: string; body: string }[];
       try {
         rows = await this.#sql`

@@ -1,6 +1,5 @@
 import * as nodeFs from "node:fs";
 import { dirname } from "node:path";
-import lockfile from "proper-lockfile";
 import { LockError } from "../core/errors.ts";
 import { LockDir, isDeadHere, isLiveHere, readLockOwner, removeLockDir } from "./lock-dir.ts";
 import { type OsLock, openOsLock } from "./os-lock.ts";
@@ -226,6 +225,9 @@ async function acquire(
   const deadline = Date.now() + waitMs;
   for (let attempt = 0; ; attempt++) {
     try {
+      // Loaded here, on the fallback's first take: the OS lock needs none of it, and
+      // with graceful-fs it is a good part of a reading command's start-up.
+      const { default: lockfile } = await import("proper-lockfile");
       return await lockfile.lock(lockPath, {
         lockfilePath: lockPath,
         realpath: false,

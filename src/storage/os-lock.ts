@@ -1,4 +1,4 @@
-import { FFIType, type Pointer, dlopen, read } from "bun:ffi";
+import type { Pointer } from "bun:ffi";
 import { constants, fstatSync, openSync, readFileSync } from "node:fs";
 
 /**
@@ -50,6 +50,10 @@ function loadLibc(): Libc | null {
         ? { names: ["libSystem.B.dylib", "/usr/lib/libSystem.B.dylib"], errno: "__error", wouldBlock: 35 }
         : undefined;
   if (!candidates) return libc;
+  // Required here, not imported at the top: a bundle hoists a static import of a
+  // builtin to its start, and loading bun:ffi there cost every command (even
+  // --version) several milliseconds.
+  const { FFIType, dlopen, read } = require("bun:ffi") as typeof import("bun:ffi");
   for (const name of candidates.names) {
     try {
       const lib = dlopen(name, {

@@ -2,7 +2,6 @@ import { type BigIntStats, existsSync, readFileSync, rmdirSync, statSync } from 
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import lockfile from "proper-lockfile";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { LockError, StateDirBusyError } from "../core/errors.ts";
 import { INVALID_UTC_INSTANT, Problems, UTC_INSTANT, isPlainRecord, pick } from "../core/plain-check.ts";
@@ -209,6 +208,8 @@ async function take(
   for (let attempt = 0; attempt < 3; attempt += 1) {
     let release: () => Promise<void>;
     try {
+      // Loaded when a runtime starts, not by every command that reads a session.
+      const { default: lockfile } = await import("proper-lockfile");
       // proper-lockfile itself removes a lock whose mtime is older than staleMs.
       release = await lockfile.lock(paths.lock, {
         lockfilePath: paths.lock,

@@ -24,6 +24,8 @@ function loadedBy(args: string[], stateDir: string): { stdout: string; modules: 
 }
 
 const zodModules = (modules: string[]) => modules.filter((path) => path.includes("/node_modules/zod/"));
+// The lock directory's library (with graceful-fs) is for the fallback lock and the runtime lock only.
+const lockfileModules = (modules: string[]) => modules.filter((path) => /\/node_modules\/(proper-lockfile|graceful-fs)\//.test(path));
 
 describe("start-up of the commands scripts call most", () => {
   test("mailbox show loads no zod, and the check is not vacuous: mailbox send does", () => {
@@ -36,6 +38,7 @@ describe("start-up of the commands scripts call most", () => {
     const shown = loadedBy(["mailbox", "show", id], stateDir);
     expect(shown.stdout).toContain("hello");
     expect(zodModules(shown.modules)).toEqual([]);
+    expect(lockfileModules(shown.modules)).toEqual([]);
     expect(shown.modules.some((path) => path.endsWith("src/mailbox/file-store.ts"))).toBe(true);
 
     const listed = loadedBy(["mailbox", "list"], stateDir);
@@ -51,3 +54,19 @@ describe("start-up of the commands scripts call most", () => {
     expect(modules.filter((path) => path.endsWith("/src/cli/root.ts"))).toEqual([]);
   });
 });
+
+// In the one-file bundle the binary is built from, an import of a builtin module is
+// hoisted to the top and runs at every start, lazy command or not; so does a
+// destructuring of globalThis.Bun (which loads bun:sql for SQL). Measured: each
+// of node:crypto and bun:sql added several milliseconds to `agent --version`.
+describe("the bundle's top level", () => {
+  test("imports no builtin that is slow to load, and reads no lazily loaded Bun API", async () => {
+    const built = await Bun.build({ entrypoints: [join(root, "src", "main.ts")], target: "bun", format: "esm" });
+    expect(built.success).toBe(true);
+    const text = await built.outputs[0]!.text();
+    const slowImports = text.match(/^import .* from "(node:)?(crypto|child_process|stream|http|https|net|zlib|worker_threads)";$/gm) ?? [];
+    expect(slowImports).toEqual([]);
+    expect(text.match(/^var \{[^}]*\} = globalThis\.Bun;$/gm) ?? []).toEqual([]);
+  }, 60_000);
+});
+
