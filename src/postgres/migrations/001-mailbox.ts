@@ -31,6 +31,5 @@ export const mailboxMigration: Migration = {
     );
     CREATE INDEX agent_messages_queue ON agent_messages (session, agent, created_at_utc, id)
       WHERE state IN ('ready', 'processing');
-    CREATE INDEX agent_messages_state ON agent_messages (session, agent, state);
   `,
 };
