@@ -118,5 +118,10 @@ describe("self-claiming teammates", () => {
       ["alice", true],
       ["bob", true],
     ]);
+    const table = (await agent("team", "list")).stdout.trimEnd().split("\n").slice(2);
+    expect(table.map((line) => [line.split(/ +/)[0], line.endsWith("claims tasks when idle")])).toEqual([
+      ["alice", true],
+      ["bob", true],
+    ]);
   }, 60_000);
 });

@@ -56,6 +56,7 @@ function note(teammate: TeammateRecord, live: boolean): string {
   if (teammate.state === "running" && !live) notes.push("stopped with its runtime; `agent drain` resumes it");
   if (teammate.plan) notes.push(PLAN_NOTES[teammate.plan.state] + (teammate.plan.requestId ? ` (request ${teammate.plan.requestId})` : ""));
   if (teammate.worktree) notes.push(`branch ${teammate.worktree.branch}`);
+  if (teammate.autoClaim) notes.push("claims tasks when idle");
   return notes.join("; ");
 }
 
