@@ -24,8 +24,13 @@ async function main(argv: string[]): Promise<number> {
     const { rootCommand } = await import("./cli/root.ts");
     // `agent` alone is a session with the Lead on a terminal; elsewhere (a pipe,
     // CI) it is the usage error it always was.
-    const bare = process.stdin.isTTY === true && process.stdout.isTTY === true;
-    const invocation = await resolveInvocation(rootCommand, argv, { bare });
+    // Asked only for a line without a command: process.stdin is a stream built on
+    // first use, which loads node:stream — milliseconds `mailbox show` does without.
+    const invocation = await resolveInvocation(rootCommand, argv, {
+      get bare() {
+        return process.stdin.isTTY === true && process.stdout.isTTY === true;
+      },
+    });
     if (invocation.help) {
       await writeOut(await renderHelp(invocation));
     } else if (invocation.version) {

@@ -149,7 +149,8 @@ export async function resolveInvocation(root: AnyCommand, rawArgs: readonly stri
   // asking how to write it.
   if (help || version) return { path, names, argv: [...names, ...moved, ...leaf], help, version };
   if (firstError) throw firstError;
-  if (subCommands && !(options.bare && names.length === 0)) {
+  // `options.bare` last: reading it may be dear (main.ts), and only `agent` alone needs it.
+  if (subCommands && !(names.length === 0 && options.bare)) {
     fail(`"${commandLine(names)}" needs a command: ${Object.keys(subCommands).join(", ")}`);
     throw firstError;
   }
