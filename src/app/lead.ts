@@ -16,6 +16,8 @@ import type { BudgetExceededError } from "../core/errors.ts";
 import { ModelSwitch } from "../model/model-switch.ts";
 import { type PermissionAsker, PermissionPolicy } from "../permissions/policy.ts";
 import { type TeamEvent, TeammateRuntime } from "../team/teammate-runtime.ts";
+import { TeammateHosting } from "../team/teammate-hosting.ts";
+import { DEFAULT_LEASE_TTL_MS, type LeaseHolder, type TeammateLeases, thisHolder } from "../leases/teammate-leases.ts";
 import { readFileTool } from "../tools/read-file.ts";
 import { sendMessageTool } from "../tools/send-message.ts";
 import { DEFAULT_SHELL_OUTPUT_CHARS, shellTool } from "../tools/shell.ts";
@@ -116,7 +118,26 @@ export interface LeadContext {
   onBudgetExhausted?: (error: BudgetExceededError) => void;
   /** Told of every agent's turns and model calls, subagents' too (OpenTelemetry spans). */
   tracing?: RunTracing;
+  /** Which teammates this runtime runs (docs/worker.md); by default every teammate no `agent worker` holds. */
+  hosting?: HostingContext;
 }
+
+/** How a runtime shares a session's teammates with other processes (`agent worker`). */
+export interface HostingContext {
+  /** The session's teammate leases; the file ones of the state dir by default. */
+  leases?: TeammateLeases;
+  /** False (--remote-teammates): this runtime runs no teammate, workers run them all. */
+  runsTeammates?: boolean;
+  /** A worker takes at most this many teammates. */
+  maxTeammates?: number;
+  /** How long a lease lasts without a heartbeat. */
+  ttlMs?: number;
+  /** How often teammates run elsewhere are looked at. */
+  watchEveryMs?: number;
+}
+
+/** What an `agent worker` runs: the team's runtime, without a Lead. */
+export type WorkerRuntime = Pick<LeadRuntime, "team" | "supervisor" | "mcp" | "usage" | "model" | "policy" | "close">;
 
 /** What the runtime tells a tracer beyond the run's events. */
 export interface RunTracing {
@@ -133,6 +154,21 @@ export interface RunTracing {
  * again, newest first, also when a later step fails.
  */
 export async function buildLead(settings: Settings, context: LeadContext): Promise<LeadRuntime> {
+  const built = await buildRuntime(settings, context, "lead");
+  return built as LeadRuntime;
+}
+
+/**
+ * The runtime of `agent worker`: the same teammates, tools, hooks, permissions
+ * and model client as a Lead's runtime builds (one code path), but no Lead: no
+ * Lead runner or history, no cron, and its team takes only the teammates whose
+ * lease it gets.
+ */
+export async function buildWorker(settings: Settings, context: LeadContext): Promise<WorkerRuntime> {
+  return buildRuntime(settings, context, "worker");
+}
+
+async function buildRuntime(settings: Settings, context: LeadContext, role: "lead" | "worker"): Promise<Omit<LeadRuntime, "runner"> & { runner?: AgentRunner }> {
   const clock = context.clock ?? systemClock;
   const ids = context.ids ?? uuidV7Source;
   const closers = new CloseStack();
@@ -298,7 +334,21 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
     // One task graph for the Lead's tools and the self-claiming teammates; a new or
     // completed task wakes those idle (`team` is read when it changes, after it is built).
     const tasks = new TaskStore({ table: stores.tasks, clock, onChange: () => team.pokeAutoClaimers() });
+    const leases = context.hosting?.leases ?? mailbox.leases;
+    const holder: LeaseHolder = thisHolder(role);
+    const hosting = new TeammateHosting({
+      leases,
+      holder,
+      ttlMs: context.hosting?.ttlMs ?? DEFAULT_LEASE_TTL_MS,
+      runsTeammates: context.hosting?.runsTeammates ?? true,
+      ...(context.hosting?.maxTeammates !== undefined ? { maxTeammates: context.hosting.maxTeammates } : {}),
+      onLost: (name, error) => team.leaseLost(name, error),
+      onWarning: warn(role === "lead" ? LEAD : "worker"),
+    });
     const team: TeammateRuntime = new TeammateRuntime({
+      hosting,
+      role,
+      ...(context.hosting?.watchEveryMs !== undefined ? { watchEveryMs: context.hosting.watchEveryMs } : {}),
       store: mailbox.store,
       inbox,
       supervisor,
@@ -363,7 +413,7 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       tasks,
     });
     closers.push(() => team.close());
-    if (mailbox.kind === "postgres") {
+    if (mailbox.kind === "postgres" && role === "lead") {
       // Mail for the Lead from other processes (workers, `agent mailbox send`) has no
       // in-process sender to pump the Lead's mailbox: its notification does.
       const watch = await mailbox.wakeups.watch(LEAD, () => void team.pumpLead().catch((error: Error) => warn(LEAD)(`mailbox: ${error.message}`)));
@@ -401,13 +451,17 @@ export async function buildLead(settings: Settings, context: LeadContext): Promi
       // Only where it can work, so a workspace without git offers the model nothing it cannot use.
       ...(inGit ? [mergeTeammateTool(team, worktrees)] : []),
     ];
-    const runner = runnerFor(LEAD, leadTools, withContext(leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"))), await openHistory(LEAD), {
-      reminder: () => todos.reminder(),
-      sources: [leadSource],
-    });
+    // A worker has no Lead: the Lead's history belongs to the Lead's process alone.
+    const runner =
+      role === "lead"
+        ? runnerFor(LEAD, leadTools, withContext(leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"))), await openHistory(LEAD), {
+            reminder: () => todos.reminder(),
+            sources: [leadSource],
+          })
+        : undefined;
     await team.restore();
-    await cron.start();
-    return { runner, team, cron, background, inbox, supervisor, mcp, usage, model, policy, modelChoice, close: closeAll };
+    if (role === "lead") await cron.start();
+    return { ...(runner ? { runner } : {}), team, cron, background, inbox, supervisor, mcp, usage, model, policy, modelChoice, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => {});
     throw error;

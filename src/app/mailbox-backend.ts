@@ -8,6 +8,9 @@ import { PostgresConnection } from "../postgres/connection.ts";
 import { PgMailWakeups } from "../postgres/mail-wakeups.ts";
 import { PgMailboxStore } from "../postgres/mailbox-store.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
+import { FileTeammateLeases } from "../leases/file-leases.ts";
+import type { TeammateLeases } from "../leases/teammate-leases.ts";
+import { PgTeammateLeases } from "../postgres/teammate-leases.ts";
 
 /** A session's mailbox as the settings choose it: the store, its wake-ups, and what closes them. */
 export interface MailboxBackend {
@@ -15,6 +18,8 @@ export interface MailboxBackend {
   store: MailboxStore;
   /** Mail that arrives from other processes (workers, `agent mailbox send`). */
   wakeups: MailWakeups;
+  /** Which process runs which teammate (docs/worker.md), in the same store. */
+  leases: TeammateLeases;
   close(): Promise<void>;
 }
 
@@ -40,6 +45,7 @@ export async function openMailboxBackend(settings: Pick<Settings, "store" | "mai
       kind: "files",
       store: new FileMailboxStore({ stateDir: context.stateDir, fs: context.fs, maxContentBytes }),
       wakeups,
+      leases: new FileTeammateLeases(context.stateDir),
       close: () => wakeups.close(),
     };
   }
@@ -51,6 +57,7 @@ export async function openMailboxBackend(settings: Pick<Settings, "store" | "mai
     kind: "postgres",
     store,
     wakeups,
+    leases: new PgTeammateLeases({ sql: connection.sql, session }),
     async close() {
       store.close();
       await wakeups.close();

@@ -52,6 +52,9 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
     // cron runs are not (a daily job would keep the wait open for ever).
     const busy = () => lead.team.hasPendingWork() || lead.background.hasRunning();
     if (!busy()) {
+      // Teammates other processes run (`agent worker`): their work is looked at
+      // first, then the Lead's mailbox, so a result sent before that look is seen.
+      await lead.team.refreshElsewhere();
       // Messages another process (e.g. `agent mailbox send`) put in the Lead's mailbox.
       await lead.team.pumpLead();
       if (lead.inbox.size === 0 && !busy()) return outcome;

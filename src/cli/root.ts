@@ -34,6 +34,7 @@ export const rootCommand: AnyCommand = defineCommand({
     sessions: () => import("./sessions/index.ts").then((m) => m.sessionsCommand),
     completion: () => import("./completion/command.ts").then((m) => m.completionCommand(() => rootCommand)),
     mcp: () => import("./mcp/index.ts").then((m) => m.mcpCommand),
+    worker: () => import("./worker.ts").then((m) => m.workerCommand),
     store: () => import("./store/index.ts").then((m) => m.storeCommand),
   },
 });

@@ -96,5 +96,7 @@ export const ConfigFile = z.strictObject({
   maxBudgetUsd: z.number().positive().optional(),
   /** Where the team's shared state lives: "files" (default) or postgres://user@host:5432/db (docs/store.md). */
   store: z.string().min(1).optional(),
+  /** The Lead's runtime runs no teammate: `agent worker` processes run them all (docs/worker.md). */
+  remoteTeammates: z.boolean().optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFile>;

@@ -46,6 +46,8 @@ export interface Settings {
   maxBudgetUsd?: number;
   /** Where the team's shared state lives (--store, AGENT_STORE, config store; default files). */
   store: StoreSelection;
+  /** --remote-teammates or config remoteTeammates: the Lead's runtime runs no teammate itself. */
+  remoteTeammates: boolean;
   /** Absolute path of the --record cassette (flag only). */
   recordPath?: string;
   /** Absolute path of the --replay cassette (flag only). */
@@ -76,6 +78,7 @@ export interface SettingsFlags {
   maxBudgetUsd?: string;
   sandbox?: string;
   store?: string;
+  remoteTeammates?: boolean;
 }
 
 export interface LoadSettingsInput {
@@ -258,6 +261,14 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
         },
       ],
       FILES_STORE,
+    ),
+    remoteTeammates: pick(
+      "remoteTeammates",
+      [
+        () => (flags.remoteTeammates === true ? { value: true, source: { level: "flag", from: "--remote-teammates" } as const } : undefined),
+        () => fromFiles((c) => c.remoteTeammates),
+      ],
+      false,
     ),
     recordPath: fromFlag(flags.record, "--record", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
     replayPath: fromFlag(flags.replay, "--replay", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,

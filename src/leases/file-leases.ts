@@ -4,7 +4,7 @@ import { type Clock, systemClock } from "../core/clock.ts";
 import { ensureDir, namesIn, unlinkQuietly, writeFileAtomic } from "../storage/atomic-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
 import { readStateFile } from "../storage/state-file.ts";
-import { type LeaseHolder, LeaseLostError, TeammateLease, type TeammateLeases, isLive } from "./teammate-leases.ts";
+import { type LeaseHolder, LeaseLostError, TeammateLease, type TeammateLeases, freshLease, isLive } from "./teammate-leases.ts";
 
 /**
  * Teammate leases as files, `<session>/leases/<name>.json`, for runtimes and
@@ -28,13 +28,7 @@ export class FileTeammateLeases implements TeammateLeases {
       const now = this.#clock.now();
       const current = this.#read(name);
       if (current && current.holder.id !== holder.id && isLive(current, now)) return null;
-      const lease: TeammateLease = {
-        name,
-        holder,
-        token: crypto.randomUUID(),
-        acquiredAtUtc: now.toISOString(),
-        leaseUntilUtc: new Date(now.getTime() + ttlMs).toISOString(),
-      };
+      const lease = freshLease(name, holder, now, ttlMs);
       this.#write(lease);
       return lease;
     });

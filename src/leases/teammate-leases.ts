@@ -66,6 +66,18 @@ export class LeaseLostError extends AgentError {
   }
 }
 
+/** The lease store could not be read or written (the database unreachable, a disk error). */
+export class LeaseStoreError extends AgentError {
+  readonly code = "LEASE_STORE";
+  readonly category = "state" as const;
+}
+
+/** One line: what failed, why, and what state that leaves. */
+export function leaseStoreError(what: string, cause: unknown, outcome: string): LeaseStoreError {
+  const detail = (cause instanceof Error ? cause.message : String(cause)).replace(/\s*\n\s*/g, " ");
+  return new LeaseStoreError(`could not ${what}: ${detail}; ${outcome}; check that the store is reachable`, { cause });
+}
+
 /** This process as a lease holder. */
 export function thisHolder(kind: LeaseHolder["kind"]): LeaseHolder {
   const start = processStartTicks();
@@ -87,6 +99,17 @@ export function isLive(lease: TeammateLease, now: Date): boolean {
   if (Date.parse(lease.leaseUntilUtc) <= now.getTime()) return false;
   if (lease.holder.host === hostname() && !isProcessAlive(lease.holder.pid, lease.holder.pidStart)) return false;
   return true;
+}
+
+/** A new lease of `name` for `holder` from `now`, with a token never used before. */
+export function freshLease(name: AgentName, holder: LeaseHolder, now: Date, ttlMs: number): TeammateLease {
+  return {
+    name,
+    holder,
+    token: crypto.randomUUID(),
+    acquiredAtUtc: now.toISOString(),
+    leaseUntilUtc: new Date(now.getTime() + ttlMs).toISOString(),
+  };
 }
 
 /** How often a holder renews a lease of `ttlMs`: three chances before it runs out. */

@@ -4,6 +4,7 @@ import { AgentName } from "../core/agent-name-schema.ts";
 import { MessageId, UtcInstant } from "../core/message.ts";
 import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
+import { withFileLock } from "../storage/file-lock.ts";
 import { TeammateWorktree } from "../worktrees/teammate-worktree.ts";
 
 export const TEAMMATE_STATES = ["running", "idle", "failed", "shutdown"] as const;
@@ -74,19 +75,28 @@ export class FileTeamRegistry implements TeamRegistry {
     return this.#read();
   }
 
-  // A read and its write run with no await between them: two changes made by
-  // one process never interleave. Other processes change team.json only while
-  // holding the session's runtime lock (`agent team rm/reset`).
+  // Each read and its write run under `team.lock`: the Lead's runtime and
+  // `agent worker` processes (docs/worker.md) change the same team.json, each
+  // only the teammates it runs, and none may undo another's change.
   async put(record: TeammateRecord): Promise<void> {
     const valid = TeammateRecord.parse(record);
-    const teammates = this.#read();
-    const at = teammates.findIndex((t) => t.name === valid.name);
-    this.#write(at < 0 ? [...teammates, valid] : teammates.with(at, valid));
+    await this.#locked(() => {
+      const teammates = this.#read();
+      const at = teammates.findIndex((t) => t.name === valid.name);
+      this.#write(at < 0 ? [...teammates, valid] : teammates.with(at, valid));
+    });
   }
 
   async remove(name: string): Promise<void> {
-    const teammates = this.#read();
-    if (teammates.some((t) => t.name === name)) this.#write(teammates.filter((t) => t.name !== name));
+    await this.#locked(() => {
+      const teammates = this.#read();
+      if (teammates.some((t) => t.name === name)) this.#write(teammates.filter((t) => t.name !== name));
+    });
+  }
+
+  #locked(change: () => void): Promise<void> {
+    ensureDir(this.stateDir);
+    return withFileLock(join(this.stateDir, "team.lock"), change);
   }
 
   #read(): TeammateRecord[] {

@@ -22,6 +22,8 @@ import {
 } from "../protocols/protocol-messages.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import type { TeamRegistry, TeammatePlan, TeammateRecord, TeammateState } from "./team-registry.ts";
+import type { TeammateHosting } from "./teammate-hosting.ts";
+import { type TeamWatchTarget, watchTeam } from "./team-watch.ts";
 import type { Isolation } from "../worktrees/teammate-worktree.ts";
 import type { GitWorktrees } from "../worktrees/worktrees.ts";
 import { WorktreeUnavailableError } from "../worktrees/worktree-errors.ts";
@@ -60,6 +62,18 @@ export interface TeammateRuntimeOptions {
   histories: Pick<HistoryBackend, "archive" | "wasArchived">;
   /** Builds (or rebuilds, on restore) the runner of a teammate, with its own history. */
   makeRunner: (teammate: TeammateRecord) => Promise<AgentRunner>;
+  /**
+   * Which teammates this process may run: only those whose lease it holds. Absent,
+   * it runs every teammate (one process, no leases).
+   */
+  hosting?: TeammateHosting;
+  /**
+   * "worker" (`agent worker`): runs teammates of a session whose Lead runs in
+   * another process — it never takes the Lead's mailbox and spawns nothing.
+   */
+  role?: "lead" | "worker";
+  /** How often teammates run elsewhere are looked at (their work, leases run out, new spawns). */
+  watchEveryMs?: number;
   clock: Clock;
   ids: IdSource;
   observer?: (event: TeamEvent) => void;
@@ -75,6 +89,9 @@ export interface TeammateRuntimeOptions {
   /** The session's task graph, which self-claiming teammates (`autoClaim`) take tasks from. */
   tasks?: TaskStore;
 }
+
+/** How often a runtime with teammates run elsewhere looks at them. */
+export const DEFAULT_WATCH_MS = 200;
 
 interface Worker {
   record: TeammateRecord;
@@ -98,13 +115,16 @@ interface Worker {
  * (claim → run with the message id as idempotency key → result to the Lead →
  * ack), their states, the Lead's mailbox feeding the Lead's inbox, and close.
  */
-export class TeammateRuntime {
+export class TeammateRuntime implements TeamWatchTarget {
   readonly #o: TeammateRuntimeOptions;
   readonly #workers = new Map<AgentName, Worker>();
   readonly #changeWaiters: (() => void)[] = [];
   #closing = false;
   #pumping: Promise<void> | undefined;
   #pumpAgain = false;
+  /** Teammates run by another process have work (from the last look at the store). */
+  #busyElsewhere = false;
+  #watch: JobHandle | undefined;
   /** Teammates' calls waiting for the verdict on their permission request, by request id. */
   readonly #permissionWaiters = new Map<string, (verdict: PermissionResponse) => void>();
   readonly #autoClaim: AutoClaim | undefined;
@@ -140,9 +160,13 @@ export class TeammateRuntime {
     return [...this.#workers.values()].map((worker) => ({ ...worker.record }));
   }
 
-  /** Whether any teammate is working (idle ones are not pending work). */
+  /** Whether any teammate is working, here or in another process (idle ones are not pending work). */
   hasPendingWork(): boolean {
-    return [...this.#workers.values()].some((worker) => worker.active);
+    return this.#busyElsewhere || [...this.#workers.values()].some((worker) => worker.active);
+  }
+
+  get role(): "lead" | "worker" {
+    return this.#o.role ?? "lead";
   }
 
   /** Resolves at the next state change of any teammate. */
@@ -162,6 +186,13 @@ export class TeammateRuntime {
    */
   async restore(): Promise<void> {
     const stored = await this.#o.registry.read();
+    if (this.role === "worker") {
+      // The Lead's process owns spawning, the Lead's mailbox and team.json's
+      // clean-ups: a worker only learns the team and takes what it may run.
+      this.sync(stored);
+      this.#ensureWatch();
+      return;
+    }
     const records: TeammateRecord[] = [];
     for (const { pendingTaskId, ...record } of stored) {
       // A spawn killed before its first task went out: undo it, so the Lead's
@@ -178,12 +209,16 @@ export class TeammateRuntime {
       const retired = state === "shutdown";
       this.#workers.set(record.name, { record: { ...record, state }, runner: undefined, active: false, current: undefined, pokes: 0, retired });
       if (retired) await this.#settleRetired(record.name);
+      // A teammate a live worker holds keeps its work: recovering it here would
+      // take back the message that worker is answering.
+      else if (state !== "failed" && !(await this.#takeLease(record.name))) continue;
       else if (state !== "failed" && record.worktree && !(await this.#restoreWorktree(record))) continue;
       else if (state !== "failed") {
         await this.#o.store.recover(record.name);
         this.#startWorker(record.name);
       }
     }
+    this.#ensureWatch();
     // A teammate a killed runtime left "running" with no work to pick up again
     // never changes state here: without this write team.json would keep saying
     // "running" after this runtime has finished.
@@ -191,7 +226,10 @@ export class TeammateRuntime {
       const kept = this.#workers.get(record.name);
       if (!kept) await this.#o.registry.remove(record.name);
       // Changed here too: one whose worktree could not be restored is failed now.
-      else if (record.state === "running" || record.pendingTaskId || kept.record.state !== record.state || kept.record.plan?.state !== record.plan?.state) await this.#persist(record.name);
+      // A spawn whose task did go out is complete; a teammate a live worker runs keeps the state it wrote.
+      else if (!this.#runsHere(record.name)) {
+        if (record.pendingTaskId) await this.#persist(record.name);
+      } else if (record.state === "running" || record.pendingTaskId || kept.record.state !== record.state || kept.record.plan?.state !== record.plan?.state) await this.#persist(record.name);
     }
     await this.#o.store.recover(LEAD);
     await this.pumpLead();
@@ -261,6 +299,9 @@ export class TeammateRuntime {
       // before team.json names it, so a restore never looks for a worktree that is not there.
       if (settings.isolation === "worktree") worker.record = { ...worker.record, worktree: await (await this.#worktrees()).create(name) };
       await this.#persist(name);
+      // Held before the task is in the mailbox: a worker looking for free
+      // teammates does not take one this runtime means to run itself.
+      await this.#takeLease(name);
       await this.#o.store.recover(name);
       await this.#deliver(LEAD, name, "task", prompt, taskId);
     } catch (error) {
@@ -272,6 +313,7 @@ export class TeammateRuntime {
     worker.record = record;
     await this.#persist(name);
     this.#startWorker(name);
+    this.#ensureWatch();
     return { ...worker.record, ...(previous !== undefined ? { previous } : {}) };
   }
 
@@ -407,6 +449,8 @@ export class TeammateRuntime {
    * Runs one pass at a time; a request during a pass makes it go round again.
    */
   async pumpLead(): Promise<void> {
+    // A worker's results reach the Lead through the store; its own process takes them in.
+    if (this.role === "worker") return;
     if (this.#pumping) {
       this.#pumpAgain = true;
       return this.#pumping;
@@ -454,6 +498,7 @@ export class TeammateRuntime {
     this.#closing = true;
     // Its own jobs only: the supervisor and the inbox are shared and closed by
     // the composition root after this.
+    await this.#watch?.cancel();
     await Promise.all([...this.#workers.values()].map((worker) => worker.job?.cancel()));
     const errors: unknown[] = [];
     for (const [name, worker] of this.#workers) {
@@ -465,13 +510,146 @@ export class TeammateRuntime {
         }
         worker.runner?.close();
         worker.runner = undefined;
-        if (worker.record.state !== "failed") await this.#setState(name, "shutdown", undefined, false);
+        if (worker.record.state !== "failed" && this.#runsHere(name)) await this.#setState(name, "shutdown", undefined, false);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    // Last, and only once everything is cleaned up (a retried close still runs
+    // its teammates): their messages are back in ready/ before another process may take them.
+    if (errors.length === 0) {
+      try {
+        await this.#o.hosting?.close();
       } catch (error) {
         errors.push(error);
       }
     }
     if (errors.length === 1) throw errors[0];
     if (errors.length > 1) throw new AggregateError(errors, `closing ${errors.length} teammates failed`);
+  }
+
+  /**
+   * Learns the team as the store has it (from another process): teammates
+   * spawned, failed or removed there. Records of teammates run here are this
+   * process's to write and are left as they are.
+   */
+  sync(stored: TeammateRecord[]): void {
+    const names = new Set<string>();
+    for (const record of stored) {
+      names.add(record.name);
+      const worker = this.#workers.get(record.name);
+      if (worker && this.#runsHere(record.name)) continue;
+      if (worker) worker.record = record;
+      else this.#workers.set(record.name, { record, runner: undefined, active: false, current: undefined, pokes: 0 });
+    }
+    for (const [name, worker] of this.#workers) {
+      if (!names.has(name) && !this.#runsHere(name) && !worker.active && !worker.record.pendingTaskId) this.#workers.delete(name);
+    }
+  }
+
+  /** The teammates this process could run and does not: not failed, spawned, not held here. */
+  unheld(): AgentName[] {
+    return [...this.#workers.values()]
+      .filter(({ record }) => record.state !== "failed" && record.state !== "shutdown" && record.pendingTaskId === undefined && !this.#runsHere(record.name))
+      .map(({ record }) => record.name);
+  }
+
+  /** Teammates held here: their loop looks at their mailbox (messages other processes sent). */
+  pokeHeld(): void {
+    for (const name of this.#o.hosting?.held() ?? []) this.#startWorker(name);
+  }
+
+  /**
+   * Takes `name` over when its lease is free (first run here, or its last holder
+   * is gone): its interrupted work goes back to ready/ and it starts again from
+   * its history in the store. Returns whether this process runs it now.
+   */
+  async adopt(name: AgentName): Promise<boolean> {
+    const worker = this.#workers.get(name);
+    if (!worker || this.#closing || this.#runsHere(name) || !this.unheld().includes(name)) return false;
+    if (!(await this.#takeLease(name))) return false;
+    // A runner from an earlier hold has an old history: build it again from the store.
+    worker.runner?.close();
+    worker.runner = undefined;
+    worker.current = undefined;
+    // Whatever its last holder said ("running" when it was killed), it starts here afresh.
+    worker.record = { ...worker.record, state: "idle" };
+    // Its worktree is this machine's to have: re-added here, or the teammate fails saying why.
+    if (worker.record.worktree && !(await this.#restoreWorktree(worker.record))) {
+      await this.#persist(name);
+      return false;
+    }
+    await this.#o.store.recover(name);
+    this.#startWorker(name);
+    return true;
+  }
+
+  /**
+   * Another process took `name`'s lease (this one did not renew it in time):
+   * stop its turn at once and leave its message alone — it is the new holder's.
+   */
+  leaseLost(name: AgentName, error: Error): void {
+    const worker = this.#workers.get(name);
+    if (!worker) return;
+    this.#emit({ type: "teammate", name, role: worker.record.role, state: worker.record.state, reason: error.message });
+    worker.current = undefined;
+    void (async () => {
+      await worker.job?.cancel();
+      worker.current = undefined;
+      worker.runner?.close();
+      worker.runner = undefined;
+      this.#ensureWatch();
+      this.#changed();
+    })();
+  }
+
+  /**
+   * Looks at the teammates other processes run: they have work while one says
+   * it is running or has messages waiting or in progress. Wakes waiters when
+   * that changes. Run before deciding the team is quiet.
+   */
+  async refreshElsewhere(): Promise<boolean> {
+    const elsewhere = [...this.#workers.values()].filter(({ record }) => record.state !== "failed" && record.state !== "shutdown" && !this.#runsHere(record.name));
+    let busy = false;
+    if (elsewhere.length > 0) {
+      const stored = await this.#o.registry.read();
+      this.sync(stored);
+      busy = stored.some((record) => record.state === "running" && !this.#runsHere(record.name));
+      for (const { record } of elsewhere) {
+        if (busy) break;
+        const [listing] = await this.#o.store.list({ agent: record.name });
+        busy = listing !== undefined && listing.counts.ready + listing.counts.processing > 0;
+      }
+    }
+    if (busy !== this.#busyElsewhere) {
+      this.#busyElsewhere = busy;
+      this.#changed();
+    }
+    return busy;
+  }
+
+  /** Whether the watch has something to look after: a worker always; a Lead while some teammate runs elsewhere. */
+  get needsWatch(): boolean {
+    return this.role === "worker" || this.unheld().length > 0;
+  }
+
+  #ensureWatch(): void {
+    if (!this.#o.hosting || this.#watch || this.#closing || !this.needsWatch) return;
+    this.#watch = this.#o.supervisor.start("team watch", async (signal) => {
+      try {
+        await watchTeam(this, { registry: this.#o.registry, hosting: this.#o.hosting!, everyMs: this.#o.watchEveryMs ?? DEFAULT_WATCH_MS }, signal);
+      } finally {
+        this.#watch = undefined;
+      }
+    });
+  }
+
+  async #takeLease(name: AgentName): Promise<boolean> {
+    return !this.#o.hosting || (await this.#o.hosting.take(name));
+  }
+
+  #runsHere(name: AgentName): boolean {
+    return !this.#o.hosting || this.#o.hosting.holds(name);
   }
 
   async #deliver(
@@ -685,6 +863,8 @@ export class TeammateRuntime {
     worker.pokes += 1;
     if (worker.active || this.#closing) return;
     if (worker.record.state === "failed" || worker.record.state === "shutdown") return;
+    // Another process runs it (or will, once it sees the message): this one must not.
+    if (!this.#runsHere(name)) return;
     worker.active = true;
     worker.job = this.#o.supervisor.start(`teammate ${name}`, (signal) => this.#work(name, worker, signal));
   }

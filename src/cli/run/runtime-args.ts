@@ -35,6 +35,7 @@ export interface RuntimeValues extends GlobalValues {
   sandbox?: string;
   "max-budget-usd"?: string;
   store?: string;
+  "remote-teammates"?: boolean;
   continue?: boolean;
   resume?: string;
   session?: string;
@@ -122,6 +123,7 @@ export function settingsFlags(args: RuntimeValues, rawArgs?: readonly string[]):
     sandbox: args.sandbox,
     maxBudgetUsd: args["max-budget-usd"],
     store: args.store,
+    remoteTeammates: args["remote-teammates"],
   };
 }
 

@@ -31,6 +31,10 @@ export const runtimeArgs = {
     valueHint: "url",
     description: "Where the team's mailboxes live: files (default) or postgres://user@host:5432/db (default: $AGENT_STORE, config store; see docs/store.md)",
   },
+  "remote-teammates": {
+    type: "boolean",
+    description: "Run no teammate in this process: `agent worker` processes run them (default: config remoteTeammates; see docs/worker.md)",
+  },
   sandbox: {
     type: "enum",
     options: [...SANDBOX_MODES],

@@ -71,6 +71,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       sandbox: setup.sandbox,
       onBudgetExhausted: request.onBudgetExhausted,
       ...(request.tracing ? { tracing: request.tracing } : {}),
+      hosting: { runsTeammates: !setup.settings.remoteTeammates },
     });
     built = true;
     try {

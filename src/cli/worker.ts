@@ -1,0 +1,71 @@
+import { defineCommand } from "citty";
+import { buildWorker } from "../app/lead.ts";
+import { UsageError } from "../core/errors.ts";
+import { parsePositiveInt } from "../core/values.ts";
+import { writeErr } from "./output.ts";
+import { ProgressPrinter } from "./run/progress.ts";
+import { type RuntimeValues, runtimeArgs, runtimeSetup } from "./run/runtime-args.ts";
+import { RunStop } from "./run/stop.ts";
+import { globalArgs } from "./args.ts";
+import { SessionStore } from "../sessions/session-store.ts";
+import { VERSION } from "./version.ts";
+
+// Everything a Lead's runtime is told about the model, tools and store, but
+// nothing about waiting for a lock or running teammates elsewhere.
+const { "wait-lock": _waitLock, "remote-teammates": _remote, ...workerRuntimeArgs } = runtimeArgs;
+
+export const workerCommand = defineCommand({
+  meta: {
+    name: "worker",
+    description:
+      "Run teammates of a session in this process, beside its Lead (on this machine or another one sharing the store): " +
+      "takes the teammates no live process holds, until SIGTERM or Ctrl-C",
+  },
+  args: {
+    session: { type: "string", valueHint: "id", description: "The session whose teammates to run (id, unique id prefix or name); required" },
+    "max-teammates": { type: "string", valueHint: "n", description: "Run at most this many teammates at once (default: no limit)" },
+    ...workerRuntimeArgs,
+    ...globalArgs,
+    quiet: { type: "boolean", description: "Print nothing on stderr but errors" },
+  },
+  async run({ args, rawArgs }) {
+    if (args.session === undefined || args.session === "") {
+      throw new UsageError("agent worker needs --session ID: the session whose teammates it runs (`agent sessions list` shows them)");
+    }
+    const maxTeammates = args["max-teammates"] === undefined ? undefined : parsePositiveInt(args["max-teammates"], { flag: "--max-teammates" });
+    const ref = args.session;
+    const setup = runtimeSetup(args as RuntimeValues, rawArgs, (store) => ({ kind: "existing", meta: store.find(ref) }));
+    if (setup.session.kind !== "existing") throw new UsageError("agent worker runs the teammates of an existing session; start it with `agent run`");
+    const meta = setup.session.meta;
+    const quiet = args.quiet === true;
+    const say = (line: string) => (quiet ? Promise.resolve() : writeErr(`${line}\n`));
+    for (const warning of setup.warnings) await say(`agent: warning: ${warning}`);
+    const printer = new ProgressPrinter((text) => void writeErr(text), quiet ? "quiet" : args.verbose ? "verbose" : "normal");
+    using stop = new RunStop(undefined);
+    // No runtime lock: the Lead's process holds the session's; a worker holds teammate leases only.
+    const worker = await buildWorker(setup.settings, {
+      stateDir: new SessionStore(setup.stateRoot).dirOf(meta.id),
+      stateRoot: setup.stateRoot,
+      workspace: setup.workspace,
+      observer: printer.observe,
+      teamObserver: printer.observeTeam,
+      version: VERSION,
+      sandbox: setup.sandbox,
+      hosting: { ...(maxTeammates !== undefined ? { maxTeammates } : {}) },
+    });
+    try {
+      await say(
+        `agent worker: session ${meta.id}: running the teammates no other process holds` +
+          `${maxTeammates !== undefined ? ` (at most ${maxTeammates})` : ""}, pid ${process.pid}; SIGTERM or Ctrl-C stops it`,
+      );
+      await new Promise<void>((resolve) => {
+        if (stop.signal.aborted) return resolve();
+        stop.signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+      await say(`agent worker: ${stop.reason ?? "stopping"}: giving the teammates back`);
+    } finally {
+      // Messages in progress back to ready/, then the leases: the next holder starts at once.
+      await worker.close();
+    }
+  },
+});

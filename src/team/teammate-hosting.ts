@@ -1,0 +1,119 @@
+import type { AgentName } from "../core/agent-name.ts";
+import { type LeaseHolder, LeaseLostError, type TeammateLease, type TeammateLeases, heartbeatEveryMs } from "../leases/teammate-leases.ts";
+
+export interface TeammateHostingOptions {
+  leases: TeammateLeases;
+  holder: LeaseHolder;
+  ttlMs: number;
+  /** False for a Lead with --remote-teammates: it takes no lease, workers run every teammate. */
+  runsTeammates: boolean;
+  /** At most this many teammates at once (`agent worker --max-teammates`). */
+  maxTeammates?: number;
+  /** Told when a heartbeat finds a lease taken: the teammate must stop here at once. */
+  onLost: (name: AgentName, error: Error) => void;
+  /** Told when a heartbeat fails for another reason (the store unreachable): the lease is kept and retried. */
+  onWarning?: (message: string) => void;
+}
+
+/**
+ * The teammate leases this process holds: taken before a teammate runs here,
+ * renewed by one heartbeat timer, given up on close. Only a teammate whose lease
+ * is held here may be run here (its mailbox claimed, its history written).
+ */
+export class TeammateHosting {
+  readonly #o: TeammateHostingOptions;
+  readonly #held = new Map<AgentName, TeammateLease>();
+  readonly #timer: ReturnType<typeof setInterval>;
+  #beating: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(options: TeammateHostingOptions) {
+    this.#o = options;
+    this.#timer = setInterval(() => void this.heartbeat(), heartbeatEveryMs(options.ttlMs));
+    // The runtime closes it; the timer alone must not keep a finished process alive.
+    this.#timer.unref?.();
+  }
+
+  get runsTeammates(): boolean {
+    return this.#o.runsTeammates;
+  }
+
+  get holder(): LeaseHolder {
+    return this.#o.holder;
+  }
+
+  holds(name: AgentName): boolean {
+    return this.#held.has(name);
+  }
+
+  /** The names held here. */
+  held(): AgentName[] {
+    return [...this.#held.keys()];
+  }
+
+  /** Whether another teammate may be taken (under --max-teammates). */
+  hasRoom(): boolean {
+    return this.#o.maxTeammates === undefined || this.#held.size < this.#o.maxTeammates;
+  }
+
+  /** Takes `name`'s lease unless this process runs no teammates, is full, or someone else holds it. */
+  async take(name: AgentName): Promise<boolean> {
+    if (this.#closed || !this.#o.runsTeammates) return false;
+    if (this.#held.has(name)) return true;
+    if (!this.hasRoom()) return false;
+    const lease = await this.#o.leases.acquire(name, this.#o.holder, this.#o.ttlMs);
+    if (!lease) return false;
+    if (this.#closed) {
+      await this.#o.leases.release(lease);
+      return false;
+    }
+    this.#held.set(name, lease);
+    return true;
+  }
+
+  /** Gives `name` up (after its work was released): another process may take it at once. */
+  async give(name: AgentName): Promise<void> {
+    const lease = this.#held.get(name);
+    if (!lease) return;
+    this.#held.delete(name);
+    await this.#o.leases.release(lease);
+  }
+
+  /** Forgets `name` without touching the store: its lease is someone else's now. */
+  forget(name: AgentName): void {
+    this.#held.delete(name);
+  }
+
+  /** Renews every held lease; one at a time, so a slow store does not pile them up. */
+  heartbeat(): Promise<void> {
+    this.#beating ??= (async () => {
+      for (const [name, lease] of [...this.#held]) {
+        if (this.#closed) return;
+        try {
+          const renewed = await this.#o.leases.heartbeat(lease, this.#o.ttlMs);
+          if (this.#held.get(name) === lease) this.#held.set(name, renewed);
+        } catch (error) {
+          if (error instanceof LeaseLostError) {
+            if (this.#held.get(name) === lease) this.#held.delete(name);
+            this.#o.onLost(name, error);
+          } else {
+            this.#o.onWarning?.(`could not renew the lease on teammate ${name}: ${(error as Error).message}`);
+          }
+        }
+      }
+    })().finally(() => {
+      this.#beating = undefined;
+    });
+    return this.#beating;
+  }
+
+  /** Stops renewing and gives every lease up; what fails to be given up runs out by itself. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.#beating;
+    const leases = [...this.#held.values()];
+    this.#held.clear();
+    await Promise.allSettled(leases.map((lease) => this.#o.leases.release(lease)));
+  }
+}

@@ -1,0 +1,184 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { basename } from "node:path";
+import { SQL } from "bun";
+import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
+import type { MailboxStore } from "../../src/mailbox/store.ts";
+import { FileTeammateLeases } from "../../src/leases/file-leases.ts";
+import type { TeammateLeases } from "../../src/leases/teammate-leases.ts";
+import { PgMailboxStore } from "../../src/postgres/mailbox-store.ts";
+import { PgTeammateLeases } from "../../src/postgres/teammate-leases.ts";
+import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
+import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
+import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
+import { parseResult, runSetup } from "./run-fixture.ts";
+import { eventsIn } from "./team-fixture.ts";
+
+// A team spread over processes, on the compiled binary: the Lead runs with
+// --remote-teammates, two `agent worker` processes run its teammates, and the
+// worker running alice is killed with -9 while alice's model request is in
+// flight. The other worker takes alice over from her history; the run completes
+// and every input is answered exactly once.
+
+const servers: ScriptedModelServer[] = [];
+const pools: SQL[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+  for (const pool of pools.splice(0)) await pool.close().catch(() => {});
+});
+let cluster: Promise<PostgresCluster> | undefined;
+afterAll(async () => {
+  await (await cluster)?.stop();
+});
+
+/** Where the team's shared state is: the state dir's files, or a fresh database of a throw-away cluster. */
+interface Backend {
+  name: string;
+  /** The `--store` arguments (none for files). */
+  args(): Promise<string[]>;
+  /** The session's mailboxes and teammate leases, as the binary wrote them. */
+  open(sessionDir: string): { store: MailboxStore; leases: TeammateLeases };
+}
+
+const files: Backend = {
+  name: "files (a shared state dir)",
+  args: async () => [],
+  open: (sessionDir) => ({ store: new FileMailboxStore({ stateDir: sessionDir }), leases: new FileTeammateLeases(sessionDir) }),
+};
+
+function postgres(): Backend {
+  let url = "";
+  return {
+    name: "PostgreSQL",
+    async args() {
+      cluster ??= startPostgres();
+      url = await (await cluster).database();
+      return ["--store", url];
+    },
+    open(sessionDir) {
+      const sql = new SQL(url, { max: 2 });
+      pools.push(sql);
+      const session = basename(sessionDir);
+      return { store: new PgMailboxStore({ sql, session }), leases: new PgTeammateLeases({ sql, session }) };
+    },
+  };
+}
+const SESSION = "spread-team";
+const ALICE_RESULT = "alice: the schema has 2 tables";
+const BOB_RESULT = "bob: the README is fine";
+const FINAL = "alice and bob have both reported.";
+
+const spawnCall = (name: string, prompt: string) => ({ name: "spawn_teammate", arguments: { name, role: "helper", prompt } });
+
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+interface Running {
+  child: Subprocess<"ignore", "pipe", "pipe">;
+  stderr: Promise<string>;
+}
+
+const children: Running[] = [];
+afterEach(async () => {
+  for (const { child } of children.splice(0)) {
+    child.kill("SIGKILL");
+    await child.exited;
+  }
+});
+
+function start(args: string[]): Running {
+  const child = Bun.spawn([AGENT_BINARY, ...args], {
+    env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key" },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const running = { child, stderr: new Response(child.stderr).text() };
+  children.push(running);
+  return running;
+}
+
+beforeAll(() => {
+  ensureBinary();
+}, 120_000);
+
+describe.each([files, postgres()])("a Lead with --remote-teammates and two agent worker processes, store: $name", (backend: Backend) => {
+  test("the worker running alice is killed with -9 mid-turn: the other one carries her on, each input is answered once", async () => {
+    const { workspace, stateDir, sessionDir } = runSetup();
+    const workersUp = deferred();
+    const aliceAsked = deferred();
+    const never = deferred();
+    const script: ScriptedReply[] = [
+      // Held until both workers run: the session exists once the Lead asks.
+      { identity: "lead", toolCalls: [spawnCall("alice", "count the tables"), spawnCall("bob", "check the README")], gate: workersUp.promise },
+      { identity: "lead", text: "alice and bob are on it." },
+      // alice's first request: never answered — her worker is killed while it waits.
+      { identity: "alice", check: () => aliceAsked.resolve(), gate: never.promise, text: "never sent" },
+      {
+        identity: "alice",
+        text: ALICE_RESULT,
+        // Carried on from her history: the same task, once.
+        check: (request) => expect(request.body.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["count the tables"]),
+      },
+      { identity: "bob", text: BOB_RESULT },
+    ];
+    // The Lead's event turns: one or two, as the results arrive (together, they share one turn).
+    const server = ScriptedModelServer.start(script, {
+      respond: (request) => {
+        if (request.identity !== "lead") throw new Error(`unscripted request from ${request.identity}`);
+        const results = eventsIn(request).filter((event) => event.kind === "result").map((event) => `${event.from}: ${event.content}`);
+        if (results.length > 2 || new Set(results).size !== results.length) throw new Error(`a result reached the Lead twice: ${results.join(" | ")}`);
+        return { text: results.length === 2 ? FINAL : "Noted." };
+      },
+    });
+    servers.push(server);
+    const common = ["--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, ...(await backend.args())];
+    const lead = start(["run", "--session", SESSION, "--remote-teammates", "--output", "json", ...common, "Have alice count the tables and bob check the README."]);
+    try {
+      // The Lead's first request means its session exists: the workers can join it.
+      while (server.requests.length === 0) await Bun.sleep(20);
+      const workers = [start(["worker", "--session", SESSION, ...common]), start(["worker", "--session", SESSION, ...common])];
+      workersUp.resolve();
+      await aliceAsked.promise;
+      const { store, leases } = backend.open(sessionDir());
+      const holder = (await leases.live()).find((lease) => lease.name === "alice")!.holder;
+      const victim = workers.find((worker) => worker.child.pid === holder.pid)!;
+      const survivor = workers.find((worker) => worker !== victim)!;
+      expect(victim).toBeDefined();
+      victim.child.kill("SIGKILL");
+      expect(await victim.child.exited).toBe(137);
+
+      const code = await lead.child.exited;
+      const stdout = await new Response(lead.child.stdout).text();
+      expect({ code, stderr: code === 0 ? "" : await lead.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(parseResult(stdout)).toMatchObject({ subtype: "success", result: FINAL, events: 2 });
+
+      // A clean stop: messages back, leases given up, exit 0.
+      survivor.child.kill("SIGTERM");
+      expect(await survivor.child.exited).toBe(0);
+      expect(await survivor.stderr).toContain("[alice] running (helper)");
+      expect(await leases.live()).toEqual([]);
+      server.assertDone();
+
+      // Exactly once: two results in the Lead's done/, each teammate's input done, nothing left or quarantined.
+      const counts = Object.fromEntries((await store.list()).map((listing) => [listing.name, listing.counts]));
+      expect(counts).toEqual({
+        lead: { ready: 0, processing: 0, done: 2, quarantine: 0 },
+        alice: { ready: 0, processing: 0, done: 1, quarantine: 0 },
+        bob: { ready: 0, processing: 0, done: 1, quarantine: 0 },
+      });
+      const leadHistory = readFileSync(join(sessionDir(), "agents", "lead.jsonl"), "utf8");
+      expect(leadHistory.split(ALICE_RESULT).length - 1).toBe(1);
+      expect(leadHistory.split(BOB_RESULT).length - 1).toBe(1);
+    } finally {
+      never.resolve();
+    }
+  }, 90_000);
+});
