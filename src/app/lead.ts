@@ -116,6 +116,8 @@ export interface LeadContext {
   stateRoot?: string;
   /** Told once when the budget refuses a model call: the command stops the team, leaving its work for drain. */
   onBudgetExhausted?: (error: BudgetExceededError) => void;
+  /** How long a teammate's call waits for the verdict on its permission request; 5 minutes unless a test shortens it. */
+  permissionTimeoutMs?: number;
   /** Told of every agent's turns and model calls, subagents' too (OpenTelemetry spans). */
   tracing?: RunTracing;
   /** Which teammates this runtime runs (docs/worker.md); by default every teammate no `agent worker` holds. */
@@ -410,6 +412,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       ids,
       observer: context.teamObserver,
       decidePermission: leadSideDecider(policy, context.workspace, context.asker),
+      ...(context.permissionTimeoutMs !== undefined ? { permissionTimeoutMs: context.permissionTimeoutMs } : {}),
       tasks,
     });
     closers.push(() => team.close());

@@ -10,7 +10,8 @@ import type { PermissionRequestContent, PermissionResponse } from "./protocol-me
 export function leadSideDecider(policy: PermissionPolicy, workspace: string, asker: PermissionAsker | undefined) {
   return async (request: PermissionRequestContent, teammate: AgentName, requestId: string, signal: AbortSignal): Promise<PermissionResponse> => {
     let asked = false;
-    const ask: PermissionAsker | undefined = asker && ((question, stop) => ((asked = true), asker(question, stop)));
+    // The person asked sees that a teammate asks, not the Lead: "teammate alice wants to run …".
+    const ask: PermissionAsker | undefined = asker && ((question, stop) => ((asked = true), asker({ ...question, identity: `teammate ${question.identity}` }, stop)));
     const lead = policy.withMode(policy.mode, ask);
     const call = { name: request.tool, effect: request.effect, subject: () => request.subject };
     const decision = await lead.decide(call, request.input, { identity: teammate, idempotencyKey: requestId, workspace, signal });

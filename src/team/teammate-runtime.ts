@@ -430,7 +430,8 @@ export class TeammateRuntime implements TeamWatchTarget {
     try {
       await this.#deliver(name, LEAD, "permission_request", JSON.stringify(content), id, undefined, id);
       const stopped = new Promise<PermissionResponse>((resolve) => {
-        timer = setTimeout(() => resolve({ allow: false, reason: `no answer to permission request ${id} within ${Math.round(timeoutMs / 1000)} s` }), timeoutMs);
+        const within = timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`;
+        timer = setTimeout(() => resolve({ allow: false, reason: `no answer to permission request ${id} within ${within}` }), timeoutMs);
         onAbort = () => resolve({ allow: false, reason: `permission request ${id} was not answered: the run stopped` });
         if (signal.aborted) onAbort();
         else signal.addEventListener("abort", onAbort, { once: true });
