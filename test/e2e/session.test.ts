@@ -5,7 +5,7 @@ import type { RecordedRequest, ScriptedReply } from "../support/model-server.ts"
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { scriptedServers } from "./run-fixture.ts";
 import { teamSetup } from "./team-fixture.ts";
-import { terminalsKilledAfterEach } from "./terminals.ts";
+import { onPty, terminalsKilledAfterEach } from "./terminals.ts";
 
 // `agent` with no command on a real pseudo-terminal (Bun's PTY): the user types,
 // the Lead answers, a teammate's result arrives as an event turn while the
@@ -22,28 +22,12 @@ function onTerminal(
 ) {
   const server = given?.server ?? startServer(script);
   const setup = given?.setup ?? teamSetup();
-  let screen = "";
-  const decoder = new TextDecoder();
-  const child = Bun.spawn(
+  const pty = onPty(
+    terminals,
     [AGENT_BINARY, ...extraArgs, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--permission-mode", mode],
-    {
-      env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" },
-      terminal: { cols: 160, rows: 40, data: (_terminal, data) => (screen += decoder.decode(data, { stream: true })) },
-    },
+    { OPENAI_API_KEY: "test-key" },
   );
-  terminals.push(child);
-  /** Waits for `text` on the screen after `from` (an offset of an earlier look), returning where it ends. */
-  const until = async (text: string, from = 0) => {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const at = screen.indexOf(text, from);
-      if (at >= 0) return at + text.length;
-      if (Date.now() > deadline) throw new Error(`${JSON.stringify(text)} never showed; the screen: ${JSON.stringify(screen)}`);
-      await Bun.sleep(20);
-    }
-  };
-  const type = (keys: string) => child.terminal!.write(keys);
-  return { server, setup, child, until, type, screen: () => screen };
+  return { server, setup, ...pty };
 }
 
 describe("agent on a terminal: an interactive session", () => {

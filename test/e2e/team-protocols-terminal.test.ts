@@ -5,7 +5,7 @@ import type { RecordedRequest } from "../support/model-server.ts";
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { scriptedServers } from "./run-fixture.ts";
 import { teamSetup } from "./team-fixture.ts";
-import { terminalsKilledAfterEach } from "./terminals.ts";
+import { onPty, terminalsKilledAfterEach } from "./terminals.ts";
 
 // A teammate's permission request on a terminal (Bun's PTY, the compiled
 // binary): the user is asked with the teammate's name and what it will do, and
@@ -30,23 +30,12 @@ describe("permission requests on a terminal", () => {
       { identity: "lead", text: "alice wrote notes.txt." },
     ]);
     const setup = teamSetup();
-    let screen = "";
-    const decoder = new TextDecoder();
-    const child = Bun.spawn([AGENT_BINARY, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--permission-mode", "default"], {
-      env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" },
-      terminal: { cols: 160, rows: 40, data: (_terminal, data) => (screen += decoder.decode(data, { stream: true })) },
-    });
-    terminals.push(child);
-    const until = async (text: string, from = 0) => {
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        const at = screen.indexOf(text, from);
-        if (at >= 0) return at + text.length;
-        if (Date.now() > deadline) throw new Error(`${JSON.stringify(text)} never showed; the screen: ${JSON.stringify(screen)}`);
-        await Bun.sleep(20);
-      }
-    };
-    const type = (keys: string) => child.terminal!.write(keys);
+    const { child, until, type } = onPty(
+      terminals,
+      [AGENT_BINARY, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--permission-mode", "default"],
+      { OPENAI_API_KEY: "test-key" },
+      15_000,
+    );
 
     let at = await until("> ");
     type("have alice write notes.txt\r");

@@ -16,3 +16,29 @@ export function terminalsKilledAfterEach(): Bun.Subprocess[] {
   });
   return terminals;
 }
+
+/**
+ * The compiled binary on a pseudo-terminal (160×40, no colour): `until(text, from)`
+ * waits for `text` on the screen after offset `from` and returns where it ends;
+ * `type` writes keys. The child goes into `terminals`, killed after the test.
+ */
+export function onPty(terminals: Bun.Subprocess[], command: string[], env: Record<string, string> = {}, timeoutMs = 10_000) {
+  let screen = "";
+  const decoder = new TextDecoder();
+  const child = Bun.spawn(command, {
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    terminal: { cols: 160, rows: 40, data: (_terminal, data) => (screen += decoder.decode(data, { stream: true })) },
+  });
+  terminals.push(child);
+  const until = async (text: string, from = 0) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const at = screen.indexOf(text, from);
+      if (at >= 0) return at + text.length;
+      if (Date.now() > deadline) throw new Error(`${JSON.stringify(text)} never showed; the screen: ${JSON.stringify(screen)}`);
+      await Bun.sleep(20);
+    }
+  };
+  const type = (keys: string) => child.terminal!.write(keys);
+  return { child, until, type, screen: () => screen };
+}
