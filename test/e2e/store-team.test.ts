@@ -50,8 +50,20 @@ describe("agent run --store postgres://…", () => {
       "lead <- bob (result)",
       "lead <- bob (result)",
     ]);
-    const list = await agent("team", "list");
-    expect(list.stdout).toContain("alice");
+    // The operator's view is the same store's.
+    const listed = await agent("mailbox", "list", "--json", "--store", url);
+    expect(listed.code).toBe(0);
+    const counts = Object.fromEntries(
+      (JSON.parse(listed.stdout).agents as { name: string; counts: { done: number } }[]).map((a) => [a.name, a.counts.done]),
+    );
+    expect(counts).toEqual({ alice: 1, bob: 2, lead: 3 });
+    const onFiles = await agent("mailbox", "list", "--json");
+    expect(JSON.parse(onFiles.stdout).agents).toEqual([]);
+    const sent = await agent("mailbox", "send", "--to", "lead", "--from", "ops", "--content", "status?", "--store", url);
+    expect(sent.code).toBe(0);
+    const shown = await agent("mailbox", "show", sent.stdout.trim(), "--json", "--store", url);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ agent: "lead", state: "ready", message: { sender: "ops", content: "status?" } });
+    expect(listed.stdout + sent.stdout + shown.stdout + sent.stderr).not.toContain("pg-secret-42");
   });
 
   test("an unreachable store stops the run before any model call: exit 5, one line, no password", async () => {

@@ -1,9 +1,10 @@
 import { defineCommand } from "citty";
 import { globalArgs, sessionArg } from "../args.ts";
+import { storeArg } from "../store/store-arg.ts";
 
 export const mailboxCommand = defineCommand({
   meta: { name: "mailbox", description: "Inspect and administer the durable mailboxes" },
-  args: { ...sessionArg, ...globalArgs },
+  args: { ...sessionArg, ...storeArg, ...globalArgs },
   subCommands: {
     // Loaded when named (see ../root.ts).
     send: () => import("./send.ts").then((m) => m.sendCommand),

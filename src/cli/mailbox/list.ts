@@ -4,12 +4,14 @@ import { UnknownAgentError } from "../../core/errors.ts";
 import { MAILBOX_STATES, type MailboxState } from "../../core/mailbox-state.ts";
 import type { AgentMailboxListing, MailboxCounts, MailboxEntry, MailboxStore } from "../../mailbox/store.ts";
 import { agentFilterArg, globalArgs, jsonArg, sessionArg, stateFilterArg } from "../args.ts";
-import { findAdminSession, openMailboxStore, resolveStateDir } from "../context.ts";
+import { findAdminSession, resolveStateDir } from "../context.ts";
+import { openSessionMailbox } from "../session-mailbox.ts";
+import { storeArg } from "../store/store-arg.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 
 export const listCommand = defineCommand({
   meta: { name: "list", description: "Counts and messages per agent and state (content only with show)" },
-  args: { ...agentFilterArg, ...stateFilterArg, ...sessionArg, ...jsonArg, ...globalArgs },
+  args: { ...agentFilterArg, ...stateFilterArg, ...sessionArg, ...storeArg, ...jsonArg, ...globalArgs },
   async run({ args }) {
     const agent = args.agent === undefined ? undefined : assertAgentName(args.agent);
     const session = findAdminSession(args);
@@ -18,7 +20,13 @@ export const listCommand = defineCommand({
       else await writeOut(`no sessions in ${resolveStateDir(args)}\n`);
       return;
     }
-    const listings = await listMailboxes(openMailboxStore(session.dir), agent, args.state as MailboxState | undefined);
+    const mailbox = await openSessionMailbox(session, args);
+    let listings: AgentMailboxListing[];
+    try {
+      listings = await listMailboxes(mailbox.store, agent, args.state as MailboxState | undefined);
+    } finally {
+      await mailbox.close();
+    }
     if (args.json) await writeJson({ session_id: session.meta.id, agents: listings.map(listingJson) });
     else await writeOut(listings.length === 0 ? `no mailboxes in session ${session.meta.id}\n` : `session ${session.meta.id}\n${listings.map(listingText).join("\n")}`);
   },

@@ -1,7 +1,10 @@
 import { defineCommand } from "citty";
 import { parseDuration } from "../../core/duration.ts";
+import type { PruneResult } from "../../mailbox/store.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
-import { findAdminSession, openMailboxStore } from "../context.ts";
+import { findAdminSession } from "../context.ts";
+import { openSessionMailbox } from "../session-mailbox.ts";
+import { storeArg } from "../store/store-arg.ts";
 import { writeJson, writeOut } from "../output.ts";
 
 export const pruneCommand = defineCommand({
@@ -14,15 +17,21 @@ export const pruneCommand = defineCommand({
       description: "Age of the done messages to delete, e.g. 7d, 12h, 1h30m",
     },
     ...sessionArg,
+    ...storeArg,
     ...jsonArg,
     ...globalArgs,
   },
   async run({ args }) {
     const ms = parseDuration(args["older-than"]);
     const session = findAdminSession(args);
-    const store = session && openMailboxStore(session.dir);
-    // Only done/ is pruned: ready, processing and quarantine are work or evidence.
-    const result = !store || (await store.agents()).length === 0 ? { pruned: [], orphanMarkers: 0 } : await store.prune(new Date(Date.now() - ms));
+    const mailbox = session && (await openSessionMailbox(session, args));
+    let result: PruneResult = { pruned: [], orphanMarkers: 0 };
+    try {
+      // Only done/ is pruned: ready, processing and quarantine are work or evidence.
+      if (mailbox && (await mailbox.store.agents()).length > 0) result = await mailbox.store.prune(new Date(Date.now() - ms));
+    } finally {
+      await mailbox?.close();
+    }
     if (args.json) await writeJson(result);
     else await writeOut(`pruned ${result.pruned.length} done message(s) older than ${args["older-than"]}\n`);
   },

@@ -4,7 +4,9 @@ import { StateDirBusyError, UnknownAgentError } from "../../core/errors.ts";
 import type { RecoverResult } from "../../mailbox/store.ts";
 import { UNKNOWN_OWNER, readRuntimeOwner } from "../../storage/runtime-lock.ts";
 import { agentFilterArg, globalArgs, jsonArg, sessionArg } from "../args.ts";
-import { findAdminSession, openMailboxStoreAsConfigured } from "../context.ts";
+import { findAdminSession } from "../context.ts";
+import { openSessionMailbox } from "../session-mailbox.ts";
+import { storeArg } from "../store/store-arg.ts";
 import { writeJson, writeOut } from "../output.ts";
 
 export const recoverCommand = defineCommand({
@@ -16,6 +18,7 @@ export const recoverCommand = defineCommand({
     ...agentFilterArg,
     force: { type: "boolean", description: "Recover even while a live runtime owns the state dir" },
     ...sessionArg,
+    ...storeArg,
     ...jsonArg,
     ...globalArgs,
   },
@@ -23,30 +26,35 @@ export const recoverCommand = defineCommand({
     const agent = args.agent === undefined ? undefined : assertAgentName(args.agent);
     const session = findAdminSession(args);
     const stateDir = session?.dir;
-    const store = stateDir === undefined ? undefined : await openMailboxStoreAsConfigured(stateDir);
-    const known = store ? await store.agents() : [];
-    if (agent !== undefined && agent !== LEAD && !known.includes(agent)) throw new UnknownAgentError(agent);
-    // A live runtime's processing/ holds work in progress: moving it back to ready
-    // would have it done twice.
-    if (!args.force && stateDir !== undefined) {
-      const owner = await readRuntimeOwner(stateDir);
-      if (owner) {
-        throw new StateDirBusyError(
-          stateDir,
-          owner.pid === UNKNOWN_OWNER.pid ? undefined : owner,
-          "its processing messages are in progress; stop it first, or pass --force if you are sure it is not working on them",
-        );
+    const mailbox = session === undefined ? undefined : await openSessionMailbox(session, args, { configured: true });
+    const store = mailbox?.store;
+    try {
+      const known = store ? await store.agents() : [];
+      if (agent !== undefined && agent !== LEAD && !known.includes(agent)) throw new UnknownAgentError(agent);
+      // A live runtime's processing/ holds work in progress: moving it back to ready
+      // would have it done twice.
+      if (!args.force && stateDir !== undefined) {
+        const owner = await readRuntimeOwner(stateDir);
+        if (owner) {
+          throw new StateDirBusyError(
+            stateDir,
+            owner.pid === UNKNOWN_OWNER.pid ? undefined : owner,
+            "its processing messages are in progress; stop it first, or pass --force if you are sure it is not working on them",
+          );
+        }
       }
+      const result: RecoverResult = { recovered: [], skipped: [] };
+      const targets: AgentName[] = agent === undefined ? known : known.filter((name) => name === agent);
+      for (const name of store ? targets : []) {
+        const one = await (store as NonNullable<typeof store>).recover(name);
+        result.recovered.push(...one.recovered);
+        result.skipped.push(...one.skipped);
+      }
+      if (args.json) await writeJson(result);
+      else await writeOut(recoverText(result));
+    } finally {
+      await mailbox?.close();
     }
-    const result: RecoverResult = { recovered: [], skipped: [] };
-    const targets: AgentName[] = agent === undefined ? known : known.filter((name) => name === agent);
-    for (const name of store ? targets : []) {
-      const one = await (store as NonNullable<typeof store>).recover(name);
-      result.recovered.push(...one.recovered);
-      result.skipped.push(...one.skipped);
-    }
-    if (args.json) await writeJson(result);
-    else await writeOut(recoverText(result));
   },
 });
 

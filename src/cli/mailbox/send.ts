@@ -6,7 +6,9 @@ import { uuidV7Source } from "../../core/ids.ts";
 import { PLAIN_KINDS, type MessageKind, createMessage } from "../../core/message.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { readContent } from "../content.ts";
-import { findAdminSession, openMailboxStore, openMailboxStoreAsConfigured, sendingSession } from "../context.ts";
+import { findAdminSession, sendingSession } from "../context.ts";
+import { openSessionMailbox } from "../session-mailbox.ts";
+import { storeArg } from "../store/store-arg.ts";
 import { writeJson, writeOut } from "../output.ts";
 
 export const sendCommand = defineCommand({
@@ -18,6 +20,7 @@ export const sendCommand = defineCommand({
     "content-file": { type: "string", valueHint: "path|-", description: "Read the content from a file, or - for stdin" },
     kind: { type: "enum", options: [...PLAIN_KINDS], default: "message", description: "Message kind" },
     ...sessionArg,
+    ...storeArg,
     ...jsonArg,
     ...globalArgs,
   },
@@ -28,17 +31,20 @@ export const sendCommand = defineCommand({
     const content = await readContent({ content: args.content, contentFile: args["content-file"] });
     // Sending creates no mailboxes: a typo in --to must not start a queue nobody reads.
     const session = findAdminSession(args);
-    if (recipient !== LEAD && !(session && (await openMailboxStore(session.dir).agents()).includes(recipient))) {
-      throw new UnknownAgentError(
-        recipient,
-        "only lead and agents that already have a mailbox can receive; run `agent mailbox list` to see them",
-      );
-    }
+    const unknown = () =>
+      new UnknownAgentError(recipient, "only lead and agents that already have a mailbox can receive; run `agent mailbox list` to see them");
+    if (recipient !== LEAD && !session) throw unknown();
+    const mailbox = await openSessionMailbox(session ?? sendingSession(args), args, { configured: true });
     const message = createMessage(
       { sender, recipient, kind: args.kind as MessageKind, content },
       { clock: systemClock, ids: uuidV7Source },
     );
-    await (await openMailboxStoreAsConfigured((session ?? sendingSession(args)).dir)).send(message);
+    try {
+      if (recipient !== LEAD && !(await mailbox.store.agents()).includes(recipient)) throw unknown();
+      await mailbox.store.send(message);
+    } finally {
+      await mailbox.close();
+    }
     if (args.json) await writeJson(message);
     else await writeOut(`${message.id}\n`);
   },

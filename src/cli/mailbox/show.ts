@@ -4,7 +4,9 @@ import { CorruptStateFileError, MessageNotFoundError } from "../../core/errors.t
 import { assertMessageId } from "../../core/message-format.ts";
 import type { FoundMessage } from "../../mailbox/store.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
-import { openMailboxStore, requireAdminSession } from "../context.ts";
+import { requireAdminSession } from "../context.ts";
+import { openSessionMailbox } from "../session-mailbox.ts";
+import { storeArg } from "../store/store-arg.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 
 export const showCommand = defineCommand({
@@ -12,6 +14,7 @@ export const showCommand = defineCommand({
   args: {
     id: { type: "positional", required: true, valueHint: "id", description: "Message id (a canonical lowercase UUID)" },
     ...sessionArg,
+    ...storeArg,
     ...jsonArg,
     ...globalArgs,
   },
@@ -19,8 +22,13 @@ export const showCommand = defineCommand({
     const id = assertMessageId(args.id);
     const session = requireAdminSession(args);
     const stateDir = session.dir;
-    const store = openMailboxStore(stateDir);
-    const found = (await store.agents()).length === 0 ? null : await store.find(id);
+    const mailbox = await openSessionMailbox(session, args);
+    let found: FoundMessage | null;
+    try {
+      found = (await mailbox.store.agents()).length === 0 ? null : await mailbox.store.find(id);
+    } finally {
+      await mailbox.close();
+    }
     if (!found) throw new MessageNotFoundError(id, `in session ${session.meta.id}`);
     // Quarantine is where unreadable files are meant to be, so they are shown as
     // evidence; anywhere else an unreadable file is corrupt state, and says so.
