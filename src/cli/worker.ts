@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { buildWorker } from "../app/lead.ts";
-import { UsageError } from "../core/errors.ts";
+import { SessionNotFoundError, UsageError } from "../core/errors.ts";
 import { parsePositiveInt } from "../core/values.ts";
 import { writeErr } from "./output.ts";
 import { ProgressPrinter } from "./run/progress.ts";
@@ -13,6 +13,8 @@ import { VERSION } from "./version.ts";
 // Everything a Lead's runtime is told about the model, tools and store, but
 // nothing about waiting for a lock or running teammates elsewhere.
 const { "wait-lock": _waitLock, "remote-teammates": _remote, ...workerRuntimeArgs } = runtimeArgs;
+
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export const workerCommand = defineCommand({
   meta: {
@@ -34,9 +36,22 @@ export const workerCommand = defineCommand({
     }
     const maxTeammates = args["max-teammates"] === undefined ? undefined : parsePositiveInt(args["max-teammates"], { flag: "--max-teammates" });
     const ref = args.session;
-    const setup = runtimeSetup(args as RuntimeValues, rawArgs, (store) => ({ kind: "existing", meta: store.find(ref) }));
-    if (setup.session.kind !== "existing") throw new UsageError("agent worker runs the teammates of an existing session; start it with `agent run`");
-    const meta = setup.session.meta;
+    // The session's record is on the Lead's machine; with a PostgreSQL store a
+    // worker elsewhere names it by its full id (its team is in the store).
+    let remoteId: string | undefined;
+    const setup = runtimeSetup(args as RuntimeValues, rawArgs, (store) => {
+      try {
+        return { kind: "existing", meta: store.find(ref) };
+      } catch (error) {
+        if (!(error instanceof SessionNotFoundError) || !SESSION_ID.test(ref)) throw error;
+        remoteId = ref;
+        return { kind: "new" };
+      }
+    });
+    if (remoteId !== undefined && setup.settings.store.kind !== "postgres") {
+      throw new SessionNotFoundError(ref, setup.stateRoot);
+    }
+    const sessionId = remoteId ?? (setup.session.kind === "existing" ? setup.session.meta.id : ref);
     const quiet = args.quiet === true;
     const say = (line: string) => (quiet ? Promise.resolve() : writeErr(`${line}\n`));
     for (const warning of setup.warnings) await say(`agent: warning: ${warning}`);
@@ -44,7 +59,9 @@ export const workerCommand = defineCommand({
     using stop = new RunStop(undefined);
     // No runtime lock: the Lead's process holds the session's; a worker holds teammate leases only.
     const worker = await buildWorker(setup.settings, {
-      stateDir: new SessionStore(setup.stateRoot).dirOf(meta.id),
+      // Per machine even with a shared store: usage, large tool results.
+      stateDir: new SessionStore(setup.stateRoot).dirOf(sessionId),
+      sessionId,
       stateRoot: setup.stateRoot,
       workspace: setup.workspace,
       observer: printer.observe,
@@ -55,7 +72,7 @@ export const workerCommand = defineCommand({
     });
     try {
       await say(
-        `agent worker: session ${meta.id}: running the teammates no other process holds` +
+        `agent worker: session ${sessionId}: running the teammates no other process holds` +
           `${maxTeammates !== undefined ? ` (at most ${maxTeammates})` : ""}, pid ${process.pid}; SIGTERM or Ctrl-C stops it`,
       );
       await new Promise<void>((resolve) => {

@@ -182,3 +182,87 @@ describe.each([files, postgres()])("a Lead with --remote-teammates and two agent
     }
   }, 90_000);
 });
+
+describe.each([files, postgres()])("a Lead's runtime without --remote-teammates beside a worker, store: $name", (backend: Backend) => {
+  test("agent drain leaves alice to the worker holding her, and carries her on from her history when that worker is killed with -9", async () => {
+    const { workspace, stateDir, sessionDir } = runSetup();
+    const aliceAsked = deferred();
+    const never = deferred();
+    const server = ScriptedModelServer.start([
+      { identity: "lead", toolCalls: [spawnCall("alice", "count the tables")] },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", check: () => aliceAsked.resolve(), gate: never.promise, text: "never sent" },
+      {
+        identity: "alice",
+        text: ALICE_RESULT,
+        check: (request) => expect(request.body.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["count the tables"]),
+      },
+      {
+        identity: "lead",
+        text: "alice counted them.",
+        check: (request) => expect(eventsIn(request).filter((event) => event.kind === "result")).toEqual([{ from: "alice", kind: "result", content: ALICE_RESULT }]),
+      },
+    ]);
+    servers.push(server);
+    const common = ["--session", SESSION, "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, ...(await backend.args())];
+    try {
+      // The run spawns alice and returns: no process of its own runs her.
+      const run = start(["run", "--remote-teammates", "--no-wait", ...common, "Have alice count the tables."]);
+      expect(await run.child.exited).toBe(0);
+      const worker = start(["worker", ...common]);
+      await aliceAsked.promise;
+
+      const drain = start(["drain", "--output", "stream-json", ...common]);
+      const reader = drain.child.stdout.getReader();
+      let stdout = "";
+      // Its first line is printed once the runtime is built: the team restored, alice left to her worker.
+      while (!stdout.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        stdout += new TextDecoder().decode(value);
+      }
+      expect(JSON.parse(stdout.split("\n")[0]!)).toMatchObject({ type: "system" });
+      expect(server.requests.filter((request) => request.identity === "alice")).toHaveLength(1);
+
+      worker.child.kill("SIGKILL");
+      expect(await worker.child.exited).toBe(137);
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) stdout += new TextDecoder().decode(chunk.value);
+      const code = await drain.child.exited;
+      expect({ code, stderr: code === 0 ? "" : await drain.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(JSON.parse(stdout.trimEnd().split("\n").at(-1)!)).toMatchObject({ subtype: "success", result: "alice counted them.", events: 1 });
+      expect(await drain.stderr).toContain("[alice] running (helper)");
+      server.assertDone();
+
+      const { store, leases } = backend.open(sessionDir());
+      expect(await leases.live()).toEqual([]);
+      const counts = Object.fromEntries((await store.list()).map((listing) => [listing.name, listing.counts]));
+      expect(counts).toEqual({
+        lead: { ready: 0, processing: 0, done: 1, quarantine: 0 },
+        alice: { ready: 0, processing: 0, done: 1, quarantine: 0 },
+      });
+    } finally {
+      never.resolve();
+    }
+  }, 90_000);
+});
+
+describe("agent worker's usage errors", () => {
+  test("no --session is exit 2, an unknown one exit 6, --max-teammates 0 exit 2: one line each, before anything runs", async () => {
+    const { workspace, stateDir } = runSetup();
+    const worker = async (...args: string[]) => {
+      const running = start(["worker", "--workspace", workspace, "--state-dir", stateDir, ...args]);
+      return { code: await running.child.exited, stderr: await running.stderr };
+    };
+    expect(await worker()).toEqual({
+      code: 2,
+      stderr: "agent: agent worker needs --session ID: the session whose teammates it runs (`agent sessions list` shows them)\n",
+    });
+    const unknown = await worker("--session", "nope");
+    expect(unknown.code).toBe(6);
+    expect(unknown.stderr).toMatch(/^agent: no session "nope" in .*; run `agent sessions list` to see the sessions\n$/);
+    expect(await worker("--session", "nope", "--max-teammates", "0")).toEqual({
+      code: 2,
+      stderr: 'agent: invalid value "0" for --max-teammates: expected a whole number greater than 0, e.g. 20\n',
+    });
+  }, 30_000);
+});
