@@ -12,6 +12,7 @@ import {
   type PermissionRequestContent,
   type PermissionResponse,
   PermissionRequestContent as PermissionRequestSchema,
+  PermissionResponse as PermissionResponseSchema,
   PlanApprovalResponse,
   ShutdownResponse,
   describeProtocol,
@@ -40,6 +41,8 @@ const ACK_RETRY_MS = 50;
 export const PERMISSION_TIMEOUT_MS = 5 * 60_000;
 /** A permission request's input is shown to the person asked up to this size; a larger one is left out. */
 const PERMISSION_INPUT_MAX_CHARS = 64 * 1024;
+/** How often a teammate in `agent worker` looks for the verdict the Lead's process wrote. */
+const PERMISSION_POLL_MS = 200;
 
 export class TeammateUnavailableError extends AgentError {
   readonly code = "TEAMMATE_UNAVAILABLE";
@@ -427,6 +430,7 @@ export class TeammateRuntime implements TeamWatchTarget {
     const timeoutMs = this.#o.permissionTimeoutMs ?? PERMISSION_TIMEOUT_MS;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
+    const settled = new AbortController();
     try {
       await this.#deliver(name, LEAD, "permission_request", JSON.stringify(content), id, undefined, id);
       const stopped = new Promise<PermissionResponse>((resolve) => {
@@ -436,12 +440,26 @@ export class TeammateRuntime implements TeamWatchTarget {
         if (signal.aborted) onAbort();
         else signal.addEventListener("abort", onAbort, { once: true });
       });
-      return await Promise.race([verdict, stopped]);
+      // In `agent worker` the Lead's side is another process: its verdict is seen in the store.
+      const remote = this.role === "worker" ? this.#verdictInStore(id, settled.signal) : new Promise<never>(() => {});
+      return await Promise.race([verdict, stopped, remote]);
     } finally {
+      settled.abort();
       clearTimeout(timer);
       if (onAbort) signal.removeEventListener("abort", onAbort);
       this.#permissionWaiters.delete(id);
     }
+  }
+
+  /** Polls the store for the response to permission request `id` until it is there (or `stop`). */
+  async #verdictInStore(id: string, stop: AbortSignal): Promise<PermissionResponse> {
+    const responseId = derivedId(id, "permission_response");
+    while (!stop.aborted) {
+      await Bun.sleep(PERMISSION_POLL_MS);
+      const found = await this.#o.store.find(responseId).catch(() => null);
+      if (found?.message) return tryProtocolContent(PermissionResponseSchema, found.message) ?? { allow: false, reason: `the answer to permission request ${id} is malformed` };
+    }
+    return new Promise<never>(() => {});
   }
 
   /**
@@ -768,7 +786,9 @@ export class TeammateRuntime implements TeamWatchTarget {
     this.#o.supervisor.start(`permission request ${requestId}`, async (signal) => {
       const waiter = this.#permissionWaiters.get(requestId);
       let verdict: PermissionResponse;
-      if (!waiter) verdict = { allow: false, reason: `permission request ${requestId} is no longer waited for (its runtime stopped); the call asks again when its turn resumes` };
+      // A teammate run here that does not wait any more was stopped with this process;
+      // one run by an `agent worker` waits there.
+      if (!waiter && this.#runsHere(message.sender)) verdict = { allow: false, reason: `permission request ${requestId} is no longer waited for (its runtime stopped); the call asks again when its turn resumes` };
       else if (!this.#o.decidePermission) verdict = { allow: false, reason: "no one on the Lead's side can answer permission requests in this runtime" };
       else {
         try {

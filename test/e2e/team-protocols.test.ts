@@ -2,7 +2,7 @@ import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type RecordedRequest, type ScriptedReply, ScriptedModelServer, type ScriptedToolCall } from "../support/model-server.ts";
-import { ensureBinary } from "./agent-binary.ts";
+import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
 import { type StreamLine, expectOneLineError, parseStream } from "./run-fixture.ts";
 import { TeamList, teamSetup } from "./team-fixture.ts";
 
@@ -318,4 +318,46 @@ describe("permission requests", () => {
       "permission_response lead allows dave's call: allowed by the Lead's rules and mode (bypassPermissions)",
     ]);
   });
+});
+
+describe("permission requests across processes", () => {
+  test("alice in an `agent worker` asks; the Lead's process (acceptEdits) allows her write; she sees the verdict in the store", async () => {
+    server = ScriptedModelServer.start(
+      [
+        { identity: "alice", toolCalls: [call("write_file", { path: "notes.txt", content: "notes\n" })] },
+        { identity: "alice", text: "notes.txt written.", check: (r) => expect(lastToolText(r)).not.toContain("denied") },
+      ],
+      {
+        respond: leadBrain([call("spawn_teammate", { name: "alice", role: "writer", prompt: "Write notes.txt." })], () => []),
+      },
+    );
+    const { workspace, stateDir, sessionDir } = teamSetup();
+    const common = ["--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url];
+    const env = { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key" };
+    const lead = Bun.spawn([AGENT_BINARY, "run", "--session", "remote-ask", "--remote-teammates", "--permission-mode", "acceptEdits", ...common, "Have alice write notes."], {
+      env,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    // The worker runs its teammates in `default` mode: alice's write asks the Lead's side.
+    let worker: Bun.Subprocess | undefined;
+    try {
+      while (server.requests.length === 0) await Bun.sleep(20);
+      worker = Bun.spawn([AGENT_BINARY, "worker", "--session", "remote-ask", "--permission-mode", "default", ...common], { env, stdout: "ignore", stderr: "pipe" });
+      const code = await lead.exited;
+      expect({ code, stderr: code === 0 ? "" : await new Response(lead.stderr).text() }).toEqual({ code: 0, stderr: "" });
+      server.assertDone();
+      expect(readFileSync(join(workspace, "notes.txt"), "utf8")).toBe("notes\n");
+      const dir = sessionDir();
+      const verdicts = readdirSync(join(dir, "mailboxes", "alice", "done"))
+        .filter((n) => n.endsWith(".json"))
+        .map((n) => JSON.parse(readFileSync(join(dir, "mailboxes", "alice", "done", n), "utf8")))
+        .filter((m) => m.kind === "permission_response");
+      expect(verdicts.map((m) => JSON.parse(m.content))).toEqual([{ allow: true, reason: "allowed by the Lead's rules and mode (acceptEdits)" }]);
+    } finally {
+      lead.kill("SIGKILL");
+      worker?.kill("SIGTERM");
+      await worker?.exited;
+    }
+  }, 60_000);
 });
