@@ -36,7 +36,7 @@ import { CloseStack } from "./close-stack.ts";
 import { DEFAULT_COMPACTION } from "../runtime/compaction.ts";
 import { EventInbox } from "../runtime/event-inbox.ts";
 import { HistoryStore } from "../runtime/history-store.ts";
-import { type StateStores, fileStores } from "./state-stores.ts";
+import type { StateStores } from "./state-stores.ts";
 import { JobSupervisor } from "../runtime/job-supervisor.ts";
 import type { RunObserver, RunResult } from "../runtime/run-types.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
@@ -90,7 +90,7 @@ export interface LeadRuntime {
 export interface LeadContext {
   /** The session's state dir: todos, usage, tool results, and, with the file stores, everything else. */
   stateDir: string;
-  /** Where histories, team, tasks and cron jobs live; the state dir's files when absent. */
+  /** Where histories, team, tasks and cron jobs live; the store the settings choose (with the mailbox) when absent. */
   stores?: StateStores;
   workspace: string;
   observer?: RunObserver;
@@ -237,7 +237,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     closers.push(() => inbox.releaseAll());
     const supervisor = new JobSupervisor((name, error) => warn(LEAD)(`${name} stopped: ${(error as Error).message}`));
     closers.push(() => supervisor.close());
-    const stores = context.stores ?? fileStores(context.stateDir);
+    const stores = context.stores ?? mailbox.state;
     const openHistory = async (agent: AgentName) => {
       const history = await HistoryStore.open(stores.histories, agent);
       histories.push(history);

@@ -1,4 +1,5 @@
 import { basename } from "node:path";
+import type { SQL } from "bun";
 import type { Settings } from "../config/load.ts";
 import { FileMailboxStore } from "../mailbox/file-store.ts";
 import { FileMailWakeups } from "../mailbox/file-wakeups.ts";
@@ -11,6 +12,11 @@ import type { FsOps } from "../storage/fs-ops.ts";
 import { FileTeammateLeases } from "../leases/file-leases.ts";
 import type { TeammateLeases } from "../leases/teammate-leases.ts";
 import { PgTeammateLeases } from "../postgres/teammate-leases.ts";
+import { PgCronTable } from "../postgres/cron-table.ts";
+import { PgHistoryBackend } from "../postgres/history-store.ts";
+import { PgTaskTable } from "../postgres/task-table.ts";
+import { PgTeamRegistry } from "../postgres/team-registry.ts";
+import { type StateStores, fileStores } from "./state-stores.ts";
 
 /** A session's mailbox as the settings choose it: the store, its wake-ups, and what closes them. */
 export interface MailboxBackend {
@@ -20,6 +26,8 @@ export interface MailboxBackend {
   wakeups: MailWakeups;
   /** Which process runs which teammate (docs/worker.md), in the same store. */
   leases: TeammateLeases;
+  /** The session's histories, team, task graph and cron jobs, in the same store. */
+  state: StateStores;
   close(): Promise<void>;
 }
 
@@ -46,6 +54,7 @@ export async function openMailboxBackend(settings: Pick<Settings, "store" | "mai
       store: new FileMailboxStore({ stateDir: context.stateDir, fs: context.fs, maxContentBytes }),
       wakeups,
       leases: new FileTeammateLeases(context.stateDir),
+      state: fileStores(context.stateDir),
       close: () => wakeups.close(),
     };
   }
@@ -58,10 +67,21 @@ export async function openMailboxBackend(settings: Pick<Settings, "store" | "mai
     store,
     wakeups,
     leases: new PgTeammateLeases({ sql: connection.sql, session }),
+    state: postgresStores(connection.sql, session),
     async close() {
       store.close();
       await wakeups.close();
       await connection.close();
     },
+  };
+}
+
+/** A session's state stores on one PostgreSQL connection pool, its rows keyed by the session's id. */
+export function postgresStores(sql: SQL, session: string): StateStores {
+  return {
+    histories: new PgHistoryBackend(sql, session),
+    team: new PgTeamRegistry(sql, session),
+    tasks: new PgTaskTable(sql, session),
+    cron: new PgCronTable(sql, session),
   };
 }

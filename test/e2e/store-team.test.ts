@@ -24,6 +24,18 @@ async function rowsOf(url: string, session: string) {
   }
 }
 
+/** Whose history rows the session has, and its teammates' rows. */
+async function stateOf(url: string, session: string) {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    const histories: { agent: string }[] = await sql`SELECT DISTINCT agent FROM agent_history WHERE session = ${session} ORDER BY agent`;
+    const teammates: { name: string }[] = await sql`SELECT name FROM agent_teammates WHERE session = ${session} ORDER BY name`;
+    return { histories: histories.map((row) => row.agent), teammates: teammates.map((row) => row.name) };
+  } finally {
+    await sql.close();
+  }
+}
+
 describe("agent run --store postgres://…", () => {
   test("the team works through the PostgreSQL mailbox: every message done there, no mailbox files", async () => {
     const server = startServer(seedScript());
@@ -36,9 +48,12 @@ describe("agent run --store postgres://…", () => {
     expect(result.stderr).not.toContain("pg-secret-42");
 
     const dir = sessionDir();
-    // Histories and the team stay in the session's dir; the mailboxes are not there.
-    expect(existsSync(join(dir, "agents", "lead.jsonl"))).toBe(true);
-    expect(existsSync(join(dir, "mailboxes"))).toBe(false);
+    // Mailboxes, histories and the team are all in the store; the session's dir keeps none of them.
+    for (const kept of ["mailboxes", "agents", "team.json", "tasks", "cron.json"]) expect(existsSync(join(dir, kept))).toBe(false);
+    expect(await stateOf(url, basename(dir))).toEqual({
+      histories: ["alice", "bob", "lead"],
+      teammates: ["alice", "bob"],
+    });
     const rows = await rowsOf(url, basename(dir));
     expect(rows.filter((row) => row.state !== "done")).toEqual([]);
     // alice's task; bob's task and alice's word; alice's result and bob's two (one per message he got).
@@ -64,6 +79,16 @@ describe("agent run --store postgres://…", () => {
     const shown = await agent("mailbox", "show", sent.stdout.trim(), "--json", "--store", url);
     expect(JSON.parse(shown.stdout)).toMatchObject({ agent: "lead", state: "ready", message: { sender: "ops", content: "status?" } });
     expect(listed.stdout + sent.stdout + shown.stdout + sent.stderr).not.toContain("pg-secret-42");
+    const list = await agent("team", "list", "--store", url);
+    expect(list.stdout).toMatch(/alice +\S+ +idle/);
+    expect(list.stdout).not.toContain("pg-secret-42");
+    // A command that changes a stopped session's files says it works on files only.
+    const refused = await agent("team", "reset", "alice", "--store", url);
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({
+      code: 2,
+      stderr:
+        "agent: agent team reset works on the file store only; with a PostgreSQL store change the session from a run (the Lead's tools) or psql, or pass --store files for a session kept in files\n",
+    });
   });
 
   test("an unreachable store stops the run before any model call: exit 5, one line, no password", async () => {

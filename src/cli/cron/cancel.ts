@@ -1,5 +1,7 @@
 import { defineCommand } from "citty";
-import { FileCronStore, assertCronJobId } from "../../cron/cron-store.ts";
+import { CronStore, assertCronJobId } from "../../cron/cron-store.ts";
+import { openAdminStores } from "../store/session-stores.ts";
+import { storeArg } from "../store/store-arg.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { requireAdminSession } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
@@ -12,13 +14,20 @@ export const cancelCommand = defineCommand({
   args: {
     id: { type: "positional", required: true, valueHint: "id", description: "Job id, as `agent cron list` shows it" },
     ...sessionArg,
+    ...storeArg,
     ...jsonArg,
     ...globalArgs,
   },
   async run({ args }) {
     // The id first: a malformed one is a usage error (exit 2), an unknown one is not found (exit 6).
     const id = assertCronJobId(args.id);
-    const job = await new FileCronStore(requireAdminSession(args).dir).remove(id);
+    const opened = await openAdminStores(args, requireAdminSession(args));
+    let job;
+    try {
+      job = await new CronStore(opened.stores.cron).remove(id);
+    } finally {
+      await opened.close();
+    }
     if (args.json) await writeJson({ cancelled: job });
     else await writeOut(`cancelled cron job ${job.id} (${job.cron})\n`);
   },

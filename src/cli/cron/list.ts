@@ -1,18 +1,28 @@
 import { defineCommand } from "citty";
-import { FileCronStore, type CronJob } from "../../cron/cron-store.ts";
+import { CronStore, type CronJob } from "../../cron/cron-store.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { findAdminSession, resolveStateDir } from "../context.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
+import { openAdminStores } from "../store/session-stores.ts";
+import { storeArg } from "../store/store-arg.ts";
 
 const PROMPT_PREVIEW_CHARS = 60;
 
 export const listCommand = defineCommand({
   meta: { name: "list", description: "The durable cron jobs, soonest first, with their next run" },
-  args: { ...sessionArg, ...jsonArg, ...globalArgs },
+  args: { ...sessionArg, ...storeArg, ...jsonArg, ...globalArgs },
   async run({ args }) {
     const session = findAdminSession(args);
-    // Only durable jobs are on disk: the others live in the process that scheduled them.
-    const jobs = session ? await new FileCronStore(session.dir).list() : [];
+    // Only durable jobs are stored: the others live in the process that scheduled them.
+    let jobs: CronJob[] = [];
+    if (session) {
+      const opened = await openAdminStores(args, session);
+      try {
+        jobs = await new CronStore(opened.stores.cron).list();
+      } finally {
+        await opened.close();
+      }
+    }
     const where = session ? `session ${session.meta.id}` : resolveStateDir(args);
     if (args.json) await writeJson({ session_id: session?.meta.id ?? null, jobs });
     else await writeOut(jobs.length === 0 ? `no durable cron jobs in ${where}\n` : `session ${session?.meta.id}\n${jobsText(jobs)}`);

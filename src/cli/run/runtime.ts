@@ -9,6 +9,7 @@ import { openPlannedSession } from "../../sessions/session-plan.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { RuntimeLock } from "../../storage/runtime-lock.ts";
+import { PgSessionLock } from "../../postgres/session-lock.ts";
 import type { RuntimeSetup } from "./runtime-args.ts";
 import { VERSION } from "../version.ts";
 import type { RunStop } from "./stop.ts";
@@ -56,7 +57,17 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
   // removed again, so a failed start leaves no empty session behind.
   let built = false;
   let discard = false;
+  let shared: PgSessionLock | undefined;
   try {
+    // With a PostgreSQL store the session is shared with other machines: its
+    // runtime lock is there too (workers take teammates, never this one).
+    if (setup.settings.store.kind === "postgres") {
+      shared = await PgSessionLock.acquire(setup.settings.store.url, opened.id, {
+        waitMs: setup.waitLock ? stop.remainingMs() : 0,
+        where: `session ${opened.id} in the PostgreSQL store`,
+        fix: busyFix(opened),
+      });
+    }
     const meta = store.touch(opened, request.prompt);
     const lead = await buildLead(setup.settings, {
       stateDir: dir,
@@ -83,6 +94,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
   } finally {
     // Unlisted while the lock is still held, so no other runtime takes it meanwhile.
     if (!built && setup.session.kind === "new") discard = store.unlistIfUnused(opened);
+    await shared?.release().catch(() => {});
     await lock.release();
     if (discard) store.removeUnlisted(opened);
   }
@@ -94,10 +106,10 @@ async function acquireSessionLock(dir: string, meta: SessionMeta, waitMs: number
   } catch (error) {
     if (!(error instanceof StateDirBusyError)) throw error;
     // Say which session is busy, and how to run beside it.
-    throw new StateDirBusyError(
-      dir,
-      error.owner,
-      `session ${meta.id}${meta.name === undefined ? "" : ` (${meta.name})`} is already running; wait for it (--wait-lock), or start a new session (\`agent run\` without --continue/--resume/--session)`,
-    );
+    throw new StateDirBusyError(dir, error.owner, busyFix(meta));
   }
+}
+
+function busyFix(meta: SessionMeta): string {
+  return `session ${meta.id}${meta.name === undefined ? "" : ` (${meta.name})`} is already running; wait for it (--wait-lock), or start a new session (\`agent run\` without --continue/--resume/--session)`;
 }

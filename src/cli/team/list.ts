@@ -2,15 +2,18 @@ import { defineCommand } from "citty";
 import { MAILBOX_STATES } from "../../core/mailbox-state.ts";
 import type { MailboxCounts } from "../../mailbox/store.ts";
 import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
-import { FileTeamRegistry, type TeammateRecord } from "../../team/team-registry.ts";
+import type { TeammateRecord } from "../../team/team-registry.ts";
+import type { MailboxStore } from "../../mailbox/store.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
-import { findAdminSession, openMailboxStore, resolveStateDir } from "../context.ts";
+import { findAdminSession, resolveStateDir } from "../context.ts";
+import { openAdminStores } from "../store/session-stores.ts";
+import { storeArg } from "../store/store-arg.ts";
 import { zeroCounts } from "../mailbox/list.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 
 export const teamListCommand = defineCommand({
-  meta: { name: "list", description: "Teammates from team.json: role, state, last change, mailbox counts" },
-  args: { ...sessionArg, ...jsonArg, ...globalArgs },
+  meta: { name: "list", description: "Teammates from team.json (or the --store): role, state, last change, mailbox counts" },
+  args: { ...sessionArg, ...storeArg, ...jsonArg, ...globalArgs },
   async run({ args }) {
     const session = findAdminSession(args);
     if (!session) {
@@ -20,8 +23,15 @@ export const teamListCommand = defineCommand({
     }
     const stateDir = session.dir;
     // Read-only, so no runtime lock: team.json is replaced atomically, never seen half-written.
-    const teammates = await new FileTeamRegistry(stateDir).read();
-    const counts = await mailboxCounts(stateDir, teammates);
+    const opened = await openAdminStores(args, session);
+    let teammates: TeammateRecord[];
+    let counts: Map<string, MailboxCounts>;
+    try {
+      teammates = await opened.stores.team.read();
+      counts = await mailboxCounts(opened.mailbox, teammates);
+    } finally {
+      await opened.close();
+    }
     if (args.json) {
       await writeJson({ session_id: session.meta.id, teammates: teammates.map((t) => ({ ...t, mailbox: counts.get(t.name) ?? zeroCounts() })) });
       return;
@@ -42,9 +52,8 @@ export const teamListCommand = defineCommand({
 });
 
 /** Each teammate's counts per mailbox state; one pass over the mailboxes (read under the mailbox lock). */
-async function mailboxCounts(stateDir: string, teammates: TeammateRecord[]): Promise<Map<string, MailboxCounts>> {
+async function mailboxCounts(store: MailboxStore, teammates: TeammateRecord[]): Promise<Map<string, MailboxCounts>> {
   if (teammates.length === 0) return new Map();
-  const store = openMailboxStore(stateDir);
   const listings = await store.list();
   return new Map(listings.map((listing) => [listing.name, listing.counts]));
 }

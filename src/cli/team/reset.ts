@@ -4,16 +4,20 @@ import { TeammateUnavailableError } from "../../team/teammate-runtime.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { writeJson, writeOut } from "../output.ts";
 import { editStoppedTeammate } from "./stopped-session.ts";
+import { refuseSharedStore } from "../store/session-stores.ts";
+import { storeArg } from "../store/store-arg.ts";
 
 export const teamResetCommand = defineCommand({
   meta: { name: "reset", description: "Make a failed teammate idle again in a stopped session, keeping its history" },
   args: {
     name: { type: "positional", required: true, valueHint: "name", description: "The failed teammate" },
     ...sessionArg,
+    ...storeArg,
     ...jsonArg,
     ...globalArgs,
   },
   async run({ args }) {
+    await refuseSharedStore(args, "agent team reset");
     const name = args.name;
     const { session, value: failure } = await editStoppedTeammate(args, async (teammate, { registry }) => {
       if (teammate.state !== "failed") {

@@ -7,6 +7,8 @@ import { openMailboxStoreAsConfigured } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
 import { editStoppedTeammate } from "./stopped-session.ts";
 import { GitWorktrees, type RemoveOutcome } from "../../worktrees/worktrees.ts";
+import { refuseSharedStore } from "../store/session-stores.ts";
+import { storeArg } from "../store/store-arg.ts";
 
 export const teamRmCommand = defineCommand({
   meta: {
@@ -17,10 +19,12 @@ export const teamRmCommand = defineCommand({
     name: { type: "positional", required: true, valueHint: "name", description: "The teammate to remove" },
     force: { type: "boolean", description: "Remove it even with unfinished work (moved to its quarantine/)" },
     ...sessionArg,
+    ...storeArg,
     ...jsonArg,
     ...globalArgs,
   },
   async run({ args }) {
+    await refuseSharedStore(args, "agent team rm");
     const name = args.name;
     const { session, value: outcome } = await editStoppedTeammate(args, async (teammate, { session, registry }) => {
       const store = await openMailboxStoreAsConfigured(session.dir);

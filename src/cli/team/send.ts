@@ -10,6 +10,8 @@ import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { readContent } from "../content.ts";
 import { openMailboxStoreAsConfigured, requireAdminSession } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
+import { refuseSharedStore } from "../store/session-stores.ts";
+import { storeArg } from "../store/store-arg.ts";
 
 export const teamSendCommand = defineCommand({
   meta: { name: "send", description: `Message a teammate as the operator (sender "${USER}") and print the message id` },
@@ -18,10 +20,12 @@ export const teamSendCommand = defineCommand({
     text: { type: "positional", required: false, valueHint: "text", description: "The message, sent byte-for-byte" },
     "content-file": { type: "string", valueHint: "path|-", description: "Read the message from a file, or - for stdin, instead of TEXT" },
     ...sessionArg,
+    ...storeArg,
     ...jsonArg,
     ...globalArgs,
   },
   async run({ args }) {
+    await refuseSharedStore(args, "agent team send");
     const name = assertTeammateName(args.name);
     if ((args.text === undefined) === (args["content-file"] === undefined)) {
       throw new UsageError("give the message as TEXT (agent team send NAME TEXT) or with --content-file PATH (- for stdin), not both");
