@@ -1,6 +1,4 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { basename } from "node:path";
 import { SQL } from "bun";
@@ -10,6 +8,9 @@ import { FileTeammateLeases } from "../../src/leases/file-leases.ts";
 import type { TeammateLeases } from "../../src/leases/teammate-leases.ts";
 import { PgMailboxStore } from "../../src/postgres/mailbox-store.ts";
 import { PgTeammateLeases } from "../../src/postgres/teammate-leases.ts";
+import { PgHistoryBackend } from "../../src/postgres/history-store.ts";
+import { FileHistoryBackend } from "../../src/runtime/file-history.ts";
+import { type HistoryBackend, HistoryStore } from "../../src/runtime/history-store.ts";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
@@ -38,14 +39,18 @@ interface Backend {
   name: string;
   /** The `--store` arguments (none for files). */
   args(): Promise<string[]>;
-  /** The session's mailboxes and teammate leases, as the binary wrote them. */
-  open(sessionDir: string): { store: MailboxStore; leases: TeammateLeases };
+  /** The session's mailboxes, teammate leases and histories, as the binary wrote them. */
+  open(sessionDir: string): { store: MailboxStore; leases: TeammateLeases; histories: HistoryBackend };
 }
 
 const files: Backend = {
   name: "files (a shared state dir)",
   args: async () => [],
-  open: (sessionDir) => ({ store: new FileMailboxStore({ stateDir: sessionDir }), leases: new FileTeammateLeases(sessionDir) }),
+  open: (sessionDir) => ({
+    store: new FileMailboxStore({ stateDir: sessionDir }),
+    leases: new FileTeammateLeases(sessionDir),
+    histories: new FileHistoryBackend(sessionDir),
+  }),
 };
 
 function postgres(): Backend {
@@ -61,7 +66,11 @@ function postgres(): Backend {
       const sql = new SQL(url, { max: 2 });
       pools.push(sql);
       const session = basename(sessionDir);
-      return { store: new PgMailboxStore({ sql, session }), leases: new PgTeammateLeases({ sql, session }) };
+      return {
+        store: new PgMailboxStore({ sql, session }),
+        leases: new PgTeammateLeases({ sql, session }),
+        histories: new PgHistoryBackend(sql, session),
+      };
     },
   };
 }
@@ -147,7 +156,7 @@ describe.each([files, postgres()])("a Lead with --remote-teammates and two agent
       const workers = [start(["worker", "--session", SESSION, ...common]), start(["worker", "--session", SESSION, ...common])];
       workersUp.resolve();
       await aliceAsked.promise;
-      const { store, leases } = backend.open(sessionDir());
+      const { store, leases, histories } = backend.open(sessionDir());
       const holder = (await leases.live()).find((lease) => lease.name === "alice")!.holder;
       const victim = workers.find((worker) => worker.child.pid === holder.pid)!;
       const survivor = workers.find((worker) => worker !== victim)!;
@@ -174,7 +183,8 @@ describe.each([files, postgres()])("a Lead with --remote-teammates and two agent
         alice: { ready: 0, processing: 0, done: 1, quarantine: 0 },
         bob: { ready: 0, processing: 0, done: 1, quarantine: 0 },
       });
-      const leadHistory = readFileSync(join(sessionDir(), "agents", "lead.jsonl"), "utf8");
+      // Read from where the store keeps it: the session's files, or the database's rows.
+      const leadHistory = JSON.stringify((await HistoryStore.open(histories, "lead")).messages);
       expect(leadHistory.split(ALICE_RESULT).length - 1).toBe(1);
       expect(leadHistory.split(BOB_RESULT).length - 1).toBe(1);
     } finally {
