@@ -13,12 +13,15 @@ import { readdirSync } from "node:fs";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { ensureBinary } from "../e2e/agent-binary.ts";
 import { type TeamChild, TeamChildren, type TeamRunner, lastStep, outcomeOf, teamDirs, until } from "../fixtures/team-children.ts";
-import { readTeamFiles } from "../fixtures/team-files.ts";
+import { type TeamFiles, readTeamFiles, readTeamRows } from "../fixtures/team-files.ts";
+import { clusterForFile } from "../support/postgres.ts";
 import { TEAM_PROMPT, TeamModel } from "../fixtures/team-model.ts";
 
 const SEEDS = process.env.TEAM_CRASH_SEEDS
   ? process.env.TEAM_CRASH_SEEDS.split(",").map(Number)
   : Array.from({ length: 10 }, () => Math.floor(Math.random() * 1_000_000));
+/** Fewer on PostgreSQL (the same runtime over another store); TEAM_CRASH_SEEDS sets both. */
+const PG_SEEDS = process.env.TEAM_CRASH_SEEDS ? SEEDS : SEEDS.slice(0, 4);
 /**
  * Kill this long after the child's first model request (or its start, if it
  * makes none within 3 s). A drain has less left to do than the run before it:
@@ -92,8 +95,16 @@ function random(seed: number): () => number {
   };
 }
 
-describe("a team run killed with SIGKILL, then drained", () => {
-  for (const seed of SEEDS) {
+const pg = clusterForFile();
+
+/** Where the team's state is: the session's files, or a fresh database of the PostgreSQL store (the binary only). */
+const STORES = [
+  { name: "files", seeds: SEEDS, store: async () => undefined },
+  ...(RUNNER === "binary" ? [{ name: "postgres", seeds: PG_SEEDS, store: async () => pg().database() }] : []),
+];
+
+describe.each(STORES.map((store) => [store.name, store] as const))("a team run killed with SIGKILL, then drained (%s store)", (_name, backend) => {
+  for (const seed of backend.seeds) {
     test(
       `seed ${seed}: every message done and in its recipient's history exactly once; every turn finished`,
       async () => {
@@ -106,7 +117,8 @@ describe("a team run killed with SIGKILL, then drained", () => {
         const model = new TeamModel(seed);
         const server = ScriptedModelServer.start([], { respond: model.respond });
         servers.push(server);
-        const dirs = teamDirs();
+        const store = await backend.store();
+        const dirs = { ...teamDirs(), ...(store === undefined ? {} : { store }) };
 
         const kills = [await killAfter(children.start("run", dirs, server.url, TEAM_PROMPT), server, delay("run"))];
         const killedDrains = 1 + Math.floor(rng() * 2);
@@ -121,10 +133,10 @@ describe("a team run killed with SIGKILL, then drained", () => {
         const outcome = outcomeOf(drain);
         expect(outcome).toMatchObject(RUNNER === "fixture" ? { interrupted: false } : { type: "result", is_error: false });
 
-        const files = readTeamFiles(dirs.stateDir);
+        const files: TeamFiles = store === undefined ? readTeamFiles(dirs.stateDir) : await readTeamRows(store, dirs.sessionId);
         const byKind = (kind: string) => files.messages.filter((m) => m.kind === kind).length;
         console.log(
-          `seed ${seed} (${RUNNER}): ${kills.join(" | ")} | last drain: ${summary(outcome)}\n` +
+          `seed ${seed} (${RUNNER}, ${backend.name}): ${kills.join(" | ")} | last drain: ${summary(outcome)}\n` +
             `  ${files.team?.teammates.length ?? 0} teammates, ${files.messages.length} messages (${byKind("task")} tasks, ` +
             `${byKind("message")} messages, ${byKind("result")} results, ${files.messages.length - byKind("task") - byKind("message") - byKind("result")} protocol), ` +
             `${server.requests.length} model requests, ` +
