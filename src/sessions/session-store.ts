@@ -5,7 +5,7 @@ import { AmbiguousSessionError, SessionNotFoundError, StateDirBusyError } from "
 import { type IdSource, uuidV7Source } from "../core/ids.ts";
 import { ensureDir, fsyncDir, namesIn } from "../storage/atomic-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
-import { RuntimeLock } from "../storage/runtime-lock.ts";
+import type { RuntimeLock } from "../storage/runtime-lock.ts";
 import { SESSION_FILE, type SessionMeta, clipFirstPrompt, readSessionMeta, writeSessionMeta } from "./session-meta.ts";
 
 /**
@@ -105,6 +105,9 @@ export class SessionStore {
     const dir = this.dirOf(meta.id);
     let lock: RuntimeLock;
     try {
+      // Loaded here: every admin command opens the session store, and the runtime
+      // lock brings proper-lockfile, a good part of a reading command's start-up.
+      const { RuntimeLock } = await import("../storage/runtime-lock.ts");
       lock = await RuntimeLock.acquire(dir);
     } catch (error) {
       if (error instanceof StateDirBusyError) {

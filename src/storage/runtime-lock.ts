@@ -5,6 +5,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { LockError, StateDirBusyError } from "../core/errors.ts";
 import { INVALID_UTC_INSTANT, Problems, UTC_INSTANT, isPlainRecord, pick } from "../core/plain-check.ts";
+// Imported statically on purpose: it brings signal-exit, whose SIGINT listener
+// re-raises the signal when it finds itself the only listener left. Loaded after
+// a run installed its own once-listener (src/cli/run/stop.ts), it would find just
+// that — the once-listener is removed as it fires — and kill the run before it
+// prints its result. Reading commands avoid it by not loading this module at all.
+import lockfile from "proper-lockfile";
 import { ensureDir, isErrno, writeFileAtomic } from "./atomic-file.ts";
 import { withFileLock } from "./file-lock.ts";
 import { isProcessAlive, processStartTicks } from "./process-liveness.ts";
@@ -208,8 +214,6 @@ async function take(
   for (let attempt = 0; attempt < 3; attempt += 1) {
     let release: () => Promise<void>;
     try {
-      // Loaded when a runtime starts, not by every command that reads a session.
-      const { default: lockfile } = await import("proper-lockfile");
       // proper-lockfile itself removes a lock whose mtime is older than staleMs.
       release = await lockfile.lock(paths.lock, {
         lockfilePath: paths.lock,
