@@ -44,7 +44,7 @@ describe("agent completion bash", () => {
   });
 
   test("completes a command's flags, its own and the global ones", () => {
-    expect(complete(["agent", "mailbox", "list", "--st"])).toEqual(["--state", "--state-dir"]);
+    expect(complete(["agent", "mailbox", "list", "--st"])).toEqual(["--state", "--store", "--state-dir"]);
     expect(complete(["agent", "run", "--no"])).toEqual(["--no-wait"]);
     expect(complete(["agent", "team", "list", "--"])).toEqual(expect.arrayContaining(["--json", "--state-dir", "--verbose", "--help"]));
   });
