@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { SQL } from "bun";
+import type { SQL } from "bun";
 import { AgentError, StateDirBusyError } from "../core/errors.ts";
 import { migrate } from "./migrations.ts";
 import { connectionError } from "./connection.ts";
@@ -29,7 +29,8 @@ export class PgSessionLock {
    */
   static async acquire(url: string, session: string, options: { waitMs?: number; fix: string; where: string }): Promise<PgSessionLock> {
     // One connection, never shared: the advisory lock belongs to it.
-    const sql = new SQL(url, { max: 1, idleTimeout: 0 });
+    // Bun.SQL read here, not imported: see PostgresConnection.open.
+    const sql = new Bun.SQL(url, { max: 1, idleTimeout: 0 });
     const key = lockKey(session, "runtime");
     const deadline = Date.now() + (options.waitMs ?? 0);
     try {
