@@ -11,6 +11,9 @@ import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import type { MailboxStore } from "../../src/mailbox/store.ts";
 import { PostgresConnection } from "../../src/postgres/connection.ts";
 import { PgMailboxStore } from "../../src/postgres/mailbox-store.ts";
+import { PgMailWakeups } from "../../src/postgres/mail-wakeups.ts";
+import { FileMailWakeups } from "../../src/mailbox/file-wakeups.ts";
+import type { MailWakeups } from "../../src/mailbox/wakeups.ts";
 import { TEST_SESSION } from "../fixtures/mailbox-place.ts";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -27,6 +30,8 @@ export interface MailboxBackend {
   place(): Promise<string>;
   /** A store on `place`; each call is another instance, as another runtime would have. */
   open(place: string, options?: StoreOptions): MailboxStore;
+  /** The wake-ups of `place`, as a runtime watching its mailbox has them. */
+  wakeups(place: string, options?: { pollMs?: number }): MailWakeups;
 }
 
 export const fileBackend: MailboxBackend = {
@@ -37,6 +42,9 @@ export const fileBackend: MailboxBackend = {
   open(place, options = {}) {
     return new FileMailboxStore({ stateDir: place, ...(options.maxContentBytes ? { maxContentBytes: options.maxContentBytes } : {}) });
   },
+  wakeups(place, options = {}) {
+    return new FileMailWakeups({ stateDir: place, ...options });
+  },
 };
 
 /**
@@ -46,6 +54,14 @@ export const fileBackend: MailboxBackend = {
 export function postgresBackend(): MailboxBackend {
   let cluster: Promise<PostgresCluster> | undefined;
   const pools = new Map<string, SQL>();
+  const poolOf = (place: string) => {
+    let pool = pools.get(place);
+    if (!pool) {
+      pool = new SQL(place, { max: 4 });
+      pools.set(place, pool);
+    }
+    return pool;
+  };
   afterAll(async () => {
     for (const pool of pools.values()) await pool.close().catch(() => {});
     await (await cluster)?.stop();
@@ -60,12 +76,10 @@ export function postgresBackend(): MailboxBackend {
       return url;
     },
     open(place, options = {}) {
-      let pool = pools.get(place);
-      if (!pool) {
-        pool = new SQL(place, { max: 4 });
-        pools.set(place, pool);
-      }
-      return new PgMailboxStore({ sql: pool, session: TEST_SESSION, ...options });
+      return new PgMailboxStore({ sql: poolOf(place), session: TEST_SESSION, ...options });
+    },
+    wakeups(place, options = {}) {
+      return new PgMailWakeups({ sql: poolOf(place), session: TEST_SESSION, ...options });
     },
   };
 }
