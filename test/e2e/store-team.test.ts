@@ -91,6 +91,33 @@ describe("agent run --store postgres://…", () => {
     });
   });
 
+  test("--no-wait leaves alice's result ready in PostgreSQL; agent drain --store answers it once", async () => {
+    const server = startServer([
+      { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "backend", prompt: "count the tables" } }] },
+      // A slow model: alice reports while the user turn is still going; the run must not take it in.
+      { identity: "lead", text: "alice is counting.", delayMs: 1_500 },
+      { identity: "alice", text: "there are 3 tables" },
+    ]);
+    const { run, drain, agent } = teamSetup();
+    const url = await pg().database();
+    const result = await run(["count the tables with a teammate", "--no-wait", "--output", "json", "--base-url", server.url, "--store", url]);
+    expect(result.code).toBe(0);
+    const sessionId = JSON.parse(result.stdout).session_id as string;
+    server.assertDone();
+    const leadCounts = async () => {
+      const listed = await agent("mailbox", "list", "--agent", "lead", "--json", "--store", url, "--session", sessionId);
+      return JSON.parse(listed.stdout).agents[0].counts;
+    };
+    expect(await leadCounts()).toEqual({ ready: 1, processing: 0, done: 0, quarantine: 0 });
+
+    server.push({ identity: "lead", text: "alice says there are 3 tables." });
+    const drained = await drain(["--output", "json", "--base-url", server.url, "--session", sessionId], { env: { AGENT_STORE: url } });
+    expect(drained.code).toBe(0);
+    expect(JSON.parse(drained.stdout)).toMatchObject({ subtype: "success", result: "alice says there are 3 tables.", events: 1 });
+    server.assertDone();
+    expect(await leadCounts()).toEqual({ ready: 0, processing: 0, done: 1, quarantine: 0 });
+  });
+
   test("an unreachable store stops the run before any model call: exit 5, one line, no password", async () => {
     const server = startServer([]);
     const { run } = teamSetup();
