@@ -276,3 +276,49 @@ describe("agent worker's usage errors", () => {
     });
   }, 30_000);
 });
+
+describe("agent worker --max-teammates", () => {
+  test("a worker holding its one teammate leaves the other to the next worker", async () => {
+    const { workspace, stateDir, sessionDir } = runSetup();
+    const workerUp = deferred();
+    const firstAsked = deferred<string>();
+    const server = ScriptedModelServer.start(
+      [
+        { identity: "lead", toolCalls: [spawnCall("alice", "count the tables"), spawnCall("bob", "check the README")], gate: workerUp.promise },
+        { identity: "lead", text: "alice and bob are on it." },
+      ],
+      {
+        respond: (request) => {
+          if (request.identity === "alice" || request.identity === "bob") {
+            firstAsked.resolve(request.identity);
+            return { text: request.identity === "alice" ? ALICE_RESULT : BOB_RESULT };
+          }
+          const results = eventsIn(request).filter((event) => event.kind === "result");
+          return { text: results.length === 2 ? FINAL : "Noted." };
+        },
+      },
+    );
+    servers.push(server);
+    const common = ["--session", SESSION, "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url];
+    const lead = start(["run", "--remote-teammates", "--output", "json", ...common, "Have alice count the tables and bob check the README."]);
+    while (server.requests.length === 0) await Bun.sleep(20);
+    const first = start(["worker", "--max-teammates", "1", ...common]);
+    workerUp.resolve();
+    const taken = await firstAsked.promise;
+    const other = taken === "alice" ? "bob" : "alice";
+    const { store, leases } = files.open(sessionDir());
+    // A few of its looks at the team later, it still holds only the one.
+    await Bun.sleep(1_000);
+    expect((await leases.live()).map((lease) => [lease.name, lease.holder.pid])).toEqual([[taken, first.child.pid]]);
+    expect((await store.list({ agent: other }))[0]!.counts).toMatchObject({ ready: 1, processing: 0, done: 0 });
+
+    const second = start(["worker", "--max-teammates", "1", ...common]);
+    expect(await lead.child.exited).toBe(0);
+    expect(parseResult(await new Response(lead.child.stdout).text())).toMatchObject({ subtype: "success", result: FINAL });
+    expect(Object.fromEntries((await leases.live()).map((lease) => [lease.name, lease.holder.pid]))).toEqual({ [taken]: first.child.pid, [other]: second.child.pid });
+    for (const worker of [first, second]) worker.child.kill("SIGTERM");
+    expect([await first.child.exited, await second.child.exited]).toEqual([0, 0]);
+    expect(await first.stderr).not.toContain(`[${other}] running`);
+    expect(await second.stderr).toContain(`[${other}] running (helper)`);
+  }, 60_000);
+});
