@@ -558,8 +558,10 @@ export class TeammateRuntime implements TeamWatchTarget {
       names.add(record.name);
       const worker = this.#workers.get(record.name);
       if (worker && this.#runsHere(record.name)) continue;
-      if (worker) worker.record = record;
-      else this.#workers.set(record.name, { record, runner: undefined, active: false, current: undefined, pokes: 0 });
+      // Shut down by the handshake where it ran: so it stays when this process writes it.
+      const retired = record.state === "shutdown";
+      if (worker) Object.assign(worker, { record, retired });
+      else this.#workers.set(record.name, { record, runner: undefined, active: false, current: undefined, pokes: 0, retired });
     }
     for (const [name, worker] of this.#workers) {
       if (!names.has(name) && !this.#runsHere(name) && !worker.active && !worker.record.pendingTaskId) this.#workers.delete(name);
