@@ -349,10 +349,24 @@ export class TeammateRuntime implements TeamWatchTarget {
   async requestShutdown(name: string, reason: string): Promise<MailboxMessage> {
     this.#refuseWhenClosing("request a shutdown");
     const worker = this.#usable(name);
+    // One open request per teammate: it stops at the first one it approves and
+    // reads its mailbox no more, so a second one queued behind it would wait
+    // for ever, unanswered.
+    const open = await this.#openShutdownRequest(worker.record.name);
+    if (open) {
+      throw new TeammateUnavailableError(`${name} has not answered the shutdown request ${open} yet; wait for its shutdown_response instead of asking again`);
+    }
     const id = this.#o.ids.next();
     const message = await this.#deliver(LEAD, worker.record.name, "shutdown_request", reason, id, undefined, id);
     this.#startWorker(worker.record.name);
     return message;
+  }
+
+  /** The id of a shutdown request waiting in `name`'s mailbox or being worked on (not answered and acked yet). */
+  async #openShutdownRequest(name: AgentName): Promise<string | undefined> {
+    const [listing] = await this.#o.store.list({ agent: name });
+    const open = listing?.messages.find((entry) => entry.kind === "shutdown_request" && (entry.state === "ready" || entry.state === "processing"));
+    return open ? (open.id ?? open.file) : undefined;
   }
 
   /**

@@ -114,3 +114,41 @@ describe("permission requests on the Lead's side", () => {
     }
   });
 });
+
+describe("shutdown handshake", () => {
+  // A teammate stops at the first shutdown request it approves and reads its
+  // mailbox no more: a second request queued behind the first would be left
+  // unanswered in ready/ for ever (seen in the kill -9 crash test, seed 815366).
+  // So the Lead asks once and waits for the answer. The barrier: alice answers
+  // the first request only after the Lead's two calls have both run.
+  test("a second request_shutdown while the first is unanswered is refused; the one request is answered and nothing is left in the mailbox", async () => {
+    const shutdown = { name: "request_shutdown", arguments: { name: "alice", reason: "your part is done" } };
+    const bothCallsRan = Promise.withResolvers<void>();
+    const w = await world([
+      spawnAlice,
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", text: "alice done" },
+      { identity: "lead", toolCalls: [shutdown, shutdown] },
+      {
+        identity: "lead",
+        text: "asked alice to stop",
+        check: (request) => {
+          bothCallsRan.resolve();
+          const results = (request.body.messages as { role: string; content?: unknown }[]).filter((m) => m.role === "tool").map((m) => String(m.content));
+          expect(results.at(-2)).toMatch(/^asked alice to shut down/);
+          expect(results.at(-1)).toMatch(/alice has not answered the shutdown request [0-9a-f-]+ yet; wait for its shutdown_response/);
+        },
+      },
+      { identity: "alice", toolCalls: [{ name: "respond_shutdown", arguments: { approve: true, reason: "done" } }], gate: bothCallsRan.promise },
+      { identity: "alice", text: "Stopping." },
+      { identity: "lead", text: "alice has stopped" },
+    ]);
+    await w.lead.runner.run("get made.txt made", { idempotencyKey: uuidV7Source.next() });
+    await runUntilQuiet(w.lead);
+    w.server.assertDone();
+    expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([["alice", "shutdown"]]);
+    expect(messagesIn(w.stateDir, "alice", "ready")).toEqual([]);
+    expect(messagesIn(w.stateDir, "alice", "processing")).toEqual([]);
+    expect(messagesIn(w.stateDir, "alice", "done").map((m) => m.kind).sort()).toEqual(["shutdown_request", "task"]);
+  }, 30_000);
+});
