@@ -84,6 +84,30 @@ export class TeammateHosting {
     this.#held.delete(name);
   }
 
+  /**
+   * Whether `name`'s lease is still this process's, asked of the store now (a
+   * renewal): a turn that failed may have failed because another process took
+   * the teammate over (its history fenced off this one's appends), which the
+   * next heartbeat would only tell later. A lease found taken is forgotten and
+   * reported as at a heartbeat; a store that cannot answer counts as held.
+   */
+  async confirm(name: AgentName): Promise<boolean> {
+    const lease = this.#held.get(name);
+    if (!lease) return false;
+    try {
+      const renewed = await this.#o.leases.heartbeat(lease, this.#o.ttlMs);
+      if (this.#held.get(name) === lease) this.#held.set(name, renewed);
+      return true;
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) return true;
+      if (this.#held.get(name) === lease) {
+        this.#held.delete(name);
+        this.#o.onLost(name, error);
+      }
+      return false;
+    }
+  }
+
   /** Renews every held lease; one at a time, so a slow store does not pile them up. */
   heartbeat(): Promise<void> {
     this.#beating ??= (async () => {

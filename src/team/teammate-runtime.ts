@@ -683,6 +683,11 @@ export class TeammateRuntime implements TeamWatchTarget {
     return !this.#o.hosting || (await this.#o.hosting.take(name));
   }
 
+  /** Whether this process still holds `name`'s lease, asked of the store now (always, without leases). */
+  async #stillHeld(name: AgentName): Promise<boolean> {
+    return !this.#o.hosting || (await this.#o.hosting.confirm(name));
+  }
+
   #runsHere(name: AgentName): boolean {
     return !this.#o.hosting || this.#o.hosting.holds(name);
   }
@@ -979,6 +984,10 @@ export class TeammateRuntime implements TeamWatchTarget {
           }
         } catch (error) {
           if (signal.aborted) return;
+          // Taken over by another process (e.g. its history refused this one's
+          // append, HISTORY_CONFLICT, before a heartbeat noticed): not a failure of
+          // the teammate. Its message is the new holder's, which carries on from history.
+          if (!(await this.#stillHeld(name))) return;
           failure = error instanceof Error ? error.message : String(error);
         }
         if (failure !== undefined) {
