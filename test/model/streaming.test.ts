@@ -66,10 +66,21 @@ describe("streamed answers", () => {
   });
 
   test("a connection reset in the middle of the stream is retried, then named with the host", async () => {
-    await using server = await startSocketServer("sse-reset");
+    // A barrier, not a clock: each connection is reset only once the client has
+    // told the text it got (a reset that overtook it would discard it unread).
+    let textSeen = Promise.withResolvers<void>();
+    await using server = await startSocketServer("sse-reset", { resetAfter: () => textSeen.promise });
     const told: string[] = [];
     const { client } = clientFor(server.url, { maxRetries: 1 });
-    const error = await client.complete(ask("hi", { onText: (text) => told.push(text), onRetry: () => told.push("<retry>") })).catch((e: Error) => e);
+    const onText = (text: string) => {
+      told.push(text);
+      textSeen.resolve();
+    };
+    const onRetry = () => {
+      told.push("<retry>");
+      textSeen = Promise.withResolvers<void>();
+    };
+    const error = await client.complete(ask("hi", { onText, onRetry })).catch((e: Error) => e);
     expect((error as Error).message).toBe(
       `cannot reach the model endpoint at ${new URL(server.url).host} after 2 attempts (last: connection reset): check --base-url and that the endpoint is up`,
     );

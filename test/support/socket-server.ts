@@ -12,8 +12,17 @@ export type SocketBehaviour =
   | "close"
   /** Answer every request, TLS handshakes included, with a plain HTTP 400. */
   | "plain-http"
-  /** Start a 200 event stream with one chunk of text, then reset the connection in the middle of the body. */
+  /**
+   * Start a 200 event stream with one chunk of text, then reset the connection in
+   * the middle of the body: once `resetAfter` resolves (the client has the text;
+   * a reset that overtakes unread data discards it), else 20 ms later.
+   */
   | "sse-reset";
+
+export interface SocketServerOptions {
+  /** "sse-reset": called for each connection once its chunk is written; the reset waits for it. */
+  resetAfter?: () => Promise<unknown>;
+}
 
 export interface SocketServer extends AsyncDisposable {
   /** The base URL to give the client (`https://` for "plain-http", so the client attempts TLS). */
@@ -23,7 +32,7 @@ export interface SocketServer extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-export async function startSocketServer(behaviour: SocketBehaviour): Promise<SocketServer> {
+export async function startSocketServer(behaviour: SocketBehaviour, options: SocketServerOptions = {}): Promise<SocketServer> {
   let connections = 0;
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
@@ -38,7 +47,7 @@ export async function startSocketServer(behaviour: SocketBehaviour): Promise<Soc
         const event = `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Half an ans" } }] })}\n\n`;
         socket.write("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n");
         socket.write(`${Buffer.byteLength(event).toString(16)}\r\n${event}\r\n`);
-        setTimeout(() => socket.resetAndDestroy(), 20);
+        void (options.resetAfter?.() ?? Bun.sleep(20)).then(() => socket.resetAndDestroy());
       }
       else socket.end("HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
     });
