@@ -1,0 +1,62 @@
+import { LEAD } from "../core/agent-name.ts";
+import { eventFromMessage } from "../core/runtime-event.ts";
+import type { PermissionRequests } from "./permission-requests.ts";
+import type { TeamContext } from "./team-context.ts";
+
+/**
+ * Feeds the Lead's mailbox to the Lead's inbox: every ready message moves to
+ * processing and is published, acknowledged by the mailbox once the Lead has it
+ * in history. Permission requests are answered here instead of by a Lead turn.
+ */
+export class LeadPump {
+  readonly #team: TeamContext;
+  readonly #permissions: PermissionRequests;
+  #pumping: Promise<void> | undefined;
+  #again = false;
+
+  constructor(team: TeamContext, permissions: PermissionRequests) {
+    this.#team = team;
+    this.#permissions = permissions;
+  }
+
+  /** Runs one pass at a time; a request during a pass makes it go round again. */
+  async pump(): Promise<void> {
+    const team = this.#team;
+    // A worker's results reach the Lead through the store; its own process takes them in.
+    if (team.role === "worker") return;
+    if (this.#pumping) {
+      this.#again = true;
+      return this.#pumping;
+    }
+    this.#pumping = (async () => {
+      do {
+        this.#again = false;
+        for (let message = await team.o.store.claim(LEAD); message; message = await team.o.store.claim(LEAD)) {
+          team.emit({ type: "mailbox", op: "claim", agent: LEAD, id: message.id, from: message.sender, kind: message.kind });
+          // Answered by the runtime (the user or the Lead's rules), not by a Lead model turn.
+          if (message.kind === "permission_request") {
+            this.#permissions.answer(message);
+            continue;
+          }
+          const claimed = message;
+          team.o.inbox.publish({
+            event: eventFromMessage(claimed),
+            owner: {
+              acknowledge: async () => {
+                await team.o.store.ack(claimed);
+                team.emit({ type: "mailbox", op: "ack", agent: LEAD, id: claimed.id, from: claimed.sender, kind: claimed.kind });
+              },
+              release: async () => {
+                await team.o.store.release(claimed);
+                team.emit({ type: "mailbox", op: "release", agent: LEAD, id: claimed.id, from: claimed.sender, kind: claimed.kind });
+              },
+            },
+          });
+        }
+      } while (this.#again);
+    })().finally(() => {
+      this.#pumping = undefined;
+    });
+    return this.#pumping;
+  }
+}

@@ -1,0 +1,167 @@
+import type { AgentName } from "../core/agent-name.ts";
+import type { JobHandle } from "../runtime/job-supervisor.ts";
+import type { TeamContext } from "./team-context.ts";
+import type { TeammateRecord } from "./team-registry.ts";
+import { type TeamWatchTarget, watchTeam } from "./team-watch.ts";
+import { restoreWorktree } from "./teammate-worktree-steps.ts";
+
+/** How often a runtime with teammates run elsewhere looks at them. */
+export const DEFAULT_WATCH_MS = 200;
+
+/**
+ * The teammates run by other processes (under leases): learning the team as
+ * the store has it, taking over a teammate whose lease is free, giving one up
+ * whose lease was lost, and the watch that does this while they run elsewhere.
+ */
+export class RemoteTeammates implements TeamWatchTarget {
+  readonly #team: TeamContext;
+  #watch: JobHandle | undefined;
+  /** Teammates run by another process have work (from the last look at the store). */
+  #busyElsewhere = false;
+
+  constructor(team: TeamContext) {
+    this.#team = team;
+  }
+
+  get role(): "lead" | "worker" {
+    return this.#team.role;
+  }
+
+  get busyElsewhere(): boolean {
+    return this.#busyElsewhere;
+  }
+
+  pumpLead(): Promise<void> {
+    return this.#team.pumpLead();
+  }
+
+  /**
+   * Learns the team as the store has it (from another process): teammates
+   * spawned, failed or removed there. Records of teammates run here are this
+   * process's to write and are left as they are.
+   */
+  sync(stored: TeammateRecord[]): void {
+    const team = this.#team;
+    const names = new Set<string>();
+    for (const record of stored) {
+      names.add(record.name);
+      const worker = team.workers.get(record.name);
+      if (worker && team.runsHere(record.name)) continue;
+      // Shut down by the handshake where it ran: so it stays when this process writes it.
+      const retired = record.state === "shutdown";
+      if (worker) Object.assign(worker, { record, retired });
+      else team.workers.set(record.name, { record, runner: undefined, active: false, current: undefined, pokes: 0, retired });
+    }
+    for (const [name, worker] of team.workers) {
+      if (!names.has(name) && !team.runsHere(name) && !worker.active && !worker.record.pendingTaskId) team.workers.delete(name);
+    }
+  }
+
+  /** The teammates this process could run and does not: not failed, spawned, not held here. */
+  unheld(): AgentName[] {
+    const team = this.#team;
+    return [...team.workers.values()]
+      .filter(({ record }) => record.state !== "failed" && record.state !== "shutdown" && record.pendingTaskId === undefined && !team.runsHere(record.name))
+      .map(({ record }) => record.name);
+  }
+
+  /** Teammates held here: their loop looks at their mailbox (messages other processes sent). */
+  pokeHeld(): void {
+    for (const name of this.#team.o.hosting?.held() ?? []) this.#team.startWorker(name);
+  }
+
+  /**
+   * Takes `name` over when its lease is free (first run here, or its last holder
+   * is gone): its interrupted work goes back to ready/ and it starts again from
+   * its history in the store. Returns whether this process runs it now.
+   */
+  async adopt(name: AgentName): Promise<boolean> {
+    const team = this.#team;
+    const worker = team.workers.get(name);
+    if (!worker || team.closing || team.runsHere(name) || !this.unheld().includes(name)) return false;
+    if (!(await team.takeLease(name))) return false;
+    // A runner from an earlier hold has an old history: build it again from the store.
+    worker.runner?.close();
+    worker.runner = undefined;
+    worker.current = undefined;
+    // Whatever its last holder said ("running" when it was killed), it starts here afresh.
+    worker.record = { ...worker.record, state: "idle" };
+    // Its worktree is this machine's to have: re-added here, or the teammate fails saying why.
+    if (worker.record.worktree && !(await restoreWorktree(team, worker.record))) {
+      await team.persist(name);
+      return false;
+    }
+    await team.o.store.recover(name);
+    team.startWorker(name);
+    return true;
+  }
+
+  /**
+   * Another process took `name`'s lease (this one did not renew it in time):
+   * stop its turn at once and leave its message alone — it is the new holder's.
+   */
+  leaseLost(name: AgentName, error: Error): void {
+    const team = this.#team;
+    const worker = team.workers.get(name);
+    if (!worker) return;
+    team.emit({ type: "teammate", name, role: worker.record.role, state: worker.record.state, reason: error.message });
+    worker.current = undefined;
+    void (async () => {
+      await worker.job?.cancel();
+      worker.current = undefined;
+      worker.runner?.close();
+      worker.runner = undefined;
+      this.ensureWatch();
+      team.changed();
+    })();
+  }
+
+  /**
+   * Looks at the teammates other processes run: they have work while one says
+   * it is running or has messages waiting or in progress. Wakes waiters when
+   * that changes. Run before deciding the team is quiet.
+   */
+  async refreshElsewhere(): Promise<boolean> {
+    const team = this.#team;
+    const elsewhere = [...team.workers.values()].filter(({ record }) => record.state !== "failed" && record.state !== "shutdown" && !team.runsHere(record.name));
+    let busy = false;
+    if (elsewhere.length > 0) {
+      const stored = await team.o.registry.read();
+      this.sync(stored);
+      busy = stored.some((record) => record.state === "running" && !team.runsHere(record.name));
+      for (const { record } of elsewhere) {
+        if (busy) break;
+        const [listing] = await team.o.store.list({ agent: record.name });
+        busy = listing !== undefined && listing.counts.ready + listing.counts.processing > 0;
+      }
+    }
+    if (busy !== this.#busyElsewhere) {
+      this.#busyElsewhere = busy;
+      team.changed();
+    }
+    return busy;
+  }
+
+  /** Whether the watch has something to look after: a worker always; a Lead while some teammate runs elsewhere. */
+  get needsWatch(): boolean {
+    return this.role === "worker" || this.unheld().length > 0;
+  }
+
+  ensureWatch(): void {
+    const team = this.#team;
+    const hosting = team.o.hosting;
+    if (!hosting || this.#watch || team.closing || !this.needsWatch) return;
+    this.#watch = team.o.supervisor.start("team watch", async (signal) => {
+      try {
+        await watchTeam(this, { registry: team.o.registry, hosting, everyMs: team.o.watchEveryMs ?? DEFAULT_WATCH_MS }, signal);
+      } finally {
+        this.#watch = undefined;
+      }
+    });
+  }
+
+  /** Stops the watch (on close) and waits for it. */
+  async stopWatch(): Promise<void> {
+    await this.#watch?.cancel();
+  }
+}

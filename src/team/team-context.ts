@@ -1,0 +1,194 @@
+import { type AgentName, assertTeammateName } from "../core/agent-name.ts";
+import type { Clock } from "../core/clock.ts";
+import { UnknownAgentError } from "../core/errors.ts";
+import type { IdSource } from "../core/ids.ts";
+import type { MailboxMessage } from "../core/message.ts";
+import type { MailboxStore } from "../mailbox/store.ts";
+import type { PermissionRequestContent, PermissionResponse } from "../protocols/protocol-messages.ts";
+import type { AgentRunner } from "../runtime/agent-runner.ts";
+import type { EventInbox } from "../runtime/event-inbox.ts";
+import type { HistoryBackend } from "../runtime/history-store.ts";
+import type { JobHandle, JobSupervisor } from "../runtime/job-supervisor.ts";
+import type { TaskStore } from "../tasks/task-store.ts";
+import type { GitWorktrees } from "../worktrees/worktrees.ts";
+import { RegistryWrites } from "./registry-writes.ts";
+import type { TeamEvent } from "./team-event.ts";
+import type { TeamRegistry, TeammatePlan, TeammateRecord, TeammateState } from "./team-registry.ts";
+import type { TeammateHosting } from "./teammate-hosting.ts";
+import { TeammateUnavailableError } from "./teammate-errors.ts";
+
+export interface TeammateRuntimeOptions {
+  store: MailboxStore;
+  /** The Lead's event inbox: messages to `lead` are published here. */
+  inbox: EventInbox;
+  supervisor: JobSupervisor;
+  registry: TeamRegistry;
+  /** The session's histories: a failed teammate's is archived when its name is taken again. */
+  histories: Pick<HistoryBackend, "archive" | "wasArchived">;
+  /** Builds (or rebuilds, on restore) the runner of a teammate, with its own history. */
+  makeRunner: (teammate: TeammateRecord) => Promise<AgentRunner>;
+  /**
+   * Which teammates this process may run: only those whose lease it holds. Absent,
+   * it runs every teammate (one process, no leases).
+   */
+  hosting?: TeammateHosting;
+  /**
+   * "worker" (`agent worker`): runs teammates of a session whose Lead runs in
+   * another process — it never takes the Lead's mailbox and spawns nothing.
+   */
+  role?: "lead" | "worker";
+  /** How often teammates run elsewhere are looked at (their work, leases run out, new spawns). */
+  watchEveryMs?: number;
+  clock: Clock;
+  ids: IdSource;
+  observer?: (event: TeamEvent) => void;
+  /**
+   * The Lead's side of a teammate's permission request: the user on a terminal,
+   * else the Lead's rules and mode. Absent: every request is denied.
+   */
+  decidePermission?: (request: PermissionRequestContent, teammate: AgentName, requestId: string, signal: AbortSignal) => Promise<PermissionResponse>;
+  /** How long a call waits for that verdict; PERMISSION_TIMEOUT_MS when absent. */
+  permissionTimeoutMs?: number;
+  /** The workspace's git worktrees, opened on first need; rejects with WorktreeUnavailableError outside git. */
+  worktrees?: () => Promise<GitWorktrees>;
+  /** The session's task graph, which self-claiming teammates (`autoClaim`) take tasks from. */
+  tasks?: TaskStore;
+}
+
+/** One teammate as this runtime knows it. */
+export interface Worker {
+  record: TeammateRecord;
+  runner: AgentRunner | undefined;
+  /** True while its loop runs (claiming and working its mailbox). */
+  active: boolean;
+  /** The message being worked on, released on close. */
+  current: MailboxMessage | undefined;
+  /** Counts messages sent to it, so a loop about to stop sees one that came in meanwhile. */
+  pokes: number;
+  /** Its running loop, under the shared supervisor. */
+  job?: JobHandle;
+  /** Shut down by an approved shutdown_request: stays shut down in team.json, unlike a closed runtime's teammates. */
+  retired?: boolean;
+  /** Whether its runner was built read-only for plan approval (rebuilt when that changes). */
+  runnerInPlanMode?: boolean;
+}
+
+/** What the parts of a team runtime reach each other through (they are built after the context). */
+export interface TeamHooks {
+  /** Starts the teammate's loop unless it already runs (or may not). */
+  startWorker(name: AgentName): void;
+  /** Feeds the Lead's ready messages to its inbox. */
+  pumpLead(): Promise<void>;
+}
+
+/**
+ * The state the parts of one TeammateRuntime share: its teammates, whether it
+ * is closing, who waits for a change, and the small steps every part takes
+ * (report an event, store a teammate's state, ask whether it runs here).
+ */
+export class TeamContext {
+  readonly o: TeammateRuntimeOptions;
+  readonly workers = new Map<AgentName, Worker>();
+  closing = false;
+  readonly #hooks: TeamHooks;
+  readonly #changeWaiters: (() => void)[] = [];
+  readonly #writes = new RegistryWrites();
+
+  constructor(options: TeammateRuntimeOptions, hooks: TeamHooks) {
+    this.o = options;
+    this.#hooks = hooks;
+  }
+
+  get role(): "lead" | "worker" {
+    return this.o.role ?? "lead";
+  }
+
+  startWorker(name: AgentName): void {
+    this.#hooks.startWorker(name);
+  }
+
+  pumpLead(): Promise<void> {
+    return this.#hooks.pumpLead();
+  }
+
+  /** Resolves at the next state change of any teammate. */
+  nextChange(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => resolve();
+      this.#changeWaiters.push(done);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  changed(): void {
+    for (const wake of this.#changeWaiters.splice(0)) wake();
+  }
+
+  emit(event: TeamEvent): void {
+    this.o.observer?.(event);
+  }
+
+  async takeLease(name: AgentName): Promise<boolean> {
+    return !this.o.hosting || (await this.o.hosting.take(name));
+  }
+
+  /** Whether this process still holds `name`'s lease, asked of the store now (always, without leases). */
+  async stillHeld(name: AgentName): Promise<boolean> {
+    return !this.o.hosting || (await this.o.hosting.confirm(name));
+  }
+
+  runsHere(name: AgentName): boolean {
+    return !this.o.hosting || this.o.hosting.holds(name);
+  }
+
+  refuseWhenClosing(what: string): void {
+    if (this.closing) throw new TeammateUnavailableError(`cannot ${what}: the team is shutting down`);
+  }
+
+  /** A teammate that exists and takes messages (not failed, not shut down). */
+  usable(name: string): Worker {
+    assertTeammateName(name);
+    const worker = this.workers.get(name);
+    if (!worker) throw new UnknownAgentError(name, `teammates: ${[...this.workers.keys()].join(", ") || "none"}`);
+    if (worker.record.state === "failed" || worker.record.state === "shutdown") {
+      throw new TeammateUnavailableError(`teammate "${name}" is ${worker.record.state} and takes no messages${worker.record.failure ? ` (${worker.record.failure})` : ""}`);
+    }
+    return worker;
+  }
+
+  async setState(name: AgentName, state: TeammateState, failure?: string, persist = true): Promise<void> {
+    const worker = this.workers.get(name);
+    if (!worker) return;
+    if (worker.record.state === state && failure === undefined) return;
+    worker.record = {
+      ...worker.record,
+      state,
+      updatedAtUtc: this.o.clock.now().toISOString(),
+      ...(failure !== undefined ? { failure } : {}),
+    };
+    if (persist) await this.persist(name);
+    this.emit({ type: "teammate", name, role: worker.record.role, state, ...(failure !== undefined ? { reason: failure } : {}) });
+    this.changed();
+  }
+
+  async setPlan(name: AgentName, plan: TeammatePlan): Promise<void> {
+    const worker = this.workers.get(name);
+    if (!worker) return;
+    worker.record = { ...worker.record, plan, updatedAtUtc: this.o.clock.now().toISOString() };
+    await this.persist(name);
+    this.emit({ type: "teammate", name, role: worker.record.role, state: worker.record.state, plan: plan.state });
+    this.changed();
+  }
+
+  /** Stores the teammate as it is now (removed when it is gone), one write after another. */
+  persist(name: AgentName): Promise<void> {
+    return this.#writes.chain(async () => {
+      const worker = this.workers.get(name);
+      if (!worker) return this.o.registry.remove(name);
+      // A closed runtime's "shutdown" belongs to this process only: the next one
+      // restores the teammate. One that approved a shutdown request stays shut down.
+      const { record, retired } = worker;
+      return this.o.registry.put(record.state === "shutdown" && !retired ? { ...record, state: "idle" } : { ...record });
+    });
+  }
+}

@@ -1,0 +1,105 @@
+import { type AgentName, LEAD } from "../core/agent-name.ts";
+import { DuplicateMessageIdError } from "../core/errors.ts";
+import { createMessage, type MailboxMessage, type MessageKind } from "../core/message.ts";
+import { describeProtocol, isProtocolKind, requestIdOf } from "../protocols/protocol-messages.ts";
+import { derivedId } from "./derived-id.ts";
+import type { TeamContext } from "./team-context.ts";
+
+/**
+ * How the team's messages go out: into the store, reported as events, and —
+ * for one to the Lead — fed to the Lead's inbox at once. Ids derived from an
+ * input make a replayed send a refused duplicate, so nothing arrives twice.
+ */
+export class TeamMail {
+  readonly #team: TeamContext;
+
+  constructor(team: TeamContext) {
+    this.#team = team;
+  }
+
+  async deliver(
+    from: AgentName,
+    to: AgentName,
+    kind: MessageKind,
+    content: string,
+    id?: string,
+    inReplyTo?: string,
+    requestId?: string,
+  ): Promise<MailboxMessage> {
+    const team = this.#team;
+    const ids = id === undefined ? team.o.ids : { next: () => id };
+    const replies = { ...(inReplyTo !== undefined ? { inReplyTo } : {}), ...(requestId !== undefined ? { requestId } : {}) };
+    const message = createMessage({ sender: from, recipient: to, kind, content, ...replies }, { clock: team.o.clock, ids });
+    await team.o.store.send(message);
+    team.emit({ type: "mailbox", op: "send", agent: to, id: message.id, from, kind });
+    // Told before the pump below can take it up: a request shows before its answer.
+    if (isProtocolKind(kind)) this.#emitProtocol(message);
+    if (to === LEAD) await team.pumpLead();
+    return message;
+  }
+
+  /**
+   * Sends the result of `input` to the Lead under an id derived from the input's:
+   * if the process dies after this send but before the ack, the replayed input
+   * (whose turn the runner has recorded as finished) sends the same id again,
+   * which the store refuses as a duplicate — so the Lead gets it once.
+   */
+  async deliverResult(name: AgentName, input: MailboxMessage, content: string): Promise<void> {
+    const team = this.#team;
+    const id = derivedId(input.id, "result");
+    const message = createMessage(
+      { sender: name, recipient: LEAD, kind: "result", content, inReplyTo: input.id, ...(input.taskId !== undefined ? { taskId: input.taskId } : {}) },
+      { clock: team.o.clock, ids: { next: () => id } },
+    );
+    try {
+      await team.o.store.send(message);
+    } catch (error) {
+      if (error instanceof DuplicateMessageIdError) return;
+      throw error;
+    }
+    team.emit({ type: "mailbox", op: "send", agent: LEAD, id, from: name, kind: "result" });
+    await team.pumpLead();
+  }
+
+  /**
+   * Sends a protocol message under a fixed id: a replay (a resumed turn calling
+   * the same tool again, a restarted runtime) finds it sent and sends nothing.
+   * Returns whether this call sent it.
+   */
+  async sendOnce(
+    from: AgentName,
+    to: AgentName,
+    kind: MessageKind,
+    content: string,
+    reply: { inReplyTo: string; requestId: string },
+    id: string,
+  ): Promise<boolean> {
+    try {
+      await this.deliver(from, to, kind, content, id, reply.inReplyTo, reply.requestId);
+      return true;
+    } catch (error) {
+      if (error instanceof DuplicateMessageIdError) return false;
+      throw error;
+    }
+  }
+
+  /** Sends a message built elsewhere (a claim's), reporting it and waking the Lead for one to it. */
+  async sendBuilt(message: MailboxMessage): Promise<void> {
+    const team = this.#team;
+    await team.o.store.send(message);
+    team.emit({ type: "mailbox", op: "send", agent: message.recipient, id: message.id, from: message.sender, kind: message.kind });
+    if (message.recipient === LEAD) await team.pumpLead();
+  }
+
+  #emitProtocol(message: MailboxMessage): void {
+    this.#team.emit({
+      type: "protocol",
+      kind: message.kind,
+      from: message.sender,
+      to: message.recipient,
+      id: message.id,
+      requestId: requestIdOf(message),
+      summary: describeProtocol(message),
+    });
+  }
+}

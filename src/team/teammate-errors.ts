@@ -1,0 +1,6 @@
+import { AgentError } from "../core/errors.ts";
+
+export class TeammateUnavailableError extends AgentError {
+  readonly code = "TEAMMATE_UNAVAILABLE";
+  readonly category = "usage" as const;
+}

@@ -1,0 +1,192 @@
+import { type AgentName, LEAD } from "../core/agent-name.ts";
+import type { MailboxMessage } from "../core/message.ts";
+import { eventEnvelope, eventFromMessage } from "../core/runtime-event.ts";
+import { PlanApprovalResponse, isProtocolKind, tryProtocolContent } from "../protocols/protocol-messages.ts";
+import type { AutoClaim } from "./auto-claim.ts";
+import type { TeamContext, Worker } from "./team-context.ts";
+import type { TeamMail } from "./team-mail.ts";
+import { TeammateUnavailableError } from "./teammate-errors.ts";
+import type { TeammateProtocols } from "./teammate-protocols.ts";
+import { withWorktreeReport } from "./teammate-worktree-steps.ts";
+
+const ACK_ATTEMPTS = 3;
+const ACK_RETRY_MS = 50;
+
+/**
+ * Each teammate's loop: claim a message → run it with the message id as
+ * idempotency key → its result to the Lead → ack; idle when the mailbox is
+ * empty (after taking the next free task, for a self-claiming teammate).
+ */
+export class TeammateLoop {
+  readonly #team: TeamContext;
+  readonly #mail: TeamMail;
+  readonly #protocols: TeammateProtocols;
+  readonly #autoClaim: AutoClaim | undefined;
+
+  constructor(team: TeamContext, mail: TeamMail, protocols: TeammateProtocols, autoClaim: AutoClaim | undefined) {
+    this.#team = team;
+    this.#mail = mail;
+    this.#protocols = protocols;
+    this.#autoClaim = autoClaim;
+  }
+
+  /** Starts the teammate's loop unless it already runs (or may not). */
+  start(name: AgentName): void {
+    const team = this.#team;
+    const worker = team.workers.get(name);
+    if (!worker) return;
+    worker.pokes += 1;
+    if (worker.active || team.closing) return;
+    if (worker.record.state === "failed" || worker.record.state === "shutdown") return;
+    // Another process runs it (or will, once it sees the message): this one must not.
+    if (!team.runsHere(name)) return;
+    worker.active = true;
+    worker.job = team.o.supervisor.start(`teammate ${name}`, (signal) => this.#work(name, worker, signal));
+  }
+
+  async #work(name: AgentName, worker: Worker, signal: AbortSignal): Promise<void> {
+    const team = this.#team;
+    try {
+      for (;;) {
+        if (signal.aborted) return;
+        const pokes = worker.pokes;
+        const message = await team.o.store.claim(name);
+        if (!message) {
+          // A message sent while this claim ran found the loop still active and
+          // did not start another: look again before stopping.
+          if (worker.pokes !== pokes) continue;
+          // Idle with auto-claim: the next task of the graph, if one is free, becomes its next message.
+          if (worker.record.autoClaim && this.#autoClaim && (await this.#autoClaim.claimNext(name))) continue;
+
+          await team.setState(name, "idle");
+          // Storing the state may have yielded to a send that found the loop active.
+          if (worker.pokes !== pokes) continue;
+          return;
+        }
+        team.emit({ type: "mailbox", op: "claim", agent: name, id: message.id, from: message.sender, kind: message.kind });
+        worker.current = message;
+        // Its verdict went to the call that asked, in this process: the message is the record of it, not a turn.
+        if (message.kind === "permission_response") {
+          if (!(await this.#finish(name, worker, message))) return;
+          continue;
+        }
+        await team.setState(name, "running");
+        // The answer itself decides: the Lead's runtime may have died before it recorded it.
+        const plan = worker.record.plan;
+        if (message.kind === "plan_approval_response" && plan?.state === "submitted" && plan.requestId === message.requestId) {
+          const answer = tryProtocolContent(PlanApprovalResponse, message);
+          if (answer) await team.setPlan(name, { state: answer.approve ? "approved" : "drafting" });
+        }
+        // Plan approval changes its permission mode from the turn that reads the answer on.
+        const inPlanMode = worker.record.plan !== undefined && worker.record.plan.state !== "approved";
+        if (worker.runner && worker.runnerInPlanMode !== inPlanMode) {
+          worker.runner.close();
+          worker.runner = undefined;
+        }
+        if (!worker.runner) {
+          worker.runner = await team.o.makeRunner(worker.record);
+          worker.runnerInPlanMode = inPlanMode;
+        }
+        // A protocol message reaches the model as the Lead's events do: kind and request id in the envelope.
+        const prompt = isProtocolKind(message.kind) ? eventEnvelope(eventFromMessage(message)) : message.content;
+        let failure: string | undefined;
+        try {
+          const result = await worker.runner.run(prompt, { idempotencyKey: message.id, signal });
+          // close() releases the message; a turn stopped by the budget resumes in `agent drain`.
+          if (result.subtype === "error_interrupted" || result.subtype === "error_budget") return;
+          if (result.isError) failure = result.result;
+          else if (message.kind === "shutdown_request") {
+            // Its answer is the shutdown_response, not a result. Approved: shut
+            // down in team.json before the ack (a restore acks a request left behind).
+            const answer = await this.#protocols.shutdownAnswer(name, message, result.result);
+            if (answer.approve) {
+              worker.retired = true;
+              await team.setState(name, "shutdown");
+              worker.runner?.close();
+              worker.runner = undefined;
+              await this.#finish(name, worker, message);
+              return;
+            }
+            if (!(await this.#finish(name, worker, message))) return;
+          } else {
+            // A task it claimed itself: completed before the Lead hears the result (a replay completes it again harmlessly).
+            if (message.taskId !== undefined && message.sender === name) await this.#completeTask(name, message.taskId);
+            await this.#mail.deliverResult(name, message, await withWorktreeReport(team, worker.record, result.result));
+            // The work is done and its result is with the Lead: from here a
+            // storage failure must not fail the teammate or quarantine the input.
+            if (!(await this.#finish(name, worker, message))) return;
+          }
+        } catch (error) {
+          if (signal.aborted) return;
+          // Taken over by another process (e.g. its history refused this one's
+          // append, HISTORY_CONFLICT, before a heartbeat noticed): not a failure of
+          // the teammate. Its message is the new holder's, which carries on from history.
+          if (!(await team.stillHeld(name))) return;
+          failure = error instanceof Error ? error.message : String(error);
+        }
+        if (failure !== undefined) {
+          await this.#fail(name, worker, message, failure);
+          return;
+        }
+      }
+    } finally {
+      worker.active = false;
+      team.changed();
+    }
+  }
+
+  async #completeTask(name: AgentName, taskId: string): Promise<void> {
+    if (!this.#autoClaim) throw new TeammateUnavailableError(`${name} worked task ${taskId} but this runtime has no task graph to complete it in`);
+    await this.#autoClaim.complete(name, taskId);
+  }
+
+  /**
+   * Acks a message whose result was delivered, retrying (an ack is idempotent: a
+   * retry after one that did land succeeds). If it still fails the message goes
+   * back to ready/ — claimed again, its turn replays from history and its result
+   * is refused as a duplicate, so the Lead still gets it once — and the loop
+   * stops until the next message pokes it. Returns whether the ack landed.
+   */
+  async #finish(name: AgentName, worker: Worker, message: MailboxMessage): Promise<boolean> {
+    const team = this.#team;
+    const event = { agent: name, id: message.id, from: message.sender, kind: message.kind };
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await team.o.store.ack(message);
+        team.emit({ type: "mailbox", op: "ack", ...event });
+        worker.current = undefined;
+        return true;
+      } catch (error) {
+        if (attempt >= ACK_ATTEMPTS) break;
+        await Bun.sleep(ACK_RETRY_MS * attempt);
+      }
+    }
+    try {
+      await team.o.store.release(message);
+      team.emit({ type: "mailbox", op: "release", ...event });
+      worker.current = undefined;
+    } catch {
+      // Still in processing/ as worker.current: close() releases it, or the next
+      // runtime's restore recovers it.
+    }
+    if (!worker.retired) await team.setState(name, "idle");
+    return false;
+  }
+
+  /** A failure is an event, not a log line: input quarantined, state failed, the Lead told. */
+  async #fail(name: AgentName, worker: Worker, message: MailboxMessage, reason: string): Promise<void> {
+    const team = this.#team;
+    try {
+      await team.o.store.quarantine(message, `teammate ${name} failed: ${reason}`);
+      team.emit({ type: "mailbox", op: "quarantine", agent: name, id: message.id, from: message.sender, kind: message.kind });
+    } finally {
+      worker.current = undefined;
+      await team.setState(name, "failed", reason);
+      try {
+        await this.#mail.deliver(name, LEAD, "result", `teammate ${name} failed on message ${message.id} and stopped: ${reason}`, undefined, message.id);
+      } catch {
+        // Best effort: the failure is also in team.json and in quarantine/.
+      }
+    }
+  }
+}

@@ -1,0 +1,143 @@
+import { type AgentName, LEAD } from "../core/agent-name.ts";
+import type { MailboxMessage } from "../core/message.ts";
+import { ShutdownResponse, parseProtocolContent, requestIdOf } from "../protocols/protocol-messages.ts";
+import { derivedId } from "./derived-id.ts";
+import type { TeamContext } from "./team-context.ts";
+import type { TeamMail } from "./team-mail.ts";
+import { TeammateUnavailableError } from "./teammate-errors.ts";
+
+/**
+ * The shutdown handshake and plan approval between the Lead and a teammate.
+ * Every answer goes out under an id derived from what it answers, so a replayed
+ * turn or a restarted runtime never answers twice.
+ */
+export class TeammateProtocols {
+  readonly #team: TeamContext;
+  readonly #mail: TeamMail;
+
+  constructor(team: TeamContext, mail: TeamMail) {
+    this.#team = team;
+    this.#mail = mail;
+  }
+
+  /**
+   * The Lead asks `name` to shut down: a `shutdown_request` (its own id as the
+   * request id) the teammate answers with respond_shutdown when the turn it
+   * arrives in ends (after the work queued before it).
+   */
+  async requestShutdown(name: string, reason: string): Promise<MailboxMessage> {
+    const team = this.#team;
+    team.refuseWhenClosing("request a shutdown");
+    const worker = team.usable(name);
+    // One open request per teammate: it stops at the first one it approves and
+    // reads its mailbox no more, so a second one queued behind it would wait
+    // for ever, unanswered.
+    const open = await this.#openShutdownRequest(worker.record.name);
+    if (open) {
+      throw new TeammateUnavailableError(`${name} has not answered the shutdown request ${open} yet; wait for its shutdown_response instead of asking again`);
+    }
+    const id = team.o.ids.next();
+    const message = await this.#mail.deliver(LEAD, worker.record.name, "shutdown_request", reason, id, undefined, id);
+    team.startWorker(worker.record.name);
+    return message;
+  }
+
+  /** The id of a shutdown request waiting in `name`'s mailbox or being worked on (not answered and acked yet). */
+  async #openShutdownRequest(name: AgentName): Promise<string | undefined> {
+    const [listing] = await this.#team.o.store.list({ agent: name });
+    const open = listing?.messages.find((entry) => entry.kind === "shutdown_request" && (entry.state === "ready" || entry.state === "processing"));
+    return open ? (open.id ?? open.file) : undefined;
+  }
+
+  /**
+   * A teammate's answer to the shutdown_request it is working on, sent to the
+   * Lead at once under an id derived from the request's (a replayed turn's
+   * second answer is refused as a duplicate; the first one stands).
+   */
+  async respondShutdown(name: AgentName, approve: boolean, reason: string): Promise<{ approve: boolean; already: boolean }> {
+    const current = this.#team.workers.get(name)?.current;
+    if (current?.kind !== "shutdown_request") {
+      throw new TeammateUnavailableError("there is no shutdown request to answer: respond_shutdown answers the Lead's shutdown_request in the turn it arrives in");
+    }
+    const reply = { inReplyTo: current.id, requestId: requestIdOf(current) };
+    const sent = await this.#mail.sendOnce(name, LEAD, "shutdown_response", JSON.stringify({ approve, reason }), reply, derivedId(current.id, "shutdown_response"));
+    if (!sent) return { approve: (await this.shutdownAnswer(name, current)).approve, already: true };
+    return { approve, already: false };
+  }
+
+  /**
+   * The teammate's answer to a shutdown request, as sent (the response message
+   * is the record of it). A turn that ended without respond_shutdown is a
+   * refusal, its final text the reason, so the Lead always gets an answer.
+   */
+  async shutdownAnswer(name: AgentName, request: MailboxMessage, finalText?: string): Promise<ShutdownResponse> {
+    const id = derivedId(request.id, "shutdown_response");
+    const found = await this.#team.o.store.find(id);
+    if (found?.message) return parseProtocolContent(ShutdownResponse, found.message);
+    const answer = { approve: false, reason: `${name} ended its turn without answering the shutdown request; it said: ${finalText ?? "(nothing)"}` };
+    await this.#mail.sendOnce(name, LEAD, "shutdown_response", JSON.stringify(answer), { inReplyTo: request.id, requestId: requestIdOf(request) }, id);
+    return answer;
+  }
+
+  /**
+   * A teammate shut down by an approved request, found by a new runtime: the
+   * request it approved may still be in its mailbox (the last runtime died
+   * before the ack), so ack it; anything else stays for `agent team rm`.
+   */
+  async settleRetired(name: AgentName): Promise<void> {
+    const store = this.#team.o.store;
+    await store.recover(name);
+    const message = await store.claim(name);
+    if (!message) return;
+    const answered = message.kind === "shutdown_request" && (await store.find(derivedId(message.id, "shutdown_response")))?.message;
+    if (answered) await store.ack(message);
+    else await store.release(message);
+  }
+
+  /**
+   * A teammate in plan mode submits its plan: a `plan_approval_request` to the
+   * Lead (request id derived from the input it works on, so a replayed turn
+   * submits the same one), open until the Lead's review_plan.
+   */
+  async submitPlan(name: AgentName, plan: string): Promise<string> {
+    const team = this.#team;
+    const worker = team.workers.get(name);
+    const current = worker?.current;
+    if (!worker || !current || !worker.record.plan || worker.record.plan.state === "approved") {
+      throw new TeammateUnavailableError("submit_plan is for a teammate in plan mode whose plan is not approved yet; carry on with your task");
+    }
+    const requestId = derivedId(current.id, "plan_approval_request");
+    const open = worker.record.plan;
+    if (open.state === "submitted" && open.requestId !== requestId) {
+      throw new TeammateUnavailableError(`your plan (request ${open.requestId}) is waiting for the Lead's review; end your turn and wait for its answer`);
+    }
+    const content = plan.length > 0 ? plan : "(empty plan)";
+    // Recorded before it is sent: a runtime killed in between leaves an open
+    // request whose message does not exist, which restore() undoes.
+    await team.setPlan(name, { state: "submitted", requestId });
+    await this.#mail.sendOnce(name, LEAD, "plan_approval_request", content, { inReplyTo: current.id, requestId }, requestId);
+    return requestId;
+  }
+
+  /**
+   * The Lead's review of a submitted plan: a `plan_approval_response` to the
+   * teammate. Approval lifts it to its normal permission mode from the turn
+   * that reads the answer; a rejection keeps it in plan mode with the feedback.
+   */
+  async reviewPlan(name: string, requestId: string, approve: boolean, feedback: string): Promise<void> {
+    const team = this.#team;
+    team.refuseWhenClosing("review a plan");
+    const worker = team.usable(name);
+    const plan = worker.record.plan;
+    if (!plan) throw new TeammateUnavailableError(`teammate "${name}" was not spawned with plan_mode_required and has no plan to review`);
+    if (plan.state !== "submitted" || plan.requestId !== requestId) {
+      const open = plan.state === "submitted" ? `its open plan request is ${plan.requestId}` : plan.state === "approved" ? "its plan is already approved" : "it has no plan waiting for review";
+      throw new TeammateUnavailableError(`request_id ${requestId} is not ${name}'s open plan request: ${open}`);
+    }
+    const reply = { inReplyTo: requestId, requestId };
+    await this.#mail.sendOnce(LEAD, worker.record.name, "plan_approval_response", JSON.stringify({ approve, feedback }), reply, derivedId(requestId, "plan_approval_response"));
+    // Also set when the teammate takes the answer up: a runtime killed here still lifts it.
+    await team.setPlan(worker.record.name, { state: approve ? "approved" : "drafting" });
+    team.startWorker(worker.record.name);
+  }
+}
