@@ -1,4 +1,4 @@
-import { basename, join } from "node:path";
+import { basename } from "node:path";
 import { type AgentName, LEAD } from "../core/agent-name.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { type IdSource, uuidV7Source } from "../core/ids.ts";
@@ -18,29 +18,25 @@ import { type PermissionAsker, PermissionPolicy } from "../permissions/policy.ts
 import { type TeamEvent, TeammateRuntime } from "../team/teammate-runtime.ts";
 import { TeammateHosting } from "../team/teammate-hosting.ts";
 import { DEFAULT_LEASE_TTL_MS, type LeaseHolder, type TeammateLeases, thisHolder } from "../leases/teammate-leases.ts";
-import { readFileTool } from "../tools/read-file.ts";
 import { sendMessageTool } from "../tools/send-message.ts";
 import { DEFAULT_SHELL_OUTPUT_CHARS, shellTool } from "../tools/shell.ts";
 import { spawnTeammateTool } from "../tools/spawn-teammate.ts";
 import { requestShutdownTool } from "../tools/request-shutdown.ts";
-import { respondShutdownTool } from "../tools/respond-shutdown.ts";
 import { reviewPlanTool } from "../tools/review-plan.ts";
-import { submitPlanTool } from "../tools/submit-plan.ts";
 import { leadSideDecider } from "../protocols/lead-side-permissions.ts";
 import { baseTools } from "../tools/base-tools.ts";
-import { type PermissionDenial, ToolPipeline } from "../tools/pipeline.ts";
-import type { Tool, ToolSource } from "../core/tool.ts";
-import { writeFileTool } from "../tools/write-file.ts";
-import { AgentRunner } from "../runtime/agent-runner.ts";
+import type { PermissionDenial } from "../tools/pipeline.ts";
+import type { Tool } from "../core/tool.ts";
+import type { AgentRunner } from "../runtime/agent-runner.ts";
+import { type RunTracing, runnerFactory } from "./runner-factory.ts";
+import { buildTeammateRunner } from "./teammate-runner.ts";
 import { CloseStack } from "./close-stack.ts";
-import { DEFAULT_COMPACTION } from "../runtime/compaction.ts";
 import { EventInbox } from "../runtime/event-inbox.ts";
 import { HistoryStore } from "../runtime/history-store.ts";
 import type { StateStores } from "./state-stores.ts";
 import { JobSupervisor } from "../runtime/job-supervisor.ts";
-import type { RunObserver, RunResult } from "../runtime/run-types.ts";
-import type { ModelClient, Usage } from "../model/types.ts";
-import { leadSystemPrompt, subagentSystemPrompt, teammateSystemPrompt } from "./system-prompt.ts";
+import type { RunObserver } from "../runtime/run-types.ts";
+import { leadSystemPrompt, subagentSystemPrompt } from "./system-prompt.ts";
 import { environmentFacts } from "../instructions/environment.ts";
 import { contextSections } from "../instructions/prompt-context.ts";
 import { readProjectInstructions } from "../instructions/project-instructions.ts";
@@ -48,7 +44,6 @@ import { CronRuntime } from "../cron/cron-runtime.ts";
 import { CronStore } from "../cron/cron-store.ts";
 import { SkillCatalog } from "../skills/skill-catalog.ts";
 import { AgentDefinitions } from "../agents/agent-definitions.ts";
-import { withModel } from "../model/with-model.ts";
 import { TaskStore } from "../tasks/task-store.ts";
 import { TodoList } from "../todos/todo-list.ts";
 import { BackgroundJobs } from "../tools/background-jobs.ts";
@@ -56,12 +51,12 @@ import { loadSkillTool } from "../tools/load-skill.ts";
 import { scheduleCronTool } from "../tools/schedule-cron.ts";
 import { type SubagentRun, taskTool } from "../tools/task.ts";
 import { taskTools } from "../tools/task-tools.ts";
-import { claimTaskTool } from "../tools/claim-task.ts";
-import { completeTaskTool } from "../tools/complete-task.ts";
-import { listTasksTool } from "../tools/list-tasks.ts";
 import { todoWriteTool } from "../tools/todo-write.ts";
 import { mergeTeammateTool } from "../tools/merge-teammate.ts";
-import { GitWorktrees, worktreePromptNote } from "../worktrees/worktrees.ts";
+import { GitWorktrees } from "../worktrees/worktrees.ts";
+
+// The tracer's interface is known from here too.
+export type { RunTracing };
 
 /** A subagent's turn cap: it does one focused job. */
 const SUBAGENT_MAX_TURNS = 25;
@@ -141,13 +136,6 @@ export interface HostingContext {
 /** What an `agent worker` runs: the team's runtime, without a Lead. */
 export type WorkerRuntime = Pick<LeadRuntime, "team" | "supervisor" | "mcp" | "usage" | "model" | "policy" | "close">;
 
-/** What the runtime tells a tracer beyond the run's events. */
-export interface RunTracing {
-  turnStarted(identity: string, key: string): void;
-  turnEnded(identity: string, result: RunResult): void;
-  modelCall(identity: string, model: string): (outcome: { usage?: Usage; error?: unknown }) => void;
-  toolFound(callId: string, effect: string): void;
-}
 
 /**
  * The composition root: one EventInbox and one JobSupervisor, shared by every
@@ -244,56 +232,21 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       if (history.repaired) warn(agent)(history.repaired);
       return history;
     };
-    const compaction = (identity: string) => ({
-      thresholdChars: settings.compaction.thresholdChars ?? DEFAULT_COMPACTION.thresholdChars,
-      largeToolResultChars: settings.compaction.largeToolResultChars ?? DEFAULT_COMPACTION.largeToolResultChars,
-      resultsDir: join(context.stateDir, "tool-results", identity.replaceAll("/", "-")),
+    const runnerFor = runnerFactory({
+      settings,
+      stateDir: context.stateDir,
+      workspace: context.workspace,
+      clock,
+      model,
+      policy,
+      hooks,
+      fence,
+      usage,
+      warn,
+      observer: context.observer,
+      onPermissionDenied: context.onPermissionDenied,
+      tracing: context.tracing,
     });
-    const runnerFor = (
-      identity: string,
-      tools: Tool[],
-      systemPrompt: string,
-      history: HistoryStore,
-      extra: {
-        /** A worktree teammate's own workspace and fence; the Lead's when absent. */
-        workspace?: string;
-        fence?: ProtectedPaths;
-        maxTurns?: number;
-        reminder?: () => string | undefined;
-        sources?: ToolSource[];
-        policy?: PermissionPolicy;
-        model?: ModelClient;
-      } = {},
-    ) =>
-      new AgentRunner({
-        identity,
-        model: extra.model ?? model,
-        tools: new ToolPipeline({
-          tools,
-          sources: extra.sources,
-          policy: extra.policy ?? policy,
-          hooks,
-          onWarning: warn(identity),
-          onDenied: (denial) => context.onPermissionDenied?.({ agent: identity, ...denial }),
-          ...(context.tracing ? { onFound: ({ id, effect }: { id: string; effect: string }) => context.tracing!.toolFound(id, effect) } : {}),
-        }),
-        hooks,
-        history,
-        clock,
-        systemPrompt,
-        workspace: extra.workspace ?? context.workspace,
-        fence: extra.fence ?? fence,
-        maxTurns: extra.maxTurns ?? settings.maxTurns,
-        compaction: compaction(identity),
-        observer: context.observer,
-        reminder: extra.reminder,
-        onTurnStart: ({ key }) => context.tracing?.turnStarted(identity, key),
-        onTurnEnd: ({ key, result }) => {
-          // A subagent's turn runs inside its parent's: counting both would count that time twice.
-          if (!identity.includes("/")) usage.recordTurn({ agent: identity, key, subtype: result.subtype, durationMs: result.durationMs });
-          context.tracing?.turnEnded(identity, result);
-        },
-      });
 
     const cron = new CronRuntime({
       inbox,
@@ -357,57 +310,24 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       registry: stores.team,
       histories: stores.histories,
       worktrees,
-      // Teammates have at most these four tools (no spawning, no editing helpers), and
-      // MCP tools only of the servers whose config says `teammates: true`. A definition
-      // narrows the tools and sets the prompt, permission mode and model; a definition
-      // gone since the spawn leaves the teammate with the base settings and a warning.
-      makeRunner: async (teammate) => {
-        const definition = teammate.agent === undefined ? undefined : definitions.find(teammate.agent);
-        if (teammate.agent !== undefined && !definition) {
-          warn(teammate.name)(`teammate definition "${teammate.agent}" is gone: ${teammate.name} runs with the default teammate settings`);
-        }
-        // A worktree teammate's workspace is its worktree: its file tools, shell cwd,
-        // sandbox and protected paths all take that as the workspace.
-        const worktree = teammate.worktree;
-        const own = worktree
-          ? {
-              workspace: worktree.workspace,
-              fence: new ProtectedPaths({
-                workspace: worktree.workspace,
-                stateRoot: context.stateRoot ?? context.stateDir,
-                agentDir: agentDirOf(worktree.workspace),
-                hookCommands,
-              }),
-            }
-          : undefined;
-        const shell = own && context.sandbox ? { ...settings.shell, sandbox: context.sandbox.within(own.workspace) } : shellOptions;
-        const all = [shellTool(shell), readFileTool(), writeFileTool(), sendMessageTool(team)];
-        // Until the Lead approves its plan, a plan_mode_required teammate is read-only and can submit_plan.
-        const planning = teammate.plan !== undefined && teammate.plan.state !== "approved";
-        const tools = [
-          ...(definition?.tools ? all.filter((tool) => definition.tools!.includes(tool.name as never)) : all),
-          respondShutdownTool(team),
-          ...(planning ? [submitPlanTool(team)] : []),
-          // The task graph only for a self-claiming teammate: it sees, claims and completes tasks.
-          ...(teammate.autoClaim ? [listTasksTool(tasks), claimTaskTool(tasks), completeTaskTool(tasks)] : []),
-        ];
-        const mode = planning ? "plan" : (definition?.permissionMode ?? settings.permissionMode);
-        // A call its mode would ask about goes to the Lead's side as a permission_request.
-        const askLead: PermissionAsker = async (request, signal) => {
-          const { tool, effect, subject, why, input } = request;
-          const verdict = await team.requestPermission(teammate.name, { tool, effect, subject, ...(why ? { why } : {}), input }, signal);
-          return verdict.allow ? { answer: "yes" } : { answer: "denied", reason: `permission denied on the Lead's side: ${verdict.reason ?? "no reason given"}` };
-        };
-        const modePolicy = policy.withMode(mode, askLead);
-        const extraPrompt = [worktree ? worktreePromptNote(worktree) : "", definition?.prompt ?? ""].filter(Boolean).join("\n\n");
-        const history = await openHistory(teammate.name);
-        return runnerFor(teammate.name, tools, withContext(teammateSystemPrompt(teammate.name, teammate.role, extraPrompt)), history, {
-          sources: [mcp.source("teammate")],
-          policy: own ? modePolicy.withProtected(own.fence) : modePolicy,
-          ...(own ?? {}),
-          ...(teammate.model !== undefined ? { model: withModel(model, teammate.model) } : {}),
-        });
-      },
+      makeRunner: (teammate) =>
+        buildTeammateRunner(teammate, {
+          settings,
+          stateRoot: context.stateRoot ?? context.stateDir,
+          ...(context.sandbox ? { sandbox: context.sandbox } : {}),
+          shellOptions,
+          hookCommands,
+          definitions,
+          policy,
+          mcp,
+          model,
+          tasks,
+          team,
+          openHistory,
+          runnerFor,
+          withContext,
+          warn,
+        }),
       clock,
       ids,
       observer: context.teamObserver,

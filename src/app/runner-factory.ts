@@ -1,0 +1,93 @@
+import { join } from "node:path";
+import type { Settings } from "../config/load.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Tool, ToolSource } from "../core/tool.ts";
+import type { ShellHooks } from "../hooks/hook-runner.ts";
+import type { ModelClient, Usage } from "../model/types.ts";
+import type { PermissionPolicy } from "../permissions/policy.ts";
+import { AgentRunner } from "../runtime/agent-runner.ts";
+import { DEFAULT_COMPACTION } from "../runtime/compaction.ts";
+import type { HistoryStore } from "../runtime/history-store.ts";
+import type { RunObserver, RunResult } from "../runtime/run-types.ts";
+import type { ProtectedPaths } from "../security/protected-paths.ts";
+import { type PermissionDenial, ToolPipeline } from "../tools/pipeline.ts";
+import type { UsageLedger } from "../usage/usage-ledger.ts";
+
+/** What the runtime tells a tracer beyond the run's events. */
+export interface RunTracing {
+  turnStarted(identity: string, key: string): void;
+  turnEnded(identity: string, result: RunResult): void;
+  modelCall(identity: string, model: string): (outcome: { usage?: Usage; error?: unknown }) => void;
+  toolFound(callId: string, effect: string): void;
+}
+
+/** What one agent's runner may have of its own; the runtime's when absent. */
+export interface RunnerExtras {
+  /** A worktree teammate's own workspace and fence; the Lead's when absent. */
+  workspace?: string;
+  fence?: ProtectedPaths;
+  maxTurns?: number;
+  reminder?: () => string | undefined;
+  sources?: ToolSource[];
+  policy?: PermissionPolicy;
+  model?: ModelClient;
+}
+
+/** Builds the runner of one agent (the Lead, a teammate or a subagent) over the runtime's shared parts. */
+export type RunnerFor = (identity: string, tools: Tool[], systemPrompt: string, history: HistoryStore, extra?: RunnerExtras) => AgentRunner;
+
+export interface RunnerFactoryOptions {
+  settings: Settings;
+  stateDir: string;
+  workspace: string;
+  clock: Clock;
+  model: ModelClient;
+  policy: PermissionPolicy;
+  hooks: ShellHooks;
+  fence: ProtectedPaths;
+  usage: UsageLedger;
+  warn: (agent: string) => (message: string) => void;
+  observer?: RunObserver;
+  onPermissionDenied?: (denial: PermissionDenial & { agent: string }) => void;
+  tracing?: RunTracing;
+}
+
+/** Every agent of a runtime gets its runner here: one tool pipeline shape, one compaction, one usage and tracing path. */
+export function runnerFactory(o: RunnerFactoryOptions): RunnerFor {
+  const { settings, hooks, clock, usage, tracing } = o;
+  const compaction = (identity: string) => ({
+    thresholdChars: settings.compaction.thresholdChars ?? DEFAULT_COMPACTION.thresholdChars,
+    largeToolResultChars: settings.compaction.largeToolResultChars ?? DEFAULT_COMPACTION.largeToolResultChars,
+    resultsDir: join(o.stateDir, "tool-results", identity.replaceAll("/", "-")),
+  });
+  return (identity, tools, systemPrompt, history, extra = {}) =>
+    new AgentRunner({
+      identity,
+      model: extra.model ?? o.model,
+      tools: new ToolPipeline({
+        tools,
+        sources: extra.sources,
+        policy: extra.policy ?? o.policy,
+        hooks,
+        onWarning: o.warn(identity),
+        onDenied: (denial) => o.onPermissionDenied?.({ agent: identity, ...denial }),
+        ...(tracing ? { onFound: ({ id, effect }: { id: string; effect: string }) => tracing.toolFound(id, effect) } : {}),
+      }),
+      hooks,
+      history,
+      clock,
+      systemPrompt,
+      workspace: extra.workspace ?? o.workspace,
+      fence: extra.fence ?? o.fence,
+      maxTurns: extra.maxTurns ?? settings.maxTurns,
+      compaction: compaction(identity),
+      observer: o.observer,
+      reminder: extra.reminder,
+      onTurnStart: ({ key }) => tracing?.turnStarted(identity, key),
+      onTurnEnd: ({ key, result }) => {
+        // A subagent's turn runs inside its parent's: counting both would count that time twice.
+        if (!identity.includes("/")) usage.recordTurn({ agent: identity, key, subtype: result.subtype, durationMs: result.durationMs });
+        tracing?.turnEnded(identity, result);
+      },
+    });
+}
