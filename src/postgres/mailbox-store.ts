@@ -124,7 +124,7 @@ export class PgMailboxStore implements MailboxStore {
           WHERE session = ${this.#session} AND id = (
             SELECT id FROM agent_messages
             WHERE session = ${this.#session} AND agent = ${agent}
-              AND state IN ('ready', 'processing')
+              AND open
               AND (state = 'ready' OR lease_until < now())
             ORDER BY created_at_utc, id
             LIMIT 1
