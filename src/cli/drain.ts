@@ -2,7 +2,9 @@ import { defineCommand } from "citty";
 import { UsageError } from "../core/errors.ts";
 import { runUntilQuiet } from "../app/until-quiet.ts";
 import type { SessionMeta } from "../sessions/session-meta.ts";
-import { pendingWork } from "../sessions/session-status.ts";
+import { pendingWorkIn } from "../sessions/session-status.ts";
+import type { StoreSelection } from "../store/store-url.ts";
+import { openSessionViews } from "./store/session-stores.ts";
 import { SessionStore } from "../sessions/session-store.ts";
 import { globalArgs } from "./args.ts";
 import { writeErr } from "./output.ts";
@@ -28,7 +30,7 @@ export const drainCommand = defineCommand({
     if (args.session !== undefined && args.all === true) throw new UsageError("--session and --all both choose what to drain; give one");
     // Flags, workspace and settings checked first; the session is chosen below.
     const setup = headlessSetup(args, rawArgs, () => ({ kind: "new" }));
-    const targets = await drainTargets(new SessionStore(setup.stateRoot), args.session, args.all === true);
+    const targets = await drainTargets(new SessionStore(setup.stateRoot), setup.settings.store, args.session, args.all === true);
     if (targets.length === 0) {
       if (setup.level !== "quiet") await writeErr(`agent: nothing to do: no session in ${setup.stateRoot} has pending work\n`);
       return;
@@ -54,17 +56,24 @@ export const drainCommand = defineCommand({
  * used session with pending work, or, when none has any, the most recently used
  * one (which then reports that there is nothing to do).
  */
-async function drainTargets(store: SessionStore, ref: string | undefined, all: boolean): Promise<SessionMeta[]> {
+async function drainTargets(store: SessionStore, selection: StoreSelection, ref: string | undefined, all: boolean): Promise<SessionMeta[]> {
   if (ref !== undefined) return [store.find(ref)];
   const sessions = store.list();
-  const pending: SessionMeta[] = [];
-  for (const meta of sessions) {
-    if ((await pendingWork(store.dirOf(meta.id))) === undefined) continue;
-    if (!all) return [meta];
-    pending.push(meta);
+  if (sessions.length === 0) return [];
+  // Pending work is where the runs keep it: the session's files, or the PostgreSQL store's rows.
+  const views = await openSessionViews(selection);
+  try {
+    const pending: SessionMeta[] = [];
+    for (const meta of sessions) {
+      if ((await pendingWorkIn(views.of({ dir: store.dirOf(meta.id), id: meta.id }))) === undefined) continue;
+      if (!all) return [meta];
+      pending.push(meta);
+    }
+    if (all) return pending;
+    return sessions.slice(0, 1);
+  } finally {
+    await views.close();
   }
-  if (all) return pending;
-  return sessions.slice(0, 1);
 }
 
 async function drainSession(setup: HeadlessSetup): Promise<void> {

@@ -35,6 +35,27 @@ export class PgHistoryBackend implements HistoryBackend {
   ) {}
 
   async open(agent: AgentName): Promise<OpenedHistory> {
+    const { records, last } = await this.#rows(agent);
+    return { records, log: new PgHistoryLog(this.sql, this.session, agent, last + 1, rowName("agent_history", this.session, agent)) };
+  }
+
+  async agents(): Promise<string[]> {
+    try {
+      const rows: { agent: string }[] = await this.sql`
+        SELECT DISTINCT agent FROM agent_history WHERE session = ${this.session} AND agent NOT LIKE 'removed/%'`;
+      // Sorted here as the file backend sorts its file names, whatever the database's collation.
+      return rows.map((row) => row.agent).sort();
+    } catch (error) {
+      throw stateError("listing the histories", error, "nothing was changed");
+    }
+  }
+
+  async read(agent: string): Promise<HistoryRecord[]> {
+    return (await this.#rows(agent)).records;
+  }
+
+  /** `agent`'s records, and the sequence number of the last (0 for none). */
+  async #rows(agent: string): Promise<{ records: HistoryRecord[]; last: number }> {
     const where = rowName("agent_history", this.session, agent);
     let rows: { seq: string | number; record: string }[];
     try {
@@ -43,8 +64,7 @@ export class PgHistoryBackend implements HistoryBackend {
       throw stateError(`reading the history ${where}`, error, "nothing was changed");
     }
     const records = rows.map((row) => parseRow(row.record, HistoryRecord, `${where}#${row.seq}`));
-    const next = rows.length === 0 ? 1 : Number(rows[rows.length - 1]!.seq) + 1;
-    return { records, log: new PgHistoryLog(this.sql, this.session, agent, next, where) };
+    return { records, last: rows.length === 0 ? 0 : Number(rows[rows.length - 1]!.seq) };
   }
 
   async archive(agent: AgentName, at: Date): Promise<string | undefined> {

@@ -35,6 +35,22 @@ export class FileHistoryBackend implements HistoryBackend {
   async wasArchived(agent: AgentName): Promise<boolean> {
     return wasRemoved(this.stateDir, agent);
   }
+
+  async agents(): Promise<string[]> {
+    try {
+      return readdirSync(join(this.stateDir, "agents"))
+        .filter((name) => name.endsWith(".jsonl"))
+        .map((name) => name.slice(0, -".jsonl".length))
+        .sort();
+    } catch (error) {
+      if (isErrno(error, "ENOENT")) return [];
+      throw error;
+    }
+  }
+
+  async read(agent: string): Promise<HistoryRecord[]> {
+    return readRecords(this.pathOf(agent), { repair: false }).records;
+  }
 }
 
 /** Appends whole lines and fsyncs; a failed write is cut back to the last whole record. */

@@ -72,6 +72,13 @@ export interface HistoryBackend {
   archive(agent: AgentName, at: Date): Promise<string | undefined>;
   /** Whether a history of this name was archived before. */
   wasArchived(agent: AgentName): Promise<boolean>;
+  /** The agents that have a history (not the archived ones), sorted; creates nothing. */
+  agents(): Promise<string[]>;
+  /**
+   * `agent`'s records, read only: nothing created or repaired (a reader may run
+   * beside a live runtime), a half-written last record skipped.
+   */
+  read(agent: string): Promise<HistoryRecord[]>;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { FileMailboxStore } from "../mailbox/file-store.ts";
+import type { MailboxStore } from "../mailbox/store.ts";
 import { readRuntimeOwner } from "../storage/runtime-lock.ts";
-import { FileTeamRegistry } from "../team/team-registry.ts";
+import { FileTeamRegistry, type TeamRegistry } from "../team/team-registry.ts";
 
 /** What a session is doing: a runtime owns it, it has work left for `agent drain`, or nothing. */
 export type SessionState = { state: "running"; pid: number; host: string } | { state: "pending"; work: string } | { state: "idle" };
@@ -17,15 +18,21 @@ export async function sessionState(dir: string): Promise<SessionState> {
  * What `agent drain` would find to do in the session, in words, or undefined:
  * messages waiting in (or taken from, by a runtime that stopped) a mailbox, and
  * teammates that were working or being spawned when their runtime stopped.
+ * This one reads the session's files; pendingWorkIn reads any store.
  */
 export async function pendingWork(dir: string): Promise<string | undefined> {
+  return pendingWorkIn({ team: new FileTeamRegistry(dir), mailbox: new FileMailboxStore({ stateDir: dir }) });
+}
+
+/** pendingWork for a session's team and mailbox in whichever store holds them. */
+export async function pendingWorkIn(stores: { team: TeamRegistry; mailbox: MailboxStore }): Promise<string | undefined> {
   const parts: string[] = [];
-  const teammates = (await new FileTeamRegistry(dir).read()).filter((t) => t.state === "running" || t.pendingTaskId !== undefined);
+  const teammates = (await stores.team.read()).filter((t) => t.state === "running" || t.pendingTaskId !== undefined);
   if (teammates.length > 0) parts.push(`${teammates.map((t) => t.name).join(", ")} working`);
-  const store = new FileMailboxStore({ stateDir: dir });
-  if ((await store.agents()).length > 0) {
+  // No mailbox yet: nothing to list (and, in files, no lock file created).
+  if ((await stores.mailbox.agents()).length > 0) {
     let waiting = 0;
-    for (const { counts } of await store.list()) waiting += counts.ready + counts.processing;
+    for (const { counts } of await stores.mailbox.list()) waiting += counts.ready + counts.processing;
     if (waiting > 0) parts.push(`${waiting} message(s) waiting`);
   }
   return parts.length === 0 ? undefined : parts.join(", ");

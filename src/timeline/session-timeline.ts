@@ -1,8 +1,6 @@
-import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { isErrno } from "../storage/atomic-file.ts";
-import type { HistoryRecord } from "../runtime/history-store.ts";
-import { readRecords } from "../runtime/file-history.ts";
+import type { HistoryBackend, HistoryRecord } from "../runtime/history-store.ts";
+import { FileHistoryBackend } from "../runtime/file-history.ts";
 import type { ChatMessage } from "../model/types.ts";
 import { USAGE_FILE, readUsageRecords } from "../usage/usage-ledger.ts";
 import type { UsageRecord } from "../usage/usage-record.ts";
@@ -22,16 +20,15 @@ export interface TimelineEntry {
 
 /**
  * A session's turns, messages and tool calls in time order, read from its
- * histories (`agents/<name>.jsonl`) and its usage ledger — no tracing needed.
- * Read only: nothing is repaired or created, so it is safe beside a live runtime.
+ * histories (in whichever store holds them: `agents/<name>.jsonl` or the
+ * PostgreSQL store's rows) and its usage ledger (in the state dir) — no tracing
+ * needed. Read only: nothing is repaired or created, so it is safe beside a
+ * live runtime.
  */
-export function sessionTimeline(stateDir: string): TimelineEntry[] {
+export async function sessionTimeline(stateDir: string, histories: HistoryReader = new FileHistoryBackend(stateDir)): Promise<TimelineEntry[]> {
   const entries: TimelineEntry[] = [];
-  const agentsDir = join(stateDir, "agents");
-  for (const file of jsonlFiles(agentsDir)) {
-    const agent = file.slice(0, -".jsonl".length);
-    const { records } = readRecords(join(agentsDir, file), { repair: false });
-    for (const record of records) entries.push(...historyEntries(agent, record));
+  for (const agent of await histories.agents()) {
+    for (const record of await histories.read(agent)) entries.push(...historyEntries(agent, record));
   }
   for (const record of readUsageRecords(join(stateDir, USAGE_FILE), { repair: false })) {
     if (record.type === "model_call") entries.push(modelCallEntry(record));
@@ -40,14 +37,8 @@ export function sessionTimeline(stateDir: string): TimelineEntry[] {
   return entries.map((entry, index) => ({ entry, index })).sort((a, b) => a.entry.at.localeCompare(b.entry.at) || a.index - b.index).map(({ entry }) => entry);
 }
 
-function jsonlFiles(dir: string): string[] {
-  try {
-    return readdirSync(dir).filter((name) => name.endsWith(".jsonl")).sort();
-  } catch (error) {
-    if (isErrno(error, "ENOENT")) return [];
-    throw error;
-  }
-}
+/** What the timeline reads of a session's histories. */
+export type HistoryReader = Pick<HistoryBackend, "agents" | "read">;
 
 function historyEntries(agent: string, record: HistoryRecord): TimelineEntry[] {
   const at = record.at;

@@ -82,12 +82,11 @@ describe("agent run --store postgres://…", () => {
     const list = await agent("team", "list", "--store", url);
     expect(list.stdout).toMatch(/alice +\S+ +idle/);
     expect(list.stdout).not.toContain("pg-secret-42");
-    // A command that changes a stopped session's files says it works on files only.
+    // A command that changes a stopped session's team works on the store's rows, with the same checks.
     const refused = await agent("team", "reset", "alice", "--store", url);
     expect({ code: refused.code, stderr: refused.stderr }).toEqual({
       code: 2,
-      stderr:
-        "agent: agent team reset works on the file store only; with a PostgreSQL store change the session from a run (the Lead's tools) or psql, or pass --store files for a session kept in files\n",
+      stderr: "agent: teammate alice is idle, not failed; only a failed teammate can be reset\n",
     });
   });
 

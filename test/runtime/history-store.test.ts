@@ -117,6 +117,22 @@ describe.each(backendRows())("HistoryStore (%s store)", (_name, backend) => {
     expect(second).toBeDefined();
     expect(second).not.toBe(where);
   });
+
+  test("readers list the live histories (not the archived) and read them back as appended", async () => {
+    const session = await backend.session();
+    const histories = session.open().histories;
+    expect(await histories.agents()).toEqual([]);
+    expect(await histories.read("lead")).toEqual([]);
+    for (const name of ["lead", "bob", "alice"] as const) {
+      const store = await HistoryStore.open(histories, name);
+      await store.appendMessages([{ role: "user", content: `to ${name}` }], at);
+      store.close();
+    }
+    await histories.archive("bob", at);
+    const reader = session.open().histories;
+    expect(await reader.agents()).toEqual(["alice", "lead"]);
+    expect(await reader.read("alice")).toEqual([{ v: 1, type: "message", at: at.toISOString(), message: { role: "user", content: "to alice" } }]);
+  });
 });
 
 describe("HistoryStore files", () => {

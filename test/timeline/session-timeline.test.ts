@@ -38,7 +38,7 @@ describe("sessionTimeline", () => {
   test("every agent's turns, messages, tool calls and model calls, in time order", async () => {
     const stateDir = tempDir();
     await writeSession(stateDir);
-    const entries = sessionTimeline(stateDir);
+    const entries = await sessionTimeline(stateDir);
     expect(entries.map((entry) => [entry.agent, entry.kind, entry.text])).toEqual([
       ["lead", "turn", "turn started"],
       ["lead", "user", "Have alice write a.txt"],
@@ -67,11 +67,11 @@ describe("sessionTimeline", () => {
     const path = join(stateDir, "agents", "alice.jsonl");
     appendFileSync(path, '{"v":1,"type":"mess');
     const before = readFileSync(path, "utf8");
-    expect(sessionTimeline(stateDir).filter((entry) => entry.agent === "alice")).toHaveLength(5);
+    expect((await sessionTimeline(stateDir)).filter((entry) => entry.agent === "alice")).toHaveLength(5);
     expect(readFileSync(path, "utf8")).toBe(before);
   });
 
-  test("a state dir with no histories is an empty timeline", () => {
-    expect(sessionTimeline(tempDir())).toEqual([]);
+  test("a state dir with no histories is an empty timeline", async () => {
+    expect(await sessionTimeline(tempDir())).toEqual([]);
   });
 });

@@ -1,11 +1,13 @@
 import { defineCommand } from "citty";
 import { loadSettings } from "../../config/load.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
-import { formatTimeline, sessionTimeline } from "../../timeline/session-timeline.ts";
+import { type TimelineEntry, formatTimeline, sessionTimeline } from "../../timeline/session-timeline.ts";
 import { type AgentUsage, reportJson } from "../../usage/agent-usage.ts";
 import { readSessionUsage } from "../../usage/usage-ledger.ts";
-import { globalArgs, jsonArg } from "../args.ts";
-import { resolveStateDir } from "../context.ts";
+import { type GlobalValues, globalArgs, jsonArg } from "../args.ts";
+import { type AdminSession, resolveStateDir } from "../context.ts";
+import { openAdminStores } from "../store/session-stores.ts";
+import { storeArg } from "../store/store-arg.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 
 export const sessionsShowCommand = defineCommand({
@@ -13,17 +15,19 @@ export const sessionsShowCommand = defineCommand({
   args: {
     id: { type: "positional", required: true, valueHint: "id", description: "Session id, unique id prefix or name" },
     timeline: { type: "boolean", description: "The turns, messages and tool calls of every agent, in time order" },
+    ...storeArg,
     ...jsonArg,
     ...globalArgs,
   },
   async run({ args }) {
-    const store = new SessionStore(resolveStateDir(args));
+    const root = resolveStateDir(args);
+    const store = new SessionStore(root);
     const meta = store.find(args.id);
     const dir = store.dirOf(meta.id);
     // Prices come from the config of the directory it is run in, as for `agent run` there.
     const { pricing } = loadSettings({ workspace: process.cwd() }).settings;
     const usage = readSessionUsage(dir, pricing);
-    const timeline = args.timeline ? sessionTimeline(dir) : undefined;
+    const timeline = args.timeline ? await readTimeline(args, { root, meta, dir }) : undefined;
     if (args.json) {
       await writeJson({
         session_id: meta.id,
@@ -64,3 +68,13 @@ export const sessionsShowCommand = defineCommand({
     await writeOut(`${header.join("\n")}\n\n${table}`);
   },
 });
+
+/** The timeline, with the histories read from the store the session's runs used (--store, AGENT_STORE, config). */
+async function readTimeline(args: GlobalValues & { store?: string }, session: AdminSession): Promise<TimelineEntry[]> {
+  const opened = await openAdminStores(args, session);
+  try {
+    return await sessionTimeline(session.dir, opened.stores.histories);
+  } finally {
+    await opened.close();
+  }
+}

@@ -1,8 +1,8 @@
-import { postgresStores } from "../../app/mailbox-backend.ts";
-import { fileStores, type StateStores } from "../../app/state-stores.ts";
-import { UsageError } from "../../core/errors.ts";
-import { FileMailboxStore } from "../../mailbox/file-store.ts";
+import type { StateStores } from "../../app/state-stores.ts";
+import type { Settings } from "../../config/load.ts";
+import type { TeammateLeases } from "../../leases/teammate-leases.ts";
 import type { MailboxStore } from "../../mailbox/store.ts";
+import type { TeamRegistry } from "../../team/team-registry.ts";
 import type { StoreSelection } from "../../store/store-url.ts";
 import type { GlobalValues } from "../args.ts";
 import type { AdminSession } from "../context.ts";
@@ -10,45 +10,78 @@ import { resolveWorkspace } from "../run/workspace.ts";
 
 export interface AdminStores {
   kind: StoreSelection["kind"];
+  /** The store as the settings chose it (the URL, for a PostgreSQL one). */
+  selection: StoreSelection;
   stores: StateStores;
   mailbox: MailboxStore;
+  leases: TeammateLeases;
   close(): Promise<void>;
+}
+
+/** The settings `agent run` would have in this workspace, with the flag's store. */
+async function adminSettings(args: GlobalValues & { store?: string }): Promise<Settings> {
+  const { loadSettings } = await import("../../config/load.ts");
+  return loadSettings({ workspace: resolveWorkspace(args.workspace), flags: { store: args.store } }).settings;
 }
 
 /** The store the flag, AGENT_STORE or config choose, as `agent run` would see it in this workspace. */
 export async function configuredStore(args: GlobalValues & { store?: string }): Promise<StoreSelection> {
-  const { loadSettings } = await import("../../config/load.ts");
-  return loadSettings({ workspace: resolveWorkspace(args.workspace), flags: { store: args.store } }).settings.store;
+  return (await adminSettings(args)).store;
 }
 
 /**
- * A session's histories, team, tasks and cron jobs for an admin command, in the
- * store the run used: the session's state dir, or the PostgreSQL store's rows
- * keyed by its id. close() releases the connection.
+ * A session's mailbox, histories, team, teammate leases, tasks and cron jobs
+ * for an admin command, in the store the run used — the session's state dir,
+ * or the PostgreSQL store's rows keyed by its id — through the same backend the
+ * runtime opens, with the configured content cap (so sizes are judged as the
+ * runtime judges them). close() releases the connections.
  */
 export async function openAdminStores(args: GlobalValues & { store?: string }, session: AdminSession): Promise<AdminStores> {
-  const store = await configuredStore(args);
-  if (store.kind === "files") {
-    return { kind: "files", stores: fileStores(session.dir), mailbox: new FileMailboxStore({ stateDir: session.dir }), close: async () => {} };
-  }
-  const [{ PostgresConnection }, { PgMailboxStore }] = await Promise.all([import("../../postgres/connection.ts"), import("../../postgres/mailbox-store.ts")]);
-  const connection = await PostgresConnection.open(store.url, { max: 1 });
-  const mailbox = new PgMailboxStore({ sql: connection.sql, session: session.meta.id });
+  const settings = await adminSettings(args);
+  const { openMailboxBackend } = await import("../../app/mailbox-backend.ts");
+  const backend = await openMailboxBackend(settings, { stateDir: session.dir, sessionId: session.meta.id });
   return {
-    kind: "postgres",
-    stores: postgresStores(connection.sql, session.meta.id),
-    mailbox,
-    async close() {
-      mailbox.close();
-      await connection.close();
-    },
+    kind: backend.kind,
+    selection: settings.store,
+    stores: backend.state,
+    mailbox: backend.store,
+    leases: backend.leases,
+    close: () => backend.close(),
   };
 }
 
-/** Refuses `command` (one that changes a stopped session's files) when the configured store is PostgreSQL. */
-export async function refuseSharedStore(args: GlobalValues & { store?: string }, command: string): Promise<void> {
-  if ((await configuredStore(args)).kind === "files") return;
-  throw new UsageError(
-    `${command} works on the file store only; with a PostgreSQL store change the session from a run (the Lead's tools) or psql, or pass --store files for a session kept in files`,
-  );
+/** A session's team and mailbox, enough to tell whether it has work left. */
+export interface SessionView {
+  team: TeamRegistry;
+  mailbox: MailboxStore;
+}
+
+/**
+ * For commands that look over every session of the state root (`agent drain`,
+ * `agent doctor`): each session's team and mailbox in `selection`, all on one
+ * connection for a PostgreSQL store. close() releases it.
+ */
+export async function openSessionViews(selection: StoreSelection): Promise<{ of(session: { dir: string; id: string }): SessionView; close(): Promise<void> }> {
+  if (selection.kind === "files") {
+    const [{ FileMailboxStore }, { FileTeamRegistry }] = await Promise.all([import("../../mailbox/file-store.ts"), import("../../team/team-registry.ts")]);
+    return { of: ({ dir }) => ({ team: new FileTeamRegistry(dir), mailbox: new FileMailboxStore({ stateDir: dir }) }), close: async () => {} };
+  }
+  const [{ PostgresConnection }, { PgMailboxStore }, { PgTeamRegistry }] = await Promise.all([
+    import("../../postgres/connection.ts"),
+    import("../../postgres/mailbox-store.ts"),
+    import("../../postgres/team-registry.ts"),
+  ]);
+  const connection = await PostgresConnection.open(selection.url, { max: 1 });
+  const mailboxes: { close(): void }[] = [];
+  return {
+    of({ id }) {
+      const mailbox = new PgMailboxStore({ sql: connection.sql, session: id });
+      mailboxes.push(mailbox);
+      return { team: new PgTeamRegistry(connection.sql, id), mailbox };
+    },
+    async close() {
+      for (const mailbox of mailboxes) mailbox.close();
+      await connection.close();
+    },
+  };
 }

@@ -4,7 +4,6 @@ import { TeammateUnavailableError } from "../../team/teammate-runtime.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { writeJson, writeOut } from "../output.ts";
 import { editStoppedTeammate } from "./stopped-session.ts";
-import { refuseSharedStore } from "../store/session-stores.ts";
 import { storeArg } from "../store/store-arg.ts";
 
 export const teamResetCommand = defineCommand({
@@ -17,14 +16,13 @@ export const teamResetCommand = defineCommand({
     ...globalArgs,
   },
   async run({ args }) {
-    await refuseSharedStore(args, "agent team reset");
     const name = args.name;
-    const { session, value: failure } = await editStoppedTeammate(args, async (teammate, { registry }) => {
+    const { session, value: failure } = await editStoppedTeammate(args, async (teammate, { stores }) => {
       if (teammate.state !== "failed") {
         throw new TeammateUnavailableError(`teammate ${name} is ${teammate.state}, not failed; only a failed teammate can be reset`);
       }
       const { failure: reason, ...rest } = teammate;
-      await registry.put({ ...rest, state: "idle", updatedAtUtc: systemClock.now().toISOString() });
+      await stores.stores.team.put({ ...rest, state: "idle", updatedAtUtc: systemClock.now().toISOString() });
       return reason;
     });
     if (args.json) {

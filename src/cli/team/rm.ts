@@ -1,13 +1,10 @@
 import { defineCommand } from "citty";
 import { systemClock } from "../../core/clock.ts";
-import { archiveHistory } from "../../runtime/file-history.ts";
 import { TeammateUnavailableError } from "../../team/teammate-runtime.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
-import { openMailboxStoreAsConfigured } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
-import { editStoppedTeammate } from "./stopped-session.ts";
+import { editStoppedTeammate, refuseHeldTeammate } from "./stopped-session.ts";
 import { GitWorktrees, type RemoveOutcome } from "../../worktrees/worktrees.ts";
-import { refuseSharedStore } from "../store/session-stores.ts";
 import { storeArg } from "../store/store-arg.ts";
 
 export const teamRmCommand = defineCommand({
@@ -24,13 +21,12 @@ export const teamRmCommand = defineCommand({
     ...globalArgs,
   },
   async run({ args }) {
-    await refuseSharedStore(args, "agent team rm");
     const name = args.name;
-    const { session, value: outcome } = await editStoppedTeammate(args, async (teammate, { session, registry }) => {
-      const store = await openMailboxStoreAsConfigured(session.dir);
-      const listing = (await store.list()).find((l) => l.name === name);
+    const { session, value: outcome } = await editStoppedTeammate(args, async (teammate, { session, stores }) => {
+      const store = stores.mailbox;
+      const [listing] = await store.list({ agent: teammate.name });
       const unfinished = (listing?.counts.ready ?? 0) + (listing?.counts.processing ?? 0);
-      // "running" on disk in a stopped session: its runtime stopped mid-task and
+      // "running" in a stopped session: its runtime stopped mid-task and
       // `agent drain` would carry the work on.
       if ((teammate.state === "running" || unfinished > 0) && !args.force) {
         throw new TeammateUnavailableError(
@@ -38,11 +34,13 @@ export const teamRmCommand = defineCommand({
             "run `agent drain` to finish it, or pass --force to remove it anyway (its messages go to its quarantine/)",
         );
       }
+      // Even with --force: a worker running it would go on writing its mailbox and history.
+      await refuseHeldTeammate(stores, teammate.name);
       // Its unfinished messages stay as evidence in quarantine/, never deleted.
       const quarantined: string[] = [];
       if (unfinished > 0) {
-        await store.recover(name);
-        for (let message = await store.claim(name); message; message = await store.claim(name)) {
+        await store.recover(teammate.name);
+        for (let message = await store.claim(teammate.name); message; message = await store.claim(teammate.name)) {
           await store.quarantine(message, `teammate ${name} removed with \`agent team rm --force\``);
           quarantined.push(message.id);
         }
@@ -51,9 +49,9 @@ export const teamRmCommand = defineCommand({
       const worktree = teammate.worktree
         ? { path: teammate.worktree.path, ...(await (await GitWorktrees.forWorktree(teammate.worktree, session.meta.id)).remove(teammate.worktree, name)) }
         : undefined;
-      const history = archiveHistory(session.dir, name, systemClock.now());
-      // team.json last: a removal cut short is finished by running it again.
-      await registry.remove(name);
+      const history = await stores.stores.histories.archive(teammate.name, systemClock.now());
+      // The team's record last: a removal cut short is finished by running it again.
+      await stores.stores.team.remove(name);
       return { state: teammate.state, history, quarantined, worktree };
     });
     if (args.json) {

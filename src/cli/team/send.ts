@@ -3,14 +3,13 @@ import { USER, assertTeammateName } from "../../core/agent-name.ts";
 import { systemClock } from "../../core/clock.ts";
 import { UnknownAgentError, UsageError } from "../../core/errors.ts";
 import { uuidV7Source } from "../../core/ids.ts";
-import { createMessage } from "../../core/message.ts";
-import { FileTeamRegistry } from "../../team/team-registry.ts";
+import { type MailboxMessage, createMessage } from "../../core/message.ts";
 import { TeammateUnavailableError } from "../../team/teammate-runtime.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { readContent } from "../content.ts";
-import { openMailboxStoreAsConfigured, requireAdminSession } from "../context.ts";
+import { requireAdminSession } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
-import { refuseSharedStore } from "../store/session-stores.ts";
+import { openAdminStores } from "../store/session-stores.ts";
 import { storeArg } from "../store/store-arg.ts";
 
 export const teamSendCommand = defineCommand({
@@ -25,25 +24,33 @@ export const teamSendCommand = defineCommand({
     ...globalArgs,
   },
   async run({ args }) {
-    await refuseSharedStore(args, "agent team send");
     const name = assertTeammateName(args.name);
     if ((args.text === undefined) === (args["content-file"] === undefined)) {
       throw new UsageError("give the message as TEXT (agent team send NAME TEXT) or with --content-file PATH (- for stdin), not both");
     }
     const content = await readContent({ content: args.text, contentFile: args["content-file"] });
     const session = requireAdminSession(args);
-    // Only to a teammate of the session: a typo must not start a mailbox nobody reads.
-    const teammate = (await new FileTeamRegistry(session.dir).read()).find((t) => t.name === name);
-    if (!teammate) throw new UnknownAgentError(name, "run `agent team list` to see the teammates");
-    if (teammate.state === "failed") {
-      throw new TeammateUnavailableError(`teammate ${name} is failed and takes no messages; run \`agent team reset ${name}\` first`);
+    // The store the session's runtime uses: with PostgreSQL the send's NOTIFY wakes a running Lead or worker.
+    const stores = await openAdminStores(args, session);
+    let message: MailboxMessage;
+    try {
+      // Only to a teammate of the session: a typo must not start a mailbox nobody reads.
+      const teammate = (await stores.stores.team.read()).find((t) => t.name === name);
+      if (!teammate) throw new UnknownAgentError(name, "run `agent team list` to see the teammates");
+      if (teammate.state === "failed") {
+        throw new TeammateUnavailableError(`teammate ${name} is failed and takes no messages; run \`agent team reset ${name}\` first`);
+      }
+      // Persisted as shutdown only when it approved a shutdown request: it is done for good.
+      if (teammate.state === "shutdown") {
+        throw new TeammateUnavailableError(
+          `teammate ${name} is shutdown (it approved the Lead's shutdown request) and takes no messages; spawn a new one, or free the name with \`agent team rm ${name}\``,
+        );
+      }
+      message = createMessage({ sender: USER, recipient: name, kind: "message", content }, { clock: systemClock, ids: uuidV7Source });
+      await stores.mailbox.send(message);
+    } finally {
+      await stores.close();
     }
-    // Persisted as shutdown only when it approved a shutdown request: it is done for good.
-    if (teammate.state === "shutdown") {
-      throw new TeammateUnavailableError(`teammate ${name} is shutdown (it approved the Lead's shutdown request) and takes no messages; spawn a new one, or free the name with \`agent team rm ${name}\``);
-    }
-    const message = createMessage({ sender: USER, recipient: name, kind: "message", content }, { clock: systemClock, ids: uuidV7Source });
-    await (await openMailboxStoreAsConfigured(session.dir)).send(message);
     if (args.json) await writeJson(message);
     else await writeOut(`${message.id}\n`);
   },

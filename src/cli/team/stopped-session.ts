@@ -1,18 +1,33 @@
 import { StateDirBusyError, UnknownAgentError } from "../../core/errors.ts";
 import { RuntimeLock } from "../../storage/runtime-lock.ts";
-import { FileTeamRegistry, type TeamRegistry, type TeammateRecord } from "../../team/team-registry.ts";
+import type { TeammateRecord } from "../../team/team-registry.ts";
+import { TeammateHeldError } from "../../team/teammate-errors.ts";
 import { assertTeammateName } from "../../core/agent-name.ts";
 import type { GlobalValues } from "../args.ts";
 import { type AdminSession, requireAdminSession } from "../context.ts";
+import { type AdminStores, openAdminStores } from "../store/session-stores.ts";
+
+/** What an edit of a stopped session's teammate is given: the session and its stores. */
+export interface StoppedTeam {
+  session: AdminSession;
+  stores: AdminStores;
+  teammates: TeammateRecord[];
+}
+
+const runningFix = (session: AdminSession) =>
+  `session ${session.meta.id} is running and owns its team; stop it (or let it finish) first, then run this again`;
 
 /**
- * Runs `edit` on the teammate `name` holding the session's runtime lock: a live runtime owns team.json
- * (it rewrites it from memory), so a teammate is removed or reset only in a
- * stopped session, and no runtime can start on it meanwhile.
+ * Runs `edit` on the teammate `name` holding the session's runtime lock: a live
+ * runtime owns its team (it rewrites the records from memory), so a teammate is
+ * removed or reset only in a stopped session, and no runtime can start on it
+ * meanwhile. With a PostgreSQL store the lock is taken there too — the
+ * session-level advisory lock a Lead on any machine holds — and the team,
+ * mailbox and history are the store's rows.
  */
 export async function editStoppedTeammate<T>(
-  args: GlobalValues & { session?: string; name: string },
-  edit: (teammate: TeammateRecord, team: { session: AdminSession; registry: TeamRegistry; teammates: TeammateRecord[] }) => Promise<T>,
+  args: GlobalValues & { session?: string; store?: string; name: string },
+  edit: (teammate: TeammateRecord, team: StoppedTeam) => Promise<T>,
 ): Promise<{ session: AdminSession; value: T }> {
   // The name first: nothing is read or locked for a bad one.
   const name = assertTeammateName(args.name);
@@ -22,19 +37,44 @@ export async function editStoppedTeammate<T>(
     lock = await RuntimeLock.acquire(session.dir);
   } catch (error) {
     if (!(error instanceof StateDirBusyError)) throw error;
-    throw new StateDirBusyError(
-      session.dir,
-      error.owner,
-      `session ${session.meta.id} is running and owns its team; stop it (or let it finish) first, then run this again`,
-    );
+    throw new StateDirBusyError(session.dir, error.owner, runningFix(session));
   }
   try {
-    const registry = new FileTeamRegistry(session.dir);
-    const teammates = await registry.read();
-    const teammate = teammates.find((t) => t.name === name);
-    if (!teammate) throw new UnknownAgentError(name, "run `agent team list` to see the teammates");
-    return { session, value: await edit(teammate, { session, registry, teammates }) };
+    const stores = await openAdminStores(args, session);
+    try {
+      const shared = await lockSharedSession(stores, session);
+      try {
+        const teammates = await stores.stores.team.read();
+        const teammate = teammates.find((t) => t.name === name);
+        if (!teammate) throw new UnknownAgentError(name, "run `agent team list` to see the teammates");
+        return { session, value: await edit(teammate, { session, stores, teammates }) };
+      } finally {
+        await shared?.release().catch(() => {});
+      }
+    } finally {
+      await stores.close();
+    }
   } finally {
     await lock.release();
   }
+}
+
+/** The PostgreSQL session lock (a Lead anywhere holds it: exit 4), or nothing for files. */
+async function lockSharedSession(stores: AdminStores, session: AdminSession): Promise<{ release(): Promise<void> } | undefined> {
+  if (stores.selection.kind !== "postgres") return undefined;
+  const { PgSessionLock } = await import("../../postgres/session-lock.ts");
+  return PgSessionLock.acquire(stores.selection.url, session.meta.id, {
+    where: `session ${session.meta.id} in the PostgreSQL store`,
+    fix: runningFix(session),
+  });
+}
+
+/**
+ * Refuses (exit 4) when a live process holds `name`'s teammate lease: an `agent
+ * worker` runs it now (workers take no session lock), and changing it under
+ * that worker would give its mailbox and history two writers.
+ */
+export async function refuseHeldTeammate(stores: AdminStores, name: string): Promise<void> {
+  const lease = (await stores.leases.live()).find((l) => l.name === name);
+  if (lease) throw new TeammateHeldError(name, lease.holder);
 }
