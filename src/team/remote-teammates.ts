@@ -8,6 +8,9 @@ import { restoreWorktree } from "./teammate-worktree-steps.ts";
 /** How often a runtime with teammates run elsewhere looks at them. */
 export const DEFAULT_WATCH_MS = 200;
 
+/** How long a teammate's work may wait for a worker before a Lead that runs none says so. */
+export const UNATTENDED_MS = 5_000;
+
 /**
  * The teammates run by other processes (under leases): learning the team as
  * the store has it, taking over a teammate whose lease is free, giving one up
@@ -18,6 +21,10 @@ export class RemoteTeammates implements TeamWatchTarget {
   #watch: JobHandle | undefined;
   /** Teammates run by another process have work (from the last look at the store). */
   #busyElsewhere = false;
+  /** Since when each teammate has had work that no live process held (a Lead that runs none). */
+  readonly #unattendedSince = new Map<string, number>();
+  /** The teammates reported unattended, until a worker takes them. */
+  readonly #reported = new Set<string>();
 
   constructor(team: TeamContext) {
     this.#team = team;
@@ -124,22 +131,50 @@ export class RemoteTeammates implements TeamWatchTarget {
   async refreshElsewhere(): Promise<boolean> {
     const team = this.#team;
     const elsewhere = [...team.workers.values()].filter(({ record }) => record.state !== "failed" && record.state !== "shutdown" && !team.runsHere(record.name));
-    let busy = false;
+    const working: TeammateRecord[] = [];
     if (elsewhere.length > 0) {
       const stored = await team.o.registry.read();
       this.sync(stored);
-      busy = stored.some((record) => record.state === "running" && !team.runsHere(record.name));
+      // One listing for the whole team: a look costs the same however many teammates run elsewhere.
+      const open = new Map((await team.o.store.list()).map((listing) => [listing.name, listing.counts.ready + listing.counts.processing]));
       for (const { record } of elsewhere) {
-        if (busy) break;
-        const [listing] = await team.o.store.list({ agent: record.name });
-        busy = listing !== undefined && listing.counts.ready + listing.counts.processing > 0;
+        const now = team.workers.get(record.name)?.record ?? record;
+        if (now.state === "running" || (open.get(record.name) ?? 0) > 0) working.push(now);
       }
     }
+    const busy = working.length > 0;
+    if (this.role === "lead" && team.o.hosting?.runsTeammates === false) await this.#noticeUnattended(working);
     if (busy !== this.#busyElsewhere) {
       this.#busyElsewhere = busy;
       team.changed();
     }
     return busy;
+  }
+
+  /**
+   * A Lead that runs no teammate waits on workers: a teammate with work that no
+   * live process has held for UNATTENDED_MS is reported once (a `unattended`
+   * event), and again only after a worker took it and let it go.
+   */
+  async #noticeUnattended(working: TeammateRecord[]): Promise<void> {
+    const team = this.#team;
+    const held = working.length > 0 && team.o.hosting ? await team.o.hosting.heldAnywhere() : new Set<string>();
+    const now = team.o.clock.now().getTime();
+    for (const name of this.#unattendedSince.keys()) {
+      if (!working.some((record) => record.name === name)) this.#unattendedSince.delete(name);
+    }
+    for (const record of working) {
+      if (held.has(record.name)) {
+        this.#unattendedSince.delete(record.name);
+        this.#reported.delete(record.name);
+        continue;
+      }
+      const since = this.#unattendedSince.get(record.name) ?? now;
+      this.#unattendedSince.set(record.name, since);
+      if (now - since < UNATTENDED_MS || this.#reported.has(record.name)) continue;
+      this.#reported.add(record.name);
+      team.emit({ type: "unattended", name: record.name, role: record.role, waitingMs: now - since });
+    }
   }
 
   /** Whether the watch has something to look after: a worker always; a Lead while some teammate runs elsewhere. */

@@ -71,6 +71,11 @@ export class TeammateHosting {
     return true;
   }
 
+  /** The teammates some live process (this one or another) holds now, as the store says. */
+  async heldAnywhere(): Promise<Set<string>> {
+    return new Set((await this.#o.leases.live()).map((lease) => lease.name));
+  }
+
   /** Gives `name` up (after its work was released): another process may take it at once. */
   async give(name: AgentName): Promise<void> {
     const lease = this.#held.get(name);

@@ -64,6 +64,8 @@ export function teamProgressLine(event: TeamEvent, level: ProgressLevel): string
   }
   // Requests and answers between the Lead and a teammate say what the team waits for: always shown.
   if (event.type === "protocol") return `[${event.from}] ${clip(event.summary, verbose ? LONG : BRIEF)} (${event.kind} ${event.requestId})`;
+  // Said as a warning by the command, which knows the session and store a worker needs (unattendedWarning).
+  if (event.type === "unattended") return undefined;
   if (event.state === "shutdown" && !verbose) return undefined;
   const reason = event.reason === undefined ? "" : `: ${clip(event.reason, verbose ? LONG : BRIEF)}`;
   const plan = event.plan === undefined ? "" : `, plan ${event.plan}`;

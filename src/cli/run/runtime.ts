@@ -12,6 +12,7 @@ import { RuntimeLock } from "../../storage/runtime-lock.ts";
 import { PgSessionLock } from "../../postgres/session-lock.ts";
 import type { RuntimeSetup } from "./runtime-args.ts";
 import { VERSION } from "../version.ts";
+import { teamEventsFor } from "./unattended.ts";
 import type { RunStop } from "./stop.ts";
 
 export interface RuntimeRequest {
@@ -75,7 +76,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       stateRoot: setup.stateRoot,
       workspace: setup.workspace,
       observer: request.observer,
-      teamObserver: request.teamObserver,
+      teamObserver: teamEventsFor(request, opened.id, setup.settings.store),
       asker: request.asker,
       version: VERSION,
       onPermissionDenied: request.onPermissionDenied,

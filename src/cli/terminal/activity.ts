@@ -100,7 +100,7 @@ export class TeamActivity {
       if (event.agent !== LEAD) return;
       // A permission request is answered by the runtime, not by a Lead turn.
       if (event.op === "send" && event.kind !== "permission_request") this.#waiting += 1;
-    } else if (event.type === "protocol") {
+    } else if (event.type === "protocol" || event.type === "unattended") {
       return;
     } else {
       const working = event.state === "running";
