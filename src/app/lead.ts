@@ -304,6 +304,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       hosting,
       role,
       ...(context.hosting?.watchEveryMs !== undefined ? { watchEveryMs: context.hosting.watchEveryMs } : {}),
+      ...(mailbox.teamWakeups ? { teamWakeups: mailbox.teamWakeups } : {}),
       store: mailbox.store,
       inbox,
       supervisor,

@@ -16,6 +16,8 @@ import { PgCronTable } from "../postgres/cron-table.ts";
 import { PgHistoryBackend } from "../postgres/history-store.ts";
 import { PgTaskTable } from "../postgres/task-table.ts";
 import { PgTeamRegistry } from "../postgres/team-registry.ts";
+import { PgTeamWakeups } from "../postgres/team-wakeups.ts";
+import type { TeamWakeups } from "../team/team-watch.ts";
 import { type StateStores, fileStores } from "./state-stores.ts";
 
 /** A session's mailbox as the settings choose it: the store, its wake-ups, and what closes them. */
@@ -28,6 +30,8 @@ export interface MailboxBackend {
   leases: TeammateLeases;
   /** The session's histories, team, task graph and cron jobs, in the same store. */
   state: StateStores;
+  /** Changes of the team made by other processes, where the store notifies them (PostgreSQL); else polled. */
+  teamWakeups?: TeamWakeups;
   close(): Promise<void>;
 }
 
@@ -62,14 +66,17 @@ export async function openMailboxBackend(settings: Pick<Settings, "store" | "mai
   const session = context.sessionId ?? basename(context.stateDir);
   const store = new PgMailboxStore({ sql: connection.sql, session, maxContentBytes });
   const wakeups = new PgMailWakeups({ sql: connection.sql, session });
+  const teamWakeups = new PgTeamWakeups({ sql: connection.sql, session });
   return {
     kind: "postgres",
     store,
     wakeups,
     leases: new PgTeammateLeases({ sql: connection.sql, session }),
     state: postgresStores(connection.sql, session),
+    teamWakeups,
     async close() {
       store.close();
+      await teamWakeups.close();
       await wakeups.close();
       await connection.close();
     },

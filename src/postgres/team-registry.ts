@@ -1,11 +1,13 @@
 import type { SQL } from "bun";
 import { type TeamRegistry, TeammateRecord } from "../team/team-registry.ts";
+import { TEAM_CHANNEL } from "./mail-channel.ts";
 import { parseRow, rowName, stateError } from "./state-rows.ts";
 
 /**
  * The team registry in PostgreSQL: one row per teammate in `agent_teammates`.
  * A put is one upsert and a remove one delete, so processes on other machines
- * (workers) change their own teammates without rewriting anyone else's.
+ * (workers) change their own teammates without rewriting anyone else's; each
+ * notifies TEAM_CHANNEL, which wakes the other processes' team watch.
  */
 export class PgTeamRegistry implements TeamRegistry {
   constructor(
@@ -26,10 +28,15 @@ export class PgTeamRegistry implements TeamRegistry {
   async put(record: TeammateRecord): Promise<void> {
     const valid = TeammateRecord.parse(record);
     try {
+      // Notified in the same statement: delivered when the change commits, never before.
       await this.sql`
-        INSERT INTO agent_teammates (session, name, created_at_utc, record)
-        VALUES (${this.session}, ${valid.name}, ${valid.createdAtUtc}, ${JSON.stringify(valid)})
-        ON CONFLICT (session, name) DO UPDATE SET created_at_utc = excluded.created_at_utc, record = excluded.record`;
+        WITH stored AS (
+          INSERT INTO agent_teammates (session, name, created_at_utc, record)
+          VALUES (${this.session}, ${valid.name}, ${valid.createdAtUtc}, ${JSON.stringify(valid)})
+          ON CONFLICT (session, name) DO UPDATE SET created_at_utc = excluded.created_at_utc, record = excluded.record
+          RETURNING 1
+        )
+        SELECT pg_notify(${TEAM_CHANNEL}, ${this.session}) FROM stored`;
     } catch (error) {
       throw stateError(`storing teammate ${valid.name}`, error, "the team is as it was");
     }
@@ -37,7 +44,9 @@ export class PgTeamRegistry implements TeamRegistry {
 
   async remove(name: string): Promise<void> {
     try {
-      await this.sql`DELETE FROM agent_teammates WHERE session = ${this.session} AND name = ${name}`;
+      await this.sql`
+        WITH gone AS (DELETE FROM agent_teammates WHERE session = ${this.session} AND name = ${name} RETURNING 1)
+        SELECT pg_notify(${TEAM_CHANNEL}, ${this.session}) FROM gone`;
     } catch (error) {
       throw stateError(`removing teammate ${name}`, error, "the team is as it was");
     }

@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import type { AgentName } from "../core/agent-name.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
+import { TEAM_CHANNEL } from "./mail-channel.ts";
 import { LeaseHolder, LeaseLostError, type TeammateLease, type TeammateLeases, freshLease, isLive, leaseStoreError } from "../leases/teammate-leases.ts";
 
 interface Row {
@@ -74,7 +75,10 @@ export class PgTeammateLeases implements TeammateLeases {
 
   async release(lease: TeammateLease): Promise<void> {
     try {
-      await this.#sql`DELETE FROM agent_teammate_leases WHERE session = ${this.#session} AND name = ${lease.name} AND token = ${lease.token}`;
+      // A teammate given up may be taken at once: the notification wakes the other processes' team watch.
+      await this.#sql`
+        WITH gone AS (DELETE FROM agent_teammate_leases WHERE session = ${this.#session} AND name = ${lease.name} AND token = ${lease.token} RETURNING 1)
+        SELECT pg_notify(${TEAM_CHANNEL}, ${this.#session}) FROM gone`;
     } catch (error) {
       throw leaseStoreError(`give up the lease on teammate ${lease.name}`, error, "it runs out by itself");
     }

@@ -5,8 +5,14 @@ import type { TeammateRecord } from "./team-registry.ts";
 import { type TeamWatchTarget, watchTeam } from "./team-watch.ts";
 import { restoreWorktree } from "./teammate-worktree-steps.ts";
 
-/** How often a runtime with teammates run elsewhere looks at them. */
+/** How often a runtime with teammates run elsewhere looks at them, when nothing tells it of changes (files). */
 export const DEFAULT_WATCH_MS = 200;
+
+/**
+ * The safety net when the store notifies changes (PostgreSQL): what is never
+ * notified — a lease that ran out, a holder killed with -9 — is seen within this.
+ */
+export const NOTIFIED_WATCH_MS = 2_000;
 
 /** How long a teammate's work may wait for a worker before a Lead that runs none says so. */
 export const UNATTENDED_MS = 5_000;
@@ -188,7 +194,17 @@ export class RemoteTeammates implements TeamWatchTarget {
     if (!hosting || this.#watch || team.closing || !this.needsWatch) return;
     this.#watch = team.o.supervisor.start("team watch", async (signal) => {
       try {
-        await watchTeam(this, { registry: team.o.registry, hosting, everyMs: team.o.watchEveryMs ?? DEFAULT_WATCH_MS }, signal);
+        const wakeups = team.o.teamWakeups;
+        await watchTeam(
+          this,
+          {
+            registry: team.o.registry,
+            hosting,
+            everyMs: team.o.watchEveryMs ?? DEFAULT_WATCH_MS,
+            ...(wakeups ? { wakeups: { source: wakeups, everyMs: team.o.watchEveryMs ?? NOTIFIED_WATCH_MS } } : {}),
+          },
+          signal,
+        );
       } finally {
         this.#watch = undefined;
       }

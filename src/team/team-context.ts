@@ -15,6 +15,7 @@ import { RegistryWrites } from "./registry-writes.ts";
 import type { TeamEvent } from "./team-event.ts";
 import type { TeamRegistry, TeammatePlan, TeammateRecord, TeammateState } from "./team-registry.ts";
 import type { TeammateHosting } from "./teammate-hosting.ts";
+import type { TeamWakeups } from "./team-watch.ts";
 import { TeammateUnavailableError } from "./teammate-errors.ts";
 
 export interface TeammateRuntimeOptions {
@@ -39,6 +40,8 @@ export interface TeammateRuntimeOptions {
   role?: "lead" | "worker";
   /** How often teammates run elsewhere are looked at (their work, leases run out, new spawns). */
   watchEveryMs?: number;
+  /** Wake-ups for changes other processes make to the team (PostgreSQL's NOTIFY): the look then polls slowly. */
+  teamWakeups?: TeamWakeups;
   clock: Clock;
   ids: IdSource;
   observer?: (event: TeamEvent) => void;

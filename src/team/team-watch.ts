@@ -14,10 +14,24 @@ export interface TeamWatchTarget {
   pumpLead(): Promise<void>;
 }
 
+/**
+ * Tells a process that its team may have changed in another one: a teammate
+ * stored or removed, a lease given up, mail for one of the session's agents.
+ * A hint, like a mail wake-up: the watch looks, and a look that finds nothing
+ * new is harmless; what is never notified (a lease that ran out) is found by
+ * the slow poll under it.
+ */
+export interface TeamWakeups {
+  watch(wake: () => void): Promise<{ stop(): void }>;
+}
+
 export interface TeamWatchOptions {
   registry: TeamRegistry;
   hosting: TeammateHosting;
+  /** How often it looks with no wake-ups (or when subscribing to them failed). */
   everyMs: number;
+  /** With these, it looks when woken, and every `everyMs` of theirs regardless (a safety net). */
+  wakeups?: { source: TeamWakeups; everyMs: number };
   /** Told when one look failed (the store unreachable); the next look tries again. */
   onError?: (error: unknown) => void;
 }
@@ -31,25 +45,54 @@ export interface TeamWatchOptions {
  * elsewhere have work, and (for a Lead) results waiting in its mailbox.
  */
 export async function watchTeam(team: TeamWatchTarget, options: TeamWatchOptions, signal: AbortSignal): Promise<void> {
-  while (!signal.aborted) {
-    if (team.role === "lead" && !team.needsWatch) return;
-    try {
-      await lookOnce(team, options, signal);
-    } catch (error) {
-      if (signal.aborted) return;
-      options.onError?.(error);
+  let woken = false;
+  let wakeNow: (() => void) | undefined;
+  let subscription: { stop(): void } | undefined;
+  try {
+    subscription = await options.wakeups?.source.watch(() => {
+      woken = true;
+      wakeNow?.();
+    });
+  } catch (error) {
+    // Polled instead, as without wake-ups.
+    options.onError?.(error);
+  }
+  const everyMs = subscription && options.wakeups ? options.wakeups.everyMs : options.everyMs;
+  try {
+    while (!signal.aborted) {
+      if (team.role === "lead" && !team.needsWatch) return;
+      woken = false;
+      let took = false;
+      try {
+        took = await lookOnce(team, options, signal);
+      } catch (error) {
+        if (signal.aborted) return;
+        options.onError?.(error);
+      }
+      // A change notified while it looked may not have been seen: look again.
+      if (woken) continue;
+      // A worker that took a teammate takes the next one at the next look, not a slow poll later.
+      await pause(took ? options.everyMs : everyMs, signal, (wake) => {
+        wakeNow = wake;
+      });
+      wakeNow = undefined;
     }
-    await pause(options.everyMs, signal);
+  } finally {
+    subscription?.stop();
   }
 }
 
-async function lookOnce(team: TeamWatchTarget, { registry, hosting }: TeamWatchOptions, signal: AbortSignal): Promise<void> {
+/** One look; whether it took a teammate over. */
+async function lookOnce(team: TeamWatchTarget, { registry, hosting }: TeamWatchOptions, signal: AbortSignal): Promise<boolean> {
   team.sync(await registry.read());
+  let took = false;
   if (hosting.runsTeammates) {
     for (const name of team.unheld()) {
       if (signal.aborted || !hosting.hasRoom()) break;
+      if (!(await team.adopt(name))) continue;
+      took = true;
       // A worker takes one teammate per look, so workers started together share the team.
-      if ((await team.adopt(name)) && team.role === "worker") break;
+      if (team.role === "worker") break;
     }
   }
   team.pokeHeld();
@@ -57,9 +100,11 @@ async function lookOnce(team: TeamWatchTarget, { registry, hosting }: TeamWatchO
     await team.refreshElsewhere();
     await team.pumpLead();
   }
+  return took;
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+/** Waits `ms`, or until aborted, or until the function handed to `onWake` is called. */
+function pause(ms: number, signal: AbortSignal, onWake: (wake: () => void) => void): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const done = () => {
@@ -69,5 +114,6 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     };
     const timer = setTimeout(done, ms);
     signal.addEventListener("abort", done, { once: true });
+    onWake(done);
   });
 }
