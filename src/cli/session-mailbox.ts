@@ -47,6 +47,15 @@ export async function openSessionMailbox(
   return { store: backend.store, close: () => backend.close() };
 }
 
+/** The store `--store`, AGENT_STORE or config `store` names, reading config files only when needed. */
+export async function selectedStore(
+  args: GlobalValues & { store?: string },
+  env: Record<string, string | undefined> = process.env,
+): Promise<StoreSelection> {
+  const fromConfig = await configValues(args.workspace, args.store === undefined && !env.AGENT_STORE);
+  return storeSelection(args.store, env.AGENT_STORE, fromConfig.store);
+}
+
 async function storeSelection(flag: string | undefined, env: string | undefined, config: { value: string; path: string } | undefined): Promise<StoreSelection> {
   const [value, source] =
     flag !== undefined ? [flag, "flag"] : env ? [env, "env"] : config ? [config.value, config.path] : [undefined, undefined];

@@ -6,11 +6,14 @@ import { FileTeamRegistry, type TeamRegistry } from "../team/team-registry.ts";
 /** What a session is doing: a runtime owns it, it has work left for `agent drain`, or nothing. */
 export type SessionState = { state: "running"; pid: number; host: string } | { state: "pending"; work: string } | { state: "idle" };
 
-/** Read-only: takes no runtime lock and creates nothing. */
-export async function sessionState(dir: string): Promise<SessionState> {
+/**
+ * Read-only: takes no runtime lock and creates nothing. The pending work is
+ * read from `stores` (the session's rows in a PostgreSQL store), else its files.
+ */
+export async function sessionState(dir: string, stores?: { team: TeamRegistry; mailbox: MailboxStore }): Promise<SessionState> {
   const owner = await readRuntimeOwner(dir);
   if (owner !== null) return { state: "running", pid: owner.pid, host: owner.host };
-  const work = await pendingWork(dir);
+  const work = stores ? await pendingWorkIn(stores) : await pendingWork(dir);
   return work === undefined ? { state: "idle" } : { state: "pending", work };
 }
 

@@ -2,6 +2,7 @@ import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ScriptedModelServer } from "../support/model-server.ts";
+import { clusterForFile } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { AGENT_BINARY, type AgentResult, ensureBinary, runAgent } from "./agent-binary.ts";
 
@@ -164,6 +165,32 @@ describe("agent doctor", () => {
     const result = await doctor({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^warn +pending +work left by an earlier run \(session [0-9a-f-]{36}: lead: 1 message\); `agent drain` finishes it$/m);
+  });
+});
+
+describe("agent doctor with a PostgreSQL store", () => {
+  const pg = clusterForFile();
+
+  test("the store is checked (unreachable: FAIL, password masked) and pending work is read from its rows", async () => {
+    const server = modelServer();
+    const { doctor, stateDir } = doctorSetup();
+    const env = { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url };
+    const down = await doctor(env, "--store", `postgres://agent:pw-doc-1@127.0.0.1:${pg().port + 1}/x`, "--offline");
+    expect(down.code).toBe(1);
+    expect(failLines(down)).toEqual([expect.stringMatching(/^FAIL +store +cannot use the PostgreSQL store postgres:\/\/agent:\[REDACTED\]@127\.0\.0\.1:\d+\/x: /)]);
+    expect(down.stdout).toMatch(/^skip +pending +not checked: the store cannot be used$/m);
+    expect(down.stdout + down.stderr).not.toContain("pw-doc-1");
+
+    // A message for the Lead waits in the store's rows of a session of this state root; its files have none.
+    const url = (await pg().database()).replace("postgres://agent@", "postgres://agent:pw-doc-2@");
+    const sent = await runAgent(["mailbox", "send", "--state-dir", stateDir, "--store", url, "--to", "lead", "--from", "alice", "--content", "done"]);
+    expect(sent.code).toBe(0);
+    const report = await doctor(env, "--store", url, "--offline");
+    expect(report.code).toBe(0);
+    expect(report.stdout).toMatch(/^ok +store +PostgreSQL postgres:\/\/agent:\[REDACTED\]@127\.0\.0\.1:\d+\/\w+ answers; schema at version \d+$/m);
+    expect(report.stdout).toMatch(/^warn +pending +work left by an earlier run \(session [0-9a-f-]{36}: lead: 1 message\); `agent drain` finishes it$/m);
+    expect(report.stdout).not.toContain("pw-doc-2");
+    expect((await doctor(env, "--offline")).stdout).toMatch(/^ok +pending +nothing pending$/m);
   });
 });
 

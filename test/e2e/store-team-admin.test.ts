@@ -191,9 +191,9 @@ describe("readers of the session through the store", () => {
     expect((await agent("sessions", "show", sessionId, "--timeline")).stdout).toBe(`session ${sessionId} has no history yet\n`);
   });
 
-  test("agent drain picks the session whose work waits in the store, not the most recent one", async () => {
+  test("sessions list shows, and agent drain picks, the session whose work waits in the store", async () => {
     const server = startServer([{ identity: "lead", text: "ops asked for the status: all green." }]);
-    const { drain, stateDir } = teamSetup();
+    const { drain, stateDir, agent } = teamSetup();
     const url = await pg().database();
     const sessions = new SessionStore(stateDir);
     const pending = sessions.create();
@@ -208,6 +208,10 @@ describe("readers of the session through the store", () => {
       mailbox.close();
       await connection.close();
     }
+    const states = async (...args: string[]) =>
+      Object.fromEntries(JSON.parse((await agent("sessions", "list", "--json", ...args)).stdout).sessions.map((s: { session_id: string; state: string }) => [s.session_id, s.state]));
+    expect(await states("--store", url)).toEqual({ [pending.id]: "pending", [recent.id]: "idle" });
+    expect(await states()).toEqual({ [pending.id]: "idle", [recent.id]: "idle" });
     const drained = await drain(["--output", "json", "--base-url", server.url], { env: { AGENT_STORE: url } });
     expect(drained.code).toBe(0);
     expect(JSON.parse(drained.stdout)).toMatchObject({ session_id: pending.id, result: "ops asked for the status: all green.", events: 1 });

@@ -14,7 +14,7 @@ import { SANDBOX_INSTALL_HINT } from "../../security/sandbox/sandbox.ts";
 import { probeSeatbelt } from "../../security/sandbox/seatbelt.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
-import { FileTeamRegistry } from "../../team/team-registry.ts";
+import { FileTeamRegistry, type TeammateRecord } from "../../team/team-registry.ts";
 import { DEFAULT_SHELL_OUTPUT_CHARS } from "../../tools/shell.ts";
 import { VERSION } from "../version.ts";
 
@@ -174,15 +174,34 @@ export function checkSandbox(settings: Settings, workspace: string): Check {
   return warn("sandbox", `shell commands would run without a sandbox: ${problem}; ${SANDBOX_INSTALL_HINT}`);
 }
 
+/** Where a session's team and mailbox counts are read from: its files (default) or the PostgreSQL store. */
+export interface LeftoverSource {
+  teammates(session: { dir: string; id: string }): Promise<TeammateRecord[]>;
+  mailboxCounts(session: { dir: string; id: string }): Promise<MailboxCount[]>;
+}
+
+export interface MailboxCount {
+  agent: string;
+  /** Messages still to be worked on: ready and processing. */
+  open: number;
+  quarantined: number;
+}
+
+/** The session's files, read without taking a lock or creating anything. */
+export const fileLeftovers: LeftoverSource = {
+  teammates: ({ dir }) => new FileTeamRegistry(dir).read(),
+  mailboxCounts: async ({ dir }) => mailboxCounts(dir),
+};
+
 /** What stopped runs left in each session, and which sessions a runtime owns now. */
-export async function checkPendingWork(stateRoot: string): Promise<Check[]> {
+export async function checkPendingWork(stateRoot: string, source: LeftoverSource = fileLeftovers): Promise<Check[]> {
   if (!existsSync(stateRoot)) return [ok("pending", "nothing pending (no state yet)")];
   const checks: Check[] = [];
   const parts: string[] = [];
   try {
     const sessions = new SessionStore(stateRoot);
     for (const { id } of sessions.list()) {
-      const left = await sessionLeftovers(sessions.dirOf(id), id, checks);
+      const left = await sessionLeftovers({ dir: sessions.dirOf(id), id }, source, checks);
       if (left.length > 0) parts.push(`session ${id}: ${left.join("; ")}`);
     }
     if (parts.length === 0) checks.unshift(ok("pending", "nothing pending"));
@@ -194,14 +213,15 @@ export async function checkPendingWork(stateRoot: string): Promise<Check[]> {
 }
 
 /** One session's work left for `agent drain`; a runtime owning it and quarantined entries go to `checks`. */
-async function sessionLeftovers(stateDir: string, id: string, checks: Check[]): Promise<string[]> {
-  const owner = await readRuntimeOwner(stateDir);
+async function sessionLeftovers(session: { dir: string; id: string }, source: LeftoverSource, checks: Check[]): Promise<string[]> {
+  const { id } = session;
+  const owner = await readRuntimeOwner(session.dir);
   if (owner) {
     checks.push(warn("runtime", `a runtime owns session ${id} now (pid ${owner.pid} on ${owner.host}): \`agent run -c\` waits for it only with --wait-lock`));
   }
-  const teammates = await new FileTeamRegistry(stateDir).read();
+  const teammates = await source.teammates(session);
   const waiting: string[] = [];
-  for (const { agent, open, quarantined } of mailboxCounts(stateDir)) {
+  for (const { agent, open, quarantined } of await source.mailboxCounts(session)) {
     if (open > 0) waiting.push(`${agent}: ${open} message${open === 1 ? "" : "s"}`);
     if (quarantined > 0) {
       checks.push(
@@ -218,7 +238,7 @@ async function sessionLeftovers(stateDir: string, id: string, checks: Check[]): 
  * mailbox, counted from the directories without the mailbox lock: a doctor must
  * not create lock files in the state dir it inspects.
  */
-function mailboxCounts(stateDir: string): Array<{ agent: string; open: number; quarantined: number }> {
+function mailboxCounts(stateDir: string): MailboxCount[] {
   const paths = new MailboxPaths(stateDir);
   if (!existsSync(paths.root)) return [];
   const count = (dir: string, keep: (name: string) => boolean) => (existsSync(dir) ? readdirSync(dir).filter(keep).length : 0);

@@ -16,6 +16,8 @@ import {
   checkStateDir,
   checkWorkspace,
 } from "./checks.ts";
+import { type StoreCheck, checkStore } from "./store-checks.ts";
+import { storeArg } from "../store/store-arg.ts";
 
 /** `agent doctor` found something `agent run` needs missing (exit 1). */
 export class DoctorFailedError extends AgentRunError {
@@ -31,6 +33,7 @@ export const doctorCommand = defineCommand({
     "base-url": { type: "string", valueHint: "url", description: "Check this endpoint instead of the configured one" },
     sandbox: runtimeArgs.sandbox,
     offline: { type: "boolean", description: "Contact no endpoint and start no MCP server (the key is only checked for presence)" },
+    ...storeArg,
     ...jsonArg,
     ...globalArgs,
   },
@@ -51,16 +54,27 @@ export const doctorCommand = defineCommand({
       model: args.model,
       baseUrl: args["base-url"],
       sandbox: args.sandbox,
+      store: args.store,
     });
     checks.push(...configChecks);
+    let store: StoreCheck | undefined;
     if (settings) {
       checks.push(...(await checkEndpoint(settings, args.offline === true, ENDPOINT_TIMEOUT_MS)));
       checks.push(...(await checkMcp(settings, workspace ?? process.cwd(), args.offline === true)));
       checks.push(checkSandbox(settings, workspace ?? process.cwd()));
+      store = await checkStore(settings.store);
+      checks.push(store.check);
     } else {
       checks.push({ id: "endpoint", status: "skip", detail: "not checked: the settings could not be read" });
     }
-    checks.push(checkGit(), ...(await checkPendingWork(stateDir)));
+    checks.push(checkGit());
+    try {
+      // Pending work is where the runs keep it: the files, or the PostgreSQL store's rows.
+      if (store?.leftovers === null) checks.push({ id: "pending", status: "skip", detail: "not checked: the store cannot be used" });
+      else checks.push(...(await checkPendingWork(stateDir, store?.leftovers)));
+    } finally {
+      await store?.close();
+    }
 
     const problems = checks.filter((c) => c.status === "fail");
     if (args.json) {

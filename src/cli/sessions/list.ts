@@ -6,18 +6,32 @@ import { globalArgs, jsonArg } from "../args.ts";
 import { resolveStateDir } from "../context.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 import { clip } from "../run/progress.ts";
+import { selectedStore } from "../session-mailbox.ts";
+import { openSessionViews } from "../store/session-stores.ts";
+import { storeArg } from "../store/store-arg.ts";
 
 const PROMPT_PREVIEW_CHARS = 50;
 
 export const sessionsListCommand = defineCommand({
   meta: { name: "list", description: "The sessions, most recently used first: id, name, created, last used, first prompt, state" },
-  args: { ...jsonArg, ...globalArgs },
+  args: { ...storeArg, ...jsonArg, ...globalArgs },
   async run({ args }) {
     const root = resolveStateDir(args);
     const store = new SessionStore(root);
     // Read-only: no runtime lock is taken, nothing is created.
     const rows: [SessionMeta, SessionState][] = [];
-    for (const meta of store.list()) rows.push([meta, await sessionState(store.dirOf(meta.id))]);
+    const sessions = store.list();
+    // Pending work is read where the runs keep it: the files, or a PostgreSQL store's rows.
+    const selection = await selectedStore(args);
+    const views = selection.kind === "postgres" && sessions.length > 0 ? await openSessionViews(selection) : undefined;
+    try {
+      for (const meta of sessions) {
+        const dir = store.dirOf(meta.id);
+        rows.push([meta, await sessionState(dir, views?.of({ dir, id: meta.id }))]);
+      }
+    } finally {
+      await views?.close();
+    }
     if (args.json) {
       await writeJson({ sessions: rows.map(([meta, state]) => sessionJson(meta, state)) });
       return;

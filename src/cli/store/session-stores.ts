@@ -61,7 +61,10 @@ export interface SessionView {
  * `agent doctor`): each session's team and mailbox in `selection`, all on one
  * connection for a PostgreSQL store. close() releases it.
  */
-export async function openSessionViews(selection: StoreSelection): Promise<{ of(session: { dir: string; id: string }): SessionView; close(): Promise<void> }> {
+export async function openSessionViews(
+  selection: StoreSelection,
+  options: { migrate?: boolean } = {},
+): Promise<{ of(session: { dir: string; id: string }): SessionView; close(): Promise<void> }> {
   if (selection.kind === "files") {
     const [{ FileMailboxStore }, { FileTeamRegistry }] = await Promise.all([import("../../mailbox/file-store.ts"), import("../../team/team-registry.ts")]);
     return { of: ({ dir }) => ({ team: new FileTeamRegistry(dir), mailbox: new FileMailboxStore({ stateDir: dir }) }), close: async () => {} };
@@ -71,7 +74,7 @@ export async function openSessionViews(selection: StoreSelection): Promise<{ of(
     import("../../postgres/mailbox-store.ts"),
     import("../../postgres/team-registry.ts"),
   ]);
-  const connection = await PostgresConnection.open(selection.url, { max: 1 });
+  const connection = await PostgresConnection.open(selection.url, { max: 1, ...(options.migrate === false ? { migrate: false } : {}) });
   const mailboxes: { close(): void }[] = [];
   return {
     of({ id }) {
