@@ -17,6 +17,7 @@ import { PgHistoryBackend } from "../postgres/history-store.ts";
 import { PgTaskTable } from "../postgres/task-table.ts";
 import { PgTeamRegistry } from "../postgres/team-registry.ts";
 import { PgTeamWakeups } from "../postgres/team-wakeups.ts";
+import { PgSessionLock } from "../postgres/session-lock.ts";
 import type { TeamWakeups } from "../team/team-watch.ts";
 import { type StateStores, fileStores } from "./state-stores.ts";
 
@@ -32,6 +33,11 @@ export interface MailboxBackend {
   state: StateStores;
   /** Changes of the team made by other processes, where the store notifies them (PostgreSQL); else polled. */
   teamWakeups?: TeamWakeups;
+  /**
+   * Who holds the session's runtime lock in the store (PostgreSQL: a Lead on any
+   * machine), read without taking it; absent for files, whose lock is the state dir's.
+   */
+  sharedOwner?: () => Promise<{ pid: number; host: string } | undefined>;
   close(): Promise<void>;
 }
 
@@ -74,6 +80,7 @@ export async function openMailboxBackend(settings: Pick<Settings, "store" | "mai
     leases: new PgTeammateLeases({ sql: connection.sql, session }),
     state: postgresStores(connection.sql, session),
     teamWakeups,
+    sharedOwner: () => PgSessionLock.holder(connection.sql, session),
     async close() {
       store.close();
       await teamWakeups.close();

@@ -8,6 +8,8 @@ import type { GlobalValues } from "./args.ts";
 /** A session's mailbox for an admin command, and what releases it (a database's connections). */
 export interface SessionMailbox {
   store: MailboxStore;
+  /** Who holds the session's runtime lock in a PostgreSQL store (a Lead on any machine); absent for files. */
+  sharedOwner?: () => Promise<{ pid: number; host: string } | undefined>;
   close(): Promise<void>;
 }
 
@@ -44,7 +46,7 @@ export async function openSessionMailbox(
     { store: selection, mailbox: { maxContentBytes: maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES } },
     { stateDir: session.dir, sessionId: session.meta.id },
   );
-  return { store: backend.store, close: () => backend.close() };
+  return { store: backend.store, ...(backend.sharedOwner ? { sharedOwner: backend.sharedOwner } : {}), close: () => backend.close() };
 }
 
 /** The store `--store`, AGENT_STORE or config `store` names, reading config files only when needed. */

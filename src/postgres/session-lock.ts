@@ -56,6 +56,24 @@ export class PgSessionLock {
     return new PgSessionLock(session, sql);
   }
 
+  /**
+   * Who holds the session's lock now, read without taking it (a reader must not
+   * make a starting Lead find its session busy): the server's lock table says
+   * whether it is held, `agent_session_owners` by whom. Undefined when free.
+   */
+  static async holder(sql: SQL, session: string): Promise<{ pid: number; host: string } | undefined> {
+    const key = lockKey(session, "runtime");
+    // A bigint advisory lock shows as its high and low halves (classid, objid) with objsubid 1.
+    const [held] = await sql`
+      SELECT 1 AS one FROM pg_locks
+      WHERE locktype = 'advisory' AND granted AND objsubid = 1
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(${key}, 0)`;
+    if (!held) return undefined;
+    const [owner]: { pid: number; host: string }[] = await sql`SELECT pid, host FROM agent_session_owners WHERE session = ${session}`;
+    return owner ? { pid: Number(owner.pid), host: owner.host } : { pid: 0, host: "unknown" };
+  }
+
   /** Lets the session go; closing the connection would too, this says so at once. */
   async release(): Promise<void> {
     try {

@@ -10,8 +10,12 @@ export type SessionState = { state: "running"; pid: number; host: string } | { s
  * Read-only: takes no runtime lock and creates nothing. The pending work is
  * read from `stores` (the session's rows in a PostgreSQL store), else its files.
  */
-export async function sessionState(dir: string, stores?: { team: TeamRegistry; mailbox: MailboxStore }): Promise<SessionState> {
-  const owner = await readRuntimeOwner(dir);
+export async function sessionState(
+  dir: string,
+  stores?: { team: TeamRegistry; mailbox: MailboxStore; sharedOwner?: () => Promise<{ pid: number; host: string } | undefined> },
+): Promise<SessionState> {
+  // This machine's lock, else the store's (a Lead on another machine).
+  const owner = (await readRuntimeOwner(dir)) ?? (await stores?.sharedOwner?.()) ?? null;
   if (owner !== null) return { state: "running", pid: owner.pid, host: owner.host };
   const work = stores ? await pendingWorkIn(stores) : await pendingWork(dir);
   return work === undefined ? { state: "idle" } : { state: "pending", work };

@@ -150,7 +150,10 @@ describe("agent team rm|reset|send with --store postgres://…", () => {
   test("a Lead holding the session in the store (any machine) or a worker holding the teammate is refused: exit 4", async () => {
     const { agent, sessionId } = setup();
     const url = await pg().database();
-    await seed(url, sessionId, [teammate("alice", "failed", { failure: "boom" }), teammate("erin", "shutdown")]);
+    await seed(url, sessionId, [teammate("alice", "failed", { failure: "boom" }), teammate("erin", "shutdown"), teammate("gus", "running")]);
+    const gusNote = async () => (await agent("team", "list", "--store", url)).stdout.split("\n").find((line) => line.startsWith("gus"));
+    const sessionState = async () => JSON.parse((await agent("sessions", "list", "--json", "--store", url)).stdout).sessions[0];
+    expect(await gusNote()).toContain("stopped with its runtime; `agent drain` resumes it");
 
     // The Lead's runtime lock as a runtime on another machine holds it: only the advisory lock, no local lock file.
     const lead = await PgSessionLock.acquire(url, sessionId, { where: "test", fix: "test" });
@@ -158,10 +161,15 @@ describe("agent team rm|reset|send with --store postgres://…", () => {
       for (const args of [["team", "rm", "erin"], ["team", "reset", "alice"]]) {
         expectError(await agent(...args, "--store", url), 4, new RegExp(`session ${sessionId} is running and owns its team; stop it`));
       }
+      // Readers see that Lead, without taking its lock: gus is at work, the session running.
+      expect(await gusNote()).not.toContain("stopped with its runtime");
+      expect(await sessionState()).toMatchObject({ session_id: sessionId, state: "running", pid: process.pid });
+      expectError(await agent("mailbox", "recover", "--store", url), 4, /its processing messages are in progress; stop it first, or pass --force/);
     } finally {
       await lead.release();
     }
-    expect((await teamRows(url, sessionId)).map((t) => `${t.name}:${t.state}`)).toEqual(["alice:failed", "erin:shutdown"]);
+    expect(await sessionState()).toMatchObject({ session_id: sessionId, state: "pending" });
+    expect((await teamRows(url, sessionId)).map((t) => `${t.name}:${t.state}`)).toEqual(["alice:failed", "erin:shutdown", "gus:running"]);
 
     // A worker runs erin (workers take no session lock): removing her under it is refused too.
     const connection = await PostgresConnection.open(url, { max: 1 });

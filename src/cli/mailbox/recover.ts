@@ -34,7 +34,8 @@ export const recoverCommand = defineCommand({
       // A live runtime's processing/ holds work in progress: moving it back to ready
       // would have it done twice.
       if (!args.force && stateDir !== undefined) {
-        const owner = await readRuntimeOwner(stateDir);
+        // This machine's runtime, or with a PostgreSQL store a Lead on any machine.
+        const owner = (await readRuntimeOwner(stateDir)) ?? (await mailbox?.sharedOwner?.()) ?? null;
         if (owner) {
           throw new StateDirBusyError(
             stateDir,

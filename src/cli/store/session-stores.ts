@@ -6,6 +6,7 @@ import type { TeamRegistry } from "../../team/team-registry.ts";
 import type { StoreSelection } from "../../store/store-url.ts";
 import type { GlobalValues } from "../args.ts";
 import type { AdminSession } from "../context.ts";
+import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
 import { resolveWorkspace } from "../run/workspace.ts";
 
 export interface AdminStores {
@@ -15,6 +16,8 @@ export interface AdminStores {
   stores: StateStores;
   mailbox: MailboxStore;
   leases: TeammateLeases;
+  /** Who runs the session now: a runtime on this machine (its state dir's lock) or, with PostgreSQL, on any. */
+  runtimeOwner(): Promise<{ pid: number; host: string } | undefined>;
   close(): Promise<void>;
 }
 
@@ -46,6 +49,7 @@ export async function openAdminStores(args: GlobalValues & { store?: string }, s
     stores: backend.state,
     mailbox: backend.store,
     leases: backend.leases,
+    runtimeOwner: async () => (await readRuntimeOwner(session.dir)) ?? (await backend.sharedOwner?.()),
     close: () => backend.close(),
   };
 }
@@ -54,6 +58,8 @@ export async function openAdminStores(args: GlobalValues & { store?: string }, s
 export interface SessionView {
   team: TeamRegistry;
   mailbox: MailboxStore;
+  /** Who holds the session's lock in the PostgreSQL store (a Lead on any machine); absent for files. */
+  sharedOwner?: () => Promise<{ pid: number; host: string } | undefined>;
 }
 
 /**
@@ -69,10 +75,11 @@ export async function openSessionViews(
     const [{ FileMailboxStore }, { FileTeamRegistry }] = await Promise.all([import("../../mailbox/file-store.ts"), import("../../team/team-registry.ts")]);
     return { of: ({ dir }) => ({ team: new FileTeamRegistry(dir), mailbox: new FileMailboxStore({ stateDir: dir }) }), close: async () => {} };
   }
-  const [{ PostgresConnection }, { PgMailboxStore }, { PgTeamRegistry }] = await Promise.all([
+  const [{ PostgresConnection }, { PgMailboxStore }, { PgTeamRegistry }, { PgSessionLock }] = await Promise.all([
     import("../../postgres/connection.ts"),
     import("../../postgres/mailbox-store.ts"),
     import("../../postgres/team-registry.ts"),
+    import("../../postgres/session-lock.ts"),
   ]);
   const connection = await PostgresConnection.open(selection.url, { max: 1, ...(options.migrate === false ? { migrate: false } : {}) });
   const mailboxes: { close(): void }[] = [];
@@ -80,7 +87,7 @@ export async function openSessionViews(
     of({ id }) {
       const mailbox = new PgMailboxStore({ sql: connection.sql, session: id });
       mailboxes.push(mailbox);
-      return { team: new PgTeamRegistry(connection.sql, id), mailbox };
+      return { team: new PgTeamRegistry(connection.sql, id), mailbox, sharedOwner: () => PgSessionLock.holder(connection.sql, id) };
     },
     async close() {
       for (const mailbox of mailboxes) mailbox.close();

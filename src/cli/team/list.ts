@@ -1,7 +1,6 @@
 import { defineCommand } from "citty";
 import { MAILBOX_STATES } from "../../core/mailbox-state.ts";
 import type { MailboxCounts } from "../../mailbox/store.ts";
-import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
 import type { TeammateRecord } from "../../team/team-registry.ts";
 import type { MailboxStore } from "../../mailbox/store.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
@@ -21,14 +20,16 @@ export const teamListCommand = defineCommand({
       else await writeOut(`no teammates: no sessions in ${resolveStateDir(args)}\n`);
       return;
     }
-    const stateDir = session.dir;
     // Read-only, so no runtime lock: team.json is replaced atomically, never seen half-written.
     const opened = await openAdminStores(args, session);
     let teammates: TeammateRecord[];
     let counts: Map<string, MailboxCounts>;
+    // team.json says "running" for a teammate whose runtime was stopped mid-task.
+    let live: boolean;
     try {
       teammates = await opened.stores.team.read();
       counts = await mailboxCounts(opened.mailbox, teammates);
+      live = (await opened.runtimeOwner()) !== undefined;
     } finally {
       await opened.close();
     }
@@ -40,8 +41,6 @@ export const teamListCommand = defineCommand({
       await writeOut(`no teammates in session ${session.meta.id}\n`);
       return;
     }
-    // team.json says "running" for a teammate whose runtime was stopped mid-task.
-    const live = (await readRuntimeOwner(stateDir)) !== null;
     const rows = teammates.map((t) => {
       const c = counts.get(t.name) ?? zeroCounts();
       return [t.name, t.role, t.state, t.updatedAtUtc, ...MAILBOX_STATES.map((s) => String(c[s])), note(t, live)];
