@@ -185,6 +185,48 @@ describe("agent team rm|reset|send with --store postgres://…", () => {
   });
 });
 
+describe("agent sessions rm with --store postgres://…", () => {
+  test("removes the session's rows with its files; refused (exit 4, nothing removed) while a Lead or a worker runs it", async () => {
+    const { agent, sessionId, root } = setup();
+    const other = new SessionStore(root).create().id;
+    const url = await pg().database();
+    await seed(url, sessionId, [teammate("alice", "idle")], [{ to: "alice", content: "one more" }]);
+    await seed(url, other, [teammate("bob", "idle")]);
+    const rowsOf = (session: string) =>
+      query(url, async (sql) => {
+        const [row]: { n: number }[] = await sql`
+          SELECT ((SELECT count(*) FROM agent_teammates WHERE session = ${session}) + (SELECT count(*) FROM agent_history WHERE session = ${session})
+            + (SELECT count(*) FROM agent_messages WHERE session = ${session}) + (SELECT count(*) FROM agent_teammate_leases WHERE session = ${session}))::int AS n`;
+        return row!.n;
+      });
+    expect(await rowsOf(sessionId)).toBe(3);
+
+    const lead = await PgSessionLock.acquire(url, sessionId, { where: "test", fix: "test" });
+    try {
+      expectError(await agent("sessions", "rm", sessionId, "--store", url), 4, new RegExp(`session ${sessionId} is running; wait for it to finish`));
+    } finally {
+      await lead.release();
+    }
+    const connection = await PostgresConnection.open(url, { max: 1 });
+    try {
+      const leases = new PgTeammateLeases({ sql: connection.sql, session: sessionId });
+      const lease = await leases.acquire("alice", thisHolder("worker"), 60_000);
+      expectError(await agent("sessions", "rm", sessionId, "--store", url), 4, /teammate alice is run now by worker/);
+      await leases.release(lease!);
+    } finally {
+      await connection.close();
+    }
+    expect(await rowsOf(sessionId)).toBe(3);
+
+    const removed = await agent("sessions", "rm", sessionId, "--json", "--store", url);
+    expectOk(removed);
+    expect(JSON.parse(removed.stdout)).toEqual({ removed: sessionId });
+    expect(await rowsOf(sessionId)).toBe(0);
+    expect(await rowsOf(other)).toBe(2);
+    expect(JSON.parse((await agent("sessions", "list", "--json")).stdout).sessions.map((s: { session_id: string }) => s.session_id)).toEqual([other]);
+  });
+});
+
 describe("readers of the session through the store", () => {
   test("sessions show --timeline reads the histories from the store --store names", async () => {
     const { agent, sessionId } = setup();
