@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { type AgentName, agentNameProblem, assertAgentName } from "../core/agent-name.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
 import {
@@ -22,6 +21,7 @@ import {
 import { type FileLockOptions, withFileLock } from "../storage/file-lock.ts";
 import { type FsOps, realFs } from "../storage/fs-ops.ts";
 import { CheckedMessages } from "./checked-messages.ts";
+import { moveDurably } from "./durable-move.ts";
 import { differentInProcessing, notInProcessing, storageError } from "./failures.ts";
 import { findMessage, listMailboxes } from "./listing.ts";
 import { checkFile, readMessageAt } from "./message-file.ts";
@@ -135,9 +135,21 @@ export class FileMailboxStore implements MailboxStore {
   async claim(agentName: AgentName): Promise<MailboxMessage | null> {
     const agent = assertAgentName(agentName);
     return this.#locked(async () => {
-      if (!pathExists(this.paths.agentDir(agent), this.#fs)) return null;
-      this.#prepareAgent(agent);
-      const index = await this.#queues.fresh(agent);
+      // Once prepared, an agent is not looked for on every claim: the freshness
+      // check of its queue stats ready/ anyway, and finds it gone if it was removed.
+      if (!this.#preparedAgents.has(agent)) {
+        if (!pathExists(this.paths.agentDir(agent), this.#fs)) return null;
+        this.#prepareAgent(agent);
+      }
+      let index: ReadyIndex;
+      try {
+        index = this.#queues.current(agent) ?? (await this.#queues.fresh(agent));
+      } catch (error) {
+        if (!isErrno(error, "ENOENT") || pathExists(this.paths.agentDir(agent), this.#fs)) throw error;
+        // Removed since this store prepared it (a state dir cleaned up): nothing to claim.
+        this.#preparedAgents.delete(agent);
+        return null;
+      }
       const readyDir = this.paths.stateDirOf(agent, "ready");
       for (let entry = index.head(); entry; entry = index.head()) {
         const checked = readMessageAt(
@@ -160,12 +172,16 @@ export class FileMailboxStore implements MailboxStore {
           index.insert({ name: entry.name, id: message.id, createdAtUtc: message.createdAtUtc });
           continue;
         }
-        const target = this.paths.messageFile(agent, "processing", message.id);
-        if (pathExists(target, this.#fs)) {
+        const moved = moveDurably(this.#fs, {
+          from: readyDir,
+          to: this.paths.stateDirOf(agent, "processing"),
+          name: entry.name,
+          what: `claim ${message.id}`,
+        });
+        if (moved === "exists") {
           this.#quarantineFrom(agent, "ready", entry.name, `a message with id ${message.id} is already in processing/`, index);
           continue;
         }
-        this.#move(`claim ${message.id}`, this.paths.messageFile(agent, "ready", message.id), target, "ready/");
         this.#queues.lost(agent, index, entry.name);
         this.#checked.remember(message);
         return message;
@@ -178,18 +194,23 @@ export class FileMailboxStore implements MailboxStore {
     const message = this.#checked.valid(input);
     const { id, recipient: agent } = message;
     await this.#locked(() => {
-      const source = this.paths.messageFile(agent, "processing", id);
+      // No look before the move: the rename itself refuses a file already in done/,
+      // and moves nothing when the message is not in processing/.
+      const moved = moveDurably(this.#fs, {
+        from: this.paths.stateDirOf(agent, "processing"),
+        to: this.paths.stateDirOf(agent, "done"),
+        name: fileNameOf(id),
+        what: `ack ${id}`,
+        missingOk: true,
+      });
+      if (moved === "moved") return;
       const target = this.paths.messageFile(agent, "done", id);
-      if (pathExists(target, this.#fs)) {
-        // A late ack (the message was recovered, re-claimed and finished elsewhere)
-        // succeeds only for the very same message, and never re-queues it.
-        const done = readMessageAt(this.#fs, target, { id, recipient: agent });
-        if (done !== "gone" && done.ok && sameMessage(done.message, message)) return;
-        throw new AckConflictError(id);
-      }
-      // No separate look for the source: a rename of a missing file fails with
-      // ENOENT, and moves nothing.
-      this.#move(`ack ${id}`, source, target, "processing/", () => notInProcessing(message, "ack"));
+      if (moved === "missing" && !pathExists(target, this.#fs)) throw notInProcessing(message, "ack");
+      // A late ack (the message was recovered, re-claimed and finished elsewhere)
+      // succeeds only for the very same message, and never re-queues it.
+      const done = readMessageAt(this.#fs, target, { id, recipient: agent });
+      if (done !== "gone" && done.ok && sameMessage(done.message, message)) return;
+      throw new AckConflictError(id);
     });
   }
 
@@ -197,14 +218,17 @@ export class FileMailboxStore implements MailboxStore {
     const message = this.#checked.valid(input);
     const { id, recipient: agent } = message;
     await this.#locked(() => {
-      const source = this.paths.messageFile(agent, "processing", id);
-      const target = this.paths.messageFile(agent, "ready", id);
-      this.#expectInProcessing(message, source, "release");
+      this.#expectInProcessing(message, this.paths.messageFile(agent, "processing", id), "release");
       const index = this.#queues.current(agent);
-      if (pathExists(target, this.#fs)) {
+      const moved = moveDurably(this.#fs, {
+        from: this.paths.stateDirOf(agent, "processing"),
+        to: this.paths.stateDirOf(agent, "ready"),
+        name: fileNameOf(id),
+        what: `release ${id}`,
+      });
+      if (moved === "exists") {
         throw new MailboxStorageError(`cannot release ${id}: ready/ already holds a message with this id; it stays in processing/`);
       }
-      this.#move(`release ${id}`, source, target, "processing/");
       this.#queues.gained(agent, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
     });
   }
@@ -236,13 +260,12 @@ export class FileMailboxStore implements MailboxStore {
           continue;
         }
         const { id } = checked.message;
-        const target = this.paths.messageFile(agent, "ready", id);
-        if (pathExists(target, this.#fs)) {
+        const index = this.#queues.current(agent);
+        const moved = moveDurably(fs, { from: processing, to: this.paths.stateDirOf(agent, "ready"), name, what: `recover ${id}` });
+        if (moved === "exists") {
           result.skipped.push({ agent, file: name, reason: "ready/ already holds a message with this id" });
           continue;
         }
-        const index = this.#queues.current(agent);
-        this.#move(`recover ${id}`, join(processing, name), target, "processing/");
         this.#queues.gained(agent, index, (i) => i.insert({ name, id, createdAtUtc: checked.message.createdAtUtc }));
         result.recovered.push({ agent, id });
       }
@@ -323,31 +346,6 @@ export class FileMailboxStore implements MailboxStore {
     if (!current.ok || !sameMessage(current.message, message)) throw differentInProcessing(message, op);
   }
 
-  /** One durable transition. On failure the source stays where it was. */
-  #move(what: string, source: string, target: string, from: string, whenMissing?: () => Error): void {
-    const fs = this.#fs;
-    try {
-      fs.renameSync(source, target);
-    } catch (error) {
-      if (whenMissing && isErrno(error, "ENOENT")) throw whenMissing();
-      throw storageError(what, error, `the message stays in ${from}`);
-    }
-    // One fsync, of the destination: a rename is a single journal transaction on
-    // the journaling file systems this runs on, so committing it makes both the new
-    // entry and the removal of the old one durable — never both, never neither.
-    try {
-      fsyncDir(dirnameOf(target), fs);
-    } catch (error) {
-      // Not known to be durable: put it back so the caller's failure is the truth.
-      try {
-        fs.renameSync(target, source);
-      } catch {
-        throw storageError(what, error, `the move could not be undone; the message is at ${target}`);
-      }
-      throw storageError(what, error, `the message stays in ${from}`);
-    }
-  }
-
   #quarantineFrom(
     agent: AgentName,
     from: MailboxState,
@@ -370,6 +368,3 @@ function isStateDirReadOnly(error: unknown): boolean {
   return error instanceof LockError && error.readOnly;
 }
 
-function dirnameOf(path: string): string {
-  return path.slice(0, path.lastIndexOf("/"));
-}

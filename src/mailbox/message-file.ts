@@ -1,4 +1,4 @@
-import type { Stats } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import { join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
 import type { MailboxMessage } from "../core/message.ts";
@@ -55,7 +55,14 @@ export function checkMessageBytes(bytes: Uint8Array, expected: { id: string; rec
   return { ok: true, message };
 }
 
-/** Reads and strictly checks the message file at `path`; "gone" when nothing is there. */
+/**
+ * Reads and strictly checks the message file at `path`; "gone" when nothing is there.
+ *
+ * One open, fstat, read and close, into a buffer kept for the next call: a claim
+ * reads its head this way on every call. The open neither follows a symbolic link
+ * (ELOOP) nor waits on a FIFO (O_NONBLOCK), and the kind is checked on what was
+ * opened, so a path swapped between a look and the open cannot slip through.
+ */
 export function readMessageAt(
   fs: FsOps,
   path: string,
@@ -63,18 +70,30 @@ export function readMessageAt(
   maxContentBytes?: number,
 ): Checked | "gone" {
   let bytes: Uint8Array;
+  let fd: number;
   try {
-    const stats = fs.lstatSync(path);
+    fd = fs.openSync(path, READ_FLAGS);
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return "gone";
+    if (isErrno(error, "ELOOP")) return { ok: false, reason: "entry is a symbolic link, not a regular file" };
+    // A socket cannot be opened at all.
+    if (isErrno(error, "ENXIO")) return { ok: false, reason: "entry is not a regular file" };
+    throw storageError(`read ${path}`, error, "nothing was changed");
+  }
+  try {
+    const stats = fs.fstatSync(fd);
+    if (stats.isDirectory()) return { ok: false, reason: "entry is a directory, not a regular file" };
     if (!stats.isFile()) return { ok: false, reason: "entry is not a regular file" };
     if (maxContentBytes !== undefined && stats.size > maxMessageFileBytes(maxContentBytes)) {
       // Not read: a file this size cannot hold a message under the cap, and reading
       // it whole is what the cap is there to prevent.
       return { ok: false, reason: `file is ${stats.size} bytes, too large for a message under the cap of ${maxContentBytes} content bytes (mailbox.maxContentBytes); not read` };
     }
-    bytes = fs.readFileSync(path);
+    bytes = readWhole(fs, fd, stats.size);
   } catch (error) {
-    if (isErrno(error, "ENOENT")) return "gone";
     throw storageError(`read ${path}`, error, "nothing was changed");
+  } finally {
+    fs.closeSync(fd);
   }
   const checked = checkMessageBytes(bytes, expected);
   if (checked.ok && maxContentBytes !== undefined) {
@@ -84,6 +103,31 @@ export function readMessageAt(
     }
   }
   return checked;
+}
+
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+// Messages are small: one buffer serves every read of one this size, without an
+// allocation each time. A larger file gets its own.
+const spare = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * The file's bytes, `size` as fstat gave it. Asking for one byte more tells in one
+ * read that the end was reached (a short read of a regular file is its end); a file
+ * that grew meanwhile is read on to its end. The bytes are valid until the next call.
+ */
+function readWhole(fs: FsOps, fd: number, size: number): Uint8Array {
+  let buffer = size < spare.length ? spare : Buffer.allocUnsafe(size + 1);
+  let length = 0;
+  for (;;) {
+    const wanted = buffer.length - length;
+    const read = fs.readSync(fd, buffer, length, wanted, length);
+    length += read;
+    if (read < wanted) return buffer.subarray(0, length);
+    const larger = Buffer.allocUnsafe(buffer.length * 2);
+    buffer.copy(larger, 0, 0, length);
+    buffer = larger;
+  }
 }
 
 /** The full strict check of one directory entry: its kind, its name, then its content. */

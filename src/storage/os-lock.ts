@@ -1,9 +1,8 @@
-import type { Pointer } from "bun:ffi";
 import { constants, fstatSync, openSync, readFileSync } from "node:fs";
+import { type Libc, bindLibc } from "./libc.ts";
 
 /**
- * flock(2) through Bun's FFI — no child process, no native addon: libc is already
- * mapped into every process, and `dlopen` of it costs a fraction of a millisecond.
+ * flock(2) through Bun's FFI (see libc.ts).
  *
  * Why it beats the lock directory on every count that matters here:
  * - cost: taking and giving it is two syscalls that touch no file-system metadata
@@ -29,51 +28,13 @@ export interface OsLock {
 const LOCK_EX = 2;
 const LOCK_NB = 4;
 const LOCK_UN = 8;
+// The errno of "held by someone else": EWOULDBLOCK (EAGAIN on Linux).
+const WOULD_BLOCK = process.platform === "darwin" ? 35 : 11;
 
-interface Libc {
-  flock(fd: number, operation: number): number;
-  errno(): number;
-  /** The errno of "held by someone else". */
-  wouldBlock: number;
-}
+let libc: Libc<"flock"> | null | undefined;
 
-let libc: Libc | null | undefined;
-
-/** libc's flock and errno, or null where they cannot be reached. Loaded once. */
-function loadLibc(): Libc | null {
-  if (libc !== undefined) return libc;
-  libc = null;
-  const candidates =
-    process.platform === "linux"
-      ? { names: ["libc.so.6", "libc.so", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"], errno: "__errno_location", wouldBlock: 11 }
-      : process.platform === "darwin"
-        ? { names: ["libSystem.B.dylib", "/usr/lib/libSystem.B.dylib"], errno: "__error", wouldBlock: 35 }
-        : undefined;
-  if (!candidates) return libc;
-  // Required here, not imported at the top: a bundle hoists a static import of a
-  // builtin to its start, and loading bun:ffi there cost every command (even
-  // --version) several milliseconds.
-  const { FFIType, dlopen, read } = require("bun:ffi") as typeof import("bun:ffi");
-  for (const name of candidates.names) {
-    try {
-      const lib = dlopen(name, {
-        flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-        [candidates.errno]: { args: [], returns: FFIType.ptr },
-      });
-      const errnoAt = lib.symbols[candidates.errno] as () => Pointer | null;
-      libc = {
-        flock: lib.symbols.flock as (fd: number, operation: number) => number,
-        errno: () => {
-          const at = errnoAt();
-          return at === null ? 0 : read.i32(at, 0);
-        },
-        wouldBlock: candidates.wouldBlock,
-      };
-      return libc;
-    } catch {
-      // Not this name: try the next.
-    }
-  }
+function flock(): Libc<"flock"> | null {
+  if (libc === undefined) libc = bindLibc({ flock: { args: ["i32", "i32"], returns: "i32" } });
   return libc;
 }
 
@@ -83,18 +44,19 @@ function loadLibc(): Libc | null {
  * the file cannot be created or opened for writing.
  */
 export function openOsLock(path: string): OsLock | undefined {
-  const lib = loadLibc();
+  const lib = flock();
   if (!lib) return undefined;
+  const call = lib.call.flock as (fd: number, operation: number) => number;
   const fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o600);
   return {
     tryTake() {
-      if (lib.flock(fd, LOCK_EX | LOCK_NB) === 0) return true;
+      if (call(fd, LOCK_EX | LOCK_NB) === 0) return true;
       const errno = lib.errno();
-      if (errno === lib.wouldBlock) return false;
+      if (errno === WOULD_BLOCK) return false;
       throw Object.assign(new Error(`flock(${path}) failed with errno ${errno}`), { code: `ERRNO_${errno}` });
     },
     give() {
-      if (lib.flock(fd, LOCK_UN) !== 0) {
+      if (call(fd, LOCK_UN) !== 0) {
         throw Object.assign(new Error(`flock(${path}, LOCK_UN) failed with errno ${lib.errno()}`), { code: "EUNLOCK" });
       }
     },

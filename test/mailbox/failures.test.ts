@@ -4,20 +4,30 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { MailboxStorageError } from "../../src/core/errors.ts";
 import { writeFileAtomic } from "../../src/storage/atomic-file.ts";
-import type { FsOps } from "../../src/storage/fs-ops.ts";
+import { type FsOps, realFs } from "../../src/storage/fs-ops.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { fixture } from "./helpers.ts";
 
-type Call = keyof FsOps;
+type Call = Exclude<keyof FsOps, "renameNoReplaceSync">;
 
-/** The real file system with one kind of call failing (EIO) while `when` holds. */
-function failing(call: Call, when: (...args: unknown[]) => boolean = () => true): FsOps & { armed: boolean } {
-  const ops = { ...fs, armed: true } as FsOps & { armed: boolean };
-  const real = fs[call] as (...args: unknown[]) => unknown;
-  (ops as Record<string, unknown>)[call] = (...args: unknown[]) => {
-    if (ops.armed && when(...args)) throw Object.assign(new Error(`EIO: injected ${call} failure`), { code: "EIO" });
-    return real(...args);
-  };
+// The stores' file calls as they run (renames through renameat2 where there is one),
+// and node:fs alone (a store looks, then renames): both must keep every guarantee.
+const BASES = { "renameat2(RENAME_NOREPLACE)": realFs, "a look, then rename": fs as FsOps } as const;
+
+/**
+ * The real file system with one kind of call failing (EIO) while `when` holds;
+ * a failing "renameSync" fails every rename, renameat2 included.
+ */
+function failing(call: Call, when: (...args: unknown[]) => boolean = () => true, base: FsOps = realFs): FsOps & { armed: boolean } {
+  const ops = { ...base, armed: true } as FsOps & { armed: boolean };
+  const calls: (keyof FsOps)[] = call === "renameSync" && base.renameNoReplaceSync ? [call, "renameNoReplaceSync"] : [call];
+  for (const name of calls) {
+    const real = base[name] as (...args: unknown[]) => unknown;
+    (ops as Record<string, unknown>)[name] = (...args: unknown[]) => {
+      if (ops.armed && when(...args)) throw Object.assign(new Error(`EIO: injected ${name} failure`), { code: "EIO" });
+      return real(...args);
+    };
+  }
   return ops;
 }
 
@@ -53,12 +63,12 @@ describe("a failed send leaves nothing behind", () => {
   }
 });
 
-describe("a failed transition leaves the source in place", () => {
+for (const [baseName, base] of Object.entries(BASES)) describe(`a failed transition leaves the source in place (${baseName})`, () => {
   test("claim with a failing rename: the message stays ready and is claimed later", async () => {
     const f = fixture();
     const m = f.message("alice");
     await f.store.send(m);
-    const ops = failing("renameSync");
+    const ops = failing("renameSync", () => true, base);
     const broken = f.newStore({ fs: ops });
     await expect(broken.claim("alice")).rejects.toBeInstanceOf(MailboxStorageError);
     expect(f.files("alice", "ready")).toEqual([`${m.id}.json`]);
@@ -71,7 +81,7 @@ describe("a failed transition leaves the source in place", () => {
     const f = fixture();
     const m = f.message("alice");
     await f.store.send(m);
-    const broken = f.newStore({ fs: failing("fsyncSync", isDirFd) });
+    const broken = f.newStore({ fs: failing("fsyncSync", isDirFd, base) });
     await expect(broken.claim("alice")).rejects.toBeInstanceOf(MailboxStorageError);
     expect(f.files("alice", "ready")).toEqual([`${m.id}.json`]);
     expect(f.files("alice", "processing")).toEqual([]);
@@ -83,7 +93,7 @@ describe("a failed transition leaves the source in place", () => {
       const m = f.message("alice");
       await f.store.send(m);
       const claimed = (await f.store.claim("alice"))!;
-      const broken = f.newStore({ fs: failing(call, call === "fsyncSync" ? isDirFd : () => true) });
+      const broken = f.newStore({ fs: failing(call, call === "fsyncSync" ? isDirFd : () => true, base) });
       await expect(broken.ack(claimed)).rejects.toBeInstanceOf(MailboxStorageError);
       await expect(broken.release(claimed)).rejects.toBeInstanceOf(MailboxStorageError);
       await expect(broken.quarantine(claimed, "x")).rejects.toBeInstanceOf(MailboxStorageError);

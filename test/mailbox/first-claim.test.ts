@@ -13,6 +13,7 @@ import { derivedId } from "../../src/team/teammate-runtime.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 /** The real fs, counting the files read whole. */
+/** The files opened for reading (a message is read through openSync, or readFileSync). */
 function countingReads() {
   const read: string[] = [];
   const ops: FsOps = {
@@ -21,6 +22,11 @@ function countingReads() {
       read.push(String(path));
       return fs.readFileSync(path, options as never);
     }) as typeof fs.readFileSync,
+    openSync: ((path: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode) => {
+      // Directories are opened to be fsynced, not read.
+      if (typeof flags !== "number" || (flags & fs.constants.O_DIRECTORY) === 0) read.push(String(path));
+      return fs.openSync(path, flags ?? "r", mode);
+    }) as typeof fs.openSync,
   };
   return { ops, read };
 }

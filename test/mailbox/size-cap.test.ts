@@ -7,15 +7,25 @@ import { DEFAULT_MAX_CONTENT_BYTES, serializeMessage } from "../../src/core/mess
 import type { FsOps } from "../../src/storage/fs-ops.ts";
 import { fixture } from "./helpers.ts";
 
-/** The real fs, recording every path read whole. */
+/** The real fs, recording every path whose content is read (whole, or through an open file). */
 function recordingReads() {
   const read: string[] = [];
+  const opened = new Map<number, string>();
   const ops: FsOps = {
     ...fs,
     readFileSync: ((path: fs.PathOrFileDescriptor, options?: unknown) => {
       read.push(String(path));
       return fs.readFileSync(path, options as never);
     }) as typeof fs.readFileSync,
+    openSync: ((path: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode) => {
+      const fd = fs.openSync(path, flags ?? "r", mode);
+      opened.set(fd, String(path));
+      return fd;
+    }) as typeof fs.openSync,
+    readSync: ((fd: number, ...rest: unknown[]) => {
+      read.push(opened.get(fd) ?? `fd ${fd}`);
+      return (fs.readSync as (...args: unknown[]) => number)(fd, ...rest);
+    }) as typeof fs.readSync,
   };
   return { ops, read };
 }
@@ -48,6 +58,7 @@ describe("the message size cap", () => {
 
     const claimed = await f.newStore({ maxContentBytes: 1000, fs: ops }).claim("alice");
     expect(claimed?.id).toBe(good.id);
+    expect(read).toContain(join(f.stateDir, "mailboxes", "alice", "ready", `${good.id}.json`));
     expect(read).not.toContain(hugePath);
     const quarantined = readdirSync(join(f.stateDir, "mailboxes", "alice", "quarantine"));
     const reason = quarantined.find((name) => name.endsWith(".reason.json"))!;
