@@ -78,6 +78,8 @@ export interface LeadRuntime {
   policy: PermissionPolicy;
   /** The model the metered client asks for; `use(name)` switches it for every agent's next requests. */
   modelChoice: ModelSwitch;
+  /** The session's task graph, in the session's store (files or PostgreSQL). */
+  tasks: TaskStore;
   /** Closes what was built, newest first: teammates, supervisor, the inbox's unprocessed events, histories, model client. */
   close(): Promise<void>;
 }
@@ -385,7 +387,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
         : undefined;
     await team.restore();
     if (role === "lead") await cron.start();
-    return { ...(runner ? { runner } : {}), team, cron, background, inbox, supervisor, mcp, usage, model, policy, modelChoice, close: closeAll };
+    return { ...(runner ? { runner } : {}), team, cron, background, inbox, supervisor, mcp, usage, model, policy, modelChoice, tasks, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => {});
     throw error;

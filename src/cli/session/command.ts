@@ -116,7 +116,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
               leave: (next) => {
                 ending.then = next;
               },
-              session: { id: opened.meta.id, root: setup.stateRoot },
+              session: { id: opened.meta.id, root: setup.stateRoot, store: setup.settings.store },
             }),
           turnEnded: () => activity.leadIdle(),
           onRequest: recordFirst,

@@ -1,6 +1,7 @@
+import type { StoreSelection } from "../../store/store-url.ts";
+import { openSessionViews } from "../store/session-stores.ts";
 import { describeState, sessionState } from "../../sessions/session-status.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
-import { FileTaskStore } from "../../tasks/task-store.ts";
 import { formatTable } from "../output.ts";
 import { clip } from "../run/progress.ts";
 import type { LeadRuntime } from "../../app/lead.ts";
@@ -9,15 +10,15 @@ import { taskLines } from "../../tools/task-text.ts";
 import { type TeamActivity, activityLine } from "../terminal/activity.ts";
 
 export interface SlashContext {
-  lead: Pick<LeadRuntime, "team" | "policy" | "modelChoice" | "runner">;
+  lead: Pick<LeadRuntime, "team" | "policy" | "modelChoice" | "runner" | "tasks">;
   activity: TeamActivity;
   stateDir: string;
   /** Where command output goes (stderr, above the prompt). */
   print: (text: string) => void;
   /** Ends the session (`/exit`), or ends it and starts a new one (`/new`). */
   leave: (then: "exit" | "new") => void;
-  /** The session in use and the state root its siblings live in (`/sessions`). */
-  session?: { id: string; root: string };
+  /** The session in use, the state root its siblings live in and the store their work is in (`/sessions`). */
+  session?: { id: string; root: string; store?: StoreSelection };
   now?: () => number;
 }
 
@@ -140,7 +141,8 @@ function showTeam(context: SlashContext): void {
 }
 
 async function showTasks(context: SlashContext): Promise<void> {
-  const tasks = await new FileTaskStore({ stateDir: context.stateDir }).list();
+  // The runtime's own task graph: the session's store, files or PostgreSQL.
+  const tasks = await context.lead.tasks.list();
   context.print(tasks.length === 0 ? "no tasks\n" : `${taskLines(tasks)}\n`);
 }
 
@@ -187,11 +189,19 @@ async function showSessions(context: SlashContext): Promise<void> {
   }
   const store = new SessionStore(context.session.root);
   const rows: string[][] = [];
-  for (const meta of store.list()) {
-    const state = await sessionState(store.dirOf(meta.id));
-    const mark = meta.id === context.session.id ? "*" : " ";
-    const prompt = meta.firstPrompt === undefined ? "-" : clip(meta.firstPrompt, 40);
-    rows.push([`${mark} ${meta.id}`, meta.name ?? "-", meta.lastUsedAtUtc, describeState(state), prompt]);
+  // Their pending work is where the runs keep it: the files, or a PostgreSQL store's rows.
+  const selection = context.session.store;
+  const views = selection?.kind === "postgres" ? await openSessionViews(selection) : undefined;
+  try {
+    for (const meta of store.list()) {
+      const dir = store.dirOf(meta.id);
+      const state = await sessionState(dir, views?.of({ dir, id: meta.id }));
+      const mark = meta.id === context.session.id ? "*" : " ";
+      const prompt = meta.firstPrompt === undefined ? "-" : clip(meta.firstPrompt, 40);
+      rows.push([`${mark} ${meta.id}`, meta.name ?? "-", meta.lastUsedAtUtc, describeState(state), prompt]);
+    }
+  } finally {
+    await views?.close();
   }
   context.print(formatTable([["  ID", "NAME", "LAST USED (UTC)", "STATE", "FIRST PROMPT"], ...rows]));
 }
