@@ -7,7 +7,11 @@
  *      processes (each its own store, as separate runtimes or workers would be);
  *  (c) the PostgreSQL limit: a bare `INSERT …; DELETE … RETURNING` loop (two
  *      statements, two commits per message, as a claim and an ack are) on the same
- *      server with 1 and 4 processes — `pgClaimAckVsBare1`/`…4` (goal ≥ 0.7);
+ *      server with 1 and 4 processes — `pgClaimAckVsBare1`/`…4` (goal ≥ 0.7). The
+ *      store's claim+ack and the bare loop run in alternating blocks, BENCH_ROUNDS
+ *      rounds of them (the order flips each round), and each ratio is the median of
+ *      the rounds' ratios: the machine's load drifts, and a drift then weighs on both
+ *      sides of a ratio instead of on whichever phase ran in it;
  *  (d) wake latency: from a send in one process to the wake-up of a watcher in
  *      another (LISTEN/NOTIFY for PostgreSQL, the ready/ poll for files), median
  *      (goal ≤ 20 ms for PostgreSQL).
@@ -16,7 +20,7 @@
  * synchronous commit ON, so both stores pay for durability. The last line is one
  * JSON object with every figure.
  *
- *   bun bench/store.ts                    (BENCH_MESSAGES, BENCH_WAKES to size it)
+ *   bun bench/store.ts          (BENCH_MESSAGES, BENCH_ROUNDS, BENCH_WAKES to size it)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,7 +38,9 @@ import { PgMailWakeups } from "../src/postgres/mail-wakeups.ts";
 import { PgMailboxStore } from "../src/postgres/mailbox-store.ts";
 import { startPostgres } from "../test/support/postgres.ts";
 
-const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2_000);
+/** Messages per block (the 4-process blocks share them). */
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WAKES = Number(process.env.BENCH_WAKES ?? 40);
 const SESSION = "bench";
 const CONTENT = "Write schema.sql with a users table (id, email, created_at) and report back.";
@@ -184,12 +190,56 @@ async function sendRate(store: MailboxStore, agent: string, n: number): Promise<
   return n / ((now() - start) / 1000);
 }
 
-async function claimAckRate(kind: Kind, place: string, agent: string, consumers: number): Promise<number> {
+/** Prefilled outside the measurement: only claims and acks are timed. */
+async function prefill(kind: Kind, place: string, agents: string[]): Promise<void> {
   const opened = open(kind, place, 4);
-  // Prefilled outside the measurement: only claims and acks are timed.
-  for (let i = 0; i < MESSAGES; i++) await opened.store.send(message(agent));
+  for (const agent of agents) for (let i = 0; i < MESSAGES; i++) await opened.store.send(message(agent));
   await opened.close();
+}
+
+async function claimAckRate(kind: Kind, place: string, agent: string, consumers: number): Promise<number> {
   return together(() => ["consume", kind, place, agent], consumers);
+}
+
+async function bareRate(url: string, processes: number, tag: string): Promise<number> {
+  return together((i) => ["bare", url, String(Math.ceil(MESSAGES / processes)), `${tag}-${i}`], processes);
+}
+
+interface Round {
+  store1: number;
+  bare1: number;
+  store4: number;
+  bare4: number;
+}
+
+/**
+ * The PostgreSQL store's claim+ack against the bare loop, in alternating blocks:
+ * store then bare in even rounds, bare then store in odd ones, each block on a
+ * fresh mailbox. A round's ratios compare blocks seconds apart.
+ */
+async function pgRounds(url: string): Promise<Round[]> {
+  const rounds: Round[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    await prefill("postgres", url, [`one-${r}`, `four-${r}`]);
+    const round = {} as Round;
+    const blocks: [keyof Round, () => Promise<number>][] = [
+      ["store1", () => claimAckRate("postgres", url, `one-${r}`, 1)],
+      ["bare1", () => bareRate(url, 1, `one-${r}`)],
+      ["store4", () => claimAckRate("postgres", url, `four-${r}`, 4)],
+      ["bare4", () => bareRate(url, 4, `four-${r}`)],
+    ];
+    const order = r % 2 === 0 ? [0, 1, 2, 3] : [1, 0, 3, 2];
+    for (const i of order) {
+      const [name, run] = blocks[i]!;
+      round[name] = await run();
+    }
+    console.log(
+      `postgres round ${r + 1}: claim+ack ${Math.round(round.store1)}/s vs bare ${Math.round(round.bare1)}/s (1 process), ` +
+        `${Math.round(round.store4)}/s vs ${Math.round(round.bare4)}/s (4): ${(round.store1 / round.bare1).toFixed(2)}, ${(round.store4 / round.bare4).toFixed(2)}`,
+    );
+    rounds.push(round);
+  }
+  return rounds;
 }
 
 async function wakeLatency(kind: Kind, place: string, agent: string): Promise<number> {
@@ -221,28 +271,41 @@ async function main(): Promise<void> {
       const opened = open(kind, places[kind]);
       figures[`${kind}SendPerSec`] = await sendRate(opened.store, "sink", Math.min(MESSAGES, 1_000));
       await opened.close();
-      figures[`${kind}ClaimAck1PerSec`] = await claimAckRate(kind, places[kind], "one", 1);
-      figures[`${kind}ClaimAck4PerSec`] = await claimAckRate(kind, places[kind], "four", 4);
       figures[`${kind}WakeMedianMs`] = await wakeLatency(kind, places[kind], "watched");
+    }
+    await prefill("file", base, ["one", "four"]);
+    figures.fileClaimAck1PerSec = await claimAckRate("file", base, "one", 1);
+    figures.fileClaimAck4PerSec = await claimAckRate("file", base, "four", 4);
+    const rounds = await pgRounds(url);
+    figures.postgresClaimAck1PerSec = median(rounds.map((r) => r.store1));
+    figures.postgresClaimAck4PerSec = median(rounds.map((r) => r.store4));
+    figures.bare1PerSec = median(rounds.map((r) => r.bare1));
+    figures.bare4PerSec = median(rounds.map((r) => r.bare4));
+    for (const kind of ["file", "postgres"] as const) {
       console.log(
         `${kind}: send ${Math.round(figures[`${kind}SendPerSec`]!)}/s, claim+ack ${Math.round(figures[`${kind}ClaimAck1PerSec`]!)}/s (1 consumer) ` +
-          `${Math.round(figures[`${kind}ClaimAck4PerSec`]!)}/s (4), wake ${figures[`${kind}WakeMedianMs`]!.toFixed(1)} ms median`,
+          `${Math.round(figures[`${kind}ClaimAck4PerSec`]!)}/s (4), wake ${figures[`${kind}WakeMedianMs`]!.toFixed(1)} ms median` +
+          (kind === "postgres" ? ` (claim+ack: medians of ${ROUNDS} rounds)` : ""),
       );
     }
-    figures.bare1PerSec = await together((i) => ["bare", url, String(MESSAGES), `one-${i}`], 1);
-    figures.bare4PerSec = await together((i) => ["bare", url, String(Math.ceil(MESSAGES / 4)), `four-${i}`], 4);
-    console.log(`postgres bare INSERT+DELETE RETURNING: ${Math.round(figures.bare1PerSec)}/s (1 process), ${Math.round(figures.bare4PerSec)}/s (4)`);
+    console.log(`postgres bare INSERT+DELETE RETURNING: ${Math.round(figures.bare1PerSec)}/s (1 process), ${Math.round(figures.bare4PerSec)}/s (4), medians`);
 
+    const vsBare1 = rounds.map((r) => r.store1 / r.bare1);
+    const vsBare4 = rounds.map((r) => r.store4 / r.bare4);
     const ratios = {
-      pgClaimAckVsBare1: figures.postgresClaimAck1PerSec! / figures.bare1PerSec,
-      pgClaimAckVsBare4: figures.postgresClaimAck4PerSec! / figures.bare4PerSec,
+      pgClaimAckVsBare1: median(vsBare1),
+      pgClaimAckVsBare4: median(vsBare4),
+      pgClaimAckVsBare1Min: Math.min(...vsBare1),
+      pgClaimAckVsBare4Min: Math.min(...vsBare4),
       pgVsFileSend: figures.postgresSendPerSec! / figures.fileSendPerSec!,
-      pgVsFileClaimAck1: figures.postgresClaimAck1PerSec! / figures.fileClaimAck1PerSec!,
-      pgVsFileClaimAck4: figures.postgresClaimAck4PerSec! / figures.fileClaimAck4PerSec!,
+      pgVsFileClaimAck1: figures.postgresClaimAck1PerSec / figures.fileClaimAck1PerSec,
+      pgVsFileClaimAck4: figures.postgresClaimAck4PerSec / figures.fileClaimAck4PerSec,
     };
+    const span = (values: number[]) => `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`;
     console.log(
-      `pg claim+ack / bare limit: ${ratios.pgClaimAckVsBare1.toFixed(2)} (1), ${ratios.pgClaimAckVsBare4.toFixed(2)} (4) (goal >= 0.7); ` +
-        `pg with 4 consumers: ${Math.round(figures.postgresClaimAck4PerSec!)}/s (goal >= 4000); pg wake ${figures.postgresWakeMedianMs!.toFixed(1)} ms (goal <= 20)`,
+      `pg claim+ack / bare limit, median of ${ROUNDS} rounds: ${ratios.pgClaimAckVsBare1.toFixed(2)} (1; rounds ${span(vsBare1)}), ` +
+        `${ratios.pgClaimAckVsBare4.toFixed(2)} (4; rounds ${span(vsBare4)}) (goal >= 0.7); ` +
+        `pg with 4 consumers: ${Math.round(figures.postgresClaimAck4PerSec)}/s (goal >= 4000); pg wake ${figures.postgresWakeMedianMs!.toFixed(1)} ms (goal <= 20)`,
     );
     console.log(JSON.stringify({ ...round(ratios, 3), ...round(figures, 1) }));
   } finally {
