@@ -69,10 +69,16 @@ export async function watchTeam(team: TeamWatchTarget, options: TeamWatchOptions
         if (signal.aborted) return;
         options.onError?.(error);
       }
+      if (took) {
+        // The next look comes `options.everyMs` later whatever is notified meanwhile: a
+        // process that took a teammate leaves the others to workers woken with it (they
+        // share the team, as one teammate per look meant), yet takes the next one soon.
+        await pause(options.everyMs, signal, () => {});
+        continue;
+      }
       // A change notified while it looked may not have been seen: look again.
       if (woken) continue;
-      // A worker that took a teammate takes the next one at the next look, not a slow poll later.
-      await pause(took ? options.everyMs : everyMs, signal, (wake) => {
+      await pause(everyMs, signal, (wake) => {
         wakeNow = wake;
       });
       wakeNow = undefined;
