@@ -344,6 +344,12 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       // in-process sender to pump the Lead's mailbox: its notification does.
       const watch = await mailbox.wakeups.watch(LEAD, () => void team.pumpLead().catch((error: Error) => warn(LEAD)(`mailbox: ${error.message}`)));
       closers.push(() => watch.stop());
+      // Mail for a teammate this runtime runs, sent by another process (`agent team send`,
+      // a worker's teammate): its loop claims it now, not only after its current message.
+      const teammateMail = await mailbox.teamWakeups?.watch((agent) => {
+        if (agent !== undefined && agent !== LEAD) team.pokeHeld(agent);
+      });
+      if (teammateMail) closers.push(() => teammateMail.stop());
     }
     assertShared([team, cron, background], inbox, supervisor);
 

@@ -14,7 +14,7 @@ type Subscription = Awaited<ReturnType<SQL["listen"]>>;
 export class PgTeamWakeups implements TeamWakeups {
   readonly #sql: SQL;
   readonly #session: string;
-  readonly #watchers = new Set<() => void>();
+  readonly #watchers = new Set<(agent?: string) => void>();
   #subscriptions: Promise<Subscription[]> | undefined;
 
   constructor(options: { sql: SQL; session: string }) {
@@ -22,16 +22,16 @@ export class PgTeamWakeups implements TeamWakeups {
     this.#session = options.session;
   }
 
-  async watch(wake: () => void): Promise<{ stop(): void }> {
-    const entry = () => wake();
+  async watch(wake: (agent?: string) => void): Promise<{ stop(): void }> {
+    const entry = (agent?: string) => wake(agent);
     this.#watchers.add(entry);
-    const wakeAll = () => {
-      for (const watcher of this.#watchers) watcher();
+    const wakeAll = (agent?: string) => {
+      for (const watcher of this.#watchers) watcher(agent);
     };
     const mailPrefix = `${this.#session}/`;
     this.#subscriptions ??= Promise.all([
-      this.#sql.listen(TEAM_CHANNEL, (payload) => payload === this.#session && wakeAll(), wakeAll),
-      this.#sql.listen(MAIL_CHANNEL, (payload) => payload.startsWith(mailPrefix) && wakeAll(), wakeAll),
+      this.#sql.listen(TEAM_CHANNEL, (payload) => payload === this.#session && wakeAll(), () => wakeAll()),
+      this.#sql.listen(MAIL_CHANNEL, (payload) => payload.startsWith(mailPrefix) && wakeAll(payload.slice(mailPrefix.length)), () => wakeAll()),
     ]);
     try {
       await this.#subscriptions;

@@ -78,9 +78,9 @@ export class RemoteTeammates implements TeamWatchTarget {
       .map(({ record }) => record.name);
   }
 
-  /** Teammates held here: their loop looks at their mailbox (messages other processes sent). */
-  pokeHeld(): void {
-    for (const name of this.#team.o.hosting?.held() ?? []) this.#team.startWorker(name);
+  /** Teammates held here (or only `only`, when held here): their loop looks at their mailbox (messages other processes sent). */
+  pokeHeld(only?: string): void {
+    for (const name of this.#team.o.hosting?.held() ?? []) if (only === undefined || name === only) this.#team.startWorker(name);
   }
 
   /**

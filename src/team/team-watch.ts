@@ -22,7 +22,8 @@ export interface TeamWatchTarget {
  * the slow poll under it.
  */
 export interface TeamWakeups {
-  watch(wake: () => void): Promise<{ stop(): void }>;
+  /** `wake` is told the agent whose mailbox gained a message, or nothing for any other change. */
+  watch(wake: (agent?: string) => void): Promise<{ stop(): void }>;
 }
 
 export interface TeamWatchOptions {

@@ -292,8 +292,8 @@ export class TeammateRuntime implements TeamWatchTarget {
   }
 
   /** See RemoteTeammates.pokeHeld. */
-  pokeHeld(): void {
-    this.#remote.pokeHeld();
+  pokeHeld(only?: string): void {
+    this.#remote.pokeHeld(only);
   }
 
   /** See RemoteTeammates.adopt. */

@@ -5,6 +5,7 @@
 // holding the session anywhere (its advisory lock) or a worker holding the
 // teammate is refused, and a send wakes a listener through NOTIFY.
 import { describe, expect, test } from "bun:test";
+import { basename } from "node:path";
 import { SQL } from "bun";
 import { postgresStores } from "../../src/app/mailbox-backend.ts";
 import { LEAD } from "../../src/core/agent-name.ts";
@@ -19,6 +20,7 @@ import { PgSessionLock } from "../../src/postgres/session-lock.ts";
 import { PgTeammateLeases } from "../../src/postgres/teammate-leases.ts";
 import { SessionStore } from "../../src/sessions/session-store.ts";
 import type { TeammateRecord } from "../../src/team/team-registry.ts";
+import { ScriptedModelServer } from "../support/model-server.ts";
 import { clusterForFile } from "../support/postgres.ts";
 import { ensureBinary } from "./agent-binary.ts";
 import { expectError, expectOk, setup } from "./fixture.ts";
@@ -183,6 +185,65 @@ describe("agent team rm|reset|send with --store postgres://…", () => {
     }
     expectOk(await agent("team", "rm", "erin", "--store", url));
   });
+});
+
+describe("agent team send into a running session with --store postgres://…", () => {
+  test("the store's notification wakes the running Lead's idle teammate: it works the message at once, not only under the next runtime", async () => {
+    const aliceAgain = Promise.withResolvers<void>();
+    const server = ScriptedModelServer.start([
+      { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "backend", prompt: "count the tables" } }] },
+      { identity: "alice", text: "there are 3 tables" },
+      // The Lead's user turn goes on until alice has taken the operator's message: nothing in the Lead pokes her meanwhile.
+      { identity: "lead", text: "alice is counting.", gate: aliceAgain.promise },
+      {
+        identity: "alice",
+        text: "there are 2 views",
+        check: (request) => {
+          expect(JSON.stringify(request.body.messages)).toContain("Also count the views.");
+          aliceAgain.resolve();
+        },
+      },
+    ], {
+      respond: (request) => {
+        if (request.identity !== "lead") throw new Error(`unscripted request from ${request.identity}`);
+        return { text: "alice counted 3 tables and 2 views." };
+      },
+    });
+    const { run, agent, sessionDir } = teamSetup();
+    const url = await pg().database();
+    const running = run(["count the tables with a teammate", "--output", "json", "--base-url", server.url, "--store", url]);
+    try {
+      // alice answered her task and is idle while the Lead's turn is held.
+      const aliceIdle = async () => {
+        const session = (() => {
+          try {
+            return basename(sessionDir());
+          } catch {
+            return undefined;
+          }
+        })();
+        // Until the run has migrated the fresh database, there is no table to read.
+        const team = session === undefined ? [] : await teamRows(url, session).catch(() => []);
+        return team.some((t) => t.name === "alice" && t.state === "idle") ? session : undefined;
+      };
+      let session: string | undefined;
+      for (let waited = 0; !(session = await aliceIdle()) && waited < 30_000; waited += 50) await Bun.sleep(50);
+      expect(session).toBeDefined();
+      expectOk(await agent("team", "send", "alice", "Also count the views.", "--store", url));
+      const woken = await Promise.race([aliceAgain.promise.then(() => true), Bun.sleep(20_000).then(() => false)]);
+      expect(woken).toBe(true);
+    } finally {
+      aliceAgain.resolve();
+    }
+    try {
+      const result = await running;
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ subtype: "success" });
+      server.assertDone();
+    } finally {
+      await server.close();
+    }
+  }, 90_000);
 });
 
 describe("agent sessions rm with --store postgres://…", () => {
