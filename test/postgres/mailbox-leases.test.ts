@@ -93,6 +93,23 @@ describe("leases", () => {
     expect((await other.find(held.id))!.state).toBe("done");
   });
 
+  test("the heartbeat outlives a finished message: the next one claimed is renewed too", async () => {
+    const s = await setup();
+    const holder = s.store(300);
+    await holder.send(s.message("alice", "one"));
+    await holder.send(s.message("alice", "two"));
+    await holder.ack((await holder.claim("alice"))!);
+    const held = (await holder.claim("alice"))!;
+    const other = s.store(300);
+    const until = Date.now() + 1_200;
+    while (Date.now() < until) {
+      expect(await other.claim("alice")).toBeNull();
+      await Bun.sleep(100);
+    }
+    await holder.ack(held);
+    holder.close();
+  });
+
   test("recover voids the claims it takes back: their late release or ack is refused", async () => {
     const s = await setup();
     const a = s.store();
@@ -118,6 +135,20 @@ describe("leases", () => {
     const found = (await store.find(bad.id))!;
     expect(found.state).toBe("quarantine");
     expect(found.reason).toContain("does not match the mailbox alice");
+  });
+
+  test("a row the schema refuses is quarantined with the schema's words", async () => {
+    const s = await setup();
+    const store = s.store();
+    const bad = s.message("alice", "tampered");
+    await store.send(bad);
+    await s.sql`UPDATE agent_messages SET body = ${JSON.stringify({ ...bad, kind: "gossip", extra: 1 })} WHERE id = ${bad.id}`;
+    expect(await store.claim("alice")).toBeNull();
+    const found = (await store.find(bad.id))!;
+    expect(found.state).toBe("quarantine");
+    expect(found.reason).toStartWith("invalid message: ");
+    expect(found.reason).toContain("kind: Invalid option");
+    expect(found.reason).toContain("extra");
   });
 
   test("a claimer killed with -9 while holding a message: once its lease runs out another process gets it, once", async () => {
