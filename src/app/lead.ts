@@ -7,6 +7,7 @@ import { ShellHooks } from "../hooks/hook-runner.ts";
 import { ProtectedPaths, agentDirOf } from "../security/protected-paths.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import { openMailboxBackend } from "./mailbox-backend.ts";
+import { watchRemoteMail } from "./remote-mail.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { McpManager } from "../mcp/manager.ts";
 import { createModelClient } from "../model/factory.ts";
@@ -339,18 +340,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       tasks,
     });
     closers.push(() => team.close());
-    if (mailbox.kind === "postgres" && role === "lead") {
-      // Mail for the Lead from other processes (workers, `agent mailbox send`) has no
-      // in-process sender to pump the Lead's mailbox: its notification does.
-      const watch = await mailbox.wakeups.watch(LEAD, () => void team.pumpLead().catch((error: Error) => warn(LEAD)(`mailbox: ${error.message}`)));
-      closers.push(() => watch.stop());
-      // Mail for a teammate this runtime runs, sent by another process (`agent team send`,
-      // a worker's teammate): its loop claims it now, not only after its current message.
-      const teammateMail = await mailbox.teamWakeups?.watch((agent) => {
-        if (agent !== undefined && agent !== LEAD) team.pokeHeld(agent);
-      });
-      if (teammateMail) closers.push(() => teammateMail.stop());
-    }
+    if (mailbox.kind === "postgres" && role === "lead") for (const stop of await watchRemoteMail(mailbox, team, warn(LEAD))) closers.push(stop);
     assertShared([team, cron, background], inbox, supervisor);
 
     const skills = SkillCatalog.load(context.workspace);

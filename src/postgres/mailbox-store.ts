@@ -179,6 +179,9 @@ export class PgMailboxStore implements MailboxStore {
    */
   async recover(agentName: AgentName): Promise<RecoverResult> {
     const agent = assertAgentName(agentName);
+    // The claims this store holds now: only those are voided below. One it makes while
+    // the update is under way (its loop woken meanwhile) has a new token and keeps it.
+    const before = new Map(this.#leases);
     let rows: { id: string; created_at_utc: string }[];
     try {
       rows = await this.#sql`
@@ -189,9 +192,10 @@ export class PgMailboxStore implements MailboxStore {
     } catch (error) {
       throw storageError(`recover ${agent}`, error, "nothing was moved");
     }
+    // Before the notification: a claim it wakes in this process must find its lease kept.
+    for (const row of rows) if (this.#leases.get(row.id) === before.get(row.id)) this.#leases.delete(row.id);
     if (rows.length > 0) await this.#notify(agent);
     rows.sort((a, b) => (a.created_at_utc < b.created_at_utc ? -1 : a.created_at_utc > b.created_at_utc ? 1 : a.id < b.id ? -1 : 1));
-    for (const row of rows) this.#leases.delete(row.id);
     return { recovered: rows.map((row) => ({ agent, id: row.id })), skipped: [] };
   }
 

@@ -123,6 +123,33 @@ describe("leases", () => {
     await fresh.ack(again);
   });
 
+  test("a claim the same store makes while its recover finishes (woken by the recover's own notification) keeps its lease", async () => {
+    const s = await setup();
+    const store = s.store();
+    const wakeups = new PgMailWakeups({ sql: s.sql, session: "s1" });
+    try {
+      // The interleaving is the server's to decide: enough rounds that a lease lost to it shows.
+      for (let round = 0; round < 50; round += 1) {
+        // An agent per round: a claim a late wake-up of an earlier round starts cannot take this round's message.
+        const agent = `agent${round}`;
+        await store.send(s.message(agent, `task ${round}`));
+        await store.claim(agent);
+        // As a runtime taking a teammate over does: recover, while its loop claims on the wake-up.
+        // (A late wake-up of the send's finds the message still processing: nothing to claim yet.)
+        const claimed = Promise.withResolvers<MailboxMessage>();
+        const watch = await wakeups.watch(agent, () => void store.claim(agent).then((m) => m && claimed.resolve(m), claimed.reject));
+        await store.recover(agent);
+        const message = await claimed.promise;
+        watch.stop();
+        expect(message.content).toBe(`task ${round}`);
+        await store.ack(message);
+      }
+    } finally {
+      await wakeups.close();
+      store.close();
+    }
+  });
+
   test("a row that is not a valid message is quarantined at claim, with the reason; the next one is delivered", async () => {
     const s = await setup();
     const store = s.store();
