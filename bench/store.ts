@@ -8,10 +8,10 @@
  *  (c) the PostgreSQL limit: a bare `INSERT …; DELETE … RETURNING` loop (two
  *      statements, two commits per message, as a claim and an ack are) on the same
  *      server with 1 and 4 processes — `pgClaimAckVsBare1`/`…4` (goal ≥ 0.7). The
- *      store's claim+ack and the bare loop run in alternating blocks, BENCH_ROUNDS
- *      rounds of them (the order flips each round), and each ratio is the median of
- *      the rounds' ratios: the machine's load drifts, and a drift then weighs on both
- *      sides of a ratio instead of on whichever phase ran in it;
+ *      store's claim+ack and the bare loop run in short alternating blocks (BENCH_BLOCKS
+ *      pairs of them, the order flipped each time, the processes kept between blocks),
+ *      and each ratio is the median of the pairs' ratios: the machine's load drifts, and
+ *      a drift then weighs on both sides of a ratio instead of on whichever phase ran in it;
  *  (d) wake latency: from a send in one process to the wake-up of a watcher in
  *      another (LISTEN/NOTIFY for PostgreSQL, the ready/ poll for files), median
  *      (goal ≤ 20 ms for PostgreSQL).
@@ -20,7 +20,7 @@
  * synchronous commit ON, so both stores pay for durability. The last line is one
  * JSON object with every figure.
  *
- *   bun bench/store.ts          (BENCH_MESSAGES, BENCH_ROUNDS, BENCH_WAKES to size it)
+ *   bun bench/store.ts   (BENCH_MESSAGES, BENCH_BLOCKS, BENCH_BLOCK_MESSAGES, BENCH_WAKES)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -38,9 +38,11 @@ import { PgMailWakeups } from "../src/postgres/mail-wakeups.ts";
 import { PgMailboxStore } from "../src/postgres/mailbox-store.ts";
 import { startPostgres } from "../test/support/postgres.ts";
 
-/** Messages per block (the 4-process blocks share them). */
+/** Messages of the file store's claim+ack runs (the 4 consumers share them). */
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/** Pairs of PostgreSQL blocks (store, bare) per process count, and messages per block. */
+const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 11);
+const BLOCK_MESSAGES = Number(process.env.BENCH_BLOCK_MESSAGES ?? 250);
 const WAKES = Number(process.env.BENCH_WAKES ?? 40);
 const SESSION = "bench";
 const CONTENT = "Write schema.sql with a users table (id, email, created_at) and report back.";
@@ -70,8 +72,13 @@ function message(recipient: string, content = CONTENT) {
 
 // ---- child processes ---------------------------------------------------------
 
-async function waitForGo(): Promise<void> {
-  for await (const _ of console) return;
+/** The parent's commands, one a line: `go ARGS…` runs a block and prints its span; `end` stops. */
+async function* blocks(): AsyncGenerator<string[]> {
+  for await (const line of console) {
+    const [command, ...args] = line.trim().split(" ");
+    if (command !== "go") return;
+    yield args;
+  }
 }
 
 interface Span {
@@ -80,36 +87,38 @@ interface Span {
   count: number;
 }
 
-async function consume(kind: Kind, place: string, agent: string): Promise<Span> {
+/** Per block (`go AGENT`): claims and acks until the agent's mailbox is empty. */
+async function consume(kind: Kind, place: string): Promise<void> {
   const opened = open(kind, place);
   await opened.store.claim("nobody"); // connected (and warmed) before the start
   console.log("ready");
-  await waitForGo();
-  const start = now();
-  let count = 0;
-  for (let m = await opened.store.claim(agent); m; m = await opened.store.claim(agent)) {
-    await opened.store.ack(m);
-    count += 1;
+  for await (const [agent] of blocks()) {
+    const start = now();
+    let count = 0;
+    for (let m = await opened.store.claim(agent!); m; m = await opened.store.claim(agent!)) {
+      await opened.store.ack(m);
+      count += 1;
+    }
+    console.log(JSON.stringify({ start, end: now(), count } satisfies Span));
   }
-  const end = now();
   await opened.close();
-  return { start, end, count };
 }
 
-async function bare(url: string, count: number, tag: string): Promise<Span> {
+/** Per block (`go COUNT TAG`): COUNT bare insert+delete pairs. */
+async function bare(url: string, tag: string): Promise<void> {
   const sql = new SQL(url, { max: 1 });
   await sql`SELECT 1`;
   console.log("ready");
-  await waitForGo();
-  const start = now();
-  for (let i = 0; i < count; i++) {
-    const id = `${tag}-${i}`;
-    await sql`INSERT INTO bench_bare (id, body) VALUES (${id}, ${CONTENT})`;
-    await sql`DELETE FROM bench_bare WHERE id = ${id} RETURNING body`;
+  for await (const [count, block] of blocks()) {
+    const start = now();
+    for (let i = 0; i < Number(count); i++) {
+      const id = `${tag}-${block}-${i}`;
+      await sql`INSERT INTO bench_bare (id, body) VALUES (${id}, ${CONTENT})`;
+      await sql`DELETE FROM bench_bare WHERE id = ${id} RETURNING body`;
+    }
+    console.log(JSON.stringify({ start, end: now(), count: Number(count) } satisfies Span));
   }
-  const end = now();
   await sql.close();
-  return { start, end, count };
 }
 
 /** Claims what each wake-up brings; a message's content is its send time. */
@@ -161,27 +170,44 @@ function child(args: string[]) {
       const { value } = await lines.next();
       if (value !== "ready") throw new Error(`child ${args[0]} did not start: ${value}`);
     },
-    go() {
-      proc.stdin.write("go\n");
+    go(...args: string[]) {
+      proc.stdin.write(`${["go", ...args].join(" ")}\n`);
       proc.stdin.flush();
     },
-    async result<T>(): Promise<T> {
+    async line<T>(): Promise<T> {
       const { value } = await lines.next();
-      await proc.exited;
       return JSON.parse(value!) as T;
+    },
+    async result<T>(): Promise<T> {
+      const value = await this.line<T>();
+      await proc.exited;
+      return value;
+    },
+    async end(): Promise<void> {
+      proc.stdin.write("end\n");
+      proc.stdin.end();
+      await proc.exited;
     },
   };
 }
 
-/** Starts `n` children, releases them together, and returns pairs per second over their joint span. */
-async function together(argsFor: (i: number) => string[], n: number): Promise<number> {
+/** `n` processes kept for several blocks; each block releases them together. */
+async function team(argsFor: (i: number) => string[], n: number) {
   const children = Array.from({ length: n }, (_, i) => child(argsFor(i)));
   await Promise.all(children.map((c) => c.ready()));
-  for (const c of children) c.go();
-  const spans = await Promise.all(children.map((c) => c.result<Span>()));
-  const count = spans.reduce((sum, s) => sum + s.count, 0);
-  const seconds = (Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start))) / 1000;
-  return count / seconds;
+  return {
+    /** One block; pairs per second over the processes' joint span. */
+    async block(argsOf: (i: number) => string[]): Promise<number> {
+      children.forEach((c, i) => c.go(...argsOf(i)));
+      const spans = await Promise.all(children.map((c) => c.line<Span>()));
+      const count = spans.reduce((sum, s) => sum + s.count, 0);
+      const seconds = (Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start))) / 1000;
+      return count / seconds;
+    },
+    async end(): Promise<void> {
+      await Promise.all(children.map((c) => c.end()));
+    },
+  };
 }
 
 async function sendRate(store: MailboxStore, agent: string, n: number): Promise<number> {
@@ -194,12 +220,12 @@ async function sendRate(store: MailboxStore, agent: string, n: number): Promise<
  * Prefilled outside the measurement: only claims and acks are timed. Four sends at a
  * time (in FIFO order per sender), so the commits share flushes and the run is shorter.
  */
-async function prefill(kind: Kind, place: string, agents: string[]): Promise<void> {
+async function prefill(kind: Kind, place: string, agents: string[], count: number): Promise<void> {
   const opened = open(kind, place, 4);
   for (const agent of agents) {
     await Promise.all(
       Array.from({ length: 4 }, async (_, lane) => {
-        for (let i = lane; i < MESSAGES; i += 4) await opened.store.send(message(agent));
+        for (let i = lane; i < count; i += 4) await opened.store.send(message(agent));
       }),
     );
   }
@@ -207,48 +233,41 @@ async function prefill(kind: Kind, place: string, agents: string[]): Promise<voi
 }
 
 async function claimAckRate(kind: Kind, place: string, agent: string, consumers: number): Promise<number> {
-  return together(() => ["consume", kind, place, agent], consumers);
+  const consumerTeam = await team(() => ["consume", kind, place], consumers);
+  const rate = await consumerTeam.block(() => [agent]);
+  await consumerTeam.end();
+  return rate;
 }
 
-async function bareRate(url: string, processes: number, tag: string): Promise<number> {
-  return together((i) => ["bare", url, String(Math.ceil(MESSAGES / processes)), `${tag}-${i}`], processes);
-}
-
-interface Round {
-  store1: number;
-  bare1: number;
-  store4: number;
-  bare4: number;
+interface BlockPair {
+  store: number;
+  bare: number;
 }
 
 /**
- * The PostgreSQL store's claim+ack against the bare loop, in alternating blocks:
- * store then bare in even rounds, bare then store in odd ones, each block on a
- * fresh mailbox. A round's ratios compare blocks seconds apart.
+ * The PostgreSQL store's claim+ack against the bare loop with `processes` processes
+ * each, in alternating blocks of BLOCK_MESSAGES: store then bare, then bare then
+ * store, and so on; every block's mailbox is filled before it, outside the timing.
+ * The same processes (and connections) serve every block.
  */
-async function pgRounds(url: string): Promise<Round[]> {
-  const rounds: Round[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    await prefill("postgres", url, [`one-${r}`, `four-${r}`]);
-    const round = {} as Round;
-    const blocks: [keyof Round, () => Promise<number>][] = [
-      ["store1", () => claimAckRate("postgres", url, `one-${r}`, 1)],
-      ["bare1", () => bareRate(url, 1, `one-${r}`)],
-      ["store4", () => claimAckRate("postgres", url, `four-${r}`, 4)],
-      ["bare4", () => bareRate(url, 4, `four-${r}`)],
-    ];
-    const order = r % 2 === 0 ? [0, 1, 2, 3] : [1, 0, 3, 2];
-    for (const i of order) {
-      const [name, run] = blocks[i]!;
-      round[name] = await run();
-    }
-    console.log(
-      `postgres round ${r + 1}: claim+ack ${Math.round(round.store1)}/s vs bare ${Math.round(round.bare1)}/s (1 process), ` +
-        `${Math.round(round.store4)}/s vs ${Math.round(round.bare4)}/s (4): ${(round.store1 / round.bare1).toFixed(2)}, ${(round.store4 / round.bare4).toFixed(2)}`,
-    );
-    rounds.push(round);
+async function pgBlocks(url: string, processes: number): Promise<BlockPair[]> {
+  const stores = await team(() => ["consume", "postgres", url], processes);
+  const bares = await team((i) => ["bare", url, `bare${processes}-${i}`], processes);
+  const perProcess = String(Math.ceil(BLOCK_MESSAGES / processes));
+  const pairs: BlockPair[] = [];
+  for (let b = 0; b < BLOCKS; b++) {
+    const agent = `c${processes}-${b}`;
+    await prefill("postgres", url, [agent], BLOCK_MESSAGES);
+    const runStore = () => stores.block(() => [agent]);
+    const runBare = () => bares.block(() => [perProcess, String(b)]);
+    const pair = b % 2 === 0 ? { store: await runStore(), bare: await runBare() } : { bare: await runBare(), store: await runStore() };
+    pairs.push(pair);
   }
-  return rounds;
+  await stores.end();
+  await bares.end();
+  const ratios = pairs.map((p) => (p.store / p.bare).toFixed(2)).join(" ");
+  console.log(`postgres, ${processes} process(es), claim+ack / bare per block pair: ${ratios}`);
+  return pairs;
 }
 
 async function wakeLatency(kind: Kind, place: string, agent: string): Promise<number> {
@@ -282,25 +301,26 @@ async function main(): Promise<void> {
       await opened.close();
       figures[`${kind}WakeMedianMs`] = await wakeLatency(kind, places[kind], "watched");
     }
-    await prefill("file", base, ["one", "four"]);
+    await prefill("file", base, ["one", "four"], MESSAGES);
     figures.fileClaimAck1PerSec = await claimAckRate("file", base, "one", 1);
     figures.fileClaimAck4PerSec = await claimAckRate("file", base, "four", 4);
-    const rounds = await pgRounds(url);
-    figures.postgresClaimAck1PerSec = median(rounds.map((r) => r.store1));
-    figures.postgresClaimAck4PerSec = median(rounds.map((r) => r.store4));
-    figures.bare1PerSec = median(rounds.map((r) => r.bare1));
-    figures.bare4PerSec = median(rounds.map((r) => r.bare4));
+    const pairs1 = await pgBlocks(url, 1);
+    const pairs4 = await pgBlocks(url, 4);
+    figures.postgresClaimAck1PerSec = median(pairs1.map((p) => p.store));
+    figures.postgresClaimAck4PerSec = median(pairs4.map((p) => p.store));
+    figures.bare1PerSec = median(pairs1.map((p) => p.bare));
+    figures.bare4PerSec = median(pairs4.map((p) => p.bare));
     for (const kind of ["file", "postgres"] as const) {
       console.log(
         `${kind}: send ${Math.round(figures[`${kind}SendPerSec`]!)}/s, claim+ack ${Math.round(figures[`${kind}ClaimAck1PerSec`]!)}/s (1 consumer) ` +
           `${Math.round(figures[`${kind}ClaimAck4PerSec`]!)}/s (4), wake ${figures[`${kind}WakeMedianMs`]!.toFixed(1)} ms median` +
-          (kind === "postgres" ? ` (claim+ack: medians of ${ROUNDS} rounds)` : ""),
+          (kind === "postgres" ? ` (claim+ack: medians of ${BLOCKS} blocks)` : ""),
       );
     }
     console.log(`postgres bare INSERT+DELETE RETURNING: ${Math.round(figures.bare1PerSec)}/s (1 process), ${Math.round(figures.bare4PerSec)}/s (4), medians`);
 
-    const vsBare1 = rounds.map((r) => r.store1 / r.bare1);
-    const vsBare4 = rounds.map((r) => r.store4 / r.bare4);
+    const vsBare1 = pairs1.map((p) => p.store / p.bare);
+    const vsBare4 = pairs4.map((p) => p.store / p.bare);
     const ratios = {
       pgClaimAckVsBare1: median(vsBare1),
       pgClaimAckVsBare4: median(vsBare4),
@@ -312,8 +332,8 @@ async function main(): Promise<void> {
     };
     const span = (values: number[]) => `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`;
     console.log(
-      `pg claim+ack / bare limit, median of ${ROUNDS} rounds: ${ratios.pgClaimAckVsBare1.toFixed(2)} (1; rounds ${span(vsBare1)}), ` +
-        `${ratios.pgClaimAckVsBare4.toFixed(2)} (4; rounds ${span(vsBare4)}) (goal >= 0.7); ` +
+      `pg claim+ack / bare limit, median of ${BLOCKS} block pairs: ${ratios.pgClaimAckVsBare1.toFixed(2)} (1; pairs ${span(vsBare1)}), ` +
+        `${ratios.pgClaimAckVsBare4.toFixed(2)} (4; pairs ${span(vsBare4)}) (goal >= 0.7); ` +
         `pg with 4 consumers: ${Math.round(figures.postgresClaimAck4PerSec)}/s (goal >= 4000); pg wake ${figures.postgresWakeMedianMs!.toFixed(1)} ms (goal <= 20)`,
     );
     console.log(JSON.stringify({ ...round(ratios, 3), ...round(figures, 1) }));
@@ -334,7 +354,7 @@ function round(values: Record<string, number>, digits: number): Record<string, n
 }
 
 const [role, ...rest] = process.argv.slice(2);
-if (role === "consume") console.log(JSON.stringify(await consume(rest[0] as Kind, rest[1]!, rest[2]!)));
-else if (role === "bare") console.log(JSON.stringify(await bare(rest[0]!, Number(rest[1]), rest[2]!)));
+if (role === "consume") await consume(rest[0] as Kind, rest[1]!);
+else if (role === "bare") await bare(rest[0]!, rest[1]!);
 else if (role === "watch") console.log(JSON.stringify(await watch(rest[0] as Kind, rest[1]!, rest[2]!, Number(rest[3]))));
 else await main();
