@@ -1,6 +1,6 @@
 import { fsyncDir, isErrno, pathExists } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
-import { AT_FDCWD } from "../storage/no-replace-rename.ts";
+import { dirHandle, forgetDirHandle } from "../storage/dir-handles.ts";
 import { storageError } from "./failures.ts";
 
 /** What a move did: "exists" and "missing" (when the caller allows it) moved nothing. */
@@ -25,37 +25,76 @@ export interface Move {
  * the file is where it was (a rename whose fsync failed is undone).
  *
  * Where renameat2(RENAME_NOREPLACE) is available the kernel refuses an existing
- * target itself; elsewhere the target is looked for first, which the mailbox lock
- * makes safe.
+ * target itself, and the move runs between kept directory descriptors (see
+ * dir-handles.ts); elsewhere the target is looked for first, which the mailbox
+ * lock makes safe, and the destination is opened for its fsync.
  */
 export function moveDurably(fs: FsOps, move: Move): MoveOutcome {
-  const source = `${move.from}/${move.name}`;
-  const target = `${move.to}/${move.name}`;
-  const stays = `the message stays in ${lastPart(move.from)}/`;
+  if (fs.renameNoReplaceSync) {
+    // A descriptor kept from before may name a directory removed since: ENOENT then
+    // says nothing about the message, so look once more through fresh ones.
+    const first = moveBetweenHandles(fs, move, false);
+    if (first !== "stale") return first === "unsupported" ? moveByPath(fs, move) : first;
+    forgetDirHandle(move.from, fs);
+    forgetDirHandle(move.to, fs);
+    const second = moveBetweenHandles(fs, move, true);
+    if (second !== "stale") return second === "unsupported" ? moveByPath(fs, move) : second;
+  }
+  return moveByPath(fs, move);
+}
+
+function moveBetweenHandles(fs: FsOps, move: Move, fresh: boolean): MoveOutcome | "stale" | "unsupported" {
+  let from: number;
+  let to: number;
   try {
-    if (!fs.renameNoReplaceSync?.(AT_FDCWD, source, AT_FDCWD, target)) {
-      if (pathExists(target, fs)) return "exists";
-      fs.renameSync(source, target);
-    }
+    from = dirHandle(move.from, fs);
+    to = dirHandle(move.to, fs);
+    if (!fs.renameNoReplaceSync!(from, move.name, to, move.name)) return "unsupported";
   } catch (error) {
     if (isErrno(error, "EEXIST")) return "exists";
+    if (isErrno(error, "ENOENT")) {
+      if (!fresh) return "stale";
+      if (move.missingOk) return "missing";
+    }
+    throw storageError(move.what, error, staysIn(move));
+  }
+  try {
+    fs.fsyncSync(to);
+  } catch (error) {
+    // Not known to be durable: put it back so the caller's failure is the truth.
+    try {
+      if (!fs.renameNoReplaceSync!(to, move.name, from, move.name)) throw error;
+    } catch {
+      throw storageError(move.what, error, `the move could not be undone; the message is at ${move.to}/${move.name}`);
+    }
+    throw storageError(move.what, error, staysIn(move));
+  }
+  return "moved";
+}
+
+function moveByPath(fs: FsOps, move: Move): MoveOutcome {
+  const source = `${move.from}/${move.name}`;
+  const target = `${move.to}/${move.name}`;
+  try {
+    if (pathExists(target, fs)) return "exists";
+    fs.renameSync(source, target);
+  } catch (error) {
     if (move.missingOk && isErrno(error, "ENOENT")) return "missing";
-    throw storageError(move.what, error, stays);
+    throw storageError(move.what, error, staysIn(move));
   }
   try {
     fsyncDir(move.to, fs);
   } catch (error) {
-    // Not known to be durable: put it back so the caller's failure is the truth.
     try {
       fs.renameSync(target, source);
     } catch {
       throw storageError(move.what, error, `the move could not be undone; the message is at ${target}`);
     }
-    throw storageError(move.what, error, stays);
+    throw storageError(move.what, error, staysIn(move));
   }
   return "moved";
 }
 
-function lastPart(path: string): string {
-  return path.slice(path.lastIndexOf("/") + 1);
+function staysIn(move: Move): string {
+  return `the message stays in ${move.from.slice(move.from.lastIndexOf("/") + 1)}/`;
 }

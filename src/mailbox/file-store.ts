@@ -28,7 +28,7 @@ import { checkFile, readMessageAt } from "./message-file.ts";
 import { MailboxPaths, fileNameOf } from "./paths.ts";
 import { pruneMailboxes } from "./prune.ts";
 import { moveToQuarantine } from "./quarantine.ts";
-import type { ReadyIndex } from "./ready-index.ts";
+import { type ReadyIndex, keyedByName } from "./ready-index.ts";
 import { ReadyQueues } from "./ready-queues.ts";
 import type {
   AgentMailboxListing,
@@ -167,7 +167,7 @@ export class FileMailboxStore implements MailboxStore {
           continue;
         }
         const message = checked.message;
-        if (message.createdAtUtc !== entry.createdAtUtc) {
+        if (!keyedByName(entry) && message.createdAtUtc !== entry.createdAtUtc) {
           // The file changed under its name since it was indexed: order by what it says now.
           index.insert({ name: entry.name, id: message.id, createdAtUtc: message.createdAtUtc });
           continue;

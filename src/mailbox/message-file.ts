@@ -62,6 +62,8 @@ export function checkMessageBytes(bytes: Uint8Array, expected: { id: string; rec
  * reads its head this way on every call. The open neither follows a symbolic link
  * (ELOOP) nor waits on a FIFO (O_NONBLOCK), and the kind is checked on what was
  * opened, so a path swapped between a look and the open cannot slip through.
+ * Where it may (the file is this user's), the read leaves the access time alone:
+ * updating it dirtied the inode, and the claim's fsync paid for writing it.
  */
 export function readMessageAt(
   fs: FsOps,
@@ -72,7 +74,7 @@ export function readMessageAt(
   let bytes: Uint8Array;
   let fd: number;
   try {
-    fd = fs.openSync(path, READ_FLAGS);
+    fd = openForRead(fs, path);
   } catch (error) {
     if (isErrno(error, "ENOENT")) return "gone";
     if (isErrno(error, "ELOOP")) return { ok: false, reason: "entry is a symbolic link, not a regular file" };
@@ -106,6 +108,20 @@ export function readMessageAt(
 }
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+// Linux only; allowed to the file's owner. Once refused (another user's state dir), never asked for again.
+let noAtime: number = constants.O_NOATIME ?? 0;
+
+function openForRead(fs: FsOps, path: string): number {
+  if (noAtime !== 0) {
+    try {
+      return fs.openSync(path, READ_FLAGS | noAtime);
+    } catch (error) {
+      if (!isErrno(error, "EPERM")) throw error;
+      noAtime = 0;
+    }
+  }
+  return fs.openSync(path, READ_FLAGS);
+}
 
 // Messages are small: one buffer serves every read of one this size, without an
 // allocation each time. A larger file gets its own.

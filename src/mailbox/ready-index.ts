@@ -24,6 +24,15 @@ class NamedEntry implements IndexedEntry {
   }
 }
 
+/**
+ * Whether `entry`'s key came from its time-keyed name. A file that passed the
+ * strict check under that name has that very key (the check requires a time-keyed
+ * id's createdAtUtc to be the instant it names), so it need not be compared again.
+ */
+export function keyedByName(entry: IndexedEntry): boolean {
+  return entry instanceof NamedEntry;
+}
+
 /** The index entry of a ready/ file whose name is a time-keyed message id; undefined for any other name. */
 export function entryFromName(name: string): IndexedEntry | undefined {
   if (name.length !== 41 || !name.endsWith(".json")) return undefined;

@@ -1,0 +1,58 @@
+import { constants } from "node:fs";
+import type { FsOps } from "./fs-ops.ts";
+
+/**
+ * Open descriptors of directories, kept between calls, so a durable move is a
+ * renameat2 between two of them and an fsync of the second: no open and close of
+ * the destination for each fsync (two syscalls of every move otherwise).
+ *
+ * A descriptor names the directory it was opened on, not its path. That is what
+ * makes it safe to keep: the rename goes into the very directory the fsync then
+ * commits, whatever happened to the path meanwhile. When that directory was
+ * removed (a state dir cleaned up, a session deleted — by this process or another),
+ * a rename through its descriptor fails with ENOENT, as it would through a path;
+ * callers then `forget` both descriptors and retry once through fresh ones, so a
+ * directory removed and made again at the same path is used again at once.
+ *
+ * Process-wide and bounded, on purpose: descriptors are a process's resource, a
+ * store has no close() to give them back, and tests make thousands of stores in
+ * one process. The least recently used is closed beyond `LIMIT`; every use is
+ * synchronous (look up, rename, fsync), so none is closed while in use.
+ */
+const LIMIT = 64;
+const open = new Map<string, number>();
+
+/** The kept descriptor of the directory at `path`, opened (through `fs`) if need be; throws like openSync. */
+export function dirHandle(path: string, fs: FsOps): number {
+  const kept = open.get(path);
+  if (kept !== undefined) {
+    // Most recently used last: Map keeps insertion order.
+    open.delete(path);
+    open.set(path, kept);
+    return kept;
+  }
+  const fd = fs.openSync(path, constants.O_RDONLY | constants.O_DIRECTORY);
+  open.set(path, fd);
+  if (open.size > LIMIT) {
+    const [oldest, oldestFd] = open.entries().next().value as [string, number];
+    open.delete(oldest);
+    closeQuietly(oldestFd, fs);
+  }
+  return fd;
+}
+
+/** Closes the kept descriptor of `path`, if any: the next use opens the directory there now. */
+export function forgetDirHandle(path: string, fs: FsOps): void {
+  const fd = open.get(path);
+  if (fd === undefined) return;
+  open.delete(path);
+  closeQuietly(fd, fs);
+}
+
+function closeQuietly(fd: number, fs: FsOps): void {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // Already closed or never valid: nothing is kept either way.
+  }
+}
