@@ -17,6 +17,8 @@ const FIELDS = new Set([
   "taskId",
 ]);
 const OPTIONAL_IDS = ["inReplyTo", "requestId"] as const;
+const OPTIONAL_FIELDS = [...OPTIONAL_IDS, "taskId"] as const;
+const AGENT_FIELDS = ["sender", "recipient"] as const;
 const KINDS: ReadonlySet<string> = new Set(MESSAGE_KINDS);
 
 export type MessageCheck = { ok: true; message: MailboxMessage } | { ok: false; problem: string };
@@ -35,7 +37,7 @@ export function checkMailboxMessage(value: unknown): MessageCheck {
   }
   problems.unknownKeys(value, FIELDS);
   const id = problems.matching(value, "id", CANONICAL_UUID, NOT_A_MESSAGE_ID);
-  for (const key of ["sender", "recipient"]) {
+  for (const key of AGENT_FIELDS) {
     const name = problems.string(value, key);
     const problem = name === undefined ? undefined : agentNameProblem(name);
     if (problem !== undefined) problems.add(key, `invalid agent name: ${problem}`);
@@ -70,6 +72,6 @@ export function checkMailboxMessage(value: unknown): MessageCheck {
     createdAtUtc: value.createdAtUtc,
     idempotencyKey: value.idempotencyKey,
   };
-  for (const key of [...OPTIONAL_IDS, "taskId"]) if (key in value) message[key] = value[key];
+  for (const key of OPTIONAL_FIELDS) if (key in value) message[key] = value[key];
   return { ok: true, message: Object.freeze(message) as MailboxMessage };
 }

@@ -26,18 +26,19 @@ export function isPlainRecord(value: unknown): value is Record<string, unknown> 
 
 /** Collects problems as `path: message`, the form describeIssues prints. */
 export class Problems {
-  readonly #list: string[] = [];
+  // Made at the first problem: a valid message (every claim reads one) makes none.
+  #list: string[] | undefined;
 
   add(path: string, message: string): void {
-    this.#list.push(path.length > 0 ? `${path}: ${message}` : message);
+    (this.#list ??= []).push(path.length > 0 ? `${path}: ${message}` : message);
   }
 
   get empty(): boolean {
-    return this.#list.length === 0;
+    return this.#list === undefined;
   }
 
   toString(): string {
-    return this.#list.join("; ");
+    return this.#list?.join("; ") ?? "";
   }
 
   /** A strict object: every key must be one of `known`. */
