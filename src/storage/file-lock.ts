@@ -115,25 +115,12 @@ export async function withFileLock<T>(
   work: () => T | Promise<T>,
   options: FileLockOptions = {},
 ): Promise<T> {
-  const mutex = processMutexFor(lockPath);
-  // Uncontended in this process (the usual case): straight on to the cross-process
-  // lock, without a turn of the event loop in the queue.
-  const giveBack = mutex.tryHold();
-  if (giveBack) {
-    try {
-      return await crossProcessLocked(lockPath, work, options);
-    } finally {
-      giveBack();
-    }
-  }
-  return mutex.run(() => crossProcessLocked(lockPath, work, options));
-}
-
-function crossProcessLocked<T>(lockPath: string, work: () => T | Promise<T>, options: FileLockOptions): Promise<T> {
   const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
-  const os = options.mechanism === "dir" ? undefined : osLockFor(lockPath);
-  if (os) return withOsLock(lockPath, os, work, waitMs);
-  return withLockDir(lockPath, work, Math.max(options.staleMs ?? DEFAULT_STALE_MS, 2_000), waitMs);
+  return processMutexFor(lockPath).run(async () => {
+    const os = options.mechanism === "dir" ? undefined : osLockFor(lockPath);
+    if (os) return withOsLock(lockPath, os, work, waitMs);
+    return withLockDir(lockPath, work, Math.max(options.staleMs ?? DEFAULT_STALE_MS, 2_000), waitMs);
+  });
 }
 
 // One OS lock (one open file) per lock path in this process; `null` where the
@@ -154,7 +141,7 @@ function osLockFor(lockPath: string): OsLock | undefined {
 }
 
 async function withOsLock<T>(lockPath: string, lock: OsLock, work: () => T | Promise<T>, waitMs: number): Promise<T> {
-  let deadline: number | undefined;
+  const deadline = Date.now() + waitMs;
   for (let attempt = 0; ; attempt++) {
     let taken: boolean;
     try {
@@ -163,7 +150,6 @@ async function withOsLock<T>(lockPath: string, lock: OsLock, work: () => T | Pro
       throw new LockError(`could not take the lock ${lockPath}: ${(error as Error).message}`, { cause: error });
     }
     if (taken) break;
-    deadline ??= Date.now() + waitMs;
     if (Date.now() >= deadline) {
       const holders = lock.holders();
       throw busyError(lockPath, waitMs, holders.length > 0 ? `pid ${holders.join(", ")} on this host` : "another process");

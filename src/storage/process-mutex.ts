@@ -12,24 +12,6 @@ export class Mutex {
     return this.#holders > 0;
   }
 
-  /**
-   * Holds the mutex at once when nobody holds or waits for it, without the turn of
-   * the event loop `run` waits for; returns how to give it back, or undefined when
-   * it is busy (then queue with `run`).
-   */
-  tryHold(): (() => void) | undefined {
-    if (this.#holders > 0) return undefined;
-    this.#holders = 1;
-    let unlock!: () => void;
-    this.#tail = new Promise<void>((resolve) => {
-      unlock = resolve;
-    });
-    return () => {
-      this.#holders -= 1;
-      unlock();
-    };
-  }
-
   async run<T>(work: () => Promise<T>): Promise<T> {
     this.#holders += 1;
     const previous = this.#tail;
