@@ -30,6 +30,7 @@ import { pruneMailboxes } from "./prune.ts";
 import { moveToQuarantine } from "./quarantine.ts";
 import { type ReadyIndex, keyedByName } from "./ready-index.ts";
 import { ReadyQueues } from "./ready-queues.ts";
+import { SentFiles, type Stamp } from "./sent-files.ts";
 import type {
   AgentMailboxListing,
   FoundMessage,
@@ -48,6 +49,8 @@ export interface FileMailboxStoreOptions {
   lock?: FileLockOptions;
   /** The cap on a message's content in UTF-8 bytes (default 1 MiB): larger sends are refused, larger files quarantined at claim. */
   maxContentBytes?: number;
+  /** How many sent files a claim may take without reading them (default 4 096; see sent-files.ts). */
+  sentFilesBound?: number;
 }
 
 /**
@@ -64,6 +67,8 @@ export class FileMailboxStore implements MailboxStore {
   readonly #preparedAgents = new Set<AgentName>();
   readonly #maxContentBytes: number;
   readonly #checked = new CheckedMessages();
+  /** What this store sent and can prove unchanged at claim, so as not to read it again. */
+  readonly #sent: SentFiles;
   #stateDirReady = false;
 
   constructor(options: FileMailboxStoreOptions) {
@@ -72,6 +77,7 @@ export class FileMailboxStore implements MailboxStore {
     this.#clock = options.clock ?? systemClock;
     this.#lockOptions = options.lock ?? {};
     this.#maxContentBytes = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
+    this.#sent = new SentFiles(options.sentFilesBound);
     this.#queues = new ReadyQueues(
       this.paths,
       this.#fs,
@@ -114,9 +120,13 @@ export class FileMailboxStore implements MailboxStore {
         throw storageError(`send ${id}`, error, "nothing was written");
       }
       let linked = false;
+      let stamp: Stamp | undefined;
       try {
         fs.linkSync(marker, target);
         linked = true;
+        // Stamped at once after the link (which changed the file's ctime and link
+        // count), before the name has been visible for more than a moment.
+        stamp = this.#sent.stamp(fs, target);
         // The marker's creation and the link are in one journal transaction, which
         // this fsync commits: both are durable together (see docs/mailbox.md, "Durability").
         fsyncDir(this.paths.stateDirOf(recipient, "ready"), fs);
@@ -128,6 +138,7 @@ export class FileMailboxStore implements MailboxStore {
         if (isErrno(error, "EEXIST")) throw new DuplicateMessageIdError(id);
         throw storageError(`send ${id}`, error, "nothing was written");
       }
+      this.#sent.remember(target, stamp, message);
       this.#queues.gained(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
     });
   }
@@ -152,12 +163,12 @@ export class FileMailboxStore implements MailboxStore {
       }
       const readyDir = this.paths.stateDirOf(agent, "ready");
       for (let entry = index.head(); entry; entry = index.head()) {
-        const checked = readMessageAt(
-          this.#fs,
-          `${readyDir}/${entry.name}`,
-          { id: entry.id, recipient: agent },
-          this.#maxContentBytes,
-        );
+        const path = `${readyDir}/${entry.name}`;
+        const sent = this.#sent.take(this.#fs, path);
+        const checked =
+          sent !== undefined
+            ? { ok: true as const, message: sent }
+            : readMessageAt(this.#fs, path, { id: entry.id, recipient: agent }, this.#maxContentBytes);
         if (checked === "gone") {
           index.remove(entry.name);
           continue;
@@ -303,6 +314,7 @@ export class FileMailboxStore implements MailboxStore {
     } catch (error) {
       // After a failure the cached queues may not match the disk any more.
       this.#queues.clear();
+      this.#sent.clear();
       throw error;
     }
   }
@@ -360,7 +372,10 @@ export class FileMailboxStore implements MailboxStore {
       reason,
       now: this.#clock.now(),
     });
-    if (from === "ready") this.#queues.lost(agent, index, name);
+    if (from === "ready") {
+      this.#queues.lost(agent, index, name);
+      this.#sent.forget(`${this.paths.stateDirOf(agent, "ready")}/${name}`);
+    }
   }
 }
 
