@@ -4,6 +4,10 @@ import type { FsOps } from "../storage/fs-ops.ts";
 
 /** How many sent files a store remembers; the oldest is forgotten first (see docs/mailbox.md, "Performance"). */
 export const SENT_FILES_BOUND = 4096;
+/** And how many bytes of them at most (their file sizes): large messages are remembered fewer at a time. */
+export const SENT_BYTES_BOUND = 16 * 1024 * 1024;
+
+export type Stamp = BigIntStats;
 
 interface SentFile {
   message: MailboxMessage;
@@ -25,21 +29,17 @@ interface SentFile {
  * error — and the claim reads the file strictly as it would without this.
  *
  * Keyed by the file's path. The messages are frozen objects the sender already
- * holds; at most `bound` are kept, so a store that sends and never claims (a
- * Lead whose teammates run elsewhere) holds a few MB at most.
+ * holds, but which the map keeps alive: at most `bound` of them and
+ * SENT_BYTES_BOUND bytes of files, so a store that sends and never claims (a Lead
+ * whose teammates run in other processes) holds no more than that.
  */
-export type Stamp = BigIntStats;
-
 export class SentFiles {
   readonly #files = new Map<string, SentFile>();
   readonly #bound: number;
+  #bytes = 0;
 
   constructor(bound = SENT_FILES_BOUND) {
     this.#bound = bound;
-  }
-
-  get size(): number {
-    return this.#files.size;
   }
 
   /**
@@ -59,7 +59,10 @@ export class SentFiles {
   remember(path: string, stamp: Stamp | undefined, message: MailboxMessage): void {
     // Only a frozen message can be handed out again as it was checked.
     if (stamp === undefined || !Object.isFrozen(message)) return;
-    this.#files.delete(path);
+    this.forget(path);
+    const size = Number(stamp.size);
+    if (size > SENT_BYTES_BOUND) return;
+    this.#bytes += size;
     this.#files.set(path, {
       message,
       dev: stamp.dev,
@@ -69,7 +72,7 @@ export class SentFiles {
       ctimeNs: stamp.ctimeNs,
       mtimeNs: stamp.mtimeNs,
     });
-    if (this.#files.size > this.#bound) this.#files.delete(this.#files.keys().next().value!);
+    while (this.#files.size > this.#bound || this.#bytes > SENT_BYTES_BOUND) this.forget(this.#files.keys().next().value!);
   }
 
   /**
@@ -80,7 +83,7 @@ export class SentFiles {
   take(fs: FsOps, path: string): MailboxMessage | undefined {
     const sent = this.#files.get(path);
     if (sent === undefined) return undefined;
-    this.#files.delete(path);
+    this.forget(path);
     let stats: BigIntStats;
     try {
       stats = fs.lstatSync(path, { bigint: true });
@@ -99,10 +102,14 @@ export class SentFiles {
   }
 
   forget(path: string): void {
+    const sent = this.#files.get(path);
+    if (sent === undefined) return;
     this.#files.delete(path);
+    this.#bytes -= Number(sent.size);
   }
 
   clear(): void {
     this.#files.clear();
+    this.#bytes = 0;
   }
 }

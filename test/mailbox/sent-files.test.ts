@@ -128,6 +128,15 @@ describe("a claim of a message this store sent", () => {
     expect(counted.opens).toEqual([`${sent[0]!.id}.json`]);
   });
 
+  test("at most 16 MiB of sent files are remembered: the oldest large one is read at claim", async () => {
+    const counted = countingReadyOpens();
+    const f = fixture({ fs: counted.fs });
+    const sent = Array.from({ length: 17 }, () => f.message("alice", "x".repeat(1_000_000)));
+    for (const m of sent) await f.store.send(m);
+    for (const m of sent) expect((await f.store.claim("alice"))!.id).toBe(m.id);
+    expect(counted.opens).toEqual([`${sent[0]!.id}.json`]);
+  });
+
   test("a message released back to ready/ is read at its next claim", async () => {
     const counted = countingReadyOpens();
     const f = fixture({ fs: counted.fs });
