@@ -62,6 +62,14 @@ export interface MailboxStore {
   claim(agent: AgentName): Promise<MailboxMessage | null>;
   /** `processing/` → `done/`; idempotent for an identical message already done. */
   ack(message: MailboxMessage): Promise<void>;
+  /**
+   * `ack(done)` then `claim(agent)`, as one step where the backend can (one
+   * transaction, one commit on PostgreSQL): a consumer finishing a message and
+   * taking the next pays one durable write for both. The result is exactly the
+   * pair's: an ack that fails throws as `ack` does and claims nothing; once the
+   * ack landed, the claim's result (null when the mailbox is empty).
+   */
+  ackAndClaim(done: MailboxMessage, agent: AgentName): Promise<MailboxMessage | null>;
   /** `processing/` → `ready/`. */
   release(message: MailboxMessage): Promise<void>;
   /** `processing/` → `quarantine/` under a fresh name, with `reason` recorded beside it. */

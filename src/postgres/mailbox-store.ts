@@ -131,17 +131,65 @@ export class PgMailboxStore implements MailboxStore {
       }
       const [row] = rows;
       if (!row) return null;
-      const checked = checkBody(row.body, row.id, agent, this.#maxContentBytes);
-      if (!checked.ok) {
-        // A row written around the store (by hand, by another tool): set aside, and on to the next.
-        await this.#transition(row.id, token, "quarantine", checked.reason, "quarantine");
-        continue;
-      }
-      this.#leases.set(row.id, token);
-      this.#checked.remember(checked.message);
-      this.#startHeartbeat();
-      return checked.message;
+      const held = await this.#hold(row.id, row.body, token, agent);
+      if (held) return held;
     }
+  }
+
+  /**
+   * The fenced ack of `done` and the claim of `agent`'s next message in one
+   * statement, so one transaction and one commit: the claim runs only if the ack
+   * matched. When it did not (a message this store does not hold, a lease that is
+   * no longer current, one already done), nothing changed and the pair runs as
+   * `ack` then `claim`, with their outcomes and errors.
+   */
+  async ackAndClaim(input: MailboxMessage, agentName: AgentName): Promise<MailboxMessage | null> {
+    const done = this.#checked.valid(input);
+    const agent = assertAgentName(agentName);
+    const held = this.#leases.get(done.id);
+    if (held === undefined) return this.#ackThenClaim(done, agent);
+    const token = crypto.randomUUID();
+    let rows: { acked: boolean; id: string | null; body: string | null }[];
+    try {
+      // Every part of the statement sees one snapshot, where `done` is still
+      // processing: were its lease out of time, the claim could pick it again, and
+      // one row updated twice by one statement keeps either change. Hence `id <>`.
+      rows = await this.#sql`
+        WITH acked AS (
+          UPDATE agent_messages
+          SET state = 'done', reason = NULL, lease_owner = NULL, lease_token = NULL, lease_until = NULL, updated_at = now()
+          WHERE session = ${this.#session} AND id = ${done.id} AND state = 'processing' AND lease_token = ${held}
+          RETURNING id
+        ), claimed AS (
+          UPDATE agent_messages
+          SET state = 'processing', lease_owner = ${this.#owner}, lease_token = ${token},
+              lease_until = now() + ${this.#leaseMs} * interval '1 millisecond', updated_at = now()
+          WHERE session = ${this.#session} AND EXISTS (SELECT 1 FROM acked) AND id = (
+            SELECT id FROM agent_messages
+            WHERE session = ${this.#session} AND agent = ${agent}
+              AND open
+              AND (state = 'ready' OR lease_until < now())
+              AND id <> ${done.id}
+            ORDER BY created_at_utc, id
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED)
+          RETURNING id, body
+        )
+        SELECT EXISTS (SELECT 1 FROM acked) AS acked, claimed.id, claimed.body
+        FROM (SELECT 1) AS one LEFT JOIN claimed ON true`;
+    } catch (error) {
+      throw storageError(`ack ${done.id} and claim for ${agent}`, error, "the message stays in processing and nothing was claimed");
+    }
+    const [row] = rows;
+    if (!row?.acked) return this.#ackThenClaim(done, agent);
+    this.#leases.delete(done.id);
+    if (row.id === null || row.body === null) return null;
+    return (await this.#hold(row.id, row.body, token, agent)) ?? this.claim(agent);
+  }
+
+  async #ackThenClaim(done: MailboxMessage, agent: AgentName): Promise<MailboxMessage | null> {
+    await this.ack(done);
+    return this.claim(agent);
   }
 
   async ack(input: MailboxMessage): Promise<void> {
@@ -278,6 +326,23 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   // ---- internals ----------------------------------------------------------
+
+  /**
+   * A row just claimed under `token`: checked as strictly as a file is, then held
+   * (its lease renewed until it is finished). A row that fails the check (written
+   * around the store) is quarantined with the reason: undefined, claim the next.
+   */
+  async #hold(id: string, body: string, token: string, agent: AgentName): Promise<MailboxMessage | undefined> {
+    const checked = checkBody(body, id, agent, this.#maxContentBytes);
+    if (!checked.ok) {
+      await this.#transition(id, token, "quarantine", checked.reason, "quarantine");
+      return undefined;
+    }
+    this.#leases.set(id, token);
+    this.#checked.remember(checked.message);
+    this.#startHeartbeat();
+    return checked.message;
+  }
 
   /** One fenced transition of a message this store holds; false when the lease is no longer current. */
   async #transition(id: string, token: string, to: MailboxState, reason: string | null, op: string): Promise<boolean> {

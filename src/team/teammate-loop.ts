@@ -13,9 +13,21 @@ const ACK_ATTEMPTS = 3;
 const ACK_RETRY_MS = 50;
 
 /**
+ * A message acked: `next` is what the store claimed with the ack (null: the
+ * mailbox was empty), `pokes` the count read before that claim; `next`
+ * undefined when the ack came alone and the loop claims as usual.
+ */
+interface Finished {
+  next: MailboxMessage | null | undefined;
+  pokes: number;
+}
+
+/**
  * Each teammate's loop: claim a message → run it with the message id as
  * idempotency key → its result to the Lead → ack; idle when the mailbox is
- * empty (after taking the next free task, for a self-claiming teammate).
+ * empty (after taking the next free task, for a self-claiming teammate). The
+ * ack of one message and the claim of the next are one store call
+ * (`ackAndClaim`: one commit on PostgreSQL instead of two).
  */
 export class TeammateLoop {
   readonly #team: TeamContext;
@@ -46,11 +58,22 @@ export class TeammateLoop {
 
   async #work(name: AgentName, worker: Worker, signal: AbortSignal): Promise<void> {
     const team = this.#team;
+    // The last message's ack, when it claimed the next one too.
+    let finished: Finished | undefined;
     try {
       for (;;) {
+        // A message the last ack claimed is worker.current: close() releases it.
         if (signal.aborted) return;
-        const pokes = worker.pokes;
-        const message = await team.o.store.claim(name);
+        let pokes: number;
+        let message: MailboxMessage | null;
+        if (finished !== undefined && finished.next !== undefined) {
+          ({ pokes, next: message } = finished);
+        } else {
+          pokes = worker.pokes;
+          message = await team.o.store.claim(name);
+          if (message) this.#claimed(name, worker, message);
+        }
+        finished = undefined;
         if (!message) {
           // A message sent while this claim ran found the loop still active and
           // did not start another: look again before stopping.
@@ -63,11 +86,10 @@ export class TeammateLoop {
           if (worker.pokes !== pokes) continue;
           return;
         }
-        team.emit({ type: "mailbox", op: "claim", agent: name, id: message.id, from: message.sender, kind: message.kind });
-        worker.current = message;
         // Its verdict went to the call that asked, in this process: the message is the record of it, not a turn.
         if (message.kind === "permission_response") {
-          if (!(await this.#finish(name, worker, message))) return;
+          finished = await this.#finish(name, worker, message, true);
+          if (!finished) return;
           continue;
         }
         await team.setState(name, "running");
@@ -104,17 +126,20 @@ export class TeammateLoop {
               await team.setState(name, "shutdown");
               worker.runner?.close();
               worker.runner = undefined;
-              await this.#finish(name, worker, message);
+              // Retired: no next message for it.
+              await this.#finish(name, worker, message, false);
               return;
             }
-            if (!(await this.#finish(name, worker, message))) return;
+            finished = await this.#finish(name, worker, message, true);
+            if (!finished) return;
           } else {
             // A task it claimed itself: completed before the Lead hears the result (a replay completes it again harmlessly).
             if (message.taskId !== undefined && message.sender === name) await this.#completeTask(name, message.taskId);
             await this.#mail.deliverResult(name, message, await withWorktreeReport(team, worker.record, result.result));
             // The work is done and its result is with the Lead: from here a
             // storage failure must not fail the teammate or quarantine the input.
-            if (!(await this.#finish(name, worker, message))) return;
+            finished = await this.#finish(name, worker, message, true);
+            if (!finished) return;
           }
         } catch (error) {
           if (signal.aborted) return;
@@ -140,22 +165,35 @@ export class TeammateLoop {
     await this.#autoClaim.complete(name, taskId);
   }
 
+  #claimed(name: AgentName, worker: Worker, message: MailboxMessage): void {
+    this.#team.emit({ type: "mailbox", op: "claim", agent: name, id: message.id, from: message.sender, kind: message.kind });
+    worker.current = message;
+  }
+
   /**
-   * Acks a message whose result was delivered, retrying (an ack is idempotent: a
-   * retry after one that did land succeeds). If it still fails the message goes
-   * back to ready/ — claimed again, its turn replays from history and its result
-   * is refused as a duplicate, so the Lead still gets it once — and the loop
-   * stops until the next message pokes it. Returns whether the ack landed.
+   * Acks a message whose result was delivered — with `claimNext`, claiming the
+   * next one in the same store call — retrying (an ack is idempotent: a retry
+   * after one that did land succeeds). A retry is a plain ack, whether the first
+   * call failed in its ack or in its claim: the loop then claims as usual. If it
+   * still fails the message goes back to ready/ — claimed again, its turn replays
+   * from history and its result is refused as a duplicate, so the Lead still gets
+   * it once — and the loop stops until the next message pokes it. Returns
+   * undefined when the ack did not land.
    */
-  async #finish(name: AgentName, worker: Worker, message: MailboxMessage): Promise<boolean> {
+  async #finish(name: AgentName, worker: Worker, message: MailboxMessage, claimNext: boolean): Promise<Finished | undefined> {
     const team = this.#team;
     const event = { agent: name, id: message.id, from: message.sender, kind: message.kind };
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await team.o.store.ack(message);
+        // Read before the claim: a message sent while it runs pokes after this.
+        const pokes = worker.pokes;
+        let next: MailboxMessage | null | undefined;
+        if (claimNext && attempt === 1) next = await team.o.store.ackAndClaim(message, name);
+        else await team.o.store.ack(message);
         team.emit({ type: "mailbox", op: "ack", ...event });
         worker.current = undefined;
-        return true;
+        if (next) this.#claimed(name, worker, next);
+        return { next, pokes };
       } catch (error) {
         if (attempt >= ACK_ATTEMPTS) break;
         await Bun.sleep(ACK_RETRY_MS * attempt);
@@ -170,7 +208,7 @@ export class TeammateLoop {
       // runtime's restore recovers it.
     }
     if (!worker.retired) await team.setState(name, "idle");
-    return false;
+    return undefined;
   }
 
   /** A failure is an event, not a log line: input quarantined, state failed, the Lead told. */

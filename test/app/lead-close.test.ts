@@ -22,15 +22,14 @@ afterEach(async () => {
   }
 });
 
-/** The real fs whose rename from `from` to `to` (path fragments) fails the next `times` times. */
+/** The real fs whose rename from `from` to `to` (path fragments) fails the next `times` times (`state.left`: more later). */
 function failingRenames(from: string, to: string, times: number) {
-  let left = times;
-  const state = { failed: 0 };
+  const state = { failed: 0, left: times };
   const ops: FsOps = {
     ...fs,
     renameSync: (source: fs.PathLike, target: fs.PathLike) => {
-      if (left > 0 && String(source).includes(from) && String(target).includes(to)) {
-        left -= 1;
+      if (state.left > 0 && String(source).includes(from) && String(target).includes(to)) {
+        state.left -= 1;
         state.failed += 1;
         throw Object.assign(new Error(`EIO: i/o error, rename '${source}'`), { code: "EIO", syscall: "rename" });
       }
@@ -83,6 +82,37 @@ describe("a teammate's ack that fails after its result was delivered", () => {
     expect(files(w.stateDir, "alice", "done")).toHaveLength(1);
     expect(files(w.stateDir, "alice", "processing")).toEqual([]);
     w.server.assertDone();
+  });
+
+  test("acked with the next message's claim in one call, whose claim fails: the ack is retried alone, the next one claimed after it", async () => {
+    const claims = failingRenames("/alice/ready/", "/alice/processing/", 0);
+    const asked = Promise.withResolvers<void>();
+    const second = Promise.withResolvers<void>();
+    const w = await world(
+      [
+        { identity: "alice", check: () => asked.resolve(), gate: second.promise, text: "first done" },
+        { identity: "lead", text: "noted" },
+        { identity: "alice", text: "second done" },
+        { identity: "lead", text: "noted" },
+      ],
+      claims.ops,
+    );
+    await w.lead.team.spawn("alice", "worker", "first task");
+    await asked.promise;
+    // In ready/ when the first is finished: its claim is the second half of the ack's call.
+    await w.lead.team.send("lead", "alice", "second task");
+    claims.state.left = 1;
+    second.resolve();
+
+    const quiet = await runUntilQuiet(w.lead);
+    // One Lead turn or two, as the results' timing has it (a batch waits briefly for more).
+    expect(quiet.turns.flatMap((t) => t.events ?? [t.event!]).map((e) => e.content)).toEqual(["first done", "second done"]);
+    expect(claims.state.failed).toBe(1);
+    const mail = w.teamEvents.flatMap((e) => (e.type === "mailbox" && e.agent === "alice" ? [`${e.op} ${e.kind}`] : []));
+    expect(mail).toEqual(["send task", "claim task", "send message", "ack task", "claim message", "ack message"]);
+    expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
+    for (const state of ["ready", "processing", "quarantine"]) expect(files(w.stateDir, "alice", state)).toEqual([]);
+    expect(files(w.stateDir, "alice", "done")).toHaveLength(2);
   });
 });
 

@@ -189,6 +189,85 @@ for (const backend of mailboxBackends()) {
       });
     });
 
+    describe("ackAndClaim: ack then claim in one step", () => {
+      test("a run of them takes the messages in FIFO order, one in processing at a time, all done", async () => {
+        const f = await fixture();
+        const sent = ["a", "b", "c", "d", "e"].map((c) => f.message("alice", c));
+        for (const m of sent) await f.store.send(m);
+        const taken: string[] = [];
+        let m = await f.store.claim("alice");
+        while (m) {
+          taken.push(m.content);
+          expect((await f.states("alice")).processing).toEqual([m.id]);
+          m = await f.store.ackAndClaim(m, "alice");
+        }
+        expect(taken).toEqual(["a", "b", "c", "d", "e"]);
+        expect(await f.states("alice")).toEqual({ ready: [], processing: [], done: sent.map((s) => s.id), quarantine: [] });
+      });
+
+      test("on an empty mailbox it acks and returns null", async () => {
+        const f = await fixture();
+        const m = f.message("alice");
+        await f.store.send(m);
+        expect(await f.store.ackAndClaim((await f.store.claim("alice"))!, "alice")).toBeNull();
+        expect(await f.states("alice")).toEqual({ ready: [], processing: [], done: [m.id], quarantine: [] });
+        // Another agent's mailbox: the ack is of the message's own, the claim of the one named.
+        const [x, y] = [f.message("alice", "x"), f.message("bob", "y")];
+        await f.store.send(x);
+        await f.store.send(y);
+        expect((await f.store.ackAndClaim((await f.store.claim("alice"))!, "bob"))!.id).toBe(y.id);
+        expect((await f.states("alice")).done).toEqual([m.id, x.id]);
+        expect((await f.states("bob")).processing).toEqual([y.id]);
+      });
+
+      test("an ack that is refused fails as ack fails, and claims nothing", async () => {
+        const f = await fixture();
+        const [one, two, three] = [f.message("alice", "1"), f.message("alice", "2"), f.message("alice", "3")];
+        for (const m of [one, two, three]) await f.store.send(m);
+        const heldOne = (await f.store.claim("alice"))!;
+        const heldTwo = (await f.store.claim("alice"))!;
+        // Taken back by another runtime: this store's claims of both are void.
+        expect((await f.newStore().recover("alice")).recovered.map((r) => r.id)).toEqual([one.id, two.id]);
+        const byAck = await f.store.ack(heldOne).catch((e: unknown) => e);
+        const byPair = await f.store.ackAndClaim(heldTwo, "alice").catch((e: unknown) => e);
+        expect(byAck).toBeInstanceOf(MailboxStorageError);
+        expect(byPair).toBeInstanceOf((byAck as Error).constructor as new () => Error);
+        expect((byPair as MailboxStorageError).code).toBe((byAck as MailboxStorageError).code);
+        expect(await f.states("alice")).toEqual({ ready: [one.id, two.id, three.id], processing: [], done: [], quarantine: [] });
+        // Different content under a done id: the conflict, and nothing claimed either.
+        const mine = (await f.store.claim("alice"))!;
+        await f.store.ack(mine);
+        const conflict = await f.store.ackAndClaim({ ...mine, content: "something else" }, "alice").catch((e: unknown) => e);
+        expect(conflict).toBeInstanceOf(AckConflictError);
+        expect(await f.states("alice")).toMatchObject({ ready: [two.id, three.id], processing: [] });
+      });
+
+      test("of a message already done (the same one) it claims the next, from any instance", async () => {
+        const f = await fixture();
+        const [a, b, c] = [f.message("alice", "a"), f.message("alice", "b"), f.message("alice", "c")];
+        for (const m of [a, b, c]) await f.store.send(m);
+        const held = (await f.store.claim("alice"))!;
+        await f.store.ack(held);
+        expect((await f.store.ackAndClaim(held, "alice"))!.id).toBe(b.id);
+        expect((await f.newStore().ackAndClaim(held, "alice"))!.id).toBe(c.id);
+        expect(await f.states("alice")).toEqual({ ready: [], processing: [b.id, c.id], done: [a.id], quarantine: [] });
+      });
+
+      test("a next message that fails the claim's check is quarantined and the one after it returned", async () => {
+        const f = await fixture();
+        const capped = f.newStore({ maxContentBytes: 10 });
+        const [first, big, after] = [f.message("alice", "first"), f.message("alice", "x".repeat(11)), f.message("alice", "after")];
+        for (const m of [first, big, after]) await f.store.send(m);
+        const held = (await capped.claim("alice"))!;
+        expect(held.id).toBe(first.id);
+        expect((await capped.ackAndClaim(held, "alice"))!.id).toBe(after.id);
+        expect(await f.states("alice")).toEqual({ ready: [], processing: [after.id], done: [first.id], quarantine: [big.id] });
+        const [listing] = await f.store.list({ agent: "alice", state: "quarantine" });
+        expect(listing!.messages[0]!.reason).toContain("over the cap of 10");
+        expect(await capped.ackAndClaim((await f.store.find(after.id))!.message!, "alice")).toBeNull();
+      });
+    });
+
     describe("release, quarantine, recover", () => {
       test("quarantine records why; list shows the reason", async () => {
         const f = await fixture();

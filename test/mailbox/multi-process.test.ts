@@ -30,6 +30,8 @@ interface Plan {
   perSender: number;
   to: string[];
   claimers: number;
+  /** The claimers ack each message with the next claim (ackAndClaim). */
+  combined?: boolean;
 }
 
 /** Runs the senders and claimers of `plan` together; returns them once all exited. */
@@ -37,7 +39,7 @@ async function run(plan: Plan, backend: MailboxBackend) {
   const place = await backend.place();
   const stopFile = join(tempDir("agent-mailbox-mp-"), "senders-done");
   const claimers = Array.from({ length: plan.claimers }, () =>
-    startWorker("claim", place, { agents: plan.to, stopFile }),
+    startWorker("claim", place, { agents: plan.to, stopFile, combined: plan.combined ?? false }),
   );
   const senders = Array.from({ length: plan.senders }, (_, i) => {
     // Each sender starts at another agent, so every mailbox has several writers at once.
@@ -100,6 +102,15 @@ for (const backend of mailboxBackends()) {
       "4 senders to 3 agents while 4 claimers sweep all three: each claimed once, all done",
       async () => {
         const plan = { senders: 4, perSender: 90, to: ["alice", "bob", "carol"], claimers: 4 };
+        await expectEachClaimedOnceAndDone(await run(plan, backend), plan);
+      },
+      60_000,
+    );
+
+    test(
+      "2 claimers taking one agent's messages with ackAndClaim while 2 senders send: each claimed once, all done once",
+      async () => {
+        const plan = { senders: 2, perSender: 150, to: ["alice"], claimers: 2, combined: true };
         await expectEachClaimedOnceAndDone(await run(plan, backend), plan);
       },
       60_000,

@@ -123,6 +123,41 @@ describe("leases", () => {
     await fresh.ack(again);
   });
 
+  test("ackAndClaim from a lease another store took over is fenced off as ack is, and claims nothing", async () => {
+    const s = await setup();
+    const first = s.store(200);
+    const second = s.store(200);
+    const sent = s.message("alice", "one");
+    const next = s.message("alice", "two");
+    await second.send(sent);
+    const held = (await first.claim("alice"))!;
+    first.close();
+    const again = await claimEventually(second);
+    expect(again.id).toBe(sent.id);
+    await second.send(next);
+    await expect(first.ackAndClaim(held, "alice")).rejects.toBeInstanceOf(StaleLeaseError);
+    expect((await second.find(sent.id))!.state).toBe("processing");
+    expect((await second.find(next.id))!.state).toBe("ready");
+    expect((await second.ackAndClaim(again, "alice"))!.id).toBe(next.id);
+    second.close();
+  });
+
+  test("ackAndClaim of a message whose lease ran out unclaimed acks it and never hands it out again", async () => {
+    const s = await setup();
+    const store = s.store(200);
+    const [one, two] = [s.message("alice", "one"), s.message("alice", "two")];
+    await store.send(one);
+    await store.send(two);
+    const held = (await store.claim("alice"))!;
+    store.close();
+    await eventually(async () => (await s.sql`SELECT lease_until < now() AS out FROM agent_messages WHERE id = ${one.id}`)[0].out);
+    // Still this store's token: the ack holds (as ack's would), and the claim takes the next one.
+    expect((await store.ackAndClaim(held, "alice"))!.id).toBe(two.id);
+    expect((await store.find(one.id))!.state).toBe("done");
+    expect((await store.find(two.id))!.state).toBe("processing");
+    store.close();
+  });
+
   test("a claim the same store makes while its recover finishes (woken by the recover's own notification) keeps its lease", async () => {
     const s = await setup();
     const store = s.store();
