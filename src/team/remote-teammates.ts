@@ -25,8 +25,16 @@ export const UNATTENDED_MS = 5_000;
 export class RemoteTeammates implements TeamWatchTarget {
   readonly #team: TeamContext;
   #watch: JobHandle | undefined;
-  /** Teammates run by another process have work (from the last look at the store). */
-  #busyElsewhere = false;
+  /**
+   * The teammates another process ran with work at the last look at the store.
+   * Kept as names, not as a yes/no: a look is several queries long, and the watch
+   * may take one of them over meanwhile (its holder killed with -9). Counted then
+   * as busy elsewhere, it kept `agent drain` waiting for a change that never came
+   * (the watch stops once no teammate runs elsewhere); see `busyElsewhere`.
+   */
+  #workingElsewhere = new Set<string>();
+  /** The teammates being taken over now (see `adopt`). */
+  readonly #adopting = new Set<string>();
   /** Since when each teammate has had work that no live process held (a Lead that runs none). */
   readonly #unattendedSince = new Map<string, number>();
   /** The teammates reported unattended, until a worker takes them. */
@@ -40,8 +48,14 @@ export class RemoteTeammates implements TeamWatchTarget {
     return this.#team.role;
   }
 
+  /**
+   * Whether a teammate another process runs has work, or one is being taken over.
+   * One run here is not: its loop's activity is its work.
+   */
   get busyElsewhere(): boolean {
-    return this.#busyElsewhere;
+    if (this.#adopting.size > 0) return true;
+    for (const name of this.#workingElsewhere) if (!this.#team.runsHere(name)) return true;
+    return false;
   }
 
   pumpLead(): Promise<void> {
@@ -92,21 +106,32 @@ export class RemoteTeammates implements TeamWatchTarget {
     const team = this.#team;
     const worker = team.workers.get(name);
     if (!worker || team.closing || team.runsHere(name) || !this.unheld().includes(name)) return false;
-    if (!(await team.takeLease(name))) return false;
-    // A runner from an earlier hold has an old history: build it again from the store.
-    worker.runner?.close();
-    worker.runner = undefined;
-    worker.current = undefined;
-    // Whatever its last holder said ("running" when it was killed), it starts here afresh.
-    worker.record = { ...worker.record, state: "idle" };
-    // Its worktree is this machine's to have: re-added here, or the teammate fails saying why.
-    if (worker.record.worktree && !(await restoreWorktree(team, worker.record))) {
-      await team.persist(name);
-      return false;
+    // Pending work from before its lease is taken until its loop runs: held here
+    // but not running yet, it would be neither busy elsewhere nor active here.
+    this.#adopting.add(name);
+    let started = false;
+    try {
+      if (!(await team.takeLease(name))) return false;
+      // A runner from an earlier hold has an old history: build it again from the store.
+      worker.runner?.close();
+      worker.runner = undefined;
+      worker.current = undefined;
+      // Whatever its last holder said ("running" when it was killed), it starts here afresh.
+      worker.record = { ...worker.record, state: "idle" };
+      // Its worktree is this machine's to have: re-added here, or the teammate fails saying why.
+      if (worker.record.worktree && !(await restoreWorktree(team, worker.record))) {
+        await team.persist(name);
+        return false;
+      }
+      await team.o.store.recover(name);
+      team.startWorker(name);
+      started = true;
+      return true;
+    } finally {
+      this.#adopting.delete(name);
+      // Whoever waits for the team to be quiet saw it pending: no loop will tell it otherwise.
+      if (!started) team.changed();
     }
-    await team.o.store.recover(name);
-    team.startWorker(name);
-    return true;
   }
 
   /**
@@ -148,12 +173,11 @@ export class RemoteTeammates implements TeamWatchTarget {
         if (now.state === "running" || (open.get(record.name) ?? 0) > 0) working.push(now);
       }
     }
-    const busy = working.length > 0;
     if (this.role === "lead" && team.o.hosting?.runsTeammates === false) await this.#noticeUnattended(working);
-    if (busy !== this.#busyElsewhere) {
-      this.#busyElsewhere = busy;
-      team.changed();
-    }
+    const was = this.busyElsewhere;
+    this.#workingElsewhere = new Set(working.filter((record) => !team.runsHere(record.name)).map((record) => record.name));
+    const busy = this.busyElsewhere;
+    if (busy !== was) team.changed();
     return busy;
   }
 
