@@ -17,6 +17,10 @@
  *      pairs of them, the order flipped each time, the processes kept between blocks),
  *      and each ratio is the median of the pairs' ratios: the machine's load drifts, and
  *      a drift then weighs on both sides of a ratio instead of on whichever phase ran in it;
+ *  (c') the server's one-commit ceiling: the same processes running a bare loop of
+ *      one `INSERT` (one statement, one commit) per message, right after each pair —
+ *      the most messages per second any store making one durable commit per message
+ *      could reach here (`pgClaimAckVsCommitCeiling1`/`…4`: the store's share of it);
  *  (d) wake latency: from a send in one process to the wake-up of a watcher in
  *      another (LISTEN/NOTIFY for PostgreSQL, the ready/ poll for files), median
  *      (goal ≤ 20 ms for PostgreSQL).
@@ -106,18 +110,20 @@ async function consume(kind: Kind, place: string): Promise<void> {
   await opened.close();
 }
 
-/** Per block (`go COUNT TAG`): COUNT bare insert+delete pairs. */
+/** Per block (`go COUNT TAG [single]`): COUNT bare insert+delete pairs, or COUNT single inserts. */
 async function bare(url: string, tag: string): Promise<void> {
   const sql = new SQL(url, { max: 1 });
   await sql`SELECT 1`;
   console.log("ready");
-  for await (const [count, block] of blocks()) {
+  for await (const [count, block, mode] of blocks()) {
     const start = now();
     for (let i = 0; i < Number(count); i++) {
       const id = `${tag}-${block}-${i}`;
       await sql`INSERT INTO bench_bare (id, body) VALUES (${id}, ${CONTENT})`;
-      await sql`DELETE FROM bench_bare WHERE id = ${id} RETURNING body`;
+      if (mode !== "single") await sql`DELETE FROM bench_bare WHERE id = ${id} RETURNING body`;
     }
+    // The single inserts' rows go too, outside the timing: every block starts on the same table.
+    if (mode === "single") await sql`DELETE FROM bench_bare WHERE id LIKE ${`${tag}-${block}-%`}`;
     console.log(JSON.stringify({ start, end: now(), count: Number(count) } satisfies Span));
   }
   await sql.close();
@@ -244,6 +250,8 @@ async function claimAckRate(kind: Kind, place: string, agent: string, consumers:
 interface BlockPair {
   store: number;
   bare: number;
+  /** One-commit inserts per second, run right after the pair. */
+  ceiling: number;
 }
 
 /**
@@ -263,7 +271,7 @@ async function pgBlocks(url: string, processes: number): Promise<BlockPair[]> {
     const runStore = () => stores.block(() => [agent]);
     const runBare = () => bares.block(() => [perProcess, String(b)]);
     const pair = b % 2 === 0 ? { store: await runStore(), bare: await runBare() } : { bare: await runBare(), store: await runStore() };
-    pairs.push(pair);
+    pairs.push({ ...pair, ceiling: await bares.block(() => [perProcess, `${b}s`, "single"]) });
   }
   await stores.end();
   await bares.end();
@@ -312,6 +320,8 @@ async function main(): Promise<void> {
     figures.postgresClaimAck4PerSec = median(pairs4.map((p) => p.store));
     figures.bare1PerSec = median(pairs1.map((p) => p.bare));
     figures.bare4PerSec = median(pairs4.map((p) => p.bare));
+    figures.commitCeiling1PerSec = median(pairs1.map((p) => p.ceiling));
+    figures.commitCeiling4PerSec = median(pairs4.map((p) => p.ceiling));
     for (const kind of ["file", "postgres"] as const) {
       console.log(
         `${kind}: send ${Math.round(figures[`${kind}SendPerSec`]!)}/s, claim+ack ${Math.round(figures[`${kind}ClaimAck1PerSec`]!)}/s (1 consumer) ` +
@@ -320,6 +330,10 @@ async function main(): Promise<void> {
       );
     }
     console.log(`postgres bare INSERT+DELETE RETURNING: ${Math.round(figures.bare1PerSec)}/s (1 process), ${Math.round(figures.bare4PerSec)}/s (4), medians`);
+    console.log(
+      `postgres one-commit ceiling (bare single INSERT): ${Math.round(figures.commitCeiling1PerSec)}/s (1 process), ` +
+        `${Math.round(figures.commitCeiling4PerSec)}/s (4), medians`,
+    );
 
     const vsBare1 = pairs1.map((p) => p.store / p.bare);
     const vsBare4 = pairs4.map((p) => p.store / p.bare);
@@ -328,6 +342,8 @@ async function main(): Promise<void> {
       pgClaimAckVsBare4: median(vsBare4),
       pgClaimAckVsBare1Min: Math.min(...vsBare1),
       pgClaimAckVsBare4Min: Math.min(...vsBare4),
+      pgClaimAckVsCommitCeiling1: median(pairs1.map((p) => p.store / p.ceiling)),
+      pgClaimAckVsCommitCeiling4: median(pairs4.map((p) => p.store / p.ceiling)),
       pgVsFileSend: figures.postgresSendPerSec! / figures.fileSendPerSec!,
       pgVsFileClaimAck1: figures.postgresClaimAck1PerSec / figures.fileClaimAck1PerSec,
       pgVsFileClaimAck4: figures.postgresClaimAck4PerSec / figures.fileClaimAck4PerSec,
@@ -336,7 +352,8 @@ async function main(): Promise<void> {
     console.log(
       `pg claim+ack / bare limit, median of ${BLOCKS} block pairs: ${ratios.pgClaimAckVsBare1.toFixed(2)} (1; pairs ${span(vsBare1)}), ` +
         `${ratios.pgClaimAckVsBare4.toFixed(2)} (4; pairs ${span(vsBare4)}) (goal >= 0.7); ` +
-        `pg with 4 consumers: ${Math.round(figures.postgresClaimAck4PerSec)}/s (goal >= 4000); pg wake ${figures.postgresWakeMedianMs!.toFixed(1)} ms (goal <= 20)`,
+        `pg with 4 consumers: ${Math.round(figures.postgresClaimAck4PerSec)}/s (goal >= 4000; ` +
+        `${ratios.pgClaimAckVsCommitCeiling4.toFixed(2)} of the one-commit ceiling, ${Math.round(figures.commitCeiling4PerSec)}/s); pg wake ${figures.postgresWakeMedianMs!.toFixed(1)} ms (goal <= 20)`,
     );
     console.log(JSON.stringify({ ...round(ratios, 3), ...round(figures, 1) }));
   } finally {
