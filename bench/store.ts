@@ -21,6 +21,8 @@
  *      one `INSERT` (one statement, one commit) per message, right after each pair —
  *      the most messages per second any store making one durable commit per message
  *      could reach here (`pgClaimAckVsCommitCeiling1`/`…4`: the store's share of it);
+ *      with 4 processes, then the store's 4 consumers on a mailbox each (as teammates
+ *      are: no claim meets another's rows), `postgresClaimAck4OwnMailboxesPerSec`;
  *  (d) wake latency: from a send in one process to the wake-up of a watcher in
  *      another (LISTEN/NOTIFY for PostgreSQL, the ready/ poll for files), median
  *      (goal ≤ 20 ms for PostgreSQL).
@@ -252,6 +254,8 @@ interface BlockPair {
   bare: number;
   /** One-commit inserts per second, run right after the pair. */
   ceiling: number;
+  /** With several processes: the store again, each consumer on a mailbox of its own. */
+  ownMailboxes?: number;
 }
 
 /**
@@ -271,7 +275,15 @@ async function pgBlocks(url: string, processes: number): Promise<BlockPair[]> {
     const runStore = () => stores.block(() => [agent]);
     const runBare = () => bares.block(() => [perProcess, String(b)]);
     const pair = b % 2 === 0 ? { store: await runStore(), bare: await runBare() } : { bare: await runBare(), store: await runStore() };
-    pairs.push({ ...pair, ceiling: await bares.block(() => [perProcess, `${b}s`, "single"]) });
+    const ceiling = await bares.block(() => [perProcess, `${b}s`, "single"]);
+    let ownMailboxes: number | undefined;
+    if (processes > 1) {
+      // As teammates are: one consumer a mailbox, so no claim meets another's rows.
+      const own = Array.from({ length: processes }, (_, i) => `${agent}-own${i}`);
+      await prefill("postgres", url, own, Number(perProcess));
+      ownMailboxes = await stores.block((i) => [own[i]!]);
+    }
+    pairs.push({ ...pair, ceiling, ...(ownMailboxes === undefined ? {} : { ownMailboxes }) });
   }
   await stores.end();
   await bares.end();
@@ -322,6 +334,7 @@ async function main(): Promise<void> {
     figures.bare4PerSec = median(pairs4.map((p) => p.bare));
     figures.commitCeiling1PerSec = median(pairs1.map((p) => p.ceiling));
     figures.commitCeiling4PerSec = median(pairs4.map((p) => p.ceiling));
+    figures.postgresClaimAck4OwnMailboxesPerSec = median(pairs4.map((p) => p.ownMailboxes!));
     for (const kind of ["file", "postgres"] as const) {
       console.log(
         `${kind}: send ${Math.round(figures[`${kind}SendPerSec`]!)}/s, claim+ack ${Math.round(figures[`${kind}ClaimAck1PerSec`]!)}/s (1 consumer) ` +
@@ -334,6 +347,7 @@ async function main(): Promise<void> {
       `postgres one-commit ceiling (bare single INSERT): ${Math.round(figures.commitCeiling1PerSec)}/s (1 process), ` +
         `${Math.round(figures.commitCeiling4PerSec)}/s (4), medians`,
     );
+    console.log(`postgres claim+ack, 4 consumers on a mailbox each: ${Math.round(figures.postgresClaimAck4OwnMailboxesPerSec)}/s (median)`);
 
     const vsBare1 = pairs1.map((p) => p.store / p.bare);
     const vsBare4 = pairs4.map((p) => p.store / p.bare);
