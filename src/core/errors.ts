@@ -296,6 +296,15 @@ export class AmbiguousSessionError extends AgentError {
 }
 
 /** The configured store (`--store`, AGENT_STORE, config `store`) cannot be reached or used. */
+/**
+ * The OS sandbox the settings ask for cannot start here, so a command that
+ * would run in it is refused rather than run unsandboxed (fail closed).
+ */
+export class SandboxUnavailableError extends AgentError {
+  readonly code = "SANDBOX_UNAVAILABLE";
+  readonly category = "usage" as const;
+}
+
 export class StoreConnectionError extends AgentError {
   readonly code = "STORE_CONNECTION";
   readonly category = "state" as const;

@@ -70,11 +70,13 @@ export class BackgroundJobs implements EventOwner {
   /** Starts `command` in `workspace` and returns its job id at once. */
   start(command: string, options: { workspace: string; timeoutMs?: number }): string {
     if (this.#closed) throw new UsageError("background jobs are shut down; run the command in the foreground");
+    // Built before the job exists: a sandbox that cannot start refuses the call itself.
+    const cmd = this.#o.sandbox ? this.#o.sandbox.command(command, options.workspace) : ["sh", "-c", command];
     const info = { id: this.#o.ids.next(), command, startedAtUtc: this.#o.clock.now().toISOString() };
     const timeoutMs = options.timeoutMs ?? DEFAULT_BACKGROUND_TIMEOUT_MS;
     const handle = this.#o.supervisor.start(`background job ${info.id}`, async (signal) => {
       try {
-        const content = await this.#run(command, options.workspace, timeoutMs, signal);
+        const content = await this.#run(command, cmd, options.workspace, timeoutMs, signal);
         if (content !== undefined) this.#o.inbox.publish({ event: this.#event(info.id, content), owner: this });
       } finally {
         this.#running.delete(info.id);
@@ -95,13 +97,12 @@ export class BackgroundJobs implements EventOwner {
   }
 
   /** The report of a finished job, or undefined when close() cut it short. */
-  async #run(command: string, workspace: string, timeoutMs: number, signal: AbortSignal): Promise<string | undefined> {
+  async #run(command: string, cmd: string[], workspace: string, timeoutMs: number, signal: AbortSignal): Promise<string | undefined> {
     const started = performance.now();
     const maxChars = this.#o.maxOutputChars ?? DEFAULT_SHELL_OUTPUT_CHARS;
     let status: string;
     let output: string;
     try {
-      const cmd = this.#o.sandbox ? this.#o.sandbox.command(command, workspace) : ["sh", "-c", command];
       const result = await runProcessGroup({ cmd, cwd: workspace, env: scrubbedEnv(), capture: "combined", maxChars, timeoutMs, signal });
       if (result.aborted) return undefined;
       status = exitLine(result, timeoutMs);

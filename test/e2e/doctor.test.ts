@@ -143,14 +143,16 @@ describe("agent doctor", () => {
     expect(offline.stdout).toMatch(/^skip +mcp +tiny, broken: not started \(--offline\)$/m);
   });
 
-  test("no sandbox: a warning by default (a run goes on unsandboxed), a failure when a mode is asked for", async () => {
+  test("no sandbox: a failure, by default (shell would be refused) and when a mode is asked for; ok in danger-full-access", async () => {
     const server = modelServer();
     const { doctor } = doctorSetup();
     // No bwrap (nor git) on this PATH.
     const env = { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, PATH: tempDir() };
     const byDefault = await doctor(env, "--offline");
-    expect(byDefault.code).toBe(0);
-    expect(byDefault.stdout).toMatch(/^warn +sandbox +shell commands would run without a sandbox: bubblewrap \(bwrap\) is not installed; install bubblewrap/m);
+    expect(byDefault.code).toBe(1);
+    expect(failLines(byDefault)).toEqual([
+      expect.stringMatching(/^FAIL +sandbox +shell commands would be refused: the workspace-write sandbox cannot start here \(bubblewrap \(bwrap\) is not installed\); install bubblewrap/),
+    ]);
     const asked = await doctor(env, "--offline", "--sandbox", "read-only");
     expect(asked.code).toBe(1);
     expect(failLines(asked)).toEqual([expect.stringMatching(/^FAIL +sandbox +read-only was asked for but cannot be enforced here \(bubblewrap \(bwrap\) is not installed\)/)]);

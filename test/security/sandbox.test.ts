@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
-import { UsageError } from "../../src/core/errors.ts";
+import { SandboxUnavailableError, UsageError } from "../../src/core/errors.ts";
 import { bubblewrapArgs } from "../../src/security/sandbox/bubblewrap.ts";
 import { resolveSandbox } from "../../src/security/sandbox/sandbox.ts";
 import { seatbeltProfile } from "../../src/security/sandbox/seatbelt.ts";
@@ -32,15 +32,20 @@ test("the macOS profile (not run here): writes only in the workspace and temp di
   expect(seatbeltProfile({ ...layout, mode: "read-only" })).not.toContain('(subpath "/w")');
 });
 
-test("no sandbox on this platform: the default runs unsandboxed with a warning; an explicit mode is a usage error", () => {
+test("no sandbox on this platform: the default refuses every command with one line (fail closed); an explicit mode is a usage error", () => {
   const workspace = realpathSync(tempDir("agent-sandbox-"));
   const request = { network: false, workspace, agentDir: join(workspace, ".agent"), stateRoot: join(workspace, ".agent", "state"), platform: "win32" as const };
-  const fallback = resolveSandbox({ ...request, explicit: false });
-  expect(fallback.sandbox.status).toBe("unavailable");
-  expect(fallback.warning).toMatch(/without a sandbox: no sandbox for win32; install bubblewrap/);
-  expect(fallback.sandbox.command("echo hi", workspace)).toEqual(["sh", "-c", "echo hi"]);
+  const closed = resolveSandbox({ ...request, explicit: false });
+  expect(closed.sandbox.status).toBe("unavailable");
+  expect(closed.warning).toMatch(/shell commands will be refused: the workspace-write sandbox cannot start here \(no sandbox for win32\); install bubblewrap/);
+  for (const sandbox of [closed.sandbox, closed.sandbox.within(join(workspace, "other"))]) {
+    expect(() => sandbox.command("echo hi", workspace)).toThrow(SandboxUnavailableError);
+    expect(() => sandbox.command("echo hi", workspace)).toThrow(/^refused: commands run only inside the workspace-write sandbox, which cannot start here \(no sandbox for win32\); .*--sandbox danger-full-access/);
+  }
   expect(() => resolveSandbox({ ...request, mode: "read-only", explicit: true })).toThrow(UsageError);
-  expect(resolveSandbox({ ...request, mode: "danger-full-access", explicit: true }).sandbox.status).toBe("off");
+  const off = resolveSandbox({ ...request, mode: "danger-full-access", explicit: true }).sandbox;
+  expect(off.status).toBe("off");
+  expect(off.command("echo hi", workspace)).toEqual(["sh", "-c", "echo hi"]);
 });
 
 test("a project's config cannot loosen the sandbox; the local config and the flag can", async () => {

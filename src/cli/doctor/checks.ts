@@ -156,9 +156,8 @@ export function checkGit(): Check {
 
 /**
  * The OS sandbox `shell` would run in, probed as a run probes it but creating
- * nothing. The default mode without a sandbox is a warning (the run goes on
- * unsandboxed); a mode the user asked for that cannot be enforced fails, as the
- * run would.
+ * nothing. Without one it fails: a mode the user asked for stops the run (exit
+ * 2); the default lets the run start but refuses every command (fail closed).
  */
 export function checkSandbox(settings: Settings, workspace: string): Check {
   const { mode = "workspace-write", explicit, network } = settings.sandbox;
@@ -171,7 +170,7 @@ export function checkSandbox(settings: Settings, workspace: string): Check {
     return ok("sandbox", `${mode} with ${process.platform === "linux" ? "bubblewrap" : "sandbox-exec"}${network ? ", network allowed" : ", no network"}`);
   }
   if (explicit) return fail("sandbox", `${mode} was asked for but cannot be enforced here (${problem}); ${SANDBOX_INSTALL_HINT}`);
-  return warn("sandbox", `shell commands would run without a sandbox: ${problem}; ${SANDBOX_INSTALL_HINT}`);
+  return fail("sandbox", `shell commands would be refused: the ${mode} sandbox cannot start here (${problem}); ${SANDBOX_INSTALL_HINT}`);
 }
 
 /** Where a session's team and mailbox counts are read from: its files (default) or the PostgreSQL store. */

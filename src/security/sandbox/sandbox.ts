@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { UsageError } from "../../core/errors.ts";
+import { SandboxUnavailableError, UsageError } from "../../core/errors.ts";
 import { bubblewrapArgs, probeBubblewrap } from "./bubblewrap.ts";
 import { seatbeltArgs, probeSeatbelt } from "./seatbelt.ts";
 
@@ -9,7 +9,7 @@ import { SANDBOX_MODES } from "./modes.ts";
 export { SANDBOX_MODES };
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
-/** What `shell` runs under: the mode asked for, and how (or that it could not be had). */
+/** What `shell` runs under: the mode asked for, and how (or "unavailable": it could not be had, so commands are refused). */
 export type SandboxStatus = "bubblewrap" | "sandbox-exec" | "unavailable" | "off";
 
 /** Where the sandbox lets a command write, and what stays read-only inside that. */
@@ -31,7 +31,12 @@ export interface SandboxLayout {
 export interface Sandbox {
   readonly mode: SandboxMode;
   readonly status: SandboxStatus;
-  /** The argv that runs `sh -c script` in `cwd`, under the sandbox when there is one. */
+  /**
+   * The argv that runs `sh -c script` in `cwd` under the sandbox (plain `sh -c`
+   * in danger-full-access). Throws SandboxUnavailableError, one line naming the
+   * cause and the fix, when the sandbox asked for cannot start: nothing falls
+   * back to running unsandboxed.
+   */
   command(script: string, cwd: string): string[];
   /**
    * The same sandbox around another workspace (a worktree teammate's): that one
@@ -56,7 +61,7 @@ export interface SandboxRequest {
 
 export interface ResolvedSandbox {
   sandbox: Sandbox;
-  /** Said once on stderr when the default sandbox could not be had. */
+  /** Said once on stderr when the default sandbox could not be had (and so commands are refused). */
   warning?: string;
 }
 
@@ -64,22 +69,41 @@ export const SANDBOX_INSTALL_HINT =
   "install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install bubblewrap) and make sure user namespaces are allowed, " +
   "or run with --sandbox danger-full-access";
 
-const UNSANDBOXED = (mode: SandboxMode, status: SandboxStatus): Sandbox => ({
-  mode,
-  status,
+const UNSANDBOXED: Sandbox = {
+  mode: "danger-full-access",
+  status: "off",
   command: (script) => ["sh", "-c", script],
-  within: () => UNSANDBOXED(mode, status),
-});
+  within: () => UNSANDBOXED,
+};
+
+/** The line every refused command gets when the sandbox cannot start. */
+export function sandboxRefusal(mode: SandboxMode, problem: string): string {
+  return `refused: commands run only inside the ${mode} sandbox, which cannot start here (${problem}); ${SANDBOX_INSTALL_HINT} to run them unsandboxed`;
+}
+
+/** The default sandbox that could not be had: the run goes on, every command it would wrap is refused. */
+function refusing(mode: SandboxMode, problem: string): Sandbox {
+  const sandbox: Sandbox = {
+    mode,
+    status: "unavailable",
+    command: () => {
+      throw new SandboxUnavailableError(sandboxRefusal(mode, problem));
+    },
+    within: () => sandbox,
+  };
+  return sandbox;
+}
 
 /**
  * The sandbox for this run, probed once: the mode asked for (default
- * workspace-write) where the platform can enforce it; else, for the default,
- * unsandboxed with a warning; for an explicit mode, a UsageError (exit 2) with
- * the install hint.
+ * workspace-write) where the platform can enforce it. When it cannot, it fails
+ * closed: for the default, the run goes on with a warning and every command the
+ * sandbox would wrap is refused with one line saying why and how to fix it; for
+ * an explicit mode, a UsageError (exit 2) with the install hint.
  */
 export function resolveSandbox(request: SandboxRequest): ResolvedSandbox {
   const mode = request.mode ?? "workspace-write";
-  if (mode === "danger-full-access") return { sandbox: UNSANDBOXED(mode, "off") };
+  if (mode === "danger-full-access") return { sandbox: UNSANDBOXED };
   const platform = request.platform ?? process.platform;
   const layout = layoutOf(mode, request);
   const engine = platform === "linux" ? linuxEngine(layout) : platform === "darwin" ? macEngine(layout) : { problem: `no sandbox for ${platform}` };
@@ -88,8 +112,8 @@ export function resolveSandbox(request: SandboxRequest): ResolvedSandbox {
     throw new UsageError(`--sandbox ${mode} cannot be enforced here (${engine.problem}); ${SANDBOX_INSTALL_HINT}`);
   }
   return {
-    sandbox: UNSANDBOXED(mode, "unavailable"),
-    warning: `shell commands run without a sandbox: ${engine.problem}; ${SANDBOX_INSTALL_HINT}`,
+    sandbox: refusing(mode, engine.problem),
+    warning: `shell commands will be refused: the ${mode} sandbox cannot start here (${engine.problem}); ${SANDBOX_INSTALL_HINT}`,
   };
 }
 
