@@ -1,4 +1,5 @@
 import { type CappedText, readCapped } from "../core/truncate.ts";
+import { type GroupReaper, processReaper } from "./reaper.ts";
 
 /**
  * After the command exits, a background child it started (`server &`) may still
@@ -18,6 +19,8 @@ export interface GroupCommand {
   maxChars: number;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Kills the group if this process dies first; this process's own when absent. */
+  reaper?: GroupReaper;
 }
 
 export interface GroupResult {
@@ -32,15 +35,19 @@ export interface GroupResult {
 /**
  * Runs a command as the leader of a new process group (setsid), so a timeout or
  * an abort kills everything it started, not just the shell: `sh -c "sleep 100 | cat"`
- * would otherwise leave `sleep` running after `sh` is gone. Throws only when the
- * process cannot be started (e.g. the cwd does not exist).
+ * would otherwise leave `sleep` running after `sh` is gone. The group dies with
+ * this process too, however it ends: the reaper's watchdog kills it, and on
+ * Linux the direct child also gets SIGKILL from the kernel when its parent dies
+ * (PR_SET_PDEATHSIG, set by util-linux's `setpriv` before it execs the command,
+ * since Bun runs no code between fork and exec). Throws only when the process
+ * cannot be started (e.g. the cwd does not exist).
  */
 export async function runProcessGroup(command: GroupCommand): Promise<GroupResult> {
   // One pipe for both streams keeps stdout and stderr in the order they were
   // written; the wrapper `exec`s the command, so it stays the group leader.
   const cmd = command.capture === "combined" ? ["sh", "-c", 'exec "$@" 2>&1', "sh", ...command.cmd] : command.cmd;
   const proc = Bun.spawn({
-    cmd,
+    cmd: [...deathSignalPrefix(), ...cmd],
     cwd: command.cwd,
     env: command.env ?? process.env,
     stdin: command.stdin ?? "ignore",
@@ -48,6 +55,8 @@ export async function runProcessGroup(command: GroupCommand): Promise<GroupResul
     stderr: command.capture === "stderr" ? "pipe" : "ignore",
     detached: true,
   });
+  const reaper = process.platform === "win32" ? undefined : (command.reaper ?? processReaper());
+  reaper?.track(proc.pid);
   const stream = (command.capture === "combined" ? proc.stdout : proc.stderr) as ReadableStream<Uint8Array>;
   const reader = stream.getReader();
   const reading = readCapped(reader, command.maxChars);
@@ -76,8 +85,35 @@ export async function runProcessGroup(command: GroupCommand): Promise<GroupResul
   } finally {
     clearTimeout(timer);
     command.signal?.removeEventListener("abort", onAbort);
+    reaper?.release(proc.pid);
   }
   const stopReading = setTimeout(() => void reader.cancel().catch(() => {}), OUTPUT_GRACE_MS);
   const output = await reading.finally(() => clearTimeout(stopReading));
   return { output, exitCode: proc.exitCode, signalCode: proc.signalCode, timedOut, aborted };
+}
+
+/**
+ * `setpriv --pdeathsig KILL --` where util-linux's setpriv takes it (Linux;
+ * 2.33 and later): the kernel kills the direct child the moment this process
+ * dies, before the watchdog has read its end-of-file. Elsewhere nothing; the
+ * watchdog alone. Probed once per process: an older setpriv would fail every
+ * command.
+ */
+function deathSignalPrefix(): string[] {
+  deathSignal ??= probeDeathSignal();
+  return deathSignal;
+}
+
+let deathSignal: string[] | undefined;
+
+function probeDeathSignal(): string[] {
+  if (process.platform !== "linux") return [];
+  const setpriv = Bun.which("setpriv");
+  if (setpriv === null) return [];
+  const prefix = [setpriv, "--pdeathsig", "KILL", "--"];
+  try {
+    return Bun.spawnSync([...prefix, "true"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0 ? prefix : [];
+  } catch {
+    return [];
+  }
 }

@@ -1,0 +1,98 @@
+import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { AGENT_BINARY, ensureBinary, runAgent } from "./agent-binary.ts";
+import { ScriptedModelServer } from "../support/model-server.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+// Unsandboxed (danger-full-access) commands die with the run that started them,
+// however it ends: their own process group, a death signal on the direct child,
+// and a watchdog that kills the groups when the agent's end of its pipe closes.
+
+const servers: ScriptedModelServer[] = [];
+const pids: number[] = [];
+beforeAll(() => {
+  ensureBinary();
+}, 120_000);
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+  // Whatever a failing test left running.
+  for (const pid of pids.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+});
+
+/** Alive and not a zombie (a killed process stays a zombie until something reaps it). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(what: string, ok: () => boolean, ms: number): Promise<number> {
+  const started = performance.now();
+  while (!ok()) {
+    if (performance.now() - started > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await Bun.sleep(20);
+  }
+  return performance.now() - started;
+}
+
+function pidsIn(workspace: string, names: string[]): number[] {
+  const found = names.map((name) => Number(readFileSync(join(workspace, name), "utf8").trim()));
+  pids.push(...found);
+  return found;
+}
+
+const AGENT_ENV = { OPENAI_API_KEY: "test-key-0123456789", AGENT_STATE_DIR: undefined, NO_COLOR: "1" };
+
+function agentEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries({ ...process.env, ...AGENT_ENV }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+}
+
+describe.skipIf(process.platform !== "linux")("children of an unsandboxed run", () => {
+  test.each(["SIGKILL", "SIGTERM", "SIGINT"] as const)("%s to `agent run`: a running shell command, what it put in the background, and a background job are gone within 2 s", async (signal) => {
+    const workspace = realpathSync(tempDir("agent-children-"));
+    const server = ScriptedModelServer.start([
+      { toolCalls: [{ name: "shell", arguments: { command: "echo $$ > job.pid; exec sleep 300", run_in_background: true } }] },
+      { toolCalls: [{ name: "shell", arguments: { command: "sleep 300 & echo $! > bg.pid; echo $$ > fg.pid; exec sleep 300" } }] },
+      { text: "never reached" },
+    ]);
+    servers.push(server);
+    const agent = Bun.spawn([AGENT_BINARY, "run", "--base-url", server.url, "--workspace", workspace, "--permission-mode", "bypassPermissions", "--sandbox", "danger-full-access", "go"], {
+      cwd: workspace,
+      env: agentEnv(),
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    pids.push(agent.pid);
+    const names = ["job.pid", "bg.pid", "fg.pid"];
+    await waitFor("the commands to start", () => names.every((name) => existsSync(join(workspace, name)) && readFileSync(join(workspace, name), "utf8").endsWith("\n")), 30_000);
+    const children = pidsIn(workspace, names);
+    for (const pid of children) expect(alive(pid)).toBe(true);
+    agent.kill(signal);
+    await agent.exited;
+    const took = await waitFor("every child to die", () => children.every((pid) => !alive(pid)), 2_000);
+    console.log(`children of a run ended by ${signal} gone ${took.toFixed(0)} ms after it exited`);
+  });
+
+  test("a normal end: what a command left running in the background is ended with the run", async () => {
+    const workspace = realpathSync(tempDir("agent-children-"));
+    const server = ScriptedModelServer.start([{ toolCalls: [{ name: "shell", arguments: { command: "sleep 300 & echo $! > left.pid" } }] }, { text: "done" }]);
+    servers.push(server);
+    const run = await runAgent(["run", "--base-url", server.url, "--workspace", workspace, "--permission-mode", "bypassPermissions", "--sandbox", "danger-full-access", "go"], {
+      cwd: workspace,
+      env: AGENT_ENV,
+    });
+    expect(run.code).toBe(0);
+    const [left] = pidsIn(workspace, ["left.pid"]);
+    await waitFor("the left-behind child to die", () => !alive(left!), 2_000);
+  });
+});
