@@ -106,7 +106,7 @@ export interface LeadContext {
   version?: string;
   /** Told each tool call the permission policy denied, by any agent of the runtime. */
   onPermissionDenied?: (denial: PermissionDenial & { agent: string }) => void;
-  /** The OS sandbox for every agent's shell and background jobs (not hooks); plain `sh -c` when absent. */
+  /** The OS sandbox for every agent's shell, background jobs, hooks and the runtime's git; plain `sh -c` when absent. */
   sandbox?: Sandbox;
   /** The session's id, for worktree branches `agent/<session>/<name>`; the state dir's name when absent. */
   sessionId?: string;
@@ -281,7 +281,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     // Worktree isolation (docs/team-worktrees.md): offered only in a git workspace; git runs on first need.
     const inGit = environment.git.repository;
     let openedWorktrees: Promise<GitWorktrees> | undefined;
-    const worktrees = () => (openedWorktrees ??= GitWorktrees.require(context.workspace, context.sessionId ?? basename(context.stateDir)));
+    const worktrees = () => (openedWorktrees ??= GitWorktrees.require(context.workspace, context.sessionId ?? basename(context.stateDir), context.sandbox));
     if (settings.team.isolation === "worktree" && !inGit) {
       warn(LEAD)(`config team.isolation "worktree" is ignored: ${context.workspace} is not in a git repository, so teammates share the workspace`);
     }

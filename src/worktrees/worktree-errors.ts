@@ -30,3 +30,12 @@ export class MergeConflictError extends AgentError {
     super(message);
   }
 }
+
+/**
+ * The repository's own config (or a worktree's `.git` pointer) would make the
+ * runtime's git run a program or read another repository: nothing is run there.
+ */
+export class UnsafeRepositoryError extends AgentError {
+  readonly code = "UNSAFE_REPOSITORY";
+  readonly category = "usage" as const;
+}

@@ -6,6 +6,9 @@ import { writeJson, writeOut } from "../output.ts";
 import { editStoppedTeammate, refuseHeldTeammate } from "./stopped-session.ts";
 import { GitWorktrees, type RemoveOutcome } from "../../worktrees/worktrees.ts";
 import { storeArg } from "../store/store-arg.ts";
+import { resolveSandbox } from "../../security/sandbox/sandbox.ts";
+import { agentDirOf } from "../../security/protected-paths.ts";
+import type { TeammateWorktree } from "../../worktrees/teammate-worktree.ts";
 
 export const teamRmCommand = defineCommand({
   meta: {
@@ -47,7 +50,7 @@ export const teamRmCommand = defineCommand({
       }
       // Its worktree goes (its uncommitted work committed to the branch first); the branch stays for a merge.
       const worktree = teammate.worktree
-        ? { path: teammate.worktree.path, ...(await (await GitWorktrees.forWorktree(teammate.worktree, session.meta.id)).remove(teammate.worktree, name)) }
+        ? { path: teammate.worktree.path, ...(await (await worktreesOf(teammate.worktree, session.meta.id)).remove(teammate.worktree, name)) }
         : undefined;
       const history = await stores.stores.histories.archive(teammate.name, systemClock.now());
       // The team's record last: a removal cut short is finished by running it again.
@@ -83,4 +86,12 @@ function worktreeNote(worktree: RemoveOutcome & { path: string }): string {
       ? `its branch ${worktree.branch} is kept with ${worktree.unmerged} commit(s) not merged (merge it with git, or delete it: git branch -D ${worktree.branch})`
       : `its branch ${worktree.branch} is kept, fully merged (delete it with git branch -d ${worktree.branch})`;
   return `worktree ${worktree.path} removed${committed}; ${branch}`;
+}
+
+/** The worktrees a stored worktree belongs to, its git run in the sandbox like the runtime's (the teammate's work can have set up its config). */
+function worktreesOf(worktree: TeammateWorktree, session: string): Promise<GitWorktrees> {
+  const workspace = GitWorktrees.workspaceOf(worktree);
+  const agentDir = agentDirOf(workspace);
+  const { sandbox } = resolveSandbox({ explicit: false, network: false, workspace, agentDir, stateRoot: agentDir });
+  return GitWorktrees.forWorktree(worktree, session, sandbox);
 }

@@ -5,7 +5,9 @@ import type { SandboxLayout } from "./sandbox.ts";
  * unless allowed), the root file system read-only, a private /tmp and /dev,
  * its own /proc (the agent's process and its environment are not visible),
  * the workspace bound writable in workspace-write and read-only in read-only,
- * and `.agent/` (and the state root) bound read-only over it. The workspace is
+ * and `.agent/`, `.git` (and the state root) bound read-only over it; the extra
+ * writable paths (the runtime's git: the repository's git data) come before
+ * the read-only ones, so those stay read-only inside them. The workspace is
  * bound after /tmp's tmpfs, so a workspace under /tmp is still there.
  */
 export function bubblewrapArgs(layout: SandboxLayout, cwd: string, argv: string[]): string[] {
@@ -13,6 +15,7 @@ export function bubblewrapArgs(layout: SandboxLayout, cwd: string, argv: string[
   if (layout.network) args.push("--share-net");
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   args.push(layout.mode === "workspace-write" ? "--bind" : "--ro-bind", layout.workspace, layout.workspace);
+  for (const path of layout.writable ?? []) args.push("--bind", path, path);
   for (const path of layout.readOnly) args.push("--ro-bind", path, path);
   args.push("--chdir", cwd, "--", ...argv);
   return args;

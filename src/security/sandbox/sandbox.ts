@@ -16,17 +16,27 @@ export type SandboxStatus = "bubblewrap" | "sandbox-exec" | "unavailable" | "off
 export interface SandboxLayout {
   mode: Exclude<SandboxMode, "danger-full-access">;
   workspace: string;
-  /** Read-only even in workspace-write: the workspace's `.agent/` and the state root. */
+  /** Writable besides the workspace (the runtime's git: the repository's git data outside a worktree). */
+  writable?: string[];
+  /** Read-only even in workspace-write: the workspace's `.agent/` and `.git`, and the state root. */
   readOnly: string[];
   network: boolean;
 }
 
+/** Where a command the runtime itself starts (its git) may write: the first path is its workspace. */
+export interface SandboxBinds {
+  writable: [string, ...string[]];
+  /** Read-only inside the writable ones (the repository's config and hooks); those that do not exist are skipped. */
+  readOnly: string[];
+}
+
 /**
- * Runs the agent's shell commands (the Lead's, teammates', subagents', background
- * jobs'; not hooks, which the user wrote) inside an OS sandbox: the root file
- * system read-only, the workspace writable in `workspace-write` except `.agent/`,
- * a private /tmp, no network unless configured. This is the boundary; permission
- * rules on shell are defence in depth.
+ * Runs every process that can run what the model wrote — shell commands (the
+ * Lead's, teammates', subagents', background jobs'), hooks, the runtime's own
+ * git — inside an OS sandbox: the root file system read-only, the workspace
+ * writable in `workspace-write` except `.agent/` and `.git`, a private /tmp, no
+ * network unless configured. This is the boundary; permission rules on shell
+ * are defence in depth (docs/security.md, "The execution boundary").
  */
 export interface Sandbox {
   readonly mode: SandboxMode;
@@ -44,6 +54,12 @@ export interface Sandbox {
    * data outside it stays read-only, so the runtime commits for the teammate.
    */
   within(workspace: string): Sandbox;
+  /**
+   * `argv` as is (no shell) under the same engine, writable only where `binds`
+   * says, without network: how the runtime's own git runs (src/worktrees/git.ts).
+   * Unsandboxed, `argv` unchanged.
+   */
+  wrap(argv: string[], cwd: string, binds: SandboxBinds): string[];
 }
 
 export interface SandboxRequest {
@@ -74,6 +90,7 @@ const UNSANDBOXED: Sandbox = {
   status: "off",
   command: (script) => ["sh", "-c", script],
   within: () => UNSANDBOXED,
+  wrap: (argv) => argv,
 };
 
 /** The line every refused command gets when the sandbox cannot start. */
@@ -90,6 +107,9 @@ function refusing(mode: SandboxMode, problem: string): Sandbox {
       throw new SandboxUnavailableError(sandboxRefusal(mode, problem));
     },
     within: () => sandbox,
+    wrap: () => {
+      throw new SandboxUnavailableError(sandboxRefusal(mode, problem));
+    },
   };
   return sandbox;
 }
@@ -119,6 +139,7 @@ export function resolveSandbox(request: SandboxRequest): ResolvedSandbox {
 
 /** A sandbox whose engine was probed: another workspace's layout is wrapped the same way without probing again. */
 function sandboxOf(mode: Exclude<SandboxMode, "danger-full-access">, engine: Extract<Engine, { wrap: unknown }>, request: SandboxRequest): Sandbox {
+  const argsOf = engine.status === "bubblewrap" ? bubblewrapArgs : seatbeltArgs;
   return {
     mode,
     status: engine.status,
@@ -126,8 +147,12 @@ function sandboxOf(mode: Exclude<SandboxMode, "danger-full-access">, engine: Ext
     within: (workspace) => {
       const moved = { ...request, workspace, agentDir: join(workspace, ".agent") };
       const layout = layoutOf(mode, moved);
-      const wrap = engine.status === "bubblewrap" ? (script: string, cwd: string) => bubblewrapArgs(layout, cwd, ["sh", "-c", script]) : (script: string, cwd: string) => seatbeltArgs(layout, cwd, ["sh", "-c", script]);
-      return sandboxOf(mode, { status: engine.status, wrap }, moved);
+      return sandboxOf(mode, { status: engine.status, wrap: (script, cwd) => argsOf(layout, cwd, ["sh", "-c", script]) }, moved);
+    },
+    wrap: (argv, cwd, binds) => {
+      const [workspace, ...writable] = binds.writable;
+      const layout: SandboxLayout = { mode: "workspace-write", workspace, writable, readOnly: binds.readOnly.filter((path) => existsSync(path)), network: false };
+      return argsOf(layout, cwd, argv);
     },
   };
 }
@@ -145,6 +170,11 @@ function layoutOf(mode: Exclude<SandboxMode, "danger-full-access">, request: San
       }
     }
   }
+  // `.git` (a directory, or a worktree's pointer file) read-only: its config and
+  // hooks are what the user's own git runs, outside any sandbox. The whole of
+  // it, not config and hooks alone: git also follows files that are not there
+  // yet (`commondir`, `config.worktree`), and a missing path cannot be bound.
+  readOnly.push(join(request.workspace, ".git"));
   return { mode, workspace: request.workspace, readOnly: readOnly.filter((path) => existsSync(path)), network: request.network };
 }
 

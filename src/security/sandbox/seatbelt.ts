@@ -16,6 +16,7 @@ export function seatbeltProfile(layout: SandboxLayout): string {
   const writable = ["/dev/null", "/dev/tty", "/dev/dtracehelper"].map((path) => `(literal ${quote(path)})`);
   writable.push(`(subpath ${quote("/private/tmp")})`, `(subpath ${quote("/private/var/folders")})`);
   if (layout.mode === "workspace-write") writable.push(`(subpath ${quote(layout.workspace)})`);
+  for (const path of layout.writable ?? []) writable.push(`(subpath ${quote(path)})`);
   lines.push(`(allow file-write* ${writable.join(" ")})`);
   for (const path of layout.readOnly) lines.push(`(deny file-write* (subpath ${quote(path)}))`);
   if (!layout.network) lines.push("(deny network-outbound)", "(deny network-inbound)", "(allow network-outbound (remote unix-socket))");
