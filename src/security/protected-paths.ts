@@ -29,18 +29,24 @@ export interface ProtectedPathsOptions {
 
 /** Workspace-relative globs whose writes need an explicit allow rule or a "yes", besides the `.agent/` ones. */
 const GUARDED_IN_WORKSPACE = ["skills/**"];
+/**
+ * git's own files, in the workspace and in any repository below it: its config,
+ * hooks and attributes are what git runs, and a worktree's `.git` file says which
+ * repository that is. The sandbox keeps them read-only too.
+ */
+const GIT_FILES = [".git", ".git/**", "**/.git", "**/.git/**"];
 
 /**
  * The paths the agent must not touch on its own: everything under the state
  * root (never, in any mode), and its own configuration — config files, agent
- * and skill definitions, the scripts hooks run — which only an explicit rule
- * or the user on a terminal may let it write. Paths are compared as written
+ * and skill definitions, the scripts hooks run — and git's (`.git/`), which
+ * only an explicit rule or the user on a terminal may let it write. Paths are compared as written
  * and after symlinks are resolved.
  */
 export class ProtectedPaths {
   readonly #workspace: string;
   readonly #stateRoots: string[];
-  readonly #guarded: { glob: Bun.Glob; source: string }[];
+  readonly #guarded: { glob: Bun.Glob; source: string; what: string }[];
   readonly #hookFiles: Set<string>;
 
   constructor(options: ProtectedPathsOptions) {
@@ -54,7 +60,10 @@ export class ProtectedPaths {
       ...inAgentDir.flatMap((dir) => [`${dir}/config*.json`, `${dir}/agents/**`, `${dir}/skills/**`]),
       ...GUARDED_IN_WORKSPACE,
     ];
-    this.#guarded = globs.map((source) => ({ glob: new Bun.Glob(source), source }));
+    this.#guarded = [
+      ...globs.map((source) => ({ glob: new Bun.Glob(source), source, what: `the agent's own configuration (${source})` })),
+      ...GIT_FILES.map((source) => ({ glob: new Bun.Glob(source), source, what: `git's own files (${source}), which git runs or follows` })),
+    ];
     this.#hookFiles = new Set(hookFiles(options.hookCommands ?? [], options.workspace));
   }
 
@@ -90,7 +99,7 @@ export class ProtectedPaths {
       const rel = relative(this.#workspace, candidate);
       if (rel.startsWith("..") || isAbsolute(rel)) continue;
       const hit = this.#guarded.find(({ glob }) => glob.match(rel) || glob.match(`${rel}/`));
-      if (hit) return `the agent's own configuration (${hit.source})`;
+      if (hit) return hit.what;
     }
     return undefined;
   }

@@ -41,6 +41,14 @@ test("guarded writes: config files, agents, skills, and the files hooks run", ()
   expect(fence.guardedWrite(join(workspace, "cfg"))).toContain("config");
 });
 
+test("git's own files are guarded: .git, everything under it, a nested repository's, and a worktree's .git pointer file", () => {
+  const { workspace, fence } = world();
+  for (const path of [".git", ".git/config", ".git/hooks/pre-commit", ".git/info/attributes", "vendor/lib/.git", "vendor/lib/.git/config"]) {
+    expect(`${path}: ${fence.guardedWrite(join(workspace, path))}`).toContain("git's own files");
+  }
+  for (const path of [".gitignore", ".github/workflows/ci.yml", "src/.gitkeep"]) expect(fence.guardedWrite(join(workspace, path))).toBeUndefined();
+});
+
 test("the policy: state root refused even in bypassPermissions; guarded writes need a rule naming them, except in bypassPermissions", async () => {
   const { context } = world();
   const write = writeFileTool() as Tool;
