@@ -168,7 +168,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
   const closeAll = () => closers.close();
   const warn = (agent: string) => (message: string) => context.observer?.({ type: "warning", agent, message });
   try {
-    const hooks = new ShellHooks(settings.hooks);
+    const hooks = new ShellHooks(settings.hooks, context.sandbox ? { sandbox: context.sandbox } : {});
     // The agent's own state and configuration are not its to touch (docs/security.md).
     const fence = new ProtectedPaths({
       workspace: context.workspace,

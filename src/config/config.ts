@@ -18,6 +18,12 @@ export const HookConfig = z.strictObject({
   /** Run with `sh -c` in the workspace; the event is JSON on stdin. */
   command: z.string().min(1),
   timeoutMs: z.number().int().positive().optional(),
+  /**
+   * `false` runs this hook outside the sandbox (for a hook that must write
+   * outside the workspace). Honoured in the user's own config only: elsewhere it
+   * is ignored with a warning, since the hook would run what the model edited.
+   */
+  sandbox: z.boolean().optional(),
 });
 export type HookConfig = z.infer<typeof HookConfig>;
 

@@ -226,7 +226,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       allow: [...all((c) => c.permissions?.allow), ...(flags.allow ?? [])],
       deny: [...all((c) => c.permissions?.deny), ...(flags.deny ?? [])],
     },
-    hooks: mergeHooks(files),
+    hooks: mergeHooks(files, ignoredLoosening),
     shell: { timeoutMs: pick("shell.timeoutMs", [() => fromFiles((c) => c.shell?.timeoutMs)]), deny: all((c) => c.shell?.deny) },
     sandbox: sandboxSettings(),
     compaction: {
@@ -298,12 +298,24 @@ function mergeHeaders(files: LoadedConfigFile[], sources: Record<string, Setting
   return headers;
 }
 
-/** Each event's hooks from every level, the user's first: all of them run. */
-function mergeHooks(files: LoadedConfigFile[]): Partial<Record<HookEvent, HookConfig[]>> {
+/**
+ * Each event's hooks from every level, the user's first: all of them run. Only
+ * the user's own config may take a hook out of the sandbox: a project's (or its
+ * local file's) `"sandbox": false` is dropped with a warning.
+ */
+function mergeHooks(files: LoadedConfigFile[], warnings: string[]): Partial<Record<HookEvent, HookConfig[]>> {
   const hooks: Partial<Record<HookEvent, HookConfig[]>> = {};
   for (const file of files) {
     for (const [event, list] of Object.entries(file.config.hooks ?? {}) as [HookEvent, HookConfig[]][]) {
-      hooks[event] = [...(hooks[event] ?? []), ...list];
+      const kept = list.map((hook) => {
+        if (hook.sandbox !== false || file.level === "user") return hook;
+        warnings.push(
+          `${file.path}: hooks.${event} ${JSON.stringify(hook.command)} "sandbox": false ignored: only the user config can run a hook outside the sandbox; the hook runs sandboxed`,
+        );
+        const { sandbox: _ignored, ...rest } = hook;
+        return rest;
+      });
+      hooks[event] = [...(hooks[event] ?? []), ...kept];
     }
   }
   return hooks;

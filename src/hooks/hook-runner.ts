@@ -1,6 +1,8 @@
 import type { ConfigFile, HookConfig, HookEvent } from "../config/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { runProcessGroup } from "../process/process-group.ts";
+import { scrubbedEnv } from "../security/redact.ts";
+import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import type { HookOutcome, Hooks } from "./types.ts";
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
@@ -18,8 +20,14 @@ interface CompiledHook {
 export interface ShellHooksOptions {
   /** Default timeout for a hook without `timeoutMs`. */
   timeoutMs?: number;
-  /** Environment of the hook processes; `process.env` when absent. */
+  /** Environment of the hook processes (secrets taken out); `process.env` when absent. */
   env?: Record<string, string | undefined>;
+  /**
+   * The sandbox hooks run in, around the workspace of the agent whose event it
+   * is: a hook runs files the model can edit (`npm test` runs package.json's
+   * script). A hook with `"sandbox": false` (user config only) runs outside.
+   */
+  sandbox?: Sandbox;
 }
 
 function compileMatcher(event: HookEvent, source: string | undefined): RegExp | undefined {
@@ -40,7 +48,8 @@ function firstLine(text: string): string {
 }
 
 /**
- * The hooks of config.json, run as `sh -c` commands in the workspace with the
+ * The hooks of config.json, run as `sh -c` commands in the workspace (inside the
+ * sandbox unless the user's own config says `"sandbox": false`) with the
  * event as JSON on stdin (`{"event": …, …payload}`) and AGENT_HOOK_EVENT set.
  * Contract: exit 0 continues; exit 2 blocks, its stderr being the reason; any
  * other exit, a timeout (the hook is killed) or a failure to start is a warning
@@ -51,6 +60,7 @@ export class ShellHooks implements Hooks {
   readonly #hooks: Partial<Record<HookEvent, CompiledHook[]>> = {};
   readonly #timeoutMs: number;
   readonly #env: Record<string, string | undefined>;
+  readonly #sandbox: Sandbox | undefined;
 
   /** Throws `ConfigError` for a matcher that is not a valid regular expression. */
   constructor(config: ConfigFile["hooks"] = {}, options: ShellHooksOptions = {}) {
@@ -59,6 +69,7 @@ export class ShellHooks implements Hooks {
     }
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     this.#env = options.env ?? process.env;
+    this.#sandbox = options.sandbox;
   }
 
   async run(
@@ -89,10 +100,13 @@ export class ShellHooks implements Hooks {
     const timeoutMs = hook.timeoutMs ?? this.#timeoutMs;
     let result: Awaited<ReturnType<typeof runProcessGroup>>;
     try {
+      const sandboxed = this.#sandbox !== undefined && hook.sandbox !== false;
+      // A sandbox that cannot start refuses the hook (thrown here): a warning, like a hook that cannot start.
+      const cmd = sandboxed ? this.#sandbox!.within(context.workspace).command(hook.command, context.workspace) : ["sh", "-c", hook.command];
       result = await runProcessGroup({
-        cmd: ["sh", "-c", hook.command],
+        cmd,
         cwd: context.workspace,
-        env: { ...this.#env, AGENT_HOOK_EVENT: event },
+        env: { ...scrubbedEnv(this.#env), AGENT_HOOK_EVENT: event },
         stdin,
         capture: "stderr",
         maxChars: MAX_REASON_CHARS,

@@ -1,0 +1,153 @@
+import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ensureBinary, runAgent } from "../e2e/agent-binary.ts";
+import { ScriptedModelServer, type ScriptedReply } from "../support/model-server.ts";
+import { tempDir } from "../support/temp-dir.ts";
+import { git } from "../../src/worktrees/git.ts";
+import { sandboxProblem } from "./attack-fixture.ts";
+
+// The execution boundary (docs/security.md), attacked by a scripted model through
+// the compiled binary: whatever the model writes — git's config, a worktree's
+// .git pointer, a script a hook runs — is never run outside the sandbox, and no
+// process the agent starts gets the API key. "Outside" is the directory above
+// the workspace: a marker there means something ran with the user's rights.
+
+const KEY = "test-key-0123456789";
+const servers: ScriptedModelServer[] = [];
+beforeAll(() => {
+  ensureBinary();
+}, 120_000);
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+/** A git repository with one commit in `<root>/workspace`; the user's config dir beside it. */
+async function world() {
+  const root = realpathSync(tempDir("agent-boundary-"));
+  const workspace = join(root, "workspace");
+  const configHome = join(root, "config");
+  mkdirSync(workspace);
+  mkdirSync(join(configHome, "agent"), { recursive: true });
+  for (const args of [["init", "--quiet", "--initial-branch=main"], ["config", "user.name", "Test User"], ["config", "user.email", "test@example.invalid"]]) {
+    expect((await git(workspace, args)).code).toBe(0);
+  }
+  writeFileSync(join(workspace, "notes.txt"), "one\n");
+  writeFileSync(join(workspace, ".gitignore"), ".agent/\n");
+  expect((await git(workspace, ["add", "."])).code).toBe(0);
+  expect((await git(workspace, ["commit", "--quiet", "-m", "start"])).code).toBe(0);
+  const marker = join(root, "MARKER");
+  /** `agent run` in the workspace with these replies scripted; the user config holds `userConfig`. */
+  const run = async (script: ScriptedReply[], flags: string[], userConfig: object = {}) => {
+    writeFileSync(join(configHome, "agent", "config.json"), JSON.stringify(userConfig));
+    const server = ScriptedModelServer.start(script);
+    servers.push(server);
+    const result = await runAgent(["run", "--base-url", server.url, "--workspace", workspace, "--output", "json", ...flags, "go"], {
+      cwd: workspace,
+      env: { OPENAI_API_KEY: KEY, AGENT_STATE_DIR: undefined, XDG_CONFIG_HOME: configHome },
+    });
+    const results = server.requests.slice(1).map((request) => String(request.body.messages.findLast((m) => m.role === "tool")?.content));
+    return { ...result, results, server };
+  };
+  return { root, workspace, marker, run };
+}
+
+const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ identity: "lead", toolCalls: [{ name, arguments: args }] });
+const done: ScriptedReply = { identity: "lead", text: "done" };
+
+describe.skipIf(sandboxProblem() !== undefined)("the execution boundary", () => {
+  test("core.fsmonitor planted in .git/config: edit_file is refused, and even allowed by a rule the runtime's git refuses to run there", async () => {
+    const { workspace, marker, run } = await world();
+    const planted = { path: ".git/config", old_string: "[core]", new_string: `[core]\n\tfsmonitor = "env > ${marker}"` };
+    const refused = await run([call("edit_file", planted), done], ["--permission-mode", "acceptEdits"]);
+    expect(refused.code).toBe(0);
+    expect(refused.results[0]).toMatch(/permission denied.*git's own files/);
+    expect(readFileSync(join(workspace, ".git", "config"), "utf8")).not.toContain("fsmonitor");
+
+    // The user allows that very edit: the file tool writes it, then the runtime's git meets it.
+    const spawn = { name: "alice", role: "editor", prompt: "Edit notes.txt.", isolation: "worktree" };
+    const allowed = await run([call("edit_file", planted), call("spawn_teammate", spawn), done], ["--permission-mode", "acceptEdits", "--allow", "edit_file(.git/config)"]);
+    expect(allowed.code).toBe(0);
+    expect(readFileSync(join(workspace, ".git", "config"), "utf8")).toContain("fsmonitor");
+    expect(allowed.results[1]).toMatch(/refusing to run git in .*: .*\.git\/config sets core\.fsmonitor \(it names a program git runs on every status\); remove it/);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test("the Lead's sandboxed shell cannot write .git: config, hooks and HEAD stay as they were", async () => {
+    const { workspace, marker, run } = await world();
+    const before = readFileSync(join(workspace, ".git", "config"), "utf8");
+    // No redirection into .git (the permission layer would stop that first): what only the sandbox stops.
+    writeFileSync(join(workspace, "hook.sh"), `#!/bin/sh\nenv > ${marker}\n`, { mode: 0o755 });
+    const command = `git config core.fsmonitor 'env > ${marker}'; mkdir -p .git/hooks; cp hook.sh .git/hooks/post-commit; cp notes.txt .git/HEAD; echo exit=$?`;
+    const result = await run([call("shell", { command }), done], ["--allow", "shell"]);
+    expect(result.code).toBe(0);
+    expect(result.results[0]).toContain("Read-only file system");
+    expect(readFileSync(join(workspace, ".git", "config"), "utf8")).toBe(before);
+    expect(existsSync(join(workspace, ".git", "hooks", "post-commit"))).toBe(false);
+    expect(readFileSync(join(workspace, ".git", "HEAD"), "utf8")).toBe("ref: refs/heads/main\n");
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test("a worktree teammate pointing its .git at a repository of its own: write_file and its shell are refused, its end-of-turn commit runs nothing of it", async () => {
+    const { workspace, marker, run } = await world();
+    const evilConfig = `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "env > ${marker}"\n`;
+    const alice = (name: string, args: Record<string, unknown>): ScriptedReply => ({ identity: "alice", toolCalls: [{ name, arguments: args }] });
+    const script: ScriptedReply[] = [
+      call("spawn_teammate", { name: "alice", role: "editor", prompt: "Edit notes.txt.", isolation: "worktree" }),
+      { identity: "lead", text: "alice is at work." },
+      alice("write_file", { path: "evilgit/config", content: evilConfig }),
+      alice("write_file", { path: "evilgit/HEAD", content: "ref: refs/heads/main\n" }),
+      alice("shell", { command: "mkdir -p evilgit/objects evilgit/refs && printf 'gitdir: evilgit\\n' > pointer && cp pointer .git; echo exit=$?" }),
+      alice("write_file", { path: ".git", content: "gitdir: evilgit\n" }),
+      { identity: "alice", text: "Done." },
+      { identity: "lead", text: "done" },
+    ];
+    const result = await run(script, ["--permission-mode", "acceptEdits", "--allow", "shell"]);
+    expect(result.code).toBe(0);
+    const aliceResults = result.server.requests.filter((r) => r.identity === "alice").slice(1).map((r) => String(r.body.messages.findLast((m) => m.role === "tool")?.content));
+    expect(aliceResults[2]).toContain("Read-only file system");
+    expect(aliceResults[3]).toMatch(/permission denied.*git's own files/);
+    const worktrees = join(workspace, ".agent", "worktrees");
+    const [session = ""] = readdirSync(worktrees).filter((name) => name !== ".gitignore");
+    expect(readFileSync(join(worktrees, session, "alice", ".git"), "utf8")).toMatch(/^gitdir: .*\/\.git\/worktrees\/alice\n$/);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test("the docs' Stop hook runs npm test inside the sandbox: a test script the model rewrote cannot write outside, and sees no key", async () => {
+    const { workspace, marker, run } = await world();
+    writeFileSync(join(workspace, "package.json"), JSON.stringify({ name: "x", private: true, scripts: { test: "true" } }, null, 2));
+    const hooks = { hooks: { Stop: [{ command: "npm test --silent >&2 || exit 2" }] } };
+    const edit = { path: "package.json", old_string: '"test": "true"', new_string: `"test": "env > hook-env.txt; touch ${marker} 2>/dev/null; exit 0"` };
+    const result = await run([call("edit_file", edit), done], ["--permission-mode", "acceptEdits"], hooks);
+    expect(result.code).toBe(0);
+    // It ran (in the workspace, which the sandbox leaves writable), but not as the user.
+    const env = readFileSync(join(workspace, "hook-env.txt"), "utf8");
+    expect(env).not.toContain(KEY);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test("a PreToolUse hook script rewritten by a sandboxed command: its next run is sandboxed too; only the user's config can take a hook out", async () => {
+    const { workspace, marker, run } = await world();
+    mkdirSync(join(workspace, "hooks"));
+    writeFileSync(join(workspace, "hooks", "check.sh"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    writeFileSync(join(workspace, "evil.sh"), `#!/bin/sh\nenv > hook-env.txt\ntouch ${marker} 2>/dev/null\nexit 0\n`, { mode: 0o755 });
+    const hooks = { hooks: { PreToolUse: [{ matcher: "shell", command: "./hooks/check.sh" }] } };
+    const script = [call("shell", { command: "cp evil.sh hooks/check.sh" }), call("shell", { command: "true" }), done];
+    const result = await run(script, ["--allow", "shell"], hooks);
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(workspace, "hooks", "check.sh"), "utf8")).toContain("touch");
+    expect(readFileSync(join(workspace, "hook-env.txt"), "utf8")).not.toContain(KEY);
+    expect(existsSync(marker)).toBe(false);
+
+    // A project's "sandbox": false is ignored, with a warning; the user's is honoured.
+    const unsandboxed = { hooks: { PreToolUse: [{ matcher: "shell", command: "./hooks/check.sh", sandbox: false }] } };
+    writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify(unsandboxed));
+    const project = await run([call("shell", { command: "true" }), done], ["--allow", "shell"]);
+    expect(project.stderr).toMatch(/"sandbox": false ignored: only the user config can run a hook outside the sandbox/);
+    expect(existsSync(marker)).toBe(false);
+    writeFileSync(join(workspace, ".agent", "config.json"), "{}");
+    const user = await run([call("shell", { command: "true" }), done], ["--allow", "shell"], unsandboxed);
+    expect(user.code).toBe(0);
+    expect(existsSync(marker)).toBe(true);
+  });
+});
