@@ -1,14 +1,17 @@
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { SessionNotFoundError, UsageError } from "../core/errors.ts";
 import { FileMailboxStore } from "../mailbox/file-store.ts";
 import type { MailboxStore } from "../mailbox/store.ts";
 import type { SessionMeta } from "../sessions/session-meta.ts";
 import { SessionStore } from "../sessions/session-store.ts";
+import { defaultStateRoot } from "../sessions/state-root.ts";
 import type { GlobalValues } from "./args.ts";
 
 /**
- * `--state-dir`, else `$AGENT_STATE_DIR`, else `.agent/state` in `--workspace` (or the
- * current directory): the state root; always absolute.
+ * `--state-dir`, else `$AGENT_STATE_DIR`, else the default state root of
+ * `--workspace` (or the current directory): `.agent/state` in it, refused when
+ * it is a symlink (state-root.ts), or the user's own with config `stateRoot: "user"`.
+ * Always absolute.
  */
 export function resolveStateDir(
   globals: GlobalValues,
@@ -24,7 +27,7 @@ export function resolveStateDir(
   if (fromEnv !== undefined && fromEnv.length > 0) return resolve(cwd, fromEnv);
   const workspace = globals.workspace;
   if (workspace !== undefined && workspace.length === 0) throw new UsageError("--workspace needs a directory path");
-  return join(workspace === undefined ? cwd : resolve(cwd, workspace), ".agent", "state");
+  return defaultStateRoot(workspace === undefined ? cwd : resolve(cwd, workspace), env);
 }
 
 /** The session an admin command (mailbox, team, cron) works on, and its directory. */

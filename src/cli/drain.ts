@@ -54,11 +54,12 @@ export const drainCommand = defineCommand({
  * The sessions to drain: the one named; with --all every session with pending
  * work (a running one is refused, exit 4, by its lock); else the most recently
  * used session with pending work, or, when none has any, the most recently used
- * one (which then reports that there is nothing to do).
+ * one (which then reports that there is nothing to do). Only this user's own
+ * sessions: a foreign one is refused when named and passed over otherwise.
  */
 async function drainTargets(store: SessionStore, selection: StoreSelection, ref: string | undefined, all: boolean): Promise<SessionMeta[]> {
-  if (ref !== undefined) return [store.find(ref)];
-  const sessions = store.list();
+  if (ref !== undefined) return [store.requireOwn(store.find(ref))];
+  const sessions = store.own();
   if (sessions.length === 0) return [];
   // Pending work is where the runs keep it: the session's files, or the PostgreSQL store's rows.
   const views = await openSessionViews(selection);

@@ -41,7 +41,7 @@ export const workerCommand = defineCommand({
     let remoteId: string | undefined;
     const setup = runtimeSetup(args as RuntimeValues, rawArgs, (store) => {
       try {
-        return { kind: "existing", meta: store.find(ref) };
+        return { kind: "existing", meta: store.requireOwn(store.find(ref)) };
       } catch (error) {
         if (!(error instanceof SessionNotFoundError) || !SESSION_ID.test(ref)) throw error;
         remoteId = ref;

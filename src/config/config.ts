@@ -3,6 +3,7 @@ import { McpServers, McpSettingsConfig } from "../mcp/config.ts";
 import { PERMISSION_MODES } from "./modes.ts";
 import { Pricing } from "../usage/pricing.ts";
 import { Isolation } from "../worktrees/teammate-worktree.ts";
+import { STATE_ROOT_CHOICES } from "../sessions/state-root.ts";
 
 export { PERMISSION_MODES };
 export const PermissionMode = z.enum(PERMISSION_MODES);
@@ -104,5 +105,7 @@ export const ConfigFile = z.strictObject({
   store: z.string().min(1).optional(),
   /** The Lead's runtime runs no teammate: `agent worker` processes run them all (docs/worker.md). */
   remoteTeammates: z.boolean().optional(),
+  /** "user": the state under $XDG_STATE_HOME/agent/projects/ instead of the workspace's .agent/state (user level only; docs/layout.md). */
+  stateRoot: z.enum(STATE_ROOT_CHOICES).optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFile>;

@@ -279,7 +279,17 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   for (const key of Object.keys(settings.compaction) as (keyof Settings["compaction"])[]) {
     if (settings.compaction[key] === undefined) delete settings.compaction[key];
   }
-  return { settings, locations, files, sources, warnings: [...files.flatMap((file) => file.warnings), ...ignoredLoosening] };
+  return { settings, locations, files, sources, warnings: [...files.flatMap((file) => file.warnings), ...ignoredLoosening, ...userOnlyWarnings(files, locations.user)] };
+}
+
+/**
+ * `stateRoot` is read from the user's file only (state-root.ts): a repository
+ * must not move the agent's state, so a project's or local file's is named and ignored.
+ */
+function userOnlyWarnings(files: LoadedConfigFile[], userFile: string): string[] {
+  return files
+    .filter((file) => file.level !== "user" && file.config.stateRoot !== undefined)
+    .map((file) => `${file.path}: stateRoot ignored: it is read from the user config only (${userFile})`);
 }
 
 /** Header names are case-insensitive: a higher level's `x-title` replaces a lower one's `X-Title`. */

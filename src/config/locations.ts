@@ -17,12 +17,24 @@ export function configLocations(
   env: Record<string, string | undefined> = process.env,
   home: string = env.HOME || homedir(),
 ): ConfigLocations {
-  // The XDG spec says a relative $XDG_CONFIG_HOME is invalid and must be ignored.
-  const xdg = env.XDG_CONFIG_HOME;
-  const configHome = xdg !== undefined && xdg !== "" && isAbsolute(xdg) ? xdg : join(home, ".config");
   return {
-    user: join(configHome, "agent", "config.json"),
+    user: join(userConfigDir(env, home), "config.json"),
     project: join(workspace, ".agent", "config.json"),
     local: join(workspace, ".agent", "config.local.json"),
   };
+}
+
+/** The user's own directory of agent files: `$XDG_CONFIG_HOME/agent`, else `~/.config/agent`. */
+export function userConfigDir(env: Record<string, string | undefined> = process.env, home: string = env.HOME || homedir()): string {
+  return join(xdgDir(env.XDG_CONFIG_HOME, join(home, ".config")), "agent");
+}
+
+/** Where state kept out of the workspaces lives (config `stateRoot: "user"`): `$XDG_STATE_HOME/agent`, else `~/.local/state/agent`. */
+export function userStateDir(env: Record<string, string | undefined> = process.env, home: string = env.HOME || homedir()): string {
+  return join(xdgDir(env.XDG_STATE_HOME, join(home, ".local", "state")), "agent");
+}
+
+// The XDG spec says a relative $XDG_*_HOME is invalid and must be ignored.
+function xdgDir(value: string | undefined, fallback: string): string {
+  return value !== undefined && value !== "" && isAbsolute(value) ? value : fallback;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { MessageId, UtcInstant } from "../core/message.ts";
-import { FIRST_PROMPT_MAX_CHARS, NOT_A_SESSION_NAME, SESSION_NAME } from "./session-meta.ts";
+import { FIRST_PROMPT_MAX_CHARS, NOT_A_SESSION_MARKER, NOT_A_SESSION_NAME, SESSION_MARKER, SESSION_NAME } from "./session-meta.ts";
 
 /**
  * `session.json` as a zod schema: the declarative form of checkSessionMeta
@@ -14,4 +14,5 @@ export const SessionMetaSchema = z.strictObject({
   createdAtUtc: UtcInstant,
   lastUsedAtUtc: UtcInstant,
   firstPrompt: z.string().max(FIRST_PROMPT_MAX_CHARS).optional(),
+  marker: z.string().regex(SESSION_MARKER, NOT_A_SESSION_MARKER).optional(),
 });

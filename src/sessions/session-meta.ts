@@ -11,6 +11,9 @@ export const FIRST_PROMPT_MAX_CHARS = 200;
 export const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const NOT_A_SESSION_NAME = "must be 1-64 letters, digits, dots, underscores or hyphens";
 const NAME = SESSION_NAME;
+/** A session marker: an HMAC-SHA256 in hex (session-marker.ts). */
+export const SESSION_MARKER = /^[0-9a-f]{64}$/;
+export const NOT_A_SESSION_MARKER = "must be 64 lowercase hex digits";
 
 /** `<root>/sessions/<id>/session.json`: who the session is; everything else in the directory is its state. */
 export interface SessionMeta {
@@ -23,9 +26,11 @@ export interface SessionMeta {
   lastUsedAtUtc: string;
   /** The first prompt, clipped: what the list shows to tell sessions apart. */
   firstPrompt?: string;
+  /** This user's mark on the session (session-marker.ts); absent or wrong: the session is foreign. */
+  marker?: string;
 }
 
-const META_FIELDS = ["version", "id", "name", "createdAtUtc", "lastUsedAtUtc", "firstPrompt"] as const;
+const META_FIELDS = ["version", "id", "name", "createdAtUtc", "lastUsedAtUtc", "firstPrompt", "marker"] as const;
 
 /**
  * A session file's content, checked by hand: every admin command reads every
@@ -45,6 +50,7 @@ export function checkSessionMeta(value: unknown): Checked<SessionMeta> {
   if (prompt !== undefined && prompt.length > FIRST_PROMPT_MAX_CHARS) {
     problems.add("firstPrompt", `Too big: expected string to have <=${FIRST_PROMPT_MAX_CHARS} characters`);
   }
+  problems.optional(value, "marker", (v, k) => problems.matching(v, k, SESSION_MARKER, NOT_A_SESSION_MARKER));
   if (!problems.empty) return { ok: false, problem: problems.toString() };
   return { ok: true, value: pick<SessionMeta>(value, META_FIELDS) };
 }

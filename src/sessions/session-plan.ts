@@ -15,7 +15,11 @@ export interface SessionChoice {
   session?: string;
 }
 
-/** Validates the choice and finds the session it names; creates nothing. */
+/**
+ * Validates the choice and finds the session it names; creates nothing. Only
+ * this user's own sessions are taken: --continue passes over foreign ones,
+ * --resume and --session refuse them (ForeignSessionError, exit 5).
+ */
 export function planSession(store: SessionStore, choice: SessionChoice): SessionPlan {
   const given = [choice.continue === true ? "--continue" : "", choice.resume !== undefined ? "--resume" : "", choice.session !== undefined ? "--session" : ""].filter(Boolean);
   if (given.length > 1) throw new UsageError(`${given.join(" and ")} each choose the session; give one of them`);
@@ -26,12 +30,12 @@ export function planSession(store: SessionStore, choice: SessionChoice): Session
   }
   if (choice.resume !== undefined) {
     if (choice.resume.length === 0) throw new UsageError("--resume needs a session id (or a unique prefix of one); run `agent sessions list`");
-    return { kind: "existing", meta: store.find(choice.resume) };
+    return { kind: "existing", meta: store.requireOwn(store.find(choice.resume)) };
   }
   if (choice.session !== undefined) {
     const name = assertSessionName(choice.session);
     const meta = store.named(name);
-    return meta ? { kind: "existing", meta } : { kind: "new", name };
+    return meta ? { kind: "existing", meta: store.requireOwn(meta) } : { kind: "new", name };
   }
   return { kind: "new" };
 }

@@ -2,23 +2,34 @@ import { FileMailboxStore } from "../mailbox/file-store.ts";
 import type { MailboxStore } from "../mailbox/store.ts";
 import { readRuntimeOwner } from "../storage/runtime-lock.ts";
 import { FileTeamRegistry, type TeamRegistry } from "../team/team-registry.ts";
+import type { SessionMeta } from "./session-meta.ts";
+import type { SessionStore } from "./session-store.ts";
 
 /** What a session is doing: a runtime owns it, it has work left for `agent drain`, or nothing. */
-export type SessionState = { state: "running"; pid: number; host: string } | { state: "pending"; work: string } | { state: "idle" };
+export type SessionState =
+  | { state: "running"; pid: number; host: string }
+  | { state: "pending"; work: string }
+  | { state: "idle" }
+  // Not this user's (session-marker.ts): its work is never reported, nor taken.
+  | { state: "foreign" };
 
 /**
  * Read-only: takes no runtime lock and creates nothing. The pending work is
  * read from `stores` (the session's rows in a PostgreSQL store), else its files.
  */
-export async function sessionState(
-  dir: string,
-  stores?: { team: TeamRegistry; mailbox: MailboxStore; sharedOwner?: () => Promise<{ pid: number; host: string } | undefined> },
-): Promise<SessionState> {
+type SessionStores = { team: TeamRegistry; mailbox: MailboxStore; sharedOwner?: () => Promise<{ pid: number; host: string } | undefined> };
+
+export async function sessionState(dir: string, stores?: SessionStores): Promise<SessionState> {
   // This machine's lock, else the store's (a Lead on another machine).
   const owner = (await readRuntimeOwner(dir)) ?? (await stores?.sharedOwner?.()) ?? null;
   if (owner !== null) return { state: "running", pid: owner.pid, host: owner.host };
   const work = stores ? await pendingWorkIn(stores) : await pendingWork(dir);
   return work === undefined ? { state: "idle" } : { state: "pending", work };
+}
+
+/** What a session list shows: foreign for a session that is not this user's (its work is not even read), else sessionState. */
+export async function listedState(store: SessionStore, meta: SessionMeta, stores?: SessionStores): Promise<SessionState> {
+  return store.owns(meta) ? sessionState(store.dirOf(meta.id), stores) : { state: "foreign" };
 }
 
 /**
@@ -53,5 +64,7 @@ export function describeState(status: SessionState): string {
       return `pending work: ${status.work}`;
     case "idle":
       return "idle";
+    case "foreign":
+      return "foreign";
   }
 }

@@ -6,6 +6,8 @@ import { type IdSource, uuidV7Source } from "../core/ids.ts";
 import { ensureDir, fsyncDir, namesIn } from "../storage/atomic-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
 import type { RuntimeLock } from "../storage/runtime-lock.ts";
+import { ForeignSessionError } from "./session-errors.ts";
+import { SessionMarker } from "./session-marker.ts";
 import { SESSION_FILE, type SessionMeta, clipFirstPrompt, readSessionMeta, writeSessionMeta } from "./session-meta.ts";
 
 /**
@@ -13,27 +15,30 @@ import { SESSION_FILE, type SessionMeta, clipFirstPrompt, readSessionMeta, write
  * dir (histories, team, mailboxes, tasks, todos, cron, tool results, runtime lock)
  * with a `session.json` saying who it is. A session's directory appears whole or
  * not at all (built under a temp name, then renamed), so every directory listed
- * has its metadata.
+ * has its metadata. Every session it creates carries this user's marker; the
+ * ones without it are listed but foreign (session-marker.ts).
  */
 export class SessionStore {
   readonly dir: string;
   readonly #clock: Clock;
   readonly #ids: IdSource;
+  readonly marker: SessionMarker;
 
   constructor(
     readonly root: string,
-    options: { clock?: Clock; ids?: IdSource } = {},
+    options: { clock?: Clock; ids?: IdSource; marker?: SessionMarker } = {},
   ) {
     this.dir = join(root, "sessions");
     this.#clock = options.clock ?? systemClock;
     this.#ids = options.ids ?? uuidV7Source;
+    this.marker = options.marker ?? SessionMarker.forUser();
   }
 
   dirOf(id: string): string {
     return join(this.dir, id);
   }
 
-  /** Every session, most recently used first. */
+  /** Every session, this user's and foreign ones, most recently used first. */
   list(): SessionMeta[] {
     const sessions: SessionMeta[] = [];
     for (const name of namesIn(this.dir)) {
@@ -45,8 +50,24 @@ export class SessionStore {
     return sessions.sort(byRecentUse);
   }
 
+  /** This user's own sessions (with a valid marker), most recently used first. */
+  own(): SessionMeta[] {
+    return this.list().filter((meta) => this.owns(meta));
+  }
+
+  owns(meta: SessionMeta): boolean {
+    return this.marker.owns(meta);
+  }
+
+  /** The session, if it is this user's own; a foreign one is ForeignSessionError (exit 5). */
+  requireOwn(meta: SessionMeta): SessionMeta {
+    if (!this.owns(meta)) throw new ForeignSessionError(meta.id);
+    return meta;
+  }
+
+  /** The most recently used of this user's own sessions: a foreign one is never taken by default. */
   mostRecent(): SessionMeta | undefined {
-    return this.list()[0];
+    return this.own()[0];
   }
 
   /**
@@ -95,6 +116,13 @@ export class SessionStore {
     }
     writeSessionMeta(this.dirOf(meta.id), updated);
     return updated;
+  }
+
+  /** Makes a foreign session this user's own: it gets the user's marker (`agent sessions adopt`). */
+  adopt(meta: SessionMeta): SessionMeta {
+    const adopted: SessionMeta = { ...meta, marker: this.marker.sign(meta.id) };
+    writeSessionMeta(this.dirOf(meta.id), adopted);
+    return adopted;
   }
 
   /**
@@ -148,7 +176,8 @@ export class SessionStore {
 
   #build(name: string | undefined): SessionMeta {
     const now = this.#clock.now().toISOString();
-    const meta: SessionMeta = { version: 1, id: this.#ids.next(), createdAtUtc: now, lastUsedAtUtc: now };
+    const id = this.#ids.next();
+    const meta: SessionMeta = { version: 1, id, createdAtUtc: now, lastUsedAtUtc: now, marker: this.marker.sign(id) };
     if (name !== undefined) meta.name = name;
     const temp = join(this.dir, `.new-${meta.id}`);
     try {

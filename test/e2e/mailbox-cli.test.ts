@@ -261,7 +261,8 @@ describe("agent mailbox show", () => {
     await store.send(big);
     const pipeline = Bun.spawn(
       ["bash", "-c", `"$0" mailbox show ${big.id} --state-dir "$1" | head -c 5 >/dev/null; exit "\${PIPESTATUS[0]}"`, AGENT_BINARY, root],
-      { stdout: "pipe", stderr: "pipe" },
+      // This test's HOME (set by the preload), so the session's marker key is the one that made it.
+      { stdout: "pipe", stderr: "pipe", env: process.env },
     );
     const [stderr, code] = await Promise.all([new Response(pipeline.stderr).text(), pipeline.exited]);
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });

@@ -17,8 +17,8 @@ describe("checkSessionMeta agrees with the session.json schema", () => {
     const { accepted, refused } = expectAgreementOver(
       SessionMetaSchema,
       check,
-      [base, { ...base, name: "ci-42", firstPrompt: "Write schema.sql" }],
-      { extraValues: [1, 2, "1", "a".repeat(200), "a".repeat(201), "ci.42_x", ".hidden", "a".repeat(64), "a".repeat(65)] },
+      [base, { ...base, name: "ci-42", firstPrompt: "Write schema.sql", marker: "0f".repeat(32) }],
+      { extraValues: [1, 2, "1", "a".repeat(200), "a".repeat(201), "ci.42_x", ".hidden", "a".repeat(64), "a".repeat(65), "A".repeat(64), "0f".repeat(31)] },
     );
     expect(accepted).toBeGreaterThan(20);
     expect(refused).toBeGreaterThan(200);

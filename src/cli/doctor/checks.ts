@@ -199,9 +199,15 @@ export async function checkPendingWork(stateRoot: string, source: LeftoverSource
   const parts: string[] = [];
   try {
     const sessions = new SessionStore(stateRoot);
-    for (const { id } of sessions.list()) {
+    // Only this user's sessions have work to report: a foreign one is named, never read.
+    const all = sessions.list();
+    for (const { id } of all.filter((meta) => sessions.owns(meta))) {
       const left = await sessionLeftovers({ dir: sessions.dirOf(id), id }, source, checks);
       if (left.length > 0) parts.push(`session ${id}: ${left.join("; ")}`);
+    }
+    const foreign = all.filter((meta) => !sessions.owns(meta)).map((meta) => meta.id);
+    if (foreign.length > 0) {
+      checks.push(warn("foreign", `${foreign.length} foreign session(s) not created by you here, ignored (${foreign.join(", ")}); \`agent sessions adopt ID\` takes one over`));
     }
     if (parts.length === 0) checks.unshift(ok("pending", "nothing pending"));
     else checks.unshift(warn("pending", `work left by an earlier run (${parts.join("; ")}); \`agent drain\` finishes it`));

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { AgentRunError } from "../../core/errors.ts";
+import { AgentError, AgentRunError } from "../../core/errors.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 import { runtimeArgs } from "../run/runtime-args.ts";
@@ -48,8 +48,15 @@ export const doctorCommand = defineCommand({
     }
     // Without a workspace the state dir is still known when given explicitly;
     // else it is taken as if the workspace were the current directory.
-    const stateDir = runStateDir(args, workspace ?? process.cwd());
-    checks.push(checkStateDir(stateDir));
+    let stateDir: string | undefined;
+    try {
+      stateDir = runStateDir(args, workspace ?? process.cwd());
+      checks.push(checkStateDir(stateDir));
+    } catch (error) {
+      // A planted or redirected .agent/state: reported, never followed.
+      if (!(error instanceof AgentError)) throw error;
+      checks.push({ id: "state", status: "fail", detail: error.message });
+    }
     const { checks: configChecks, settings } = checkConfig(workspace ?? process.cwd(), {
       model: args.model,
       baseUrl: args["base-url"],
@@ -70,7 +77,8 @@ export const doctorCommand = defineCommand({
     checks.push(checkGit());
     try {
       // Pending work is where the runs keep it: the files, or the PostgreSQL store's rows.
-      if (store?.leftovers === null) checks.push({ id: "pending", status: "skip", detail: "not checked: the store cannot be used" });
+      if (stateDir === undefined) checks.push({ id: "pending", status: "skip", detail: "not checked: the state root is refused" });
+      else if (store?.leftovers === null) checks.push({ id: "pending", status: "skip", detail: "not checked: the store cannot be used" });
       else checks.push(...(await checkPendingWork(stateDir, store?.leftovers)));
     } finally {
       await store?.close();
@@ -78,7 +86,7 @@ export const doctorCommand = defineCommand({
 
     const problems = checks.filter((c) => c.status === "fail");
     if (args.json) {
-      await writeJson({ ok: problems.length === 0, version: VERSION, state_dir: stateDir, checks });
+      await writeJson({ ok: problems.length === 0, version: VERSION, state_dir: stateDir ?? null, checks });
     } else {
       const rows = checks.map((c) => [c.status === "fail" ? "FAIL" : c.status, c.id.replace(/_/g, " "), c.detail]);
       await writeOut(formatTable(rows));

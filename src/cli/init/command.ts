@@ -5,6 +5,7 @@ import { globalArgs, jsonArg } from "../args.ts";
 import { writeJson, writeOut } from "../output.ts";
 import { resolveWorkspace } from "../run/workspace.ts";
 import { AGENT_GITIGNORE } from "../../sessions/gitignore.ts";
+import { assertOwnStateRoot } from "../../sessions/state-root.ts";
 import { AGENTS_TEMPLATE, CONFIG_TEMPLATE } from "./templates.ts";
 
 interface Written {
@@ -39,6 +40,8 @@ export const initCommand = defineCommand({
   async run({ args }) {
     const workspace = resolveWorkspace(args.workspace);
     const dotAgent = join(workspace, ".agent");
+    // A .agent/ (or .agent/state) a repository made a symlink is refused: nothing is written through it.
+    assertOwnStateRoot(workspace, join(dotAgent, "state"));
     mkdirSync(dotAgent, { recursive: true, mode: 0o755 });
     const written: Written[] = [
       { path: join(dotAgent, "config.json"), action: createOnce(join(dotAgent, "config.json"), CONFIG_TEMPLATE) },

@@ -1,8 +1,9 @@
 import { realpathSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { UsageError } from "../../core/errors.ts";
 import { type GlobalValues } from "../args.ts";
 import { resolveStateDir } from "../context.ts";
+import { defaultStateRoot } from "../../sessions/state-root.ts";
 
 /**
  * The workspace as a real path: the file tools compare real paths to keep the
@@ -21,7 +22,11 @@ export function resolveWorkspace(flag: string | undefined, cwd: string = process
   return real;
 }
 
-/** `--state-dir`, else `$AGENT_STATE_DIR`, else `<workspace>/.agent/state` (SPEC §7): the state root follows the workspace. */
+/**
+ * `--state-dir`, else `$AGENT_STATE_DIR`, else `<workspace>/.agent/state` (SPEC §7;
+ * refused when a symlink, SPEC §8) or the user's own (config `stateRoot: "user"`):
+ * the state root follows the workspace.
+ */
 export function runStateDir(
   globals: GlobalValues,
   workspace: string,
@@ -29,5 +34,5 @@ export function runStateDir(
   cwd: string = process.cwd(),
 ): string {
   const explicit = globals["state-dir"] !== undefined || (env.AGENT_STATE_DIR ?? "") !== "";
-  return explicit ? resolveStateDir(globals, env, cwd) : join(workspace, ".agent", "state");
+  return explicit ? resolveStateDir(globals, env, cwd) : defaultStateRoot(workspace, env);
 }

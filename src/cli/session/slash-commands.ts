@@ -1,6 +1,6 @@
 import type { StoreSelection } from "../../store/store-url.ts";
 import { openSessionViews } from "../store/session-stores.ts";
-import { describeState, sessionState } from "../../sessions/session-status.ts";
+import { describeState, listedState } from "../../sessions/session-status.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import { formatTable } from "../output.ts";
 import { clip } from "../run/progress.ts";
@@ -195,7 +195,7 @@ async function showSessions(context: SlashContext): Promise<void> {
   try {
     for (const meta of store.list()) {
       const dir = store.dirOf(meta.id);
-      const state = await sessionState(dir, views?.of({ dir, id: meta.id }));
+      const state = await listedState(store, meta, views?.of({ dir, id: meta.id }));
       const mark = meta.id === context.session.id ? "*" : " ";
       const prompt = meta.firstPrompt === undefined ? "-" : clip(meta.firstPrompt, 40);
       rows.push([`${mark} ${meta.id}`, meta.name ?? "-", meta.lastUsedAtUtc, describeState(state), prompt]);

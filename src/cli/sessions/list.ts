@@ -1,10 +1,10 @@
 import { defineCommand } from "citty";
 import type { SessionMeta } from "../../sessions/session-meta.ts";
-import { type SessionState, describeState, sessionState } from "../../sessions/session-status.ts";
+import { type SessionState, describeState, listedState } from "../../sessions/session-status.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { resolveStateDir } from "../context.ts";
-import { formatTable, writeJson, writeOut } from "../output.ts";
+import { formatTable, writeErr, writeJson, writeOut } from "../output.ts";
 import { clip } from "../run/progress.ts";
 import { selectedStore } from "../session-mailbox.ts";
 import { openSessionViews } from "../store/session-stores.ts";
@@ -27,7 +27,7 @@ export const sessionsListCommand = defineCommand({
     try {
       for (const meta of sessions) {
         const dir = store.dirOf(meta.id);
-        rows.push([meta, await sessionState(dir, views?.of({ dir, id: meta.id }))]);
+        rows.push([meta, await listedState(store, meta, views?.of({ dir, id: meta.id }))]);
       }
     } finally {
       await views?.close();
@@ -49,6 +49,9 @@ export const sessionsListCommand = defineCommand({
       meta.firstPrompt === undefined ? "-" : clip(meta.firstPrompt, PROMPT_PREVIEW_CHARS),
     ]);
     await writeOut(formatTable([["ID", "NAME", "CREATED (UTC)", "LAST USED (UTC)", "STATE", "FIRST PROMPT"], ...table]));
+    if (rows.some(([, state]) => state.state === "foreign")) {
+      await writeErr("agent: foreign sessions were not created by you here: nothing takes them up until `agent sessions adopt ID` (docs/sessions.md)\n");
+    }
   },
 });
 
