@@ -168,7 +168,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
   const closeAll = () => closers.close();
   const warn = (agent: string) => (message: string) => context.observer?.({ type: "warning", agent, message });
   try {
-    const hooks = new ShellHooks(settings.hooks, context.sandbox ? { sandbox: context.sandbox } : {});
+    const hooks = new ShellHooks(settings.hooks, { env: settings.shell.env, ...(context.sandbox ? { sandbox: context.sandbox } : {}) });
     // The agent's own state and configuration are not its to touch (docs/security.md).
     const fence = new ProtectedPaths({
       workspace: context.workspace,
@@ -214,6 +214,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       workspace: context.workspace,
       client: { name: "agent", version: context.version ?? "0.0.0" },
       maxOutputChars: DEFAULT_SHELL_OUTPUT_CHARS,
+      commandEnv: settings.shell.env,
       onWarning: warn(LEAD),
     });
     closers.push(() => mcp.close());
@@ -265,6 +266,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       supervisor,
       clock,
       ids,
+      env: settings.shell.env,
       ...(context.sandbox ? { sandbox: context.sandbox } : {}),
     });
     closers.push(() => background.close());

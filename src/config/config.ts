@@ -4,6 +4,7 @@ import { PERMISSION_MODES } from "./modes.ts";
 import { Pricing } from "../usage/pricing.ts";
 import { Isolation } from "../worktrees/teammate-worktree.ts";
 import { STATE_ROOT_CHOICES } from "../sessions/state-root.ts";
+import { EnvPolicyConfig } from "../security/env-policy.ts";
 
 export { PERMISSION_MODES };
 export const PermissionMode = z.enum(PERMISSION_MODES);
@@ -62,6 +63,8 @@ export const ConfigFile = z.strictObject({
       timeoutMs: z.number().int().positive().optional(),
       /** Extra patterns refused as destructive, on top of the built-in list. */
       deny: z.array(z.string().min(1)).optional(),
+      /** The environment of commands, hooks and stdio MCP servers (docs/security.md#environment-of-commands). */
+      env: EnvPolicyConfig.optional(),
     })
     .optional(),
   /** The OS sandbox `shell` runs in (see docs/security.md). */

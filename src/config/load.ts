@@ -13,6 +13,9 @@ import { CONFIG_LEVELS, type ConfigLevel, type ConfigLocations, configLocations 
 import { type ValueSource, parseBaseUrl, parseBudget, parseNonEmpty, parsePositiveInt } from "../core/values.ts";
 import { parsePermissionMode, parseStore } from "./values.ts";
 import { FILES_STORE, type StoreSelection } from "../store/store-url.ts";
+import type { EnvPolicy } from "../security/env-policy.ts";
+import { mergeEnvPolicy } from "./env-policy-levels.ts";
+import { registerConfigSecrets } from "./config-secrets.ts";
 
 /** Everything a runtime needs to know, after flags, environment, config files and defaults are merged. */
 export interface Settings {
@@ -29,8 +32,8 @@ export interface Settings {
   permissionMode: PermissionMode;
   permissions: { allow: string[]; deny: string[] };
   hooks: Partial<Record<HookEvent, HookConfig[]>>;
-  /** Absent values mean the tool's own defaults (timeout 120 s, the built-in deny list). */
-  shell: { timeoutMs?: number; deny: string[] };
+  /** Absent values mean the tool's own defaults (timeout 120 s, the built-in deny list); `env` is the environment policy of every command. */
+  shell: { timeoutMs?: number; deny: string[]; env: EnvPolicy };
   /** `mode` absent: the default (workspace-write where the platform can enforce it). */
   sandbox: { mode?: SandboxMode; network: boolean; explicit: boolean };
   /** Absent values mean the runner's own thresholds. */
@@ -133,6 +136,8 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   const cwd = input.cwd ?? process.cwd();
   const locations = configLocations(input.workspace, env, input.home);
   const files = CONFIG_LEVELS.map((level) => readConfigFile(locations[level], level)).filter((file) => file !== null);
+  // Every credential in any file is masked, used or not: an unused key is still not the model's to read.
+  registerConfigSecrets(files);
   // Highest precedence first, for "the first level that sets it wins".
   const byPrecedence = [...files].reverse();
   const sources: Record<string, SettingSource> = {};
@@ -227,7 +232,11 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       deny: [...all((c) => c.permissions?.deny), ...(flags.deny ?? [])],
     },
     hooks: mergeHooks(files, ignoredLoosening),
-    shell: { timeoutMs: pick("shell.timeoutMs", [() => fromFiles((c) => c.shell?.timeoutMs)]), deny: all((c) => c.shell?.deny) },
+    shell: {
+      timeoutMs: pick("shell.timeoutMs", [() => fromFiles((c) => c.shell?.timeoutMs)]),
+      deny: all((c) => c.shell?.deny),
+      env: mergeEnvPolicy(files, ignoredLoosening),
+    },
     sandbox: sandboxSettings(),
     compaction: {
       thresholdChars: pick("compaction.thresholdChars", [() => fromFiles((c) => c.compaction?.thresholdChars)]),

@@ -1,7 +1,7 @@
 import type { ConfigFile, HookConfig, HookEvent } from "../config/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { runProcessGroup } from "../process/process-group.ts";
-import { scrubbedEnv } from "../security/redact.ts";
+import { type EnvPolicy, commandEnv } from "../security/env-policy.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import type { HookOutcome, Hooks } from "./types.ts";
 
@@ -20,8 +20,8 @@ interface CompiledHook {
 export interface ShellHooksOptions {
   /** Default timeout for a hook without `timeoutMs`. */
   timeoutMs?: number;
-  /** Environment of the hook processes (secrets taken out); `process.env` when absent. */
-  env?: Record<string, string | undefined>;
+  /** Which of the agent's variables hooks see (config `shell.env`), as commands do; the default policy when absent. */
+  env?: EnvPolicy;
   /**
    * The sandbox hooks run in, around the workspace of the agent whose event it
    * is: a hook runs files the model can edit (`npm test` runs package.json's
@@ -59,7 +59,7 @@ function firstLine(text: string): string {
 export class ShellHooks implements Hooks {
   readonly #hooks: Partial<Record<HookEvent, CompiledHook[]>> = {};
   readonly #timeoutMs: number;
-  readonly #env: Record<string, string | undefined>;
+  readonly #env: EnvPolicy | undefined;
   readonly #sandbox: Sandbox | undefined;
 
   /** Throws `ConfigError` for a matcher that is not a valid regular expression. */
@@ -68,7 +68,7 @@ export class ShellHooks implements Hooks {
       this.#hooks[event] = hooks.map((hook) => ({ config: hook, matcher: compileMatcher(event, hook.matcher) }));
     }
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
-    this.#env = options.env ?? process.env;
+    this.#env = options.env;
     this.#sandbox = options.sandbox;
   }
 
@@ -106,7 +106,8 @@ export class ShellHooks implements Hooks {
       result = await runProcessGroup({
         cmd,
         cwd: context.workspace,
-        env: { ...scrubbedEnv(this.#env), AGENT_HOOK_EVENT: event },
+        // Built at each start: a secret registered since (a store's password) is left out too.
+        env: { ...commandEnv(this.#env), AGENT_HOOK_EVENT: event },
         stdin,
         capture: "stderr",
         maxChars: MAX_REASON_CHARS,

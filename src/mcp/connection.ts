@@ -6,6 +6,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpHttpServer, McpServerConfig } from "./config.ts";
 import { StdioProcessTransport } from "./stdio-transport.ts";
+import type { EnvPolicy } from "../security/env-policy.ts";
 
 /** How the agent introduces itself to servers. */
 export interface ClientInfo {
@@ -38,6 +39,8 @@ export interface ConnectOptions {
   timeoutMs: number;
   /** Aborting gives up the attempt and stops what it started (the runtime is closing). */
   signal?: AbortSignal;
+  /** The environment policy a stdio server starts from; the default policy when absent. */
+  commandEnv?: EnvPolicy;
 }
 
 export async function connectServer(config: McpServerConfig, options: ConnectOptions): Promise<McpConnection> {
@@ -46,6 +49,7 @@ export async function connectServer(config: McpServerConfig, options: ConnectOpt
     command: config.command,
     args: config.args,
     env: config.env,
+    ...(options.commandEnv ? { policy: options.commandEnv } : {}),
     cwd: config.cwd === undefined ? options.workspace : isAbsolute(config.cwd) ? config.cwd : resolve(options.workspace, config.cwd),
   });
   try {

@@ -2,6 +2,7 @@ import type { Tool, ToolSource } from "../core/tool.ts";
 import type { McpServerConfig, McpSettings } from "./config.ts";
 import type { ClientInfo, McpConnection } from "./connection.ts";
 import { expandServer } from "./expand.ts";
+import type { EnvPolicy } from "../security/env-policy.ts";
 
 /** A server's connection attempts per runtime: the first, then a restart at each of two later turns. */
 const MAX_STARTS = 3;
@@ -25,6 +26,8 @@ export interface McpManagerOptions extends McpSettings {
   client: ClientInfo;
   /** Where `${VAR}` in a server's config is read from. */
   env?: Record<string, string | undefined>;
+  /** The environment policy stdio servers start from (config `shell.env`), capped at its core list. */
+  commandEnv?: EnvPolicy;
   /** Output cap of one call's result, like `shell`'s. */
   maxOutputChars: number;
   /** A server failed to start or died: one line for the user. */
@@ -150,6 +153,7 @@ export class McpManager {
         client: this.#o.client,
         timeoutMs: CONNECT_TIMEOUT_MS,
         signal: this.#closing.signal,
+        ...(this.#o.commandEnv ? { commandEnv: this.#o.commandEnv } : {}),
       });
       if (this.#closed) {
         await connection.close();

@@ -2,9 +2,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Subprocess } from "bun";
-
-/** Variables a server gets from the agent's environment; the rest (API keys above all) only when its config names them. */
-const INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"];
+import { type EnvPolicy, commandEnv } from "../security/env-policy.ts";
 
 /** How long a server may take to exit on its own once its stdin is closed, then after SIGTERM. */
 const EXIT_GRACE_MS = 1_000;
@@ -22,7 +20,10 @@ const WATCHDOG = `trap '' INT TERM HUP; while read -r _; do :; done; kill -s KIL
 export interface StdioServerParams {
   command: string;
   args?: string[];
+  /** Set for this server by its config: passed as written, secrets included (the user named them). */
   env?: Record<string, string>;
+  /** The environment policy (config `shell.env`) the rest comes from; the default policy when absent. */
+  policy?: EnvPolicy;
   cwd: string;
 }
 
@@ -66,11 +67,9 @@ export class StdioProcessTransport implements Transport {
   }
 
   async start(): Promise<void> {
-    const env: Record<string, string> = {};
-    for (const name of INHERITED_ENV) {
-      const value = process.env[name];
-      if (value !== undefined) env[name] = value;
-    }
+    // The core list at most (PATH, HOME, …), secrets removed: the agent's other
+    // variables, API keys above all, reach a server only when its config names them.
+    const env = commandEnv(this.#params.policy, process.env, { inherit: "core" });
     // Throws (ENOENT, EACCES) when the command cannot be started: the caller reports it.
     const proc = Bun.spawn({
       cmd: [this.#params.command, ...(this.#params.args ?? [])],
@@ -86,6 +85,7 @@ export class StdioProcessTransport implements Transport {
     if (process.platform !== "win32") {
       this.#watchdog = Bun.spawn({
         cmd: ["sh", "-c", WATCHDOG, "sh", String(proc.pid)],
+        env,
         stdin: "pipe",
         stdout: "ignore",
         stderr: "ignore",

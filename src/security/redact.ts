@@ -18,18 +18,40 @@ const BEARER = /\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
 // The password of a URL with credentials (`postgres://user:secret@host/db`), however short.
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/?#@]*:)[^\s/?#@]+@/gi;
 
+/** Masked in text: long enough not to occur by chance. */
 const secrets = new Set<string>();
+/** Every registered value, however short: kept out of the environment of commands (src/security/env-policy.ts). */
+const allSecrets = new Set<string>();
 
-/** Masks `value` from now on, wherever redaction applies. Ignores empty and very short values. */
+/**
+ * Masks `value` from now on, wherever redaction applies, and keeps it out of
+ * commands' environments. A value shorter than 8 characters is only kept out
+ * of environments: masking it in text would cut up ordinary words.
+ */
 export function registerSecret(value: string | undefined): void {
   if (value === undefined) return;
   const trimmed = value.trim();
+  if (trimmed === "") return;
+  allSecrets.add(trimmed);
   if (trimmed.length >= MIN_SECRET_LENGTH) secrets.add(trimmed);
+}
+
+/** Every registered secret, short ones included. */
+export function registeredSecrets(): readonly string[] {
+  return [...allSecrets];
+}
+
+/** The length of the longest masked secret: how much of a stream may still be the start of one. */
+export function longestSecretLength(): number {
+  let longest = 0;
+  for (const secret of secrets) longest = Math.max(longest, secret.length);
+  return longest;
 }
 
 /** For tests: forget every registered secret. */
 export function clearSecrets(): void {
   secrets.clear();
+  allSecrets.clear();
 }
 
 /** The text with every registered secret and every Authorization value masked. */
@@ -53,19 +75,4 @@ export function redactValue<T>(value: T): T {
     return out as T;
   }
   return value;
-}
-
-/**
- * The environment for a command the agent runs: every variable holding a
- * registered secret is left out, so `env` or `echo $OPENAI_API_KEY` in a
- * shell call shows nothing to mask in the first place.
- */
-export function scrubbedEnv(env: Record<string, string | undefined> = process.env): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) continue;
-    if ([...secrets].some((secret) => value.includes(secret))) continue;
-    out[name] = value;
-  }
-  return out;
 }

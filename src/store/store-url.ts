@@ -53,6 +53,21 @@ export function displayStoreUrl(selection: StoreSelection | string): string {
 }
 
 /** Whether the URL carries a password (refused in the project's committed config file). */
+/** A store URL's password as written and decoded (`p%40ss` and `p@ss`); none for `files` or a URL without one. */
+export function storeUrlPasswords(value: string): string[] {
+  try {
+    const { password } = new URL(value.trim());
+    if (password === "") return [];
+    try {
+      return [password, decodeURIComponent(password)];
+    } catch {
+      return [password];
+    }
+  } catch {
+    return [];
+  }
+}
+
 export function storeUrlHasPassword(value: string): boolean {
   try {
     return new URL(value.trim()).password !== "";

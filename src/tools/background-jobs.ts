@@ -4,7 +4,7 @@ import type { IdSource } from "../core/ids.ts";
 import type { RuntimeEvent } from "../core/runtime-event.ts";
 import type { EventInbox, EventOwner } from "../runtime/event-inbox.ts";
 import type { JobHandle, JobSupervisor } from "../runtime/job-supervisor.ts";
-import { scrubbedEnv } from "../security/redact.ts";
+import { type EnvPolicy, commandEnv } from "../security/env-policy.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import { runProcessGroup } from "../process/process-group.ts";
 import { DEFAULT_BACKGROUND_TIMEOUT_MS, DEFAULT_SHELL_OUTPUT_CHARS, exitLine } from "./shell.ts";
@@ -21,6 +21,8 @@ export interface BackgroundJobsOptions {
   maxOutputChars?: number;
   /** The OS sandbox jobs run in, as the shell tool's commands do; none in tests of bare jobs. */
   sandbox?: Sandbox;
+  /** Which of the agent's variables jobs see (config `shell.env`), as the shell tool's commands do. */
+  env?: EnvPolicy;
 }
 
 export interface BackgroundJobInfo {
@@ -103,7 +105,7 @@ export class BackgroundJobs implements EventOwner {
     let status: string;
     let output: string;
     try {
-      const result = await runProcessGroup({ cmd, cwd: workspace, env: scrubbedEnv(), capture: "combined", maxChars, timeoutMs, signal });
+      const result = await runProcessGroup({ cmd, cwd: workspace, env: commandEnv(this.#o.env), capture: "combined", maxChars, timeoutMs, signal });
       if (result.aborted) return undefined;
       status = exitLine(result, timeoutMs);
       output = withTruncationNote(result.output, "next time redirect the output to a file and read parts of it");

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { BackgroundJobs } from "./background-jobs.ts";
-import { scrubbedEnv } from "../security/redact.ts";
+import { type EnvPolicy, commandEnv } from "../security/env-policy.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import { type GroupResult, runProcessGroup } from "../process/process-group.ts";
 import { compileShellDeny, findShellDenial } from "./shell-deny.ts";
@@ -46,6 +46,8 @@ export interface ShellToolOptions {
   maxOutputChars?: number;
   /** The OS sandbox commands run in (src/security/sandbox/); plain `sh -c` when absent. */
   sandbox?: Sandbox;
+  /** Which of the agent's variables commands see (config `shell.env`); the default policy when absent. */
+  env?: EnvPolicy;
 }
 
 /** How the command ended, in words the model can act on. */
@@ -91,8 +93,8 @@ export function shellTool(options: ShellToolOptions = {}, background?: Backgroun
       const result = await runProcessGroup({
         cmd: options.sandbox ? options.sandbox.command(input.command, context.workspace) : ["sh", "-c", input.command],
         cwd: context.workspace,
-        // The API key is not the command's to see.
-        env: scrubbedEnv(),
+        // Secrets (the API key above all) are not the command's to see.
+        env: commandEnv(options.env),
         capture: "combined",
         maxChars,
         timeoutMs,

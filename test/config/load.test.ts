@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { DEFAULT_ENV_POLICY } from "../../src/security/env-policy.ts";
 import { DEFAULTS, type LoadSettingsInput, loadSettings, modelClientOptions } from "../../src/config/load.ts";
 import { type ConfigLevel, configLocations } from "../../src/config/locations.ts";
 import { ConfigError, UsageError } from "../../src/core/errors.ts";
@@ -110,7 +111,7 @@ describe("precedence: flags > environment > config.json > defaults", () => {
     const { settings } = load({ workspace: workspaceWith(config) });
     expect(settings.permissions).toEqual(config.permissions);
     expect(settings.hooks).toEqual(config.hooks);
-    expect(settings.shell).toEqual(config.shell);
+    expect(settings.shell).toEqual({ ...config.shell, env: DEFAULT_ENV_POLICY });
     expect(settings.compaction).toEqual(config.compaction);
   });
 

@@ -274,6 +274,7 @@ export async function checkMcp(settings: Settings, workspace: string, offline: b
     workspace,
     client: { name: "agent", version: VERSION },
     maxOutputChars: DEFAULT_SHELL_OUTPUT_CHARS,
+    commandEnv: settings.shell.env,
   });
   try {
     await manager.start();

@@ -21,6 +21,7 @@ export const mcpListCommand = defineCommand({
       workspace: setup.workspace,
       client: { name: "agent", version: VERSION },
       maxOutputChars: DEFAULT_SHELL_OUTPUT_CHARS,
+      commandEnv: setup.settings.shell.env,
     });
     let statuses: McpServerStatus[];
     try {
