@@ -3,6 +3,7 @@ import { z } from "zod";
 import { CassetteMismatchError, CorruptStateFileError, UsageError } from "../core/errors.ts";
 import { normaliseVolatileSections } from "../core/prompt-sections.ts";
 import { FILE_MODE, isErrno } from "../storage/atomic-file.ts";
+import { redactValue } from "../security/redact.ts";
 import { ChatMessage, FINISH_REASONS, type ModelClient, type ModelRequest, type ModelResponse, Usage } from "./types.ts";
 
 /**
@@ -77,7 +78,8 @@ export class RecordingModelClient implements ModelClient {
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const response = await this.inner.complete(request);
     // Parsed on the way out so a line that could not be replayed is caught while recording.
-    const entry = CassetteEntry.parse({ v: 1, request: cassetteRequest(request), response });
+    // Masked as every file the run writes is: a cassette is meant to be committed and shared.
+    const entry = CassetteEntry.parse(redactValue({ v: 1, request: cassetteRequest(request), response }));
     // One write of one whole line with O_APPEND: concurrent agents never interleave
     // inside a line, and fsync means a recorded answer survives a crash of the run.
     const bytes = Buffer.from(`${JSON.stringify(entry)}\n`, "utf8");
@@ -129,7 +131,8 @@ export class ReplayModelClient implements ModelClient {
         `${which} is past the end of the cassette ${this.path} (it holds ${recorded.length} for ${identity}); re-record it with --record`,
       );
     }
-    const difference = firstDifference(canonical(entry.request), canonical(cassetteRequest(request)), "request");
+    // Compared as recorded: masked, so a request carrying a registered secret still matches.
+    const difference = firstDifference(canonical(entry.request), canonical(redactValue(cassetteRequest(request))), "request");
     if (difference) {
       throw new CassetteMismatchError(
         `${which} does not match the cassette ${this.path} (first difference: ${difference}); re-record it with --record`,

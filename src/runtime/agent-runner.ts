@@ -11,6 +11,7 @@ import {
   ZERO_USAGE,
 } from "../model/types.ts";
 import { Mutex } from "../storage/process-mutex.ts";
+import { StreamRedactor } from "../security/stream-redact.ts";
 import type { PathFence } from "../core/tool.ts";
 import type { ToolExecutor } from "./tool-executor.ts";
 import { type CompactionOptions, compact } from "./compaction.ts";
@@ -443,14 +444,26 @@ export class AgentRunner {
   }
 
   async #callModel(signal?: AbortSignal): Promise<ModelResponse> {
-    return this.#o.model.complete({
-      identity: this.identity,
-      messages: [{ role: "system", content: this.#o.systemPrompt }, ...this.#o.history.messages],
-      tools: this.#o.tools.specs(),
-      signal,
-      onText: (text) => this.#emit({ type: "assistant_delta", agent: this.identity, text }),
-      onRetry: (info) => this.#emit({ type: "model_retry", agent: this.identity, ...info }),
-    });
+    // Masked over the joined stream: a key the model echoes may arrive split across deltas.
+    const stream = new StreamRedactor();
+    const text = (piece: string) => {
+      if (piece !== "") this.#emit({ type: "assistant_delta", agent: this.identity, text: piece });
+    };
+    try {
+      return await this.#o.model.complete({
+        identity: this.identity,
+        messages: [{ role: "system", content: this.#o.systemPrompt }, ...this.#o.history.messages],
+        tools: this.#o.tools.specs(),
+        signal,
+        onText: (piece) => text(stream.push(piece)),
+        onRetry: (info) => {
+          text(stream.end());
+          this.#emit({ type: "model_retry", agent: this.identity, ...info });
+        },
+      });
+    } finally {
+      text(stream.end());
+    }
   }
 
   async #compactIfNeeded(force: boolean, signal: AbortSignal | undefined, turn: { usage: Usage }): Promise<number> {

@@ -41,6 +41,11 @@ export function registeredSecrets(): readonly string[] {
   return [...allSecrets];
 }
 
+/** The secrets masked in text (8 characters or more). */
+export function maskedSecrets(): readonly string[] {
+  return [...secrets];
+}
+
 /** The length of the longest masked secret: how much of a stream may still be the start of one. */
 export function longestSecretLength(): number {
   let longest = 0;

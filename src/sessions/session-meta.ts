@@ -3,6 +3,7 @@ import { UsageError } from "../core/errors.ts";
 import { CANONICAL_UUID, NOT_A_MESSAGE_ID } from "../core/message-format.ts";
 import { type Checked, INVALID_UTC_INSTANT, Problems, UTC_INSTANT, isPlainRecord, pick } from "../core/plain-check.ts";
 import { writeFileAtomic } from "../storage/atomic-file.ts";
+import { redact } from "../security/redact.ts";
 import { readStateFile } from "../storage/state-file.ts";
 
 /** What `agent sessions list` shows of a first prompt, and all a session file keeps of it. */
@@ -80,6 +81,7 @@ export function writeSessionMeta(dir: string, meta: SessionMeta): void {
 
 /** The prompt as the session file keeps it: whole if short, else cut with an ellipsis. */
 export function clipFirstPrompt(prompt: string): string {
-  const text = prompt.trim();
+  // Masked before it is cut: a key at the cut would otherwise survive as a prefix no mask knows.
+  const text = redact(prompt).trim();
   return text.length <= FIRST_PROMPT_MAX_CHARS ? text : `${text.slice(0, FIRST_PROMPT_MAX_CHARS - 1)}…`;
 }

@@ -1,4 +1,5 @@
 import type { Usage } from "../model/types.ts";
+import { redact } from "../security/redact.ts";
 import type { RunEvent, RunResult } from "../runtime/run-types.ts";
 import type { TeamEvent } from "../team/teammate-runtime.ts";
 import type { OtlpAttribute, OtlpExporter, OtlpSpan } from "./otlp-exporter.ts";
@@ -160,12 +161,14 @@ export class RunTracer {
       traceId: this.traceId,
       spanId: span.spanId,
       ...(span.parentSpanId ? { parentSpanId: span.parentSpanId } : {}),
-      name: span.name,
+      // Spans leave the process: an endpoint's error that echoes the key, a denial
+      // reason quoting a command, go to the collector masked like stdout.
+      name: redact(span.name),
       kind,
       startTimeUnixNano: span.startNs.toString(),
       endTimeUnixNano: nowNs().toString(),
-      attributes: Object.entries(span.attributes).map(([key, value]) => ({ key, value: attributeValue(value) })),
-      status: error === undefined ? { code: 0 } : { code: 2, message: error },
+      attributes: Object.entries(span.attributes).map(([key, value]) => ({ key, value: attributeValue(typeof value === "string" ? redact(value) : value) })),
+      status: error === undefined ? { code: 0 } : { code: 2, message: redact(error) },
     });
     if (this.#finished.length >= BATCH) this.#flush();
   }

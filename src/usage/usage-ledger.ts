@@ -1,4 +1,5 @@
 import { closeSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
+import { redactValue } from "../security/redact.ts";
 import { dirname, join } from "node:path";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { CorruptStateFileError } from "../core/errors.ts";
@@ -92,7 +93,8 @@ export class UsageLedger {
   }
 
   #add(unchecked: UsageRecord): void {
-    const record = UsageRecord.parse(unchecked);
+    // Masked like every file of the state: an agent's or a model's name is text from config and flags.
+    const record = UsageRecord.parse(redactValue(unchecked));
     this.#added.push(record);
     // Usage is an account of the work, not the work: a full disk is reported
     // once, and the run goes on with the figures kept in memory.
