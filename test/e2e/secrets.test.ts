@@ -187,3 +187,25 @@ describe("the key leaves the process nowhere", () => {
     }
   });
 });
+
+describe("credentials in config files", () => {
+  test("an unused apiKey in config.local.json never reaches the model, read by read_file or by a shell", async () => {
+    const unused = randomKey();
+    const { workspace, run } = runSetup();
+    mkdirSync(join(workspace, ".agent"), { recursive: true });
+    writeFileSync(join(workspace, ".agent", "config.local.json"), JSON.stringify({ apiKey: unused }), { mode: 0o600 });
+    const server = startServer([
+      { toolCalls: [{ name: "read_file", arguments: { path: ".agent/config.local.json" } }] },
+      { toolCalls: [{ name: "shell", arguments: { command: "cat .agent/config.local.json" } }] },
+      { text: "done" },
+    ]);
+    // OPENAI_API_KEY wins over the file's key: the file's is never sent, never used.
+    const result = await run(["--base-url", server.url, "--permission-mode", "bypassPermissions", "go"], { env: { OPENAI_API_KEY: randomKey() } });
+    expect(result.code).toBe(0);
+    server.assertDone();
+    const toolResults = server.requests.slice(1).map((r) => lastContent(r));
+    // The file was read: its shape is there, its key is not.
+    for (const text of toolResults) expect(text).toContain('"apiKey"');
+    for (const request of server.requests) expect(JSON.stringify(request.body).includes(unused)).toBe(false);
+  });
+});
