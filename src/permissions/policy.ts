@@ -1,10 +1,12 @@
-import { isAbsolute, normalize, relative, resolve } from "node:path";
+import { statSync } from "node:fs";
+import { isAbsolute, join, normalize, relative, resolve } from "node:path";
 import type { ConfigFile, PermissionMode } from "../config/config.ts";
 import type { ProtectedPaths } from "../security/protected-paths.ts";
-import { type FileWrite, analyseCommandLine } from "../security/shell-command/analyse.ts";
+import { type AnalysedLine, type CommandPart, type FileWrite, analyseCommandLine } from "../security/shell-command/analyse.ts";
 import type { Tool, ToolContext, ToolEffect } from "../core/tool.ts";
 import { realPathOf } from "../security/workspace-path.ts";
-import { type PermissionRule, parseRules } from "./rules.ts";
+import { canonicalJson, pathArguments } from "./mcp-call.ts";
+import { FILE_EDIT, type PermissionRule, isMcpTool, parseRules } from "./rules.ts";
 
 export type PermissionDecision = { behavior: "allow" } | { behavior: "deny"; reason: string };
 
@@ -60,9 +62,6 @@ const MODES: Record<PermissionMode, Record<ToolEffect, ModeAnswer>> = {
   plan: { read: "allow", coordinate: "allow", edit: "deny", execute: "deny" },
   bypassPermissions: { read: "allow", coordinate: "allow", edit: "allow", execute: "allow" },
 };
-
-/** The tools whose rules govern a shell redirection's write (`> file` is an edit of file). */
-const EDIT_TOOLS = ["write_file", "edit_file"];
 
 export interface PermissionPolicyOptions {
   mode: PermissionMode;
@@ -159,6 +158,7 @@ export class PermissionPolicy {
   }
 
   async decide(tool: RuledTool, input: unknown, context: ToolContext): Promise<PermissionDecision> {
+    if (isMcpTool(tool.name)) return this.#decideMcp(tool, input, context);
     // Only `shell`'s subject is a command line; another executing tool (an MCP tool) is ruled on its subject as is.
     if (tool.effect === "execute" && tool.name === "shell") return this.#decideCommand(tool, tool.subject(input), input, context);
     if (tool.effect === "execute") return this.#decideOther(tool, tool.subject(input), input, context);
@@ -196,21 +196,28 @@ export class PermissionPolicy {
   async #decideCommand(tool: RuledTool, line: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
     const analysed = analyseCommandLine(line);
     const parts = analysed.ok ? analysed.parts : [];
-    // Deny rules see the whole line and each part (and an opaque part as written): any hit denies.
-    const denied = this.#deny.find((rule) => rule.matches(tool, line) || parts.some((part) => rule.matches(tool, part.text)));
+    // Deny rules see the whole line and each part, as run and with what it sets (`ruled`): any hit denies.
+    const hits = (rule: PermissionRule, part: CommandPart) => rule.matches(tool, part.text) || rule.matches(tool, part.ruled);
+    const denied = this.#deny.find((rule) => rule.matches(tool, line) || parts.some((part) => hits(rule, part)));
     if (denied) {
-      const part = parts.find((candidate) => denied.matches(tool, candidate.text));
+      const part = parts.find((candidate) => hits(denied, candidate));
       const what = part && part.text !== line ? `${describe(tool.name, line)} runs "${part.text}", which` : describe(tool.name, line);
       return deny(`permission denied: ${what} matches the deny rule "${denied.source}"; it was not run`);
     }
     const writes = analysed.ok ? analysed.writes : [];
-    const writeCheck = this.#checkWrites(writes, context);
+    const writeCheck = this.#checkWrites(writes, context, "the command");
     if (writeCheck.denied) return writeCheck.denied;
+    // What a deny rule cannot be checked against is never allowed, by a rule or by the mode: a person decides.
+    const unchecked = this.#uncheckedCommand(tool, analysed) ?? writeCheck.unchecked;
+    if (unchecked !== undefined) {
+      if (this.mode === "plan") return deny(`plan mode is read-only: the command ${unchecked}; describe the change instead`);
+      if (!this.#ask) return deny(`permission denied: ${describe(tool.name, line)} ${unchecked}, so it needs a person's approval and there is no TTY to ask; write the command so that every program it runs is visible (no $(…) as a command, no "| sh", no -c/-e code), or drop the deny rule`);
+      return this.#askFor({ tool: tool.name, effect: tool.effect, subject: line, identity: context.identity, why: unchecked }, input, context, parts);
+    }
 
-    // A bare `shell` rule allows every line; a pattern must match each command the line runs.
+    // A bare `shell` rule allows every line; a pattern must match each command the line runs, naming what it must.
     const bare = this.#allow.some((rule) => rule.pattern === undefined && rule.matches(tool, line));
-    const byRules =
-      bare || (analysed.ok && parts.length > 0 && parts.every((part) => !part.opaque && this.#allow.some((rule) => rule.matches(tool, part.text))));
+    const byRules = bare || (analysed.ok && parts.length > 0 && parts.every((part) => this.#allowsPart(tool, part)));
     if (byRules && writeCheck.needs.length === 0) return ALLOW;
     const answer = MODES[this.mode].execute;
     if (answer === "allow") return ALLOW;
@@ -222,41 +229,99 @@ export class PermissionPolicy {
       : byRules
         ? `it writes ${writeCheck.needs.join(", ")}`
         : hasRules
-          ? unmatchedWhy(parts, (text) => this.#allow.some((rule) => rule.matches(tool, text)))
+          ? unmatchedWhy(parts, (part) => this.#allowsPart(tool, part))
           : undefined;
     if (answer === "deny") return deny(`plan mode is read-only: the command ${why ?? "may change files"}; describe the change instead`);
     return this.#askFor({ tool: tool.name, effect: tool.effect, subject: line, identity: context.identity, ...(why ? { why } : {}) }, input, context, parts);
   }
 
   /**
-   * A redirection's file is an edit of that file: the state root is refused,
-   * deny rules of the edit tools apply, and anything the mode or an edit rule
-   * does not allow (the agent's config, a path from an expansion) is listed as
-   * needing approval.
+   * Whether a pattern allow rule covers one command: it matches the command as
+   * run (`ruled`: with the assignments and wrappers that change it) and spells
+   * out literally, before its first `*`, everything that must be named.
    */
-  #checkWrites(writes: FileWrite[], context: ToolContext): { denied?: PermissionDecision; needs: string[] } {
+  #allowsPart(tool: RuledTool, part: CommandPart): boolean {
+    if (part.opaque) return false;
+    return this.#allow.some((rule) => rule.pattern !== undefined && rule.matches(tool, part.ruled) && rule.literalPrefix >= part.namedThrough);
+  }
+
+  /** Why a line cannot be checked against the `shell` deny rules (it does not parse, or runs what the line does not show). */
+  #uncheckedCommand(tool: RuledTool, analysed: AnalysedLine): string | undefined {
+    const rule = this.#deny.find((candidate) => candidate.pattern !== undefined && candidate.names(tool.name));
+    if (rule === undefined) return undefined;
+    if (!analysed.ok) return `does not parse (${analysed.error}), so the deny rule "${rule.source}" cannot be checked`;
+    const opaque = analysed.parts.find((part) => part.opaque);
+    if (opaque) return `runs "${opaque.text}", which cannot be checked against the deny rule "${rule.source}" (${opaque.opaque})`;
+    return undefined;
+  }
+
+  /**
+   * An MCP tool: its annotations are its server's claim. Deny and allow rules
+   * see the arguments' canonical JSON; a path-named argument is a file the call
+   * may change (edit-family deny rules apply, the state root is refused, the
+   * agent's config needs explicit approval); in plan mode it runs only when an
+   * allow rule names it.
+   */
+  async #decideMcp(tool: RuledTool, input: unknown, context: ToolContext): Promise<PermissionDecision> {
+    const subject = canonicalJson(input ?? {});
+    const denied = this.#deny.find((rule) => rule.matches(tool, subject));
+    if (denied) return deny(`permission denied: ${describe(tool.name, subject)} matches the deny rule "${denied.source}"`);
+    const writes = pathArguments(input).map(({ name, path }) => ({ path, source: `its argument ${name}` }));
+    const check = this.#checkWrites(writes, context, `the MCP tool ${tool.name}`);
+    if (check.denied) return check.denied;
+    const allowed = this.#allow.some((rule) => rule.matches(tool, subject));
+    if (allowed && check.guarded.length === 0) return ALLOW;
+    if (this.mode === "plan") {
+      return deny(
+        `plan mode is read-only: ${tool.name} is an MCP tool, and its read-only annotation is only its server's claim; in plan mode it runs only with an allow rule naming it (--allow ${tool.name})`,
+      );
+    }
+    if (check.guarded.length > 0 && this.mode !== "bypassPermissions") {
+      return this.#askFor({ tool: tool.name, effect: tool.effect, subject: "", identity: context.identity, why: `it writes ${check.guarded.join(", ")}` }, input, context);
+    }
+    if (allowed) return ALLOW;
+    return this.#byMode(tool, "", input, context);
+  }
+
+  /**
+   * The files a call changes besides its own path (a shell line's redirections
+   * and writing programs, an MCP tool's path arguments), each an edit of that
+   * file: the state root is refused, edit-family deny rules apply, and
+   * anything the mode or an edit rule does not allow (the agent's config, a
+   * path from an expansion) is listed as needing approval. A file the line does
+   * not name cannot be checked against an edit deny rule: `unchecked` says so.
+   */
+  #checkWrites(writes: FileWrite[], context: ToolContext, who: string): { denied?: PermissionDecision; needs: string[]; guarded: string[]; unchecked?: string } {
     const needs: string[] = [];
-    const editTools = EDIT_TOOLS.map((name) => ({ name, effect: "edit" as const }));
+    const guardedPaths: string[] = [];
+    let unchecked: string | undefined;
+    const editDeny = this.#deny.filter((rule) => rule.names(FILE_EDIT.name));
     for (const write of writes) {
       if (write.path === undefined) {
+        const bare = editDeny.find((rule) => rule.pattern === undefined);
+        if (bare) return { denied: deny(`permission denied: ${who} changes a file (${write.source}), and the deny rule "${bare.source}" forbids changing files; it was not run`), needs, guarded: guardedPaths };
+        if (editDeny.length > 0) unchecked ??= `changes a file it does not name (${write.source}), which cannot be checked against the deny rule "${editDeny[0]?.source}"`;
         if (MODES[this.mode].edit !== "allow") needs.push(`a file named by an expansion (${write.source})`);
         continue;
       }
-      const { written, real, absolute } = pathSubjects(write.path, context.workspace);
-      if (this.#protected?.inStateRoot(absolute)) return { denied: deny(stateRootReason("shell", write.path)), needs };
-      const matches = (rule: PermissionRule) => editTools.some((tool) => rule.matches(tool, written) || (real !== undefined && rule.matches(tool, real)));
+      const { written, real, absolute } = pathSubjects(landing(write, context.workspace), context.workspace);
+      if (this.#protected?.inStateRoot(absolute)) return { denied: deny(stateRootReason(who, write.path)), needs, guarded: guardedPaths };
+      const matches = (rule: PermissionRule) => rule.matches(FILE_EDIT, written) || (real !== undefined && rule.matches(FILE_EDIT, real));
       const denied = this.#deny.find(matches);
       if (denied) {
-        return { denied: deny(`permission denied: the command writes ${written} (a redirection is an edit), which matches the deny rule "${denied.source}"; it was not run`), needs };
+        return { denied: deny(`permission denied: ${who} writes ${written} (${write.source}), which matches the deny rule "${denied.source}"; it was not run`), needs, guarded: guardedPaths };
       }
       const guarded = this.#protected?.guardedWrite(absolute);
       if (guarded !== undefined && this.mode !== "bypassPermissions") {
-        if (!this.#allow.some((rule) => rule.pattern !== undefined && matches(rule))) needs.push(`${written} (${guarded})`);
+        if (!this.#allow.some((rule) => rule.pattern !== undefined && matches(rule))) {
+          needs.push(`${written} (${guarded})`);
+          guardedPaths.push(`${written} (${guarded})`);
+        }
         continue;
       }
       if (MODES[this.mode].edit !== "allow" && !this.#allow.some(matches)) needs.push(written);
     }
-    return { needs };
+    return { needs, guarded: guardedPaths, ...(unchecked !== undefined ? { unchecked } : {}) };
   }
 
   async #byMode(tool: RuledTool, subject: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
@@ -270,7 +335,7 @@ export class PermissionPolicy {
     request: PermissionRequest,
     input: unknown,
     context: ToolContext,
-    parts?: readonly { text: string; opaque?: string }[],
+    parts?: readonly Pick<CommandPart, "ruled" | "opaque">[],
   ): Promise<PermissionDecision> {
     if (!this.#ask) return deny(headlessReason(request));
     const remember = sessionRulesFor(request, parts);
@@ -299,11 +364,11 @@ export class PermissionPolicy {
  * stays a wildcard (rules have no escape for it); glob characters in a path
  * are escaped, so a path rule names just that path.
  */
-export function sessionRulesFor(request: Pick<PermissionRequest, "tool" | "effect" | "subject">, parts?: readonly { text: string; opaque?: string }[]): SessionRules {
+export function sessionRulesFor(request: Pick<PermissionRequest, "tool" | "effect" | "subject">, parts?: readonly Pick<CommandPart, "ruled" | "opaque">[]): SessionRules {
   const { tool, effect, subject } = request;
   if (subject === "") return { allow: [tool], deny: [tool] };
   if (effect === "execute" && tool === "shell") {
-    const simple = parts !== undefined && parts.length > 0 && parts.every((part) => !part.opaque) ? parts.map((part) => part.text) : [subject];
+    const simple = parts !== undefined && parts.length > 0 && parts.every((part) => !part.opaque) ? parts.map((part) => part.ruled) : [subject];
     return { allow: [...new Set(simple)].map((text) => `${tool}(${text})`), deny: [`${tool}(${subject})`] };
   }
   if (effect === "execute") return { allow: [tool], deny: [tool] };
@@ -334,12 +399,27 @@ function describe(tool: string, subject: string): string {
 }
 
 /** Names the first part of a command line no allow rule covers, so the model (and the user) see why. */
-function unmatchedWhy(parts: { text: string; opaque?: string }[], allowed: (text: string) => boolean): string {
+function unmatchedWhy(parts: CommandPart[], allowed: (part: CommandPart) => boolean): string {
   if (parts.length === 0) return "runs no simple command an allow rule could match";
   const opaque = parts.find((part) => part.opaque);
   if (opaque) return `cannot be checked part by part (${opaque.opaque})`;
-  const part = parts.find((candidate) => !allowed(candidate.text));
-  return part ? `runs "${part.text}", which no allow rule matches` : "needs approval";
+  const part = parts.find((candidate) => !allowed(candidate));
+  if (!part) return "needs approval";
+  const named = part.mustName.length > 0 ? ` (an allow rule must name what changes the program it runs, literally before any *: ${part.mustName.join(", ")})` : "";
+  return `runs "${part.ruled}", which no allow rule matches${named}`;
+}
+
+/** Where a write lands: `cp a.txt dir` writes `dir/a.txt` when dir is a directory. */
+function landing(write: FileWrite, workspace: string): string {
+  const path = write.path as string;
+  if (write.into === undefined) return path;
+  if (path.endsWith("/")) return join(path, write.into);
+  try {
+    if (statSync(resolve(workspace, path)).isDirectory()) return join(path, write.into);
+  } catch {
+    // Not there: the write creates the file as named.
+  }
+  return path;
 }
 
 /** The message of a headless denial names the ways to allow the call next time. */

@@ -1,23 +1,49 @@
-import { basename } from "node:path";
+import { basename, isAbsolute } from "node:path";
+import { type FileWrite, programWrites } from "./file-writes.ts";
 import { type RawCommand, type ShellWord, parseShell } from "./parse.ts";
+import { INFO_ONLY, INTERPRETERS, INTERPRETER_VALUED, isSafeAssignment, namingOptions } from "./programs.ts";
+
+export type { FileWrite } from "./file-writes.ts";
 
 /** One command the line would run, as permission rules see it. */
 export interface CommandPart {
   /** Name (basename) and arguments after wrappers and leading assignments are stripped. */
   argv: string[];
-  /** What `shell(pattern)` rules are matched against: the argv joined by spaces. */
+  /** The argv joined by spaces: what deny rules match (as well as `ruled`), and what messages show. */
   text: string;
-  /** Set when what runs cannot be known (a command name from an expansion, `sh -c "$X"`): no allow rule matches it. */
+  /**
+   * What allow rules match: the command with what changes the program it runs
+   * put back before it — leading assignments not on the safe list (`PATH=…`,
+   * `GIT_*=…`) and wrappers that change how it runs (`sudo`, `xargs`, `env -C`).
+   */
+  ruled: string;
+  /**
+   * How many leading characters of `ruled` an allow rule must spell out
+   * literally (before its first `*`): through the last such assignment or
+   * wrapper and the last option that names a program (`git -c …`,
+   * `npm --script-shell …`). 0 when there is none.
+   */
+  namedThrough: number;
+  /** What must be named, for messages: `sets PATH`, `git -c`. */
+  mustName: string[];
+  /** Set when what runs cannot be known (a command name from an expansion, `sh -c "$X"`, `python3 -c`): no pattern rule allows it. */
   opaque?: string;
-}
-
-/** A file an output redirection writes: an edit of that path. `path` is undefined when it is an expansion. */
-export interface FileWrite {
-  path: string | undefined;
-  source: string;
+  /** The script file a shell or interpreter runs (`sh build.sh`, `. ./env.sh`), when it is literal. */
+  runsFile?: string;
 }
 
 export type AnalysedLine = { ok: true; parts: CommandPart[]; writes: FileWrite[] } | { ok: false; error: string };
+
+/** A word put before a command (an assignment, a wrapper); `why` when an allow rule must name it. */
+interface PrefixWord {
+  text: string;
+  why?: string;
+}
+
+interface Analysis {
+  parts: CommandPart[];
+  writes: FileWrite[];
+}
 
 /** How deep `sh -c "sh -c '…'"` is followed before the part is given up as opaque. */
 const MAX_DEPTH = 4;
@@ -26,14 +52,17 @@ const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busy
 const OUTPUT_OPS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&"]);
 /** Writing to these is not an edit of a file. */
 const HARMLESS_TARGETS = /^(?:\/dev\/(?:null|stdout|stderr|tty|fd\/\d+))$/;
+/** Wrappers that run their command unchanged (same program, user, arguments and directory). */
+const TRANSPARENT = new Set(["nice", "nohup", "command", "builtin", "exec", "stdbuf", "time", "setsid", "chrt", "ionice"]);
+const CHANGES_DIRECTORY = new Set(["cd", "pushd", "popd"]);
 
 /**
- * Splits a command line into the commands it runs and the files it writes by
- * redirection. Each command is normalised: leading `NAME=value` assignments
- * dropped, the command's path reduced to its basename (`/usr/bin/touch` →
- * `touch`), and wrappers looked through (`sh -c`, `bash -c`, `env`, `xargs`,
- * `nice`, `timeout`, `command`, `exec`, `eval`, `sudo`, `nohup`, `stdbuf`,
- * `find -exec`). What cannot be seen through is marked opaque.
+ * Splits a command line into the commands it runs and the files it changes.
+ * Each command is normalised: its path reduced to its basename
+ * (`/usr/bin/touch` → `touch`), wrappers looked through (`sh -c`, `bash -c`,
+ * `env`, `xargs`, `nice`, `timeout`, `command`, `exec`, `eval`, `sudo`,
+ * `nohup`, `stdbuf`, `find -exec`), leading assignments and wrappers that
+ * change what runs kept in `ruled`. What cannot be seen through is opaque.
  */
 export function analyseCommandLine(line: string, depth = 0): AnalysedLine {
   const parsed = parseShell(line);
@@ -52,194 +81,298 @@ export function analyseCommandLine(line: string, depth = 0): AnalysedLine {
     parts.push(...result.parts);
     writes.push(...result.writes);
   }
-  return { ok: true, parts, writes };
+  return { ok: true, parts: markWrittenScripts(parts, writes), writes: settleWrites(parts, writes) };
 }
 
-function part(argv: string[], opaque?: string): CommandPart {
-  return { argv, text: argv.join(" "), ...(opaque ? { opaque } : {}) };
+/**
+ * A path after a `cd` in the same line is relative to a directory the rules
+ * cannot know, and `~` is the home directory: both become undetermined.
+ */
+function settleWrites(parts: CommandPart[], writes: FileWrite[]): FileWrite[] {
+  const moved = parts.some((part) => CHANGES_DIRECTORY.has(part.argv[0] ?? ""));
+  return writes.map((write) => {
+    if (write.path === undefined) return write;
+    if (write.path.startsWith("~")) return { path: undefined, source: `${write.source} (in the home directory)` };
+    if (moved && !isAbsolute(write.path)) return { path: undefined, source: `${write.source} (after a cd)` };
+    return write;
+  });
 }
 
-function normalise(command: RawCommand, depth: number): { parts: CommandPart[]; writes: FileWrite[] } {
+/** A script the line writes and then runs (`echo … > x.sh; sh x.sh`) is code the rules cannot see. */
+function markWrittenScripts(parts: CommandPart[], writes: FileWrite[]): CommandPart[] {
+  return parts.map((part) => {
+    const file = part.runsFile;
+    if (file === undefined || part.opaque !== undefined) return part;
+    if (!writes.some((write) => write.path === undefined || write.path === file || write.path.replace(/^\.\//, "") === file.replace(/^\.\//, ""))) return part;
+    return { ...part, opaque: `it runs ${file}, which the same line writes` };
+  });
+}
+
+function makePart(prefix: readonly PrefixWord[], argv: string[], literals: readonly (string | undefined)[], extra: { opaque?: string; runsFile?: string } = {}): CommandPart {
+  const words: PrefixWord[] = [...prefix, ...argv.map((text) => ({ text }))];
+  for (const option of namingOptions(literals)) {
+    const at = prefix.length + option.last;
+    const word = words[at] as PrefixWord;
+    words[at] = { text: word.text, why: word.why ?? option.what };
+  }
+  let offset = 0;
+  let namedThrough = 0;
+  const mustName: string[] = [];
+  for (const word of words) {
+    offset += (offset === 0 ? 0 : 1) + word.text.length;
+    if (word.why === undefined) continue;
+    namedThrough = offset;
+    if (!mustName.includes(word.why)) mustName.push(word.why);
+  }
+  return {
+    argv,
+    text: argv.join(" "),
+    ruled: words.map((word) => word.text).join(" "),
+    namedThrough,
+    mustName,
+    ...(extra.opaque ? { opaque: extra.opaque } : {}),
+    ...(extra.runsFile !== undefined ? { runsFile: extra.runsFile } : {}),
+  };
+}
+
+/** The prefix the leading assignments make: those not on the safe list must be named. */
+function assignmentPrefix(assignments: readonly string[]): PrefixWord[] {
+  return assignments
+    .map((text) => ({ text, name: /^[A-Za-z_][A-Za-z0-9_]*/.exec(text)?.[0] ?? text }))
+    .filter(({ name }) => !isSafeAssignment(name))
+    .map(({ text, name }) => ({ text, why: `sets ${name}` }));
+}
+
+function normalise(command: RawCommand, depth: number): Analysis {
   if (command.words.length === 0) {
     // A bare `PATH=/x` changes what later commands run: a part of its own, which only a rule for it allows.
-    return { parts: [part(command.assignments)], writes: [] };
+    return { parts: [makePart([], command.assignments, command.assignments)], writes: [] };
   }
-  if (command.declaration) return { parts: [part(command.words.map((word) => word.source))], writes: [] };
-  return unwrap(command.words, depth);
+  if (command.declaration) {
+    const argv = command.words.map((word) => word.source);
+    return { parts: [makePart([], argv, argv)], writes: [] };
+  }
+  return unwrap(command.words, depth, assignmentPrefix(command.assignments));
 }
 
-function opaquePart(words: ShellWord[], why: string): { parts: CommandPart[]; writes: FileWrite[] } {
-  return { parts: [part(words.map((word) => word.literal ?? word.source), why)], writes: [] };
+function opaquePart(words: readonly ShellWord[], prefix: readonly PrefixWord[], why: string): Analysis {
+  const argv = words.map((word) => word.literal ?? word.source);
+  return { parts: [makePart(prefix, argv, [], { opaque: why })], writes: [] };
 }
 
-/** The part `words` runs, seen through wrappers. */
-function unwrap(words: ShellWord[], depth: number): { parts: CommandPart[]; writes: FileWrite[] } {
-  const first = words[0];
-  if (first === undefined) return { parts: [], writes: [] };
-  if (first.literal === undefined) return opaquePart(words, `the command name ${first.source} is an expansion`);
-  if (depth > MAX_DEPTH) return opaquePart(words, "wrappers nested too deep to follow");
-  const name = basename(first.literal);
+function plain(name: string, words: readonly ShellWord[], prefix: readonly PrefixWord[], runsFile?: string): Analysis {
   const args = words.slice(1);
-  const literalArgs = args.map((word) => word.literal);
-  const inner = (rest: ShellWord[]) => (rest.length === 0 ? plain(name, words) : unwrap(rest, depth + 1));
-  const script = (text: string | undefined, what: string) => {
-    if (text === undefined) return opaquePart(words, `${what} is an expansion`);
-    const analysed = analyseCommandLine(text, depth + 1);
-    if (!analysed.ok) return opaquePart(words, `${what} does not parse (${analysed.error})`);
-    return { parts: analysed.parts, writes: analysed.writes };
-  };
-
-  switch (name) {
-    case "env": {
-      let i = 0;
-      for (; i < args.length; i += 1) {
-        const value = literalArgs[i];
-        if (value === undefined) return opaquePart(words, "an env argument is an expansion");
-        if (value === "--") {
-          i += 1;
-          break;
-        }
-        if (value === "-u" || value === "--unset" || value === "-C" || value === "--chdir" || value === "-S" || value === "--split-string") {
-          if (value === "-S" || value === "--split-string") return script(literalArgs[i + 1], "env -S's command");
-          i += 1;
-          continue;
-        }
-        if (value.startsWith("-") || /^[A-Za-z_][A-Za-z0-9_]*=/.test(value)) continue;
-        break;
-      }
-      return inner(args.slice(i));
-    }
-    case "nice":
-    case "nohup":
-    case "command":
-    case "exec":
-    case "sudo":
-    case "doas":
-    case "stdbuf":
-    case "time":
-    case "setsid":
-    case "chrt":
-    case "ionice": {
-      // Options, with the values of those that take one, come before the command.
-      const takesValue: Record<string, Set<string>> = {
-        nice: new Set(["-n", "--adjustment"]),
-        exec: new Set(["-a"]),
-        sudo: new Set(["-u", "-g", "-h", "-p", "-C", "-D", "-R", "-T", "-U", "--user", "--group", "--host", "--prompt"]),
-        doas: new Set(["-u", "-C"]),
-        stdbuf: new Set(["-i", "-o", "-e"]),
-        time: new Set(["-f", "-o", "--format", "--output"]),
-        ionice: new Set(["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"]),
-        chrt: new Set([]),
-      };
-      let i = 0;
-      for (; i < args.length; i += 1) {
-        const value = literalArgs[i];
-        if (value === undefined) return opaquePart(words, `a ${name} argument is an expansion`);
-        if (value === "--") {
-          i += 1;
-          break;
-        }
-        if (!value.startsWith("-")) break;
-        // `command -v x` and `command -V x` only look a name up.
-        if (name === "command" && /^-[pvV]*[vV]/.test(value)) return plain(name, words);
-        if (takesValue[name]?.has(value)) i += 1;
-      }
-      // chrt takes a priority before the command.
-      if (name === "chrt" && literalArgs[i] !== undefined && /^\d+$/.test(literalArgs[i] as string)) i += 1;
-      return inner(args.slice(i));
-    }
-    case "timeout": {
-      const valued = new Set(["-s", "--signal", "-k", "--kill-after"]);
-      let i = 0;
-      for (; i < args.length; i += 1) {
-        const value = literalArgs[i];
-        if (value === undefined) return opaquePart(words, "a timeout argument is an expansion");
-        if (value === "--") {
-          i += 1;
-          break;
-        }
-        if (!value.startsWith("-")) break;
-        if (valued.has(value)) i += 1;
-      }
-      // The duration, then the command.
-      return inner(args.slice(i + 1));
-    }
-    case "xargs": {
-      const valued = new Set(["-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-lines", "--max-chars", "--replace", "--eof"]);
-      let i = 0;
-      for (; i < args.length; i += 1) {
-        const value = literalArgs[i];
-        if (value === undefined) return opaquePart(words, "an xargs argument is an expansion");
-        if (value === "--") {
-          i += 1;
-          break;
-        }
-        if (!value.startsWith("-")) break;
-        if (valued.has(value)) i += 1;
-      }
-      // xargs with no command runs echo.
-      return args.length > i ? inner(args.slice(i)) : plain("echo", [{ source: "echo", literal: "echo" }]);
-    }
-    case "eval":
-      if (literalArgs.some((value) => value === undefined)) return opaquePart(words, "an eval argument is an expansion");
-      return script(literalArgs.join(" "), "eval's command");
-    case "trap":
-      // `trap 'cmd' SIGNAL` runs cmd later; `trap - SIG` and `trap -p` run nothing.
-      if (literalArgs[0] === undefined && args.length > 0) return opaquePart(words, "a trap command is an expansion");
-      if (args.length < 2 || literalArgs[0] === "-" || (literalArgs[0] ?? "").startsWith("-")) return plain(name, words);
-      return merge(plain(name, words), script(literalArgs[0], "trap's command"));
-    case "find":
-      return findExec(name, words, args, depth);
-  }
-  if (SHELLS.has(name)) return shellWrapper(name, words, args, depth, script);
-  return plain(name, words);
+  const argv = [name, ...args.map((word) => word.literal ?? word.source)];
+  const part = makePart(prefix, argv, [name, ...args.map((word) => word.literal)], runsFile !== undefined ? { runsFile } : {});
+  return { parts: [part], writes: programWrites(name, args) };
 }
 
-function plain(name: string, words: ShellWord[]): { parts: CommandPart[]; writes: FileWrite[] } {
-  return { parts: [part([name, ...words.slice(1).map((word) => word.literal ?? word.source)])], writes: [] };
-}
-
-function merge(...results: { parts: CommandPart[]; writes: FileWrite[] }[]): { parts: CommandPart[]; writes: FileWrite[] } {
+function merge(...results: Analysis[]): Analysis {
   return { parts: results.flatMap((result) => result.parts), writes: results.flatMap((result) => result.writes) };
 }
 
-/** `sh -c 'script'` (options may come first: `bash -ec`, `sh -x -c`); `sh file` stays `sh file`. */
-function shellWrapper(
-  name: string,
-  words: ShellWord[],
-  args: ShellWord[],
-  depth: number,
-  script: (text: string | undefined, what: string) => { parts: CommandPart[]; writes: FileWrite[] },
-): { parts: CommandPart[]; writes: FileWrite[] } {
+/** A script run by a wrapper (`sh -c`, `eval`, `env -S`): its commands, each carrying the wrapper's prefix. */
+function script(text: string | undefined, what: string, words: readonly ShellWord[], prefix: readonly PrefixWord[], depth: number): Analysis {
+  if (text === undefined) return opaquePart(words, prefix, `${what} is an expansion`);
+  const analysed = analyseCommandLine(text, depth + 1);
+  if (!analysed.ok) return opaquePart(words, prefix, `${what} does not parse (${analysed.error})`);
+  return { parts: analysed.parts.map((part) => prefixed(part, prefix)), writes: analysed.writes };
+}
+
+/** A part of a wrapped script with the wrapper's prefix (`PATH=x sh -c 'npm test'` runs `npm test` with PATH=x). */
+function prefixed(part: CommandPart, prefix: readonly PrefixWord[]): CommandPart {
+  if (prefix.length === 0) return part;
+  const head = makePart(prefix, [], []);
+  const shift = head.ruled.length + 1;
+  return {
+    ...part,
+    ruled: `${head.ruled} ${part.ruled}`,
+    namedThrough: part.namedThrough > 0 ? shift + part.namedThrough : head.namedThrough,
+    mustName: [...new Set([...head.mustName, ...part.mustName])],
+  };
+}
+
+/** Skips options (and the values of `valued` ones) before a wrapped command; the index of the command, or an expansion's reason. */
+function skipOptions(args: readonly ShellWord[], valued: ReadonlySet<string>, name: string): number | string {
   let i = 0;
-  // `busybox sh -c …` and `busybox touch …`: busybox runs its first argument.
-  if (name === "busybox") return args.length > 0 ? unwrap(args, depth + 1) : plain(name, words);
-  let command = false;
   for (; i < args.length; i += 1) {
     const value = args[i]?.literal;
-    if (value === undefined) return opaquePart(words, `a ${name} option is an expansion`);
+    if (value === undefined) return `a ${name} argument is an expansion`;
+    if (value === "--") return i + 1;
+    if (!value.startsWith("-")) return i;
+    if (valued.has(value)) i += 1;
+  }
+  return i;
+}
+
+const WRAPPER_VALUED: Record<string, ReadonlySet<string>> = {
+  nice: new Set(["-n", "--adjustment"]),
+  exec: new Set(["-a"]),
+  sudo: new Set(["-u", "-g", "-h", "-p", "-C", "-D", "-R", "-T", "-U", "--user", "--group", "--host", "--prompt", "--chdir"]),
+  doas: new Set(["-u", "-C"]),
+  stdbuf: new Set(["-i", "-o", "-e"]),
+  time: new Set(["-f", "-o", "--format", "--output"]),
+  ionice: new Set(["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"]),
+  timeout: new Set(["-s", "--signal", "-k", "--kill-after"]),
+  xargs: new Set(["-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-lines", "--max-chars", "--replace", "--eof"]),
+};
+
+/** The parts `words` runs, seen through wrappers; `prefix` is what came before them that changes what runs. */
+function unwrap(words: readonly ShellWord[], depth: number, prefix: readonly PrefixWord[]): Analysis {
+  const first = words[0];
+  if (first === undefined) return { parts: [], writes: [] };
+  if (first.literal === undefined) return opaquePart(words, prefix, `the command name ${first.source} is an expansion`);
+  if (depth > MAX_DEPTH) return opaquePart(words, prefix, "wrappers nested too deep to follow");
+  const name = basename(first.literal);
+  const args = words.slice(1);
+  const literalArgs = args.map((word) => word.literal);
+
+  if (TRANSPARENT.has(name) || name === "timeout" || name === "sudo" || name === "doas" || name === "xargs") {
+    // `command -v x` and `command -V x` only look a name up.
+    if (name === "command" && /^-[pvV]*[vV]/.test(literalArgs[0] ?? "")) return plain(name, words, prefix);
+    const at = skipOptions(args, WRAPPER_VALUED[name] ?? new Set(), name);
+    if (typeof at === "string") return opaquePart(words, prefix, at);
+    let start = at;
+    // chrt takes a priority, timeout a duration, before the command.
+    if ((name === "chrt" && /^\d+$/.test(literalArgs[start] ?? "")) || name === "timeout") start += 1;
+    const rest = args.slice(start);
+    if (name === "xargs") {
+      // xargs adds arguments read from standard input: the rule must name xargs. With no command it runs echo.
+      const own = [{ text: "xargs", why: "xargs" }, ...args.slice(0, at).map((word) => ({ text: word.literal ?? word.source }))];
+      if (rest.length === 0) return plain("echo", [{ source: "echo", literal: "echo" }], [...prefix, ...own]);
+      return fedArguments(unwrap(rest, depth + 1, [...prefix, ...own]), "xargs");
+    }
+    if (rest.length === 0) return plain(name, words, prefix);
+    if (name === "sudo" || name === "doas") {
+      // Another user runs it: the rule must name the wrapper.
+      const own = [{ text: name, why: name }, ...args.slice(0, start).map((word) => ({ text: word.literal ?? word.source }))];
+      return unwrap(rest, depth + 1, [...prefix, ...own]);
+    }
+    return unwrap(rest, depth + 1, prefix);
+  }
+
+  switch (name) {
+    case "env":
+      return envWrapper(words, args, depth, prefix);
+    case "eval":
+      if (literalArgs.some((value) => value === undefined)) return opaquePart(words, prefix, "an eval argument is an expansion");
+      return script(literalArgs.join(" "), "eval's command", words, prefix, depth);
+    case "trap":
+      // `trap 'cmd' SIGNAL` runs cmd later; `trap - SIG` and `trap -p` run nothing.
+      if (literalArgs[0] === undefined && args.length > 0) return opaquePart(words, prefix, "a trap command is an expansion");
+      if (args.length < 2 || literalArgs[0] === "-" || (literalArgs[0] ?? "").startsWith("-")) return plain(name, words, prefix);
+      return merge(plain(name, words, prefix), script(literalArgs[0], "trap's command", words, prefix, depth));
+    case "find":
+      return findExec(name, words, args, depth, prefix);
+    case "source":
+    case ".":
+      return plain(name, words, prefix, literalArgs[0]);
+  }
+  if (SHELLS.has(name)) return shellWrapper(name, words, args, depth, prefix);
+  if (INTERPRETERS[name] !== undefined) return interpreter(name, words, args, prefix);
+  return plain(name, words, prefix);
+}
+
+/** `env [-i] [-u NAME] [-C DIR] [NAME=value]… command`: its assignments count like leading ones. */
+function envWrapper(words: readonly ShellWord[], args: readonly ShellWord[], depth: number, prefix: readonly PrefixWord[]): Analysis {
+  const own: PrefixWord[] = [];
+  let i = 0;
+  for (; i < args.length; i += 1) {
+    const value = args[i]?.literal;
+    if (value === undefined) return opaquePart(words, prefix, "an env argument is an expansion");
+    if (value === "--") {
+      i += 1;
+      break;
+    }
+    if (value === "-S" || value === "--split-string" || value.startsWith("--split-string=") || (value.startsWith("-S") && value.length > 2)) {
+      const text = value === "-S" || value === "--split-string" ? args[i + 1]?.literal : value.replace(/^(?:-S|--split-string=)/, "");
+      return script(text, "env -S's command", words, [...prefix, ...own], 0);
+    }
+    if (value === "-u" || value === "--unset") {
+      own.push({ text: value }, { text: args[i + 1]?.literal ?? "" });
+      i += 1;
+    } else if (value === "-C" || value === "--chdir") {
+      own.push({ text: value }, { text: args[i + 1]?.literal ?? "", why: "env -C" });
+      i += 1;
+    } else if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(value)) {
+      const variable = value.slice(0, value.indexOf("="));
+      if (!isSafeAssignment(variable)) own.push({ text: value, why: `sets ${variable}` });
+    } else if (value.startsWith("-")) {
+      own.push({ text: value });
+    } else break;
+  }
+  const rest = args.slice(i);
+  // Only what must be named keeps `env` in the text rules see: `env -i LANG=C sort` is `sort`.
+  const kept = own.some((word) => word.why !== undefined) ? [...prefix, { text: "env" }, ...own] : prefix;
+  return rest.length === 0 ? plain("env", words, prefix) : unwrap(rest, depth + 1, kept);
+}
+
+/** `sh -c 'script'` (options may come first: `bash -ec`, `sh -x -c`); `sh file` runs a file; `sh` alone reads standard input. */
+function shellWrapper(name: string, words: readonly ShellWord[], args: readonly ShellWord[], depth: number, prefix: readonly PrefixWord[]): Analysis {
+  // `busybox sh -c …` and `busybox touch …`: busybox runs its first argument.
+  if (name === "busybox") return args.length > 0 ? unwrap(args, depth + 1, prefix) : plain(name, words, prefix);
+  let command = false;
+  let stdin = false;
+  let i = 0;
+  for (; i < args.length; i += 1) {
+    const value = args[i]?.literal;
+    if (value === undefined) return opaquePart(words, prefix, `a ${name} option is an expansion`);
     if (value === "--" || value === "-") {
+      stdin = value === "-";
       i += 1;
       break;
     }
     if (!/^[-+]/.test(value)) break;
+    if (INFO_ONLY.has(value)) return plain(name, words, prefix);
     if (/^-[A-Za-z]*c/.test(value)) command = true;
+    if (/^-[A-Za-z]*s/.test(value)) stdin = true;
     // `-o option` and `+O option` take a value.
     if (/^[-+][oO]$/.test(value)) i += 1;
   }
-  if (!command) return plain(name, words);
-  return script(args[i]?.literal, `${name} -c's script`);
+  if (command) return script(args[i]?.literal, `${name} -c's script`, words, prefix, depth);
+  if (stdin || i >= args.length) return opaquePart(words, prefix, `${name} reads its commands from standard input`);
+  return plain(name, words, prefix, args[i]?.literal);
+}
+
+/** `python3 -c …`, `node -e …`, `perl -e …` run code the rules cannot read; so does an interpreter reading standard input. */
+function interpreter(name: string, words: readonly ShellWord[], args: readonly ShellWord[], prefix: readonly PrefixWord[]): Analysis {
+  const spec = INTERPRETERS[name] as { code: readonly string[]; stdin: boolean };
+  for (let i = 0; i < args.length; i += 1) {
+    const value = args[i]?.literal;
+    if (value === undefined) return opaquePart(words, prefix, `a ${name} argument is an expansion`);
+    const code = spec.code.find((option) => value === option || (option.length === 2 && option.startsWith("-") && value.startsWith(option)) || value.startsWith(`${option}=`));
+    if (code !== undefined) return opaquePart(words, prefix, `${name} ${code} runs code given on the command line`);
+    if (value === "-") return opaquePart(words, prefix, `${name} reads its program from standard input`);
+    if (INFO_ONLY.has(value)) return plain(name, words, prefix);
+    if (value === "-m" || !value.startsWith("-")) return plain(name, words, prefix, value === "-m" ? undefined : value);
+    if (INTERPRETER_VALUED.has(value)) i += 1;
+  }
+  if (spec.stdin && args.every((word) => !/^--(?:test|run|watch)/.test(word.literal ?? ""))) {
+    return opaquePart(words, prefix, `${name} reads its program from standard input`);
+  }
+  return plain(name, words, prefix);
+}
+
+/**
+ * A command given arguments the line does not show (`xargs rm`, `find -exec rm {} +`):
+ * a program that changes the files it is given changes files nobody can name here.
+ */
+function fedArguments(result: Analysis, by: string): Analysis {
+  const writes = result.writes.filter((write) => write.path === undefined || !write.path.includes("{}"));
+  const fed = result.parts.some((part) => !part.opaque && programWrites(part.argv[0] ?? "", [...part.argv.slice(1), "x", "y"].map((text) => ({ source: text, literal: text }))).length > 0);
+  if (fed) writes.push({ path: undefined, source: `${by} gives ${result.parts[0]?.argv[0]} the files it changes` });
+  return { parts: result.parts, writes };
 }
 
 /** `find … -exec cmd {} ;` runs cmd: each -exec/-execdir/-ok/-okdir is a command of its own. */
-function findExec(name: string, words: ShellWord[], args: ShellWord[], depth: number): { parts: CommandPart[]; writes: FileWrite[] } {
-  const results = [plain(name, words)];
+function findExec(name: string, words: readonly ShellWord[], args: readonly ShellWord[], depth: number, prefix: readonly PrefixWord[]): Analysis {
+  const results = [plain(name, words, prefix)];
   for (let i = 0; i < args.length; i += 1) {
     if (!/^-(?:exec|execdir|ok|okdir)$/.test(args[i]?.literal ?? "")) continue;
     const start = i + 1;
     let end = start;
     while (end < args.length && args[end]?.literal !== ";" && args[end]?.literal !== "+") end += 1;
-    results.push(unwrap(args.slice(start, end), depth + 1));
+    results.push(fedArguments(unwrap(args.slice(start, end), depth + 1, prefix), `find ${args[i]?.literal}`));
     i = end;
   }
   return merge(...results);

@@ -1,0 +1,142 @@
+/**
+ * What permission rules must know about particular programs, as data: which
+ * leading assignments change nothing a rule cares about, which options make a
+ * program run another program (an allow rule must spell them out), and which
+ * interpreters run code given on the command line or on standard input.
+ */
+
+/** Assignments an allow rule may ignore: locale, time zone, colour and CI switches name no program and no file. */
+export function isSafeAssignment(name: string): boolean {
+  return /^(?:LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|CI)$/.test(name);
+}
+
+/**
+ * Options that name a program, a script or a configuration that runs one:
+ * `global` ones count before the first operand (git's `-c` comes before the
+ * subcommand; `git commit -c` is something else), `any` ones anywhere,
+ * `sub[subcommand]` ones after that subcommand. An entry not starting with `-`
+ * is a word that makes the subcommand run a command (`git bisect run`).
+ * Options are given as they are spelled; `--long=value` and `-xVALUE` count too.
+ */
+interface NamingOptions {
+  global?: readonly string[];
+  any?: readonly string[];
+  sub?: Readonly<Record<string, readonly string[]>>;
+}
+
+const PACKAGE_MANAGER = ["--script-shell", "--shell", "--node-options", "--userconfig", "--globalconfig", "--prefix", "--call", "--node-gyp", "--init-module", "--editor", "--cwd", "--dir", "--config"];
+const NODE = ["-r", "--require", "--import", "--loader", "--experimental-loader", "--preload", "--env-file"];
+
+export const NAMING_OPTIONS: Readonly<Record<string, NamingOptions>> = {
+  git: {
+    global: ["-c", "--config-env", "--exec-path", "-C", "--git-dir", "--work-tree", "--namespace"],
+    any: ["--upload-pack", "--receive-pack", "--exec", "--extcmd", "--open-files-in-pager", "--sendmail-cmd", "--to-cmd", "--cc-cmd", "--smtp-server", "--template"],
+    sub: {
+      clone: ["-u"],
+      rebase: ["-x"],
+      difftool: ["-x", "-t", "--tool"],
+      mergetool: ["-t", "--tool"],
+      grep: ["-O"],
+      bisect: ["run"],
+      submodule: ["foreach"],
+      "filter-branch": ["--tree-filter", "--index-filter", "--msg-filter", "--env-filter", "--commit-filter", "--parent-filter", "--tag-name-filter"],
+      config: ["--file", "-f", "--global", "--system"],
+    },
+  },
+  npm: { any: [...PACKAGE_MANAGER, "-c"] },
+  npx: { any: [...PACKAGE_MANAGER, "-c", "-p", "--package"] },
+  pnpm: { any: [...PACKAGE_MANAGER, "-C"] },
+  yarn: { any: PACKAGE_MANAGER },
+  bun: { any: [...PACKAGE_MANAGER, ...NODE, "-c"] },
+  node: { any: NODE },
+  nodejs: { any: NODE },
+  deno: { any: ["--config", "-c", "--import-map"] },
+  find: { any: ["-exec", "-execdir", "-ok", "-okdir"] },
+  tar: { any: ["--to-command", "-I", "--use-compress-program", "--checkpoint-action", "-F", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command"] },
+  rsync: { any: ["-e", "--rsh", "--rsync-path"] },
+  ssh: { any: ["-o", "-F"] },
+  scp: { any: ["-S", "-o", "-F"] },
+  sort: { any: ["--compress-program"] },
+  zip: { any: ["-TT", "--unzip-command"] },
+  cargo: { any: ["--config"] },
+  make: { any: ["-f", "--file", "--makefile", "-C", "--directory", "--eval"] },
+  vim: { any: ["-c", "--cmd", "-S"] },
+  vi: { any: ["-c", "--cmd", "-S"] },
+};
+
+/** Options of a program that take their value in the next word, so the value is part of what must be named. */
+const VALUED = new Set(["-c", "-C", "-e", "-f", "-F", "-I", "-o", "-p", "-r", "-S", "-t", "-u", "-x", "-O", "-m"]);
+
+export interface NamedOption {
+  /** Index in argv of the last word the option covers (its value's, when separate). */
+  last: number;
+  what: string;
+}
+
+/**
+ * The options of argv (`[name, ...args]`, args as literals or undefined for an
+ * expansion) that name a program. An expansion where such an option could be
+ * is not looked into: an allow rule matches the expansion as written.
+ */
+export function namingOptions(argv: readonly (string | undefined)[]): NamedOption[] {
+  const name = argv[0] ?? "";
+  const spec = NAMING_OPTIONS[name];
+  if (!spec) return [];
+  const found: NamedOption[] = [];
+  let subcommand: string | undefined;
+  for (let i = 1; i < argv.length; i += 1) {
+    const word = argv[i];
+    if (word === undefined) continue;
+    if (word === "--") break;
+    const lists = [spec.any ?? [], subcommand === undefined ? (spec.global ?? []) : [], subcommand !== undefined ? (spec.sub?.[subcommand] ?? []) : []];
+    const option = lists.flat().find((candidate) => optionMatches(word, candidate));
+    if (option !== undefined) {
+      const separate = word === option && option.startsWith("-") && (option.startsWith("--") || VALUED.has(option));
+      found.push({ last: separate ? Math.min(i + 1, argv.length - 1) : i, what: `${name} ${option}` });
+      if (separate) i += 1;
+      continue;
+    }
+    if (subcommand === undefined && !word.startsWith("-")) subcommand = word;
+  }
+  return found;
+}
+
+function optionMatches(word: string, option: string): boolean {
+  if (!option.startsWith("-")) return word === option;
+  if (word === option) return true;
+  if (option.startsWith("--")) return word.startsWith(`${option}=`);
+  // A short option with its value attached (`-cX`), not a longer option that starts alike (`-exec` vs `-e`).
+  return option.length === 2 && !word.startsWith("--") && word.startsWith(option) && word.length > 2 && NAMING_SHORT_ATTACH.has(option);
+}
+
+/** Short options whose value may be attached (`-ccore.pager=x`, `-I{}`, `-epython`). */
+const NAMING_SHORT_ATTACH = new Set(["-c", "-C", "-I", "-i", "-o", "-p", "-r", "-S", "-x", "-O", "-m", "-e", "-u", "-t", "-F", "-f"]);
+
+/**
+ * Interpreters: the options that make them run code given as an argument, and
+ * whether they read a program from standard input when given no script
+ * operand (`echo … | python3`, `node <<EOF`).
+ */
+export const INTERPRETERS: Readonly<Record<string, { code: readonly string[]; stdin: boolean }>> = {
+  python: { code: ["-c"], stdin: true },
+  python2: { code: ["-c"], stdin: true },
+  python3: { code: ["-c"], stdin: true },
+  pypy: { code: ["-c"], stdin: true },
+  pypy3: { code: ["-c"], stdin: true },
+  node: { code: ["-e", "--eval", "-p", "--print"], stdin: true },
+  nodejs: { code: ["-e", "--eval", "-p", "--print"], stdin: true },
+  bun: { code: ["-e", "--eval", "-p", "--print"], stdin: false },
+  deno: { code: ["eval"], stdin: false },
+  perl: { code: ["-e", "-E"], stdin: true },
+  ruby: { code: ["-e"], stdin: true },
+  php: { code: ["-r"], stdin: true },
+  lua: { code: ["-e"], stdin: true },
+  osascript: { code: ["-e"], stdin: true },
+  pwsh: { code: ["-c", "-Command", "-command", "-EncodedCommand"], stdin: false },
+};
+
+/** Options of an interpreter that take a value (so the value is not the script operand). */
+export const INTERPRETER_VALUED = new Set(["-m", "-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-M", "-x", "-C"]);
+
+/** Words that only print information, so an interpreter given them reads no program. */
+export const INFO_ONLY = new Set(["--version", "-V", "--help", "-h", "-v", "-version"]);
