@@ -50,8 +50,10 @@ function parametersOf(schema: McpTool["inputSchema"]): Record<string, unknown> {
 
 /**
  * An MCP server's tool as one of ours. Its effect is `execute` (it may do
- * anything) unless the server says it only reads; rules match it by name, so
- * its subject is empty.
+ * anything) unless the server says it only reads — a hint, which the policy
+ * does not take on trust in plan mode. Rules match it by name, or by a
+ * pattern over its arguments' canonical JSON, which the policy builds from the
+ * input (src/permissions/mcp-call.ts), so its subject is empty.
  */
 export function adaptMcpTool(tool: McpTool, target: McpCallTarget): Tool<z.ZodType<Record<string, unknown>>> {
   const name = mcpToolName(target.server, tool.name);

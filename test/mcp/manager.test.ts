@@ -145,7 +145,7 @@ describe("a server whose tools change", () => {
 });
 
 describe("permissions", () => {
-  test("rules name MCP tools by name, server prefix or wildcard; readOnlyHint tools are reads", async () => {
+  test("rules name MCP tools by name, server prefix or wildcard; readOnlyHint tools are reads but not in plan mode; patterns match the arguments", async () => {
     const { mcp } = manager({ tiny: tiny() });
     await mcp.start();
     const ask = (rules: { allow?: string[]; deny?: string[] }, mode: "default" | "plan" = "default") =>
@@ -160,8 +160,13 @@ describe("permissions", () => {
     expect(await ask({ allow: ["mcp__tiny__slow"] }).execute(slow, context())).toEqual({ content: "slow done" });
     const deny = await ask({ allow: ["mcp__tiny__*"], deny: ["mcp__tiny__slow"] }).execute(slow, context());
     expect(deny.content).toContain('matches the deny rule "mcp__tiny__slow"');
-    // echo says readOnlyHint: a read, allowed even in plan mode.
-    expect(await ask({}, "plan").execute(callOf("mcp__tiny__echo", { text: "r" }), context())).toEqual({ content: "echo: r" });
+    // echo says readOnlyHint: a read in the default mode; in plan mode a hint is not enough, an allow rule naming it is.
+    const echo = callOf("mcp__tiny__echo", { text: "r" });
+    expect(await ask({}).execute(echo, context())).toEqual({ content: "echo: r" });
+    expect((await ask({}, "plan").execute(echo, context())).content).toContain("plan mode is read-only: mcp__tiny__echo is an MCP tool");
+    expect(await ask({ allow: ["mcp__tiny__echo"] }, "plan").execute(echo, context())).toEqual({ content: "echo: r" });
+    // A pattern matches the arguments' canonical JSON.
+    expect((await ask({ deny: ['mcp__tiny__echo(*"text":"secret*)'] }).execute(callOf("mcp__tiny__echo", { text: "secret x" }), context())).content).toContain("matches the deny rule");
   });
 });
 
