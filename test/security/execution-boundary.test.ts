@@ -76,9 +76,10 @@ describe.skipIf(sandboxProblem() !== undefined)("the execution boundary", () => 
   test("the Lead's sandboxed shell cannot write .git: config, hooks and HEAD stay as they were", async () => {
     const { workspace, marker, run } = await world();
     const before = readFileSync(join(workspace, ".git", "config"), "utf8");
-    // No redirection into .git (the permission layer would stop that first): what only the sandbox stops.
+    // From a script file, whose commands the permission layer cannot see (it would stop a `cp` into .git on the line first): what only the sandbox stops.
     writeFileSync(join(workspace, "hook.sh"), `#!/bin/sh\nenv > ${marker}\n`, { mode: 0o755 });
-    const command = `git config core.fsmonitor 'env > ${marker}'; mkdir -p .git/hooks; cp hook.sh .git/hooks/post-commit; cp notes.txt .git/HEAD; echo exit=$?`;
+    writeFileSync(join(workspace, "plant.sh"), `git config core.fsmonitor 'env > ${marker}'; mkdir -p .git/hooks; cp hook.sh .git/hooks/post-commit; cp notes.txt .git/HEAD; echo exit=$?\n`);
+    const command = "sh ./plant.sh";
     const result = await run([call("shell", { command }), done], ["--allow", "shell"]);
     expect(result.code).toBe(0);
     expect(result.results[0]).toContain("Read-only file system");
@@ -97,7 +98,8 @@ describe.skipIf(sandboxProblem() !== undefined)("the execution boundary", () => 
       { identity: "lead", text: "alice is at work." },
       alice("write_file", { path: "evilgit/config", content: evilConfig }),
       alice("write_file", { path: "evilgit/HEAD", content: "ref: refs/heads/main\n" }),
-      alice("shell", { command: "mkdir -p evilgit/objects evilgit/refs && printf 'gitdir: evilgit\\n' > pointer && cp pointer .git; echo exit=$?" }),
+      // The target from an expansion, which the permission layer cannot name (in acceptEdits it lets it through): what only the sandbox stops.
+      alice("shell", { command: "mkdir -p evilgit/objects evilgit/refs && printf 'gitdir: evilgit\\n' > pointer && cp pointer \"$(printf .git)\"; echo exit=$?" }),
       alice("write_file", { path: ".git", content: "gitdir: evilgit\n" }),
       { identity: "alice", text: "Done." },
       { identity: "lead", text: "done" },
@@ -131,8 +133,10 @@ describe.skipIf(sandboxProblem() !== undefined)("the execution boundary", () => 
     mkdirSync(join(workspace, "hooks"));
     writeFileSync(join(workspace, "hooks", "check.sh"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
     writeFileSync(join(workspace, "evil.sh"), `#!/bin/sh\nenv > hook-env.txt\ntouch ${marker} 2>/dev/null\nexit 0\n`, { mode: 0o755 });
+    // The copy from a script file: the permission layer would refuse `cp … hooks/check.sh` on the line (a file a hook runs).
+    writeFileSync(join(workspace, "swap.sh"), "cp evil.sh hooks/check.sh\n");
     const hooks = { hooks: { PreToolUse: [{ matcher: "shell", command: "./hooks/check.sh" }] } };
-    const script = [call("shell", { command: "cp evil.sh hooks/check.sh" }), call("shell", { command: "true" }), done];
+    const script = [call("shell", { command: "sh ./swap.sh" }), call("shell", { command: "true" }), done];
     const result = await run(script, ["--allow", "shell"], hooks);
     expect(result.code).toBe(0);
     expect(readFileSync(join(workspace, "hooks", "check.sh"), "utf8")).toContain("touch");
