@@ -139,13 +139,14 @@ describe("the key leaves the process nowhere", () => {
     try {
       const { root, stateDir, run } = runSetup();
       const cassette = join(root, "run.cassette.jsonl");
+      const lastMessage = join(root, "last-message.txt");
       const server = startServer([
         { raw: { contentType: "text/event-stream", body: splitKeyStream(key) } },
         { toolCalls: [{ name: "shell", arguments: { command: `echo ${key} > key-copy.txt` } }] },
         { status: 400, body: { error: { message: `Invalid API key: ${key}`, type: "invalid_request_error" } } },
       ]);
       const result = await run(
-        ["--base-url", server.url, "--permission-mode", "bypassPermissions", "--output", "stream-json", "--include-partial-messages", "--verbose", "--record", cassette, `remember ${key}`],
+        ["--base-url", server.url, "--permission-mode", "bypassPermissions", "--output", "stream-json", "--include-partial-messages", "--verbose", "--record", cassette, "--output-last-message", lastMessage, `remember ${key}`],
         { env: { OPENAI_API_KEY: key, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } },
       );
       // The prompt ends at its first answer; a second turn in the same session echoes it in a tool call.
@@ -170,6 +171,7 @@ describe("the key leaves the process nowhere", () => {
         stderr: result.stderr + second.stderr,
         deltas,
         cassette: readFileSync(cassette, "utf8"),
+        lastMessage: readFileSync(lastMessage, "utf8"),
         otlp: otlp.bodies.join("\n"),
         ...Object.fromEntries(filesUnder(stateDir).map((file) => [file.path, file.text])),
       };

@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { UsageError } from "../../core/errors.ts";
 import { writeFileAtomic } from "../../storage/atomic-file.ts";
+import { redact } from "../../security/redact.ts";
 
 /**
  * `--output-last-message FILE` as an absolute path, checked before the run so a
@@ -21,7 +22,8 @@ export function lastMessagePath(flag: string | undefined, cwd: string = process.
   return path;
 }
 
-/** The final answer, replaced whole (never a half-written file for a script to read). */
-export function writeLastMessage(path: string, text: string): void {
+/** The final answer, masked like stdout, replaced whole (never a half-written file for a script to read). */
+export function writeLastMessage(path: string, unsafe: string): void {
+  const text = redact(unsafe);
   writeFileAtomic(path, text.endsWith("\n") || text === "" ? text : `${text}\n`);
 }
