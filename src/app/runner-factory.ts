@@ -3,10 +3,11 @@ import type { Settings } from "../config/load.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Tool, ToolSource } from "../core/tool.ts";
 import type { ShellHooks } from "../hooks/hook-runner.ts";
+import { lookupModel } from "../model/catalogue/catalogue.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
 import type { PermissionPolicy } from "../permissions/policy.ts";
 import { AgentRunner } from "../runtime/agent-runner.ts";
-import { DEFAULT_COMPACTION } from "../runtime/compaction.ts";
+import { DEFAULT_COMPACTION, thresholdForWindow } from "../runtime/compaction.ts";
 import type { HistoryStore } from "../runtime/history-store.ts";
 import type { RunObserver, RunResult } from "../runtime/run-types.ts";
 import type { ProtectedPaths } from "../security/protected-paths.ts";
@@ -55,8 +56,11 @@ export interface RunnerFactoryOptions {
 /** Every agent of a runtime gets its runner here: one tool pipeline shape, one compaction, one usage and tracing path. */
 export function runnerFactory(o: RunnerFactoryOptions): RunnerFor {
   const { settings, hooks, clock, usage, tracing } = o;
+  // The model's real window when the catalogue knows it; config compaction.thresholdChars wins.
+  const known = lookupModel(settings.model);
+  const windowThreshold = known ? thresholdForWindow(known.contextWindow, known.maxOutputTokens) : DEFAULT_COMPACTION.thresholdChars;
   const compaction = (identity: string) => ({
-    thresholdChars: settings.compaction.thresholdChars ?? DEFAULT_COMPACTION.thresholdChars,
+    thresholdChars: settings.compaction.thresholdChars ?? windowThreshold,
     largeToolResultChars: settings.compaction.largeToolResultChars ?? DEFAULT_COMPACTION.largeToolResultChars,
     resultsDir: join(o.stateDir, "tool-results", identity.replaceAll("/", "-")),
   });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { McpServers, McpSettingsConfig } from "../mcp/config.ts";
+import { PROFILE_NAMES } from "../model/profiles/chat-profile.ts";
 import { PERMISSION_MODES } from "./modes.ts";
 import { Pricing } from "../usage/pricing.ts";
 import { Isolation } from "../worktrees/teammate-worktree.ts";
@@ -43,6 +44,8 @@ export const ConfigFile = z.strictObject({
   baseUrl: z.url().optional(),
   /** Prefer OPENAI_API_KEY in the environment; a key here must stay in a 0600 file, and never in the project's. */
   apiKey: z.string().min(1).optional(),
+  /** The Chat Completions dialect of baseUrl (docs/models.md#providers-and-profiles); `auto` (the default) detects it from the host. */
+  profile: z.enum(["auto", ...PROFILE_NAMES]).optional(),
   /** Extra HTTP headers sent with every model request (OpenRouter's X-Title, a gateway's routing header). */
   headers: z.record(HeaderName, HeaderValue).optional(),
   /** Text added to every agent's system prompt, after the project instructions. */

@@ -11,7 +11,8 @@ import { type SandboxMode, parseSandboxMode } from "../security/sandbox/sandbox.
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode } from "./config.ts";
 import { CONFIG_LEVELS, type ConfigLevel, type ConfigLocations, configLocations } from "./locations.ts";
 import { type ValueSource, parseBaseUrl, parseBudget, parseNonEmpty, parsePositiveInt } from "../core/values.ts";
-import { parsePermissionMode, parseStore } from "./values.ts";
+import { parsePermissionMode, parseProfile, parseStore } from "./values.ts";
+import type { ProfileChoice } from "../model/profiles/chat-profile.ts";
 import { FILES_STORE, type StoreSelection } from "../store/store-url.ts";
 import type { EnvPolicy } from "../security/env-policy.ts";
 import { mergeEnvPolicy } from "./env-policy-levels.ts";
@@ -22,6 +23,8 @@ export interface Settings {
   model: string;
   /** OpenAI-compatible endpoint; absent means the SDK's default (api.openai.com). */
   baseUrl?: string;
+  /** The endpoint's Chat Completions dialect; `auto` detects it from baseUrl's host. */
+  profile: ProfileChoice;
   apiKey?: string;
   /** Extra HTTP headers for every model request, by name. */
   headers: Record<string, string>;
@@ -68,6 +71,7 @@ export const DEFAULTS = {
 export interface SettingsFlags {
   model?: string;
   baseUrl?: string;
+  profile?: string;
   maxTurns?: string;
   permissionMode?: string;
   /** Permission rules from --allow / --deny, added after the config files'. */
@@ -209,6 +213,11 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       () => fromEnv("OPENAI_BASE_URL", parseBaseUrl),
       () => fromFiles((c) => c.baseUrl),
     ]),
+    profile: pick(
+      "profile",
+      [() => fromFlag(flags.profile, "--profile", parseProfile), () => fromFiles((c) => c.profile)],
+      "auto" as ProfileChoice,
+    ),
     apiKey: pick("apiKey", [() => fromEnv("OPENAI_API_KEY", (value) => value), () => fromFiles((c) => c.apiKey)]),
     headers: mergeHeaders(files, sources),
     appendSystemPrompt: joinParts([...files.map((file) => file.config.appendSystemPrompt), flags.appendSystemPrompt]),
@@ -347,6 +356,6 @@ function joinParts(parts: (string | undefined)[]): string | undefined {
 
 /** The model client's part of the settings. */
 export function modelClientOptions(settings: Settings): ModelClientOptions {
-  const { model, baseUrl, apiKey, headers, requestTimeoutMs, recordPath, replayPath } = settings;
-  return { model, baseUrl, apiKey, headers, timeoutMs: requestTimeoutMs, recordPath, replayPath };
+  const { model, baseUrl, profile, apiKey, headers, requestTimeoutMs, recordPath, replayPath } = settings;
+  return { model, baseUrl, profile, apiKey, headers, timeoutMs: requestTimeoutMs, recordPath, replayPath };
 }

@@ -1,6 +1,14 @@
+import { PROFILE_NAMES, type ProfileChoice } from "../model/profiles/chat-profile.ts";
+import { isProfileName } from "../model/profiles/detect.ts";
 import { type ValueSource, invalidValue } from "../core/values.ts";
 import { PERMISSION_MODES, type PermissionMode } from "./config.ts";
 import { type StoreSelection, displayStoreUrl, parseStoreUrl } from "../store/store-url.ts";
+
+/** A Chat Completions dialect (`auto`: from the base URL's host). */
+export function parseProfile(value: string, source: ValueSource): ProfileChoice {
+  if (value === "auto" || isProfileName(value)) return value;
+  throw invalidValue(source, value, `auto or one of ${PROFILE_NAMES.join(", ")}`);
+}
 
 export function parsePermissionMode(value: string, source: ValueSource): PermissionMode {
   if (!(PERMISSION_MODES as readonly string[]).includes(value)) throw invalidValue(source, value, `one of ${PERMISSION_MODES.join(", ")}`);

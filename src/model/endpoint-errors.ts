@@ -1,3 +1,4 @@
+import type { ProviderError } from "./error-body.ts";
 import {
   ContextOverflowError,
   EmptyModelAnswerError,
@@ -12,30 +13,31 @@ import {
 /**
  * What went wrong with one attempt, in SDK-neutral terms, and the one-line
  * error each failure ends in. Classified by what the answer says (its body's
- * code and message), not by the status alone: a 404 may be an unknown model or
- * a wrong URL, a 429 a rate limit to wait out or a spent quota that waiting
- * never fixes.
+ * code, type, reason and message, whatever its shape: error-body.ts), not by
+ * the status alone: a 404 may be an unknown model or a wrong URL, a 429 a rate
+ * limit to wait out or a spent quota that waiting never fixes, a 400 Gemini's
+ * way of saying the key is wrong.
  */
 export type AttemptFailure =
   /** The caller's signal fired: never retried. */
   | { kind: "aborted" }
   /** No complete HTTP answer: refused, reset, closed, DNS, TLS, a timeout, or a stream cut before it finished. */
   | { kind: "connection"; reason: ConnectionReason; detail: string; cause: unknown }
-  /** An HTTP error status. `message` is the server's own, flattened to one line. */
-  | {
-      kind: "http";
-      status: number;
-      code: string | undefined;
-      /** The error body's `type` (OpenAI puts `insufficient_quota` there too). */
-      type?: string | undefined;
-      message: string;
-      headers: Headers | undefined;
-      cause: unknown;
-    }
+  /** An HTTP error status, and the error its body held. */
+  | { kind: "http"; status: number; error: ProviderError; headers: Headers | undefined; cause: unknown }
+  /**
+   * An error the endpoint sent inside a 200 stream (an `error` event or chunk):
+   * the endpoint answered, so this is not a cut connection, and it is not
+   * retried — the answer was under way and the error says why it stopped.
+   */
+  | { kind: "stream_error"; error: ProviderError; cause: unknown }
   /** A 2xx answer that is not a chat completion (wrong --base-url, a proxy's HTML page). */
   | { kind: "invalid_response"; detail: string; firstBytes: string; cause: unknown }
   /** A valid completion with no text and no tool calls. */
   | { kind: "empty" };
+
+/** What an endpoint's error means for the run. */
+export type ErrorClass = "auth" | "unknown_model" | "quota" | "context_overflow" | "rate_limit" | "not_found" | "bad_request" | "server";
 
 export type ConnectionReason = "refused" | "reset" | "closed" | "tls" | "dns" | "timeout" | "cut" | "other";
 
@@ -51,6 +53,7 @@ export function endpointError(failure: AttemptFailure, context: EndpointContext)
   const { endpoint, model } = context;
   switch (failure.kind) {
     case "http":
+    case "stream_error":
       break;
     case "invalid_response":
       return new InvalidModelResponseError(
@@ -60,28 +63,35 @@ export function endpointError(failure: AttemptFailure, context: EndpointContext)
     default:
       return exhaustedError(failure, 1, context);
   }
-  const { status, message, cause } = failure;
-  const said = `HTTP ${status}${message ? `: ${message}` : ""}`;
-  if (status === 401 || status === 403) {
-    return new ModelRequestError(`authentication failed at ${endpoint} (${said}): check OPENAI_API_KEY`, status, { cause });
-  }
-  if (status === 404) {
-    if (isUnknownModel(failure)) {
+  const { cause } = failure;
+  const status = failure.kind === "http" ? failure.status : undefined;
+  const said = describeFailure(failure, context);
+  switch (classify(failure)) {
+    case "auth":
+      return new ModelRequestError(`authentication failed at ${endpoint} (${said}): check OPENAI_API_KEY`, status, { cause });
+    case "unknown_model":
       return new UnknownModelError(`unknown model ${model} at ${endpoint} (${said}): check --model / AGENT_MODEL`, status, { cause });
-    }
+    case "quota":
+      return new QuotaExceededError(`quota exceeded for this key at ${endpoint} (${said}): check the plan and billing of OPENAI_API_KEY`, status, {
+        cause,
+      });
+    case "context_overflow":
+      return new ContextOverflowError(`the request is longer than the context window of ${model} (${said})`, { cause });
+    default:
+      break;
+  }
+  if (failure.kind === "stream_error") {
+    return new ModelUnavailableError(
+      `the model endpoint ${endpoint} reported an error inside its answer stream (${said}): not retried, as the answer was already under way; run again`,
+      { cause },
+    );
+  }
+  if (failure.status === 404) {
     return new ModelRequestError(`endpoint answered 404 for ${completionsUrl(endpoint)}: check --base-url (it usually ends in /v1)`, status, {
       cause,
     });
   }
-  if (isQuotaExceeded(failure)) {
-    return new QuotaExceededError(`quota exceeded for this key at ${endpoint} (${said}): check the plan and billing of OPENAI_API_KEY`, status, {
-      cause,
-    });
-  }
-  if (isContextOverflow(failure)) {
-    return new ContextOverflowError(`the request is longer than the context window of ${model} (${said})`, { cause });
-  }
-  if (status >= 400 && status < 500) {
+  if (failure.status >= 400 && failure.status < 500) {
     return new ModelRequestError(`the model endpoint ${endpoint} rejected the request (${said})`, status, { cause });
   }
   return exhaustedError(failure, 1, context);
@@ -95,7 +105,7 @@ export function exhaustedError(failure: AttemptFailure, attempts: number, contex
       `the model ${context.model} answered with no text and no tool calls (${times}): ask again, or try another model`,
     );
   }
-  if (failure.kind === "invalid_response") return endpointError(failure, context);
+  if (failure.kind === "invalid_response" || failure.kind === "stream_error") return endpointError(failure, context);
   const last = describeFailure(failure, context);
   const tries = attempts > 1 ? `after ${attempts} attempts (last: ${last})` : `(${last})`;
   const cause = failure.kind === "aborted" ? undefined : failure.cause;
@@ -127,7 +137,11 @@ export function describeFailure(failure: AttemptFailure, context: Pick<EndpointC
     case "connection":
       return failure.reason === "timeout" ? `timed out after ${context.timeoutMs} ms` : failure.detail;
     case "http":
-      return `HTTP ${failure.status}${failure.message ? `: ${failure.message}` : ""}`;
+      return `HTTP ${failure.status}${failure.error.message ? `: ${failure.error.message}` : ""}`;
+    case "stream_error": {
+      const code = failure.error.code ?? failure.error.numericCode;
+      return `stream error${code !== undefined ? ` ${code}` : ""}${failure.error.message ? `: ${failure.error.message}` : ""}`;
+    }
     case "invalid_response":
       return `invalid response: ${failure.detail}`;
     case "empty":
@@ -135,23 +149,46 @@ export function describeFailure(failure: AttemptFailure, context: Pick<EndpointC
   }
 }
 
-const UNKNOWN_MODEL_CODES = new Set(["model_not_found", "unknown_model", "model_not_available"]);
-const UNKNOWN_MODEL_MESSAGE = /\bmodel\b.*\b(not found|does not exist|not exist|unknown|is not available)\b|\b(unknown|no such|invalid) model\b/i;
+const AUTH_CODES = new Set(["invalid_api_key", "authentication_error", "unauthorized", "permission_denied", "permission_error", "API_KEY_INVALID"]);
+const AUTH_STATUSES = new Set(["UNAUTHENTICATED", "PERMISSION_DENIED"]);
+const UNKNOWN_MODEL_CODES = new Set(["model_not_found", "unknown_model", "model_not_available", "invalid_model"]);
+const UNKNOWN_MODEL_MESSAGE =
+  /\bmodels?\b.*\b(not found|does not exist|not exist|unknown|is not available)\b|\b(unknown|no such|invalid) model\b|\bnot a valid model\b/i;
+const QUOTA_CODES = new Set(["insufficient_quota", "insufficient_balance", "billing_hard_limit_reached"]);
+const OVERFLOW_CODES = new Set(["context_length_exceeded", "exceed_context_size_error", "string_above_max_length"]);
+const OVERFLOW_MESSAGE =
+  /maximum context length|context length|too many tokens|context window|context size|prompt is too long|input token count .*exceeds|exceeds the maximum number of tokens|reduce the length of the messages/i;
 
-/** A 404 that is about the model, not the URL: OpenAI's `model_not_found`, Ollama's "model … not found". */
-export function isUnknownModel(failure: AttemptFailure & { kind: "http" }): boolean {
-  return (failure.code !== undefined && UNKNOWN_MODEL_CODES.has(failure.code)) || UNKNOWN_MODEL_MESSAGE.test(failure.message);
+/**
+ * What an HTTP error or an in-stream error means. The body decides where it
+ * can (Gemini's bad key is a 400 with reason API_KEY_INVALID, Mistral's
+ * unknown model a 400 of type invalid_model); the status where it cannot.
+ */
+export function classify(failure: AttemptFailure & { kind: "http" | "stream_error" }): ErrorClass {
+  const { error } = failure;
+  const status = failure.kind === "http" ? failure.status : error.numericCode;
+  const codes = [error.code, error.type, error.reason].filter((value): value is string => value !== undefined);
+  if (status === 401 || status === 403 || codes.some((code) => AUTH_CODES.has(code)) || (error.status && AUTH_STATUSES.has(error.status))) {
+    return "auth";
+  }
+  if (status === 402 || codes.some((code) => QUOTA_CODES.has(code))) return "quota";
+  const refusal = status === undefined || (status >= 400 && status < 500);
+  if (refusal && (codes.some((code) => OVERFLOW_CODES.has(code)) || (status !== 404 && OVERFLOW_MESSAGE.test(error.message)))) {
+    return "context_overflow";
+  }
+  if (refusal && (codes.some((code) => UNKNOWN_MODEL_CODES.has(code)) || UNKNOWN_MODEL_MESSAGE.test(error.message))) return "unknown_model";
+  if (status === 429 || codes.includes("rate_limit_exceeded") || error.status === "RESOURCE_EXHAUSTED") return "rate_limit";
+  if (status === 404) return "not_found";
+  if (status !== undefined && status >= 400 && status < 500 && status !== 408) return "bad_request";
+  return "server";
 }
 
-export function isQuotaExceeded(failure: AttemptFailure & { kind: "http" }): boolean {
-  return failure.status === 429 && (failure.code === "insufficient_quota" || failure.type === "insufficient_quota");
+export function isQuotaExceeded(failure: AttemptFailure): boolean {
+  return (failure.kind === "http" || failure.kind === "stream_error") && classify(failure) === "quota";
 }
-
-const OVERFLOW_MESSAGE = /maximum context length|context length|too many tokens|context window|context size|prompt is too long/i;
 
 export function isContextOverflow(failure: AttemptFailure): boolean {
-  if (failure.kind !== "http" || (failure.status !== 400 && failure.status !== 413)) return false;
-  return failure.code === "context_length_exceeded" || OVERFLOW_MESSAGE.test(failure.message);
+  return (failure.kind === "http" || failure.kind === "stream_error") && classify(failure) === "context_overflow";
 }
 
 /** The URL a chat completion is posted to: what a 404 was an answer for. */

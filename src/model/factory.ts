@@ -1,7 +1,9 @@
 import { parseBaseUrl } from "../core/values.ts";
 import { MissingApiKeyError, UsageError } from "../core/errors.ts";
 import { RecordingModelClient, ReplayModelClient } from "./cassette.ts";
+import { lookupModel } from "./catalogue/catalogue.ts";
 import { OpenAIModelClient } from "./openai-client.ts";
+import { resolveProfile } from "./profiles/detect.ts";
 import type { RetryDeps, RetryTiming } from "./retry.ts";
 import type { ModelClient, ModelClientOptions } from "./types.ts";
 
@@ -33,6 +35,8 @@ export function createModelClient(options: ModelClientOptions, overrides: ModelC
     model: options.model,
     apiKey: options.apiKey,
     baseUrl: options.baseUrl,
+    profile: resolveProfile(options.profile, options.baseUrl),
+    maxOutputTokens: (model) => lookupModel(model)?.maxOutputTokens,
     headers: options.headers,
     timeoutMs: options.timeoutMs,
     maxRetries: options.maxRetries,

@@ -1,16 +1,15 @@
 import OpenAI, { APIError } from "openai";
-import type {
-  ChatCompletionCreateParamsNonStreaming,
-  ChatCompletionCreateParamsStreaming,
-  ChatCompletionMessageParam,
-  ChatCompletionTool,
-} from "openai/resources/chat/completions";
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import { errorShapingFetch } from "./error-fetch.ts";
 import { describeAttemptFailure } from "./openai-failures.ts";
+import type { ChatProfile } from "./profiles/chat-profile.ts";
+import { detectProfile } from "./profiles/detect.ts";
 import { DEFAULT_RETRY_TIMING, realRetryDeps, type RetryDeps, type RetryInfo, type RetryTiming, withRetries } from "./retry.ts";
 import { readSse } from "./sse.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
-import type { ChatMessage, ModelClient, ModelRequest, ModelResponse, ToolSpec } from "./types.ts";
+import { type ModelClient, type ModelRequest, type ModelResponse, addUsage } from "./types.ts";
 import { InvalidCompletionError, firstBytes, parseCompletionBody } from "./wire-completion.ts";
+import { toWireRequest } from "./wire-request.ts";
 
 export { fromWireResponse } from "./wire-completion.ts";
 
@@ -32,6 +31,14 @@ export interface OpenAIModelClientOptions {
   retryDeps?: Partial<RetryDeps>;
   /** Ask for a streamed answer (the default); false sends every request without `stream`. */
   stream?: boolean;
+  /** The endpoint's dialect; detected from `baseUrl` when absent. */
+  profile?: ChatProfile;
+  /**
+   * The most output tokens `model` may write, when known (the model catalogue):
+   * an answer cut by the length limit in the middle of a tool call is asked for
+   * once more with this limit.
+   */
+  maxOutputTokens?: (model: string) => number | undefined;
 }
 
 export class OpenAIModelClient implements ModelClient {
@@ -49,6 +56,9 @@ export class OpenAIModelClient implements ModelClient {
    * streaming request with a whole completion.
    */
   #streaming: boolean;
+  /** Whether to send `stream_options`: the profile's say, turned off by an endpoint that refuses it (Mistral's 422). */
+  #streamOptions: boolean;
+  readonly profile: ChatProfile;
 
   constructor(options: OpenAIModelClientOptions) {
     this.model = options.model;
@@ -61,6 +71,9 @@ export class OpenAIModelClient implements ModelClient {
     };
     this.#deps = { ...realRetryDeps, ...options.retryDeps };
     this.#streaming = options.stream ?? true;
+    this.profile = options.profile ?? detectProfile(options.baseUrl);
+    this.#streamOptions = this.profile.streamOptions;
+    const keyHeader = this.profile.keyHeader ? { [this.profile.keyHeader]: options.apiKey } : {};
     // An explicit baseURL: the SDK would otherwise read OPENAI_BASE_URL itself,
     // behind the back of our flags > env > config precedence.
     this.#sdk = new OpenAI({
@@ -68,7 +81,8 @@ export class OpenAIModelClient implements ModelClient {
       apiKey: options.apiKey,
       timeout: Math.ceil(options.timeoutMs),
       maxRetries: 0,
-      defaultHeaders: options.headers,
+      defaultHeaders: { ...keyHeader, ...options.headers },
+      fetch: errorShapingFetch,
     });
   }
 
@@ -78,9 +92,20 @@ export class OpenAIModelClient implements ModelClient {
   }
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
-    const signal = request.signal ? AbortSignal.any([request.signal, this.#closing.signal]) : this.#closing.signal;
     const model = request.model ?? this.model;
-    const body = toWireRequest(model, request.messages, request.tools);
+    const response = await this.#complete(request, model);
+    if (response.finishReason !== "length" || !response.message.toolCalls) return response;
+    // Cut off by the output limit in the middle of a tool call: its arguments are
+    // incomplete. Once more with the model's whole output allowance, when known.
+    const limit = this.#options.maxOutputTokens?.(model);
+    if (limit === undefined) return response;
+    const again = await this.#complete(request, model, limit);
+    return { ...again, usage: addUsage(response.usage, again.usage) };
+  }
+
+  async #complete(request: ModelRequest, model: string, maxTokens?: number): Promise<ModelResponse> {
+    const signal = request.signal ? AbortSignal.any([request.signal, this.#closing.signal]) : this.#closing.signal;
+    const body = toWireRequest(model, request.messages, request.tools, this.profile, maxTokens);
     return withRetries(
       async () => (this.#streaming ? this.#streamed(body, request, signal) : this.#whole(body, request, signal)),
       (error) => describeAttemptFailure(error, signal),
@@ -104,16 +129,29 @@ export class OpenAIModelClient implements ModelClient {
     return whole;
   }
 
-  /** One streamed attempt; falls back to #whole, for good, when the endpoint refuses to stream. */
+  /**
+   * One streamed attempt. An endpoint that refuses `stream_options` is asked
+   * again without it; one that refuses to stream at all, without `stream` — both
+   * for good (the life of this client: the runtime's session).
+   */
   async #streamed(body: ChatCompletionCreateParamsNonStreaming, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
-    const streamBody: ChatCompletionCreateParamsStreaming = { ...body, stream: true, stream_options: { include_usage: true } };
+    const streamBody: ChatCompletionCreateParamsStreaming = {
+      ...body,
+      stream: true,
+      ...(this.#streamOptions ? { stream_options: { include_usage: true } } : {}),
+    };
     let response: Response;
     try {
       response = await this.#sdk.chat.completions
         .create(streamBody, { headers: { "X-Agent-Name": request.identity }, signal })
         .asResponse();
     } catch (error) {
-      if (!refusesStreaming(error)) throw error;
+      const refused = refusedStreamParameter(error);
+      if (refused === "stream_options" && this.#streamOptions) {
+        this.#streamOptions = false;
+        return this.#streamed(body, request, signal);
+      }
+      if (refused === undefined) throw error;
       this.#streaming = false;
       return this.#whole(body, request, signal);
     }
@@ -128,7 +166,7 @@ export class OpenAIModelClient implements ModelClient {
       return whole;
     }
     if (!response.body) throw new InvalidCompletionError("an event stream without a body", "");
-    const assembler = new StreamAssembler(request.onText);
+    const assembler = new StreamAssembler(request.onText, this.profile.toolCallDeltas);
     let prefix = "";
     let done = false;
     for await (const event of readSse(response.body, { idleMs: this.#options.timeoutMs, onPrefix: (text) => (prefix = text) })) {
@@ -136,7 +174,7 @@ export class OpenAIModelClient implements ModelClient {
         done = true;
         break;
       }
-      assembler.push(event.data);
+      assembler.push(event.data, event.event);
     }
     if (assembler.chunks === 0 && prefix.trim() !== "" && !/^(data|event|id|retry)?:/.test(prefix.trimStart())) {
       // Said it was a stream, sent something else (a proxy's page).
@@ -150,58 +188,17 @@ export class OpenAIModelClient implements ModelClient {
   }
 }
 
-export function toWireRequest(
-  model: string,
-  messages: ChatMessage[],
-  tools: ToolSpec[],
-): ChatCompletionCreateParamsNonStreaming {
-  return {
-    model,
-    messages: messages.map(toWireMessage),
-    // Some compatible servers reject an empty `tools` array: leave it out instead.
-    ...(tools.length > 0 ? { tools: tools.map(toWireTool) } : {}),
-  };
-}
-
-function toWireMessage(message: ChatMessage): ChatCompletionMessageParam {
-  switch (message.role) {
-    case "system":
-    case "user":
-      return { role: message.role, content: message.content };
-    case "assistant": {
-      const calls = message.toolCalls ?? [];
-      if (calls.length === 0) return { role: "assistant", content: message.content ?? "" };
-      return {
-        role: "assistant",
-        content: message.content,
-        tool_calls: calls.map((call) => ({
-          id: call.id,
-          type: "function" as const,
-          function: { name: call.name, arguments: call.arguments },
-        })),
-      };
-    }
-    case "tool":
-      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
-  }
-}
-
-function toWireTool(tool: ToolSpec): ChatCompletionTool {
-  return {
-    type: "function",
-    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-  };
-}
-
 /**
  * An endpoint that will not stream says so with a 4xx naming the parameter
  * (vLLM, some proxies: "stream is not supported", param "stream"); a 501 says
- * it for the whole feature.
+ * it for the whole feature. Mistral names `stream_options` in a 422: it streams,
+ * without that.
  */
-function refusesStreaming(error: unknown): boolean {
-  if (!(error instanceof APIError) || error.status === undefined) return false;
-  if (![400, 405, 415, 422, 501].includes(error.status)) return false;
+function refusedStreamParameter(error: unknown): "stream" | "stream_options" | undefined {
+  if (!(error instanceof APIError) || error.status === undefined) return undefined;
+  if (![400, 405, 415, 422, 501].includes(error.status)) return undefined;
   const body = error.error as { message?: unknown; param?: unknown } | undefined;
   const text = `${typeof body?.message === "string" ? body.message : error.message} ${typeof body?.param === "string" ? body.param : ""}`;
-  return /\bstream(ing|_options)?\b/i.test(text);
+  if (/\bstream_options\b/i.test(text)) return "stream_options";
+  return /\bstream(ing)?\b/i.test(text) ? "stream" : undefined;
 }

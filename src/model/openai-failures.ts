@@ -1,5 +1,6 @@
 import { APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import type { AttemptFailure, ConnectionReason } from "./endpoint-errors.ts";
+import { parseErrorBody, providerErrorFrom } from "./error-body.ts";
 import { StreamIdleError } from "./sse.ts";
 import { StreamCutError, StreamErrorEventError } from "./stream-assembler.ts";
 import { EmptyCompletionError, InvalidCompletionError, oneLine } from "./wire-completion.ts";
@@ -16,23 +17,14 @@ export function describeAttemptFailure(error: unknown, signal: AbortSignal): Att
     return { kind: "invalid_response", detail: error.detail, firstBytes: error.firstBytes, cause: error };
   }
   if (error instanceof StreamCutError) return { kind: "connection", reason: "cut", detail: error.message, cause: error };
-  if (error instanceof StreamErrorEventError) {
-    return { kind: "connection", reason: "cut", detail: `the stream reported an error: ${error.message}`, cause: error };
-  }
+  if (error instanceof StreamErrorEventError) return { kind: "stream_error", error: error.error, cause: error };
   if (error instanceof APIConnectionTimeoutError || error instanceof StreamIdleError) {
     return { kind: "connection", reason: "timeout", detail: "timed out", cause: error };
   }
   if (error instanceof APIError && error.status !== undefined) {
-    const body = error.error as { type?: unknown } | undefined;
-    return {
-      kind: "http",
-      status: error.status,
-      code: typeof error.code === "string" ? error.code : undefined,
-      type: typeof body?.type === "string" ? body.type : undefined,
-      message: serverMessage(error),
-      headers: error.headers,
-      cause: error,
-    };
+    // errorShapingFetch gave every error body OpenAI's shape, so `error.error` is a ProviderError.
+    const body = providerErrorFrom(error.error) ?? parseErrorBody(error.error) ?? { message: "" };
+    return { kind: "http", status: error.status, error: { ...body, message: body.message || sdkMessage(error) }, headers: error.headers, cause: error };
   }
   // The SDK's "Connection error.", or fetch failing while the body streams in.
   const { reason, detail } = connectionFailure(error);
@@ -84,9 +76,7 @@ function innermostCode(error: unknown): string | undefined {
   return code;
 }
 
-function serverMessage(error: APIError): string {
-  const body = error.error as { message?: unknown } | undefined;
-  if (typeof body?.message === "string") return oneLine(body.message);
-  // The SDK prefixes its message with the status, which our errors already name.
+/** The SDK's own message, for a body with none: without the status it prefixes, which our errors already name. */
+function sdkMessage(error: APIError): string {
   return oneLine(error.message.replace(/^\d{3}\s*/, "").replace(/^status code \(no body\)$/, ""));
 }

@@ -1,5 +1,5 @@
 import type { ModelRetryInfo } from "./types.ts";
-import { type AttemptFailure, describeFailure, endpointError, exhaustedError, isQuotaExceeded } from "./endpoint-errors.ts";
+import { type AttemptFailure, classify, describeFailure, endpointError, exhaustedError } from "./endpoint-errors.ts";
 
 export type { AttemptFailure, ConnectionReason } from "./endpoint-errors.ts";
 export { describeFailure, isContextOverflow } from "./endpoint-errors.ts";
@@ -88,8 +88,11 @@ export function isRetryable(failure: AttemptFailure): boolean {
     case "invalid_response":
     case "empty":
       return true;
-    case "http":
-      return RETRYABLE_STATUSES.has(failure.status) && !isQuotaExceeded(failure);
+    case "http": {
+      const kind = classify(failure);
+      return RETRYABLE_STATUSES.has(failure.status) && (kind === "rate_limit" || kind === "server");
+    }
+    case "stream_error":
     case "aborted":
       return false;
   }
@@ -107,8 +110,9 @@ function retryLimit(failure: AttemptFailure, timing: RetryTiming): number {
 /** The server's Retry-After when it gave one (capped), else capped exponential backoff with full jitter. */
 export function retryDelay(failure: AttemptFailure, retry: number, context: RetryContext): number {
   const { timing, deps } = context;
-  if (failure.kind === "http" && failure.headers) {
-    const asked = retryAfterMs(failure.headers, deps.now());
+  if (failure.kind === "http") {
+    // The header first; Gemini says it in its body (RetryInfo's retryDelay) instead.
+    const asked = (failure.headers && retryAfterMs(failure.headers, deps.now())) ?? failure.error.retryAfterMs;
     if (asked !== undefined) return Math.min(asked, timing.maxRetryAfterMs);
   }
   const ceiling = Math.min(timing.maxDelayMs, timing.baseDelayMs * 2 ** retry);

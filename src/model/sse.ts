@@ -55,11 +55,20 @@ export async function* readSse(body: ReadableStream<Uint8Array>, options: SseRea
         const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
         if (field === "data") data.push(value);
         else if (field === "event") event = value;
+        else if (field === "error") {
+          // Not SSE, but what llama.cpp's server sends when a stream fails: `error: {…}`.
+          event = "error";
+          data.push(value);
+        }
       }
     }
     // A last event without its blank line: the server closed right after it.
     buffer += decoder.decode();
     if (buffer.startsWith("data:")) data.push(buffer.slice(5).replace(/^ /, ""));
+    else if (buffer.startsWith("error:")) {
+      event = "error";
+      data.push(buffer.slice(6).replace(/^ /, ""));
+    }
     if (data.length > 0) yield { event, data: data.join("\n") };
   } finally {
     // Also after an idle timeout, with a read still pending: cancelling ends it.

@@ -1,6 +1,9 @@
 import { z } from "zod";
-import type { ModelResponse, ToolCall } from "./types.ts";
-import { InvalidCompletionError, WireUsage, assembled, firstBytes, generatedCallId, oneLine } from "./wire-completion.ts";
+import { type ProviderError, parseErrorBody } from "./error-body.ts";
+import type { ChatProfile } from "./profiles/chat-profile.ts";
+import type { ModelResponse, ToolCall, WireExtra } from "./types.ts";
+import { InvalidCompletionError, WireContent, WireUsage, assembled, contentText, firstBytes, generatedCallId } from "./wire-completion.ts";
+import { extraField, mergeExtras, messageExtras, toolCallExtras } from "./wire-extra.ts";
 
 /**
  * One `chat.completion.chunk` of a streamed answer. Only the first choice is
@@ -11,13 +14,14 @@ const WireChunk = z.object({
   choices: z
     .array(
       z.object({
+        // Loose: the fields beside the standard ones are kept for the profile to send back.
         delta: z
-          .object({
-            content: z.string().nullish(),
+          .looseObject({
+            content: WireContent,
             refusal: z.string().nullish(),
             tool_calls: z
               .array(
-                z.object({
+                z.looseObject({
                   index: z.number().int().nonnegative().nullish(),
                   id: z.string().nullish(),
                   function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
@@ -33,11 +37,16 @@ const WireChunk = z.object({
   usage: WireUsage,
 });
 
-/** An `error` object sent inside the stream (OpenAI does so when a stream fails after it began). */
-const WireStreamError = z.object({ error: z.object({ message: z.string().nullish() }).passthrough() });
-
-/** The stream said it failed: retried like a cut stream. */
-export class StreamErrorEventError extends Error {}
+/**
+ * The stream said it failed: an `error` event (Groq's `event: error`,
+ * llama.cpp's `error:` line) or a chunk holding `error` (OpenAI's, OpenRouter's
+ * beside a `finish_reason: "error"`). Not a cut stream: the endpoint answered.
+ */
+export class StreamErrorEventError extends Error {
+  constructor(readonly error: ProviderError) {
+    super(error.message || "the stream reported an error");
+  }
+}
 
 /** The stream ended before the answer's `finish_reason`. */
 export class StreamCutError extends Error {}
@@ -46,7 +55,15 @@ interface PartialCall {
   id: string;
   name: string;
   arguments: string;
+  extra: WireExtra;
 }
+
+type ToolCallDelta = {
+  index?: number | null;
+  id?: string | null;
+  function?: { name?: string | null; arguments?: string | null } | null;
+  [key: string]: unknown;
+};
 
 /**
  * Builds the whole answer from the chunks of a stream: text pieces joined (and
@@ -61,22 +78,27 @@ export class StreamAssembler {
   readonly #calls: PartialCall[] = [];
   #finishReason: string | undefined;
   #usage: z.infer<typeof WireUsage>;
+  readonly #extra: WireExtra = {};
+  readonly #deltas: ChatProfile["toolCallDeltas"];
   #chunks = 0;
 
-  constructor(onText?: (text: string) => void) {
+  constructor(onText?: (text: string) => void, toolCallDeltas: ChatProfile["toolCallDeltas"] = "index") {
     this.#onText = onText;
+    this.#deltas = toolCallDeltas;
   }
 
-  /** One event's data, still JSON text. */
-  push(data: string): void {
+  /** One event's data, still JSON text; `event` is the SSE event's name. */
+  push(data: string, event = "message"): void {
     let json: unknown;
     try {
       json = JSON.parse(data);
     } catch {
+      if (event === "error") throw new StreamErrorEventError({ message: firstBytes(data) });
       throw new InvalidCompletionError(`a stream event that is not JSON`, firstBytes(data));
     }
-    const failed = WireStreamError.safeParse(json);
-    if (failed.success) throw new StreamErrorEventError(oneLine(failed.data.error.message ?? JSON.stringify(failed.data.error)));
+    if (event === "error" || (typeof json === "object" && json !== null && "error" in json && (json as { error: unknown }).error)) {
+      throw new StreamErrorEventError(parseErrorBody(json) ?? { message: firstBytes(data) });
+    }
     const parsed = WireChunk.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -87,12 +109,18 @@ export class StreamAssembler {
     if (parsed.data.usage) this.#usage = parsed.data.usage;
     const choice = parsed.data.choices?.[0];
     if (!choice) return;
-    const piece = choice.delta?.content ?? choice.delta?.refusal;
+    const delta = choice.delta;
+    if (!delta) {
+      if (choice.finish_reason) this.#finishReason = choice.finish_reason;
+      return;
+    }
+    const piece = contentText(delta.content) ?? delta.refusal;
+    mergeExtras(this.#extra, messageExtras(delta));
     if (piece) {
       this.#text.push(piece);
       this.#onText?.(piece);
     }
-    for (const delta of choice.delta?.tool_calls ?? []) this.#toolCallDelta(delta);
+    for (const call of delta.tool_calls ?? []) this.#toolCallDelta(call);
     if (choice.finish_reason) this.#finishReason = choice.finish_reason;
   }
 
@@ -120,17 +148,28 @@ export class StreamAssembler {
       name: call.name,
       // Some servers stream no argument text for a call that takes none.
       arguments: call.arguments === "" ? "{}" : call.arguments,
+      ...extraField(call.extra),
     }));
     const text = this.#text.join("");
-    return assembled(text === "" ? null : text, toolCalls, this.#finishReason, this.#usage);
+    return assembled(text === "" ? null : text, toolCalls, this.#finishReason, this.#usage, this.#extra);
   }
 
-  #toolCallDelta(delta: { index?: number | null; id?: string | null; function?: { name?: string | null; arguments?: string | null } | null }): void {
-    // Without an index (a few local servers), a delta with a new id starts a call and one without continues the last.
-    const index = delta.index ?? (delta.id && this.#calls.at(-1)?.id !== delta.id ? this.#calls.length : Math.max(0, this.#calls.length - 1));
-    const call = (this.#calls[index] ??= { id: "", name: "", arguments: "" });
+  #toolCallDelta(delta: ToolCallDelta): void {
+    const index = this.#callIndex(delta);
+    const call = (this.#calls[index] ??= { id: "", name: "", arguments: "", extra: {} });
     if (delta.id) call.id = delta.id;
     if (delta.function?.name) call.name += call.name === delta.function.name ? "" : delta.function.name;
     if (delta.function?.arguments) call.arguments += delta.function.arguments;
+    mergeExtras(call.extra, toolCallExtras(delta));
+  }
+
+  /** Which call a delta belongs to, as the profile says calls are told apart. */
+  #callIndex(delta: ToolCallDelta): number {
+    const last = this.#calls.length - 1;
+    // Gemini sends each parallel call whole, with no index and an empty id: a name starts a call.
+    if (this.#deltas === "name-starts-call" && delta.function?.name) return this.#calls.length;
+    if (this.#deltas === "name-starts-call" && delta.index == null) return Math.max(0, last);
+    // Without an index (a few local servers), a delta with a new id starts a call and one without continues the last.
+    return delta.index ?? (delta.id && this.#calls.at(-1)?.id !== delta.id ? this.#calls.length : Math.max(0, last));
   }
 }

@@ -5,11 +5,20 @@ import { z } from "zod";
  * history on disk does not depend on the wire format of one SDK. The OpenAI
  * adapter translates to and from chat completions.
  */
+/**
+ * Fields an endpoint sent beside the standard ones (DeepSeek's `reasoning_content`,
+ * Gemini's `extra_content`), kept verbatim so the endpoint's profile can send
+ * them back (src/model/profiles/). Optional: histories written before it load.
+ */
+export const WireExtra = z.record(z.string(), z.unknown());
+export type WireExtra = z.infer<typeof WireExtra>;
+
 export const ToolCall = z.strictObject({
   id: z.string().min(1),
   name: z.string().min(1),
   /** The arguments exactly as the model wrote them (JSON text, possibly malformed). */
   arguments: z.string(),
+  extra: WireExtra.optional(),
 });
 export type ToolCall = z.infer<typeof ToolCall>;
 
@@ -20,6 +29,7 @@ export const ChatMessage = z.discriminatedUnion("role", [
     role: z.literal("assistant"),
     content: z.string().nullable(),
     toolCalls: z.array(ToolCall).optional(),
+    extra: WireExtra.optional(),
   }),
   z.strictObject({
     role: z.literal("tool"),
@@ -109,6 +119,8 @@ export interface ModelClientOptions {
   model: string;
   /** OpenAI-compatible endpoint; the SDK's default (api.openai.com) when absent. */
   baseUrl?: string;
+  /** The endpoint's Chat Completions dialect by name (src/model/profiles/); detected from `baseUrl` when absent or `auto`. */
+  profile?: string;
   apiKey?: string;
   /** Extra HTTP headers sent with every request (config `headers`). */
   headers?: Record<string, string>;

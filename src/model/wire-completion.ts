@@ -1,5 +1,6 @@
 import { z } from "zod";
-import type { AssistantMessage, FinishReason, ModelResponse, ToolCall, Usage } from "./types.ts";
+import type { AssistantMessage, FinishReason, ModelResponse, ToolCall, Usage, WireExtra } from "./types.ts";
+import { extraField, messageExtras, toolCallExtras } from "./wire-extra.ts";
 
 /**
  * A whole (non-streamed) chat completion, checked rather than trusted: a wrong
@@ -14,16 +15,30 @@ export const WireUsage = z
   })
   .nullish();
 
+/**
+ * Text, or a list of parts (Mistral's reasoning models send `[{"type":"thinking",…},
+ * {"type":"text","text":…}]`): only the text parts are the answer.
+ */
+export const WireContent = z.union([z.string(), z.array(z.looseObject({ type: z.string().nullish(), text: z.unknown() }))]).nullish();
+
+export function contentText(content: z.infer<typeof WireContent>): string | undefined {
+  if (content === null || content === undefined) return undefined;
+  if (typeof content === "string") return content;
+  const text = content.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : "")).join("");
+  return text === "" ? undefined : text;
+}
+
 const WireCompletion = z.object({
   choices: z
     .array(
       z.object({
-        message: z.object({
-          content: z.string().nullish(),
+        // Loose: the fields beside the standard ones are kept for the profile to send back.
+        message: z.looseObject({
+          content: WireContent,
           refusal: z.string().nullish(),
           tool_calls: z
             .array(
-              z.object({
+              z.looseObject({
                 id: z.string().nullish(),
                 function: z.object({
                   name: z.string().min(1),
@@ -80,8 +95,10 @@ export function fromWireResponse(raw: unknown, body = JSON.stringify(raw) ?? "")
     // Raw text on purpose: the tool pipeline parses it and reports malformed JSON to the model.
     arguments:
       typeof call.function.arguments === "string" ? call.function.arguments : JSON.stringify(call.function.arguments ?? {}),
+    ...extraField(toolCallExtras(call)),
   }));
-  return assembled(choice.message.content ?? choice.message.refusal ?? null, toolCalls, choice.finish_reason, parsed.data.usage);
+  const content = contentText(choice.message.content) ?? choice.message.refusal ?? null;
+  return assembled(content, toolCalls, choice.finish_reason, parsed.data.usage, messageExtras(choice.message));
 }
 
 /** The response from its parts; refuses an empty one. */
@@ -90,12 +107,14 @@ export function assembled(
   toolCalls: ToolCall[],
   reason: string | null | undefined,
   wireUsage: z.infer<typeof WireUsage>,
+  extra: WireExtra = {},
 ): ModelResponse {
   if (toolCalls.length === 0 && (content ?? "").trim() === "") throw new EmptyCompletionError("an empty answer");
   const message: AssistantMessage = {
     role: "assistant",
     content,
     ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    ...extraField(extra),
   };
   return { message, finishReason: finishReason(reason, toolCalls.length > 0), usage: usage(wireUsage) };
 }

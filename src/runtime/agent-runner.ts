@@ -78,10 +78,19 @@ export interface AgentRunnerOptions {
 const MAX_CONTINUATIONS = 3;
 const CONTINUE_PROMPT = "Your last reply was cut off by the output limit. Continue exactly where it stopped.";
 
+/** The result of a call whose arguments the output limit cut off: it was not run, and the model is told why. */
+function cutOffCall(call: ToolCall): string {
+  return (
+    `not run: your reply reached its output token limit while writing the arguments of this call, so they are cut off ` +
+    `after ${call.arguments.length} characters. Make the call again with shorter arguments (write a long file in several smaller parts).`
+  );
+}
+
 /** The loop's next step; the run is a walk through these. */
 type Step =
   | { next: "call_model" }
-  | { next: "run_tools"; calls: ToolCall[] }
+  /** `cutOff`: the id of a call whose arguments the output limit cut off; it gets an error result instead of running. */
+  | { next: "run_tools"; calls: ToolCall[]; cutOff?: string }
   | { next: "finish"; subtype: RunSubtype; result: string };
 
 /**
@@ -308,7 +317,7 @@ export class AgentRunner {
         return done(step.subtype, step.result);
       }
       if (step.next === "run_tools") {
-        step = await this.#runTools(step.calls, key, signal);
+        step = await this.#runTools(step.calls, key, signal, step.cutOff);
         continue;
       }
       if (turn.turns >= o.maxTurns) {
@@ -399,7 +408,10 @@ export class AgentRunner {
       for (const call of calls) {
         this.#emit({ type: "tool_call", agent: this.identity, id: call.id, name: call.name, arguments: call.arguments });
       }
-      return { next: "run_tools", calls };
+      // Cut off by the output limit (the client has already asked once more with
+      // a higher limit where the model allows one): the last call's arguments
+      // are incomplete, the calls before it whole.
+      return { next: "run_tools", calls, ...(response.finishReason === "length" ? { cutOff: calls.at(-1)!.id } : {}) };
     }
     turn.text += message.content ?? "";
     if (response.finishReason === "length" && turn.continuations < MAX_CONTINUATIONS) {
@@ -422,7 +434,7 @@ export class AgentRunner {
     return { next: "call_model" };
   }
 
-  async #runTools(calls: ToolCall[], idempotencyKey: string, signal?: AbortSignal): Promise<Step> {
+  async #runTools(calls: ToolCall[], idempotencyKey: string, signal?: AbortSignal, cutOff?: string): Promise<Step> {
     const context = {
       identity: this.identity,
       idempotencyKey,
@@ -435,7 +447,9 @@ export class AgentRunner {
       // each call paired with its result.
       const result = signal?.aborted
         ? { content: "interrupted before this tool ran", isError: true }
-        : await this.#o.tools.execute(call, context);
+        : call.id === cutOff
+          ? { content: cutOffCall(call), isError: true }
+          : await this.#o.tools.execute(call, context);
       const message: ChatMessage = { role: "tool", toolCallId: call.id, content: result.content, ...(result.isError ? { isError: true } : {}) };
       await this.#append([message]);
       this.#emit({ type: "tool_result", agent: this.identity, id: call.id, name: call.name, content: result.content, isError: result.isError ?? false });

@@ -13,6 +13,19 @@ export interface CompactionOptions {
 
 export const DEFAULT_COMPACTION = { thresholdChars: 400_000, largeToolResultChars: 40_000 } as const;
 
+/** Characters a token stands for, on the low side: code and JSON tokenise denser than prose. */
+const CHARS_PER_TOKEN = 3;
+
+/**
+ * The compaction threshold for a model whose context window is known (the
+ * model catalogue): the window less room for the answer (its output limit, at
+ * most a quarter of the window), in characters.
+ */
+export function thresholdForWindow(contextWindow: number, maxOutputTokens: number): number {
+  const reserve = Math.min(maxOutputTokens, Math.floor(contextWindow / 4));
+  return Math.floor((contextWindow - reserve) * CHARS_PER_TOKEN);
+}
+
 const PREVIEW_CHARS = 2_000;
 
 export const SUMMARY_PREFIX = "[Summary of the earlier conversation, written when it was compacted]\n";

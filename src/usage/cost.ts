@@ -1,17 +1,27 @@
+import { lookupModel } from "../model/catalogue/catalogue.ts";
 import type { Usage } from "../model/types.ts";
-import type { Pricing } from "./pricing.ts";
+import type { ModelPrice, Pricing } from "./pricing.ts";
 
 // Kept apart from the schema in pricing.ts: the result's code needs the sums, not zod.
 
 const PER_MTOK = 1_000_000;
 
 /**
- * The cost of `usage` on `model`, or undefined when the table has no price for
- * it: no price is no figure, never a guess. Cached tokens are part of the input
- * count (as the OpenAI API reports them) and are priced at the cached rate.
+ * The price of `model`: config `pricing`'s entry for that exact name first,
+ * else the shipped catalogue's (src/model/catalogue/); undefined when neither
+ * knows it.
+ */
+export function priceOf(pricing: Pricing, model: string): ModelPrice | undefined {
+  return pricing[model] ?? lookupModel(model)?.price;
+}
+
+/**
+ * The cost of `usage` on `model`, or undefined when it has no price: no price
+ * is no figure, never a guess. Cached tokens are part of the input count (as
+ * the OpenAI API reports them) and are priced at the cached rate.
  */
 export function costUsd(pricing: Pricing, model: string, usage: Usage): number | undefined {
-  const price = pricing[model];
+  const price = priceOf(pricing, model);
   if (price === undefined) return undefined;
   const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
   const fresh = usage.inputTokens - cached;

@@ -157,7 +157,7 @@ describe("--max-budget-usd", () => {
     const { run } = teamSetup();
     const result = await run(["hi", "--base-url", server.url, "--model", MODEL, "--max-budget-usd", "1"]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`needs a price for model "${MODEL}"`);
+    expect(result.stderr).toContain(`model "${MODEL}" has an unknown price`);
     const bad = await run(["hi", "--base-url", server.url, "--max-budget-usd", "-3"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--max-budget-usd");

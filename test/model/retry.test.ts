@@ -188,7 +188,7 @@ describe("retry delays", () => {
     deps: { ...fakeRetryDeps(random).deps },
   });
   const http = (headers: Record<string, string>) =>
-    ({ kind: "http", status: 429, code: undefined, message: "", headers: new Headers(headers), cause: null }) as const;
+    ({ kind: "http", status: 429, error: { message: "" }, headers: new Headers(headers), cause: null }) as const;
 
   test("backoff doubles from 500 ms and is capped at 30 s, with full jitter", () => {
     const top = [0, 1, 2, 3, 4, 5, 6, 7, 8].map((n) => retryDelay(http({}), n, context(0.999999)));

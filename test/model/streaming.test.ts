@@ -113,12 +113,15 @@ describe("streamed answers", () => {
     server.assertDone();
   });
 
-  test("an error event inside the stream is retried like a cut", async () => {
+  test("an error chunk inside the stream is the endpoint's answer: not retried, its message shown", async () => {
     const broken = `data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hal"}}]}\n\ndata: {"error":{"message":"upstream died"}}\n\n`;
-    await using server = ScriptedModelServer.start([{ raw: { contentType: "text/event-stream", body: broken } }, { text: "fine" }]);
+    await using server = ScriptedModelServer.start([{ raw: { contentType: "text/event-stream", body: broken } }]);
     const { client, retries } = clientFor(server.url);
-    expect((await client.complete(ask("hi"))).message.content).toBe("fine");
-    expect(retries.map((r) => r.reason)).toEqual(["the stream reported an error: upstream died"]);
+    const error = await client.complete(ask("hi")).catch((e: Error) => e);
+    expect((error as Error).message).toBe(
+      `the model endpoint ${server.url} reported an error inside its answer stream (stream error: upstream died): not retried, as the answer was already under way; run again`,
+    );
+    expect(retries).toEqual([]);
     server.assertDone();
   });
 

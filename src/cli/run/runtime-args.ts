@@ -1,3 +1,4 @@
+import { priceOf } from "../../usage/cost.ts";
 import { type Settings, type SettingsFlags, loadSettings } from "../../config/load.ts";
 import { parseDuration } from "../../core/duration.ts";
 import { UsageError } from "../../core/errors.ts";
@@ -23,6 +24,7 @@ export interface RuntimeValues extends GlobalValues {
   workspace?: string;
   model?: string;
   "base-url"?: string;
+  profile?: string;
   "max-turns"?: string;
   "permission-mode"?: string;
   allow?: string | string[];
@@ -86,9 +88,9 @@ export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[], s
     flags: settingsFlags(args, rawArgs),
   });
   // A budget needs a price: without one every call would cost "nothing" and the budget never bite.
-  if (settings.maxBudgetUsd !== undefined && settings.pricing[settings.model] === undefined) {
+  if (settings.maxBudgetUsd !== undefined && priceOf(settings.pricing, settings.model) === undefined) {
     throw new UsageError(
-      `a budget (maxBudgetUsd or --max-budget-usd) needs a price for model ${JSON.stringify(settings.model)}: add it to config "pricing" (see docs/observability.md)`,
+      `a budget (maxBudgetUsd or --max-budget-usd) needs a price, and model ${JSON.stringify(settings.model)} has an unknown price: add it to config "pricing" (see docs/observability.md)`,
     );
   }
   registerSecret(settings.apiKey);
@@ -112,6 +114,7 @@ export function settingsFlags(args: RuntimeValues, rawArgs?: readonly string[]):
   return {
     model: args.model,
     baseUrl: args["base-url"],
+    profile: args.profile,
     maxTurns: args["max-turns"],
     permissionMode: args["permission-mode"],
     allow: list("allow"),

@@ -1,5 +1,6 @@
 import type { ArgsDef } from "citty";
 import { PERMISSION_MODES } from "../../config/modes.ts";
+import { PROFILE_NAMES } from "../../model/profiles/chat-profile.ts";
 import { SANDBOX_MODES } from "../../security/sandbox/modes.ts";
 import { OUTPUT_FORMATS } from "./result-json.ts";
 
@@ -12,6 +13,11 @@ export const runtimeArgs = {
   workspace: { type: "string", valueHint: "dir", description: "Directory the agent works in (default: the current directory)" },
   model: { type: "string", valueHint: "name", description: "Model name (default: $AGENT_MODEL, config, else gpt-4o-mini)" },
   "base-url": { type: "string", valueHint: "url", description: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, config, else OpenAI)" },
+  profile: {
+    type: "enum",
+    options: ["auto", ...PROFILE_NAMES],
+    description: "The endpoint's Chat Completions dialect (default: config profile, else auto: from the base URL's host; see docs/models.md)",
+  },
   "max-turns": { type: "string", valueHint: "n", description: "Model calls allowed per Lead or teammate turn (default: 50)" },
   "permission-mode": { type: "enum", options: [...PERMISSION_MODES], description: "What tools may do without asking (default: default)" },
   allow: { type: "string", valueHint: "rule", description: "Allow calls matching a rule, e.g. 'shell(npm test*)'; may be repeated; adds to config" },
