@@ -128,6 +128,7 @@ describe("precedence: flags > environment > config.json > defaults", () => {
     expect(modelClientOptions(settings)).toEqual({
       model: DEFAULTS.model,
       baseUrl: "http://h/v1",
+      profile: "auto",
       apiKey: "k",
       headers: {},
       timeoutMs: DEFAULTS.requestTimeoutMs,
