@@ -30,7 +30,7 @@ export const runtimeArgs = {
   "max-budget-usd": {
     type: "string",
     valueHint: "usd",
-    description: "Start no model call once the session has spent this many US dollars (needs config pricing; see docs/observability.md)",
+    description: "Start no model call once the session has spent this many US dollars (needs a known price: the model catalogue or config pricing; see docs/observability.md)",
   },
   store: {
     type: "string",

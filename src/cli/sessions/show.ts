@@ -58,7 +58,7 @@ export const sessionsShowCommand = defineCommand({
       String(u.modelCalls),
       String(u.toolCalls),
       `${(u.busyMs / 1000).toFixed(1)}s`,
-      u.costUsd === undefined ? "-" : u.costUsd.toFixed(4),
+      u.costUsd === undefined ? "unknown price" : u.costUsd.toFixed(4),
     ];
     const table = formatTable([
       ["AGENT", "INPUT", "CACHED", "OUTPUT", "MODEL CALLS", "TOOL CALLS", "BUSY", "COST (USD)"],
