@@ -202,7 +202,7 @@ describe("agent sessions show", () => {
     const text = await agent("sessions", "show", stopped.session_id!);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(`session     ${stopped.session_id}`);
-    expect(text.stdout).toMatch(/^lead +1000020 +- +10 +3 +1 +\d+\.\ds +-\s*$/m);
+    expect(text.stdout).toMatch(/^lead +1000020 +- +10 +3 +1 +\d+\.\ds +unknown price\s*$/m);
     expect(text.stdout).toMatch(/^total +1000320 +100 +30 +4 +1 /m);
 
     const timeline = await agent("sessions", "show", stopped.session_id!, "--timeline");
