@@ -2,6 +2,7 @@ import type { ConfigFile, HookConfig, HookEvent } from "../config/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { runProcessGroup } from "../process/process-group.ts";
 import { type EnvPolicy, commandEnv } from "../security/env-policy.ts";
+import { redactValue } from "../security/redact.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import type { HookOutcome, Hooks } from "./types.ts";
 
@@ -78,7 +79,8 @@ export class ShellHooks implements Hooks {
     context: { workspace: string; toolName?: string; signal?: AbortSignal },
   ): Promise<HookOutcome> {
     const warnings: string[] = [];
-    const stdin = new TextEncoder().encode(JSON.stringify({ event, ...payload }));
+    // Masked like everything else that leaves the process: a prompt or a tool input may quote the key.
+    const stdin = new TextEncoder().encode(JSON.stringify(redactValue({ event, ...payload })));
     for (const hook of this.#hooks[event] ?? []) {
       // Matchers select tools; for events without a tool every hook runs.
       if (hook.matcher && context.toolName !== undefined && !hook.matcher.test(context.toolName)) continue;

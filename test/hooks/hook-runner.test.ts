@@ -3,6 +3,7 @@ import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../../src/core/errors.ts";
 import { ShellHooks } from "../../src/hooks/hook-runner.ts";
+import { clearSecrets, registerSecret } from "../../src/security/redact.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 function workspace(): string {
@@ -29,6 +30,26 @@ describe("ShellHooks", () => {
       input: { command: "ls" },
     });
     expect(readFileSync(join(ws, "env.txt"), "utf8")).toBe(`PreToolUse ${ws}\n`);
+  });
+
+  test("a secret in the event is masked on the hook's stdin, and the hook's environment has none", async () => {
+    const ws = workspace();
+    const key = "sk-hook-0123456789abcdef";
+    registerSecret(key);
+    const previous = process.env.SOME_API_KEY;
+    process.env.SOME_API_KEY = "named-like-a-key-0123";
+    try {
+      const hooks = new ShellHooks({ UserPromptSubmit: [{ command: "cat > event.json; printenv > env.txt" }] });
+      await hooks.run("UserPromptSubmit", { prompt: `use ${key}` }, { workspace: ws });
+      expect(JSON.parse(readFileSync(join(ws, "event.json"), "utf8"))).toEqual({ event: "UserPromptSubmit", prompt: "use [REDACTED]" });
+      const env = readFileSync(join(ws, "env.txt"), "utf8");
+      expect(env).toContain("AGENT_HOOK_EVENT=UserPromptSubmit");
+      expect(env).not.toContain("SOME_API_KEY");
+    } finally {
+      clearSecrets();
+      if (previous === undefined) delete process.env.SOME_API_KEY;
+      else process.env.SOME_API_KEY = previous;
+    }
   });
 
   test("exit 2 blocks with stderr, trimmed, as the reason; the first block wins", async () => {
