@@ -1,7 +1,6 @@
-import { readFileSync, writeFileSync } from "node:fs";
 import { z } from "zod";
 import { defineTool } from "../core/tool.ts";
-import { resolveInWorkspace } from "../security/workspace-path.ts";
+import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
 
 export const EditFileInput = z.strictObject({
   path: z.string().min(1).describe("File to edit, relative to the workspace (or absolute inside it)."),
@@ -17,7 +16,7 @@ function countOccurrences(text: string, search: string): number {
   return count;
 }
 
-export function editFileTool() {
+export function editFileTool(files = new WorkspaceFiles()) {
   return defineTool({
     name: "edit_file",
     description:
@@ -27,25 +26,27 @@ export function editFileTool() {
     effect: "edit",
     subject: (input) => input.path,
     async run(input, context) {
-      const { absolute, display } = resolveInWorkspace(context.workspace, input.path, context.fence);
       if (input.old_string === input.new_string) throw new Error("old_string and new_string are identical; nothing to change");
-      // Decoding must be lossless, or writing back would corrupt bytes the edit never touched.
-      let text: string;
-      try {
-        text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(readFileSync(absolute));
-      } catch (error) {
-        if (error instanceof TypeError) throw new Error(`${display} is not UTF-8 text; edit_file cannot change it`);
-        throw error;
-      }
-      const count = countOccurrences(text, input.old_string);
-      if (count === 0) throw new Error(`old_string was not found in ${display}; read the file and copy the text exactly`);
-      if (count > 1 && !input.replace_all) {
-        throw new Error(
-          `old_string occurs ${count} times in ${display}; include more surrounding text to make it unique, or set replace_all`,
-        );
-      }
-      // split/join, not String.replace: `$&` and friends in new_string must stay literal.
-      writeFileSync(absolute, text.split(input.old_string).join(input.new_string));
+      let count = 0;
+      const { display } = files.edit(context, input.path, (bytes, display) => {
+        // Decoding must be lossless, or writing back would corrupt bytes the edit never touched.
+        let text: string;
+        try {
+          text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+        } catch (error) {
+          if (error instanceof TypeError) throw new Error(`${display} is not UTF-8 text; edit_file cannot change it`);
+          throw error;
+        }
+        count = countOccurrences(text, input.old_string);
+        if (count === 0) throw new Error(`old_string was not found in ${display}; read the file and copy the text exactly`);
+        if (count > 1 && !input.replace_all) {
+          throw new Error(
+            `old_string occurs ${count} times in ${display}; include more surrounding text to make it unique, or set replace_all`,
+          );
+        }
+        // split/join, not String.replace: `$&` and friends in new_string must stay literal.
+        return Buffer.from(text.split(input.old_string).join(input.new_string), "utf8");
+      });
       return { content: `replaced ${count} occurrence${count === 1 ? "" : "s"} in ${display}` };
     },
   });

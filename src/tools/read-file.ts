@@ -1,8 +1,7 @@
-import { readFileSync, statSync } from "node:fs";
 import { z } from "zod";
 import { defineTool } from "../core/tool.ts";
 import { capText, withTruncationNote } from "../core/truncate.ts";
-import { resolveInWorkspace } from "../security/workspace-path.ts";
+import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
 
 export const DEFAULT_READ_LINES = 2_000;
 export const DEFAULT_READ_CHARS = 50_000;
@@ -17,6 +16,7 @@ export type ReadFileInput = z.infer<typeof ReadFileInput>;
 export interface ReadFileToolOptions {
   maxLines?: number;
   maxChars?: number;
+  files?: WorkspaceFiles;
 }
 
 /** A NUL byte in the first 8 KiB is how git and grep tell binary from text, too. */
@@ -27,6 +27,7 @@ function looksBinary(bytes: Uint8Array): boolean {
 export function readFileTool(options: ReadFileToolOptions = {}) {
   const maxLines = options.maxLines ?? DEFAULT_READ_LINES;
   const maxChars = options.maxChars ?? DEFAULT_READ_CHARS;
+  const files = options.files ?? new WorkspaceFiles();
   return defineTool({
     name: "read_file",
     description:
@@ -37,9 +38,8 @@ export function readFileTool(options: ReadFileToolOptions = {}) {
     effect: "read",
     subject: (input) => input.path,
     async run(input, context) {
-      const { absolute, display } = resolveInWorkspace(context.workspace, input.path, context.fence);
-      if (statSync(absolute).isDirectory()) throw new Error(`${display} is a directory; use glob to list files`);
-      const bytes = readFileSync(absolute);
+      const { bytes, display } = files.read(context, input.path);
+      if (bytes === null) throw new Error(`${display} is a directory; use glob to list files`);
       if (looksBinary(bytes)) return { content: `${display} is a binary file (${bytes.length} bytes); not shown` };
       const lines = bytes.toString("utf8").split(/(?<=\n)/);
       const offset = input.offset ?? 1;

@@ -1,8 +1,6 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
 import { z } from "zod";
 import { defineTool } from "../core/tool.ts";
-import { resolveInWorkspace } from "../security/workspace-path.ts";
+import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
 
 export const WriteFileInput = z.strictObject({
   path: z.string().min(1).describe("File to write, relative to the workspace (or absolute inside it)."),
@@ -10,7 +8,7 @@ export const WriteFileInput = z.strictObject({
 });
 export type WriteFileInput = z.infer<typeof WriteFileInput>;
 
-export function writeFileTool() {
+export function writeFileTool(files = new WorkspaceFiles()) {
   return defineTool({
     name: "write_file",
     description:
@@ -20,14 +18,9 @@ export function writeFileTool() {
     effect: "edit",
     subject: (input) => input.path,
     async run(input, context) {
-      const { absolute, display } = resolveInWorkspace(context.workspace, input.path, context.fence);
-      const existed = existsSync(absolute);
-      mkdirSync(dirname(absolute), { recursive: true });
-      // A plain write, not temp-and-rename: the file keeps its inode, mode and
-      // hard links, as when a person saves it in an editor.
-      writeFileSync(absolute, input.content);
-      const bytes = Buffer.byteLength(input.content, "utf8");
-      return { content: `${existed ? "overwrote" : "created"} ${display} (${bytes} bytes)` };
+      const bytes = Buffer.from(input.content, "utf8");
+      const { display, created } = files.write(context, input.path, bytes);
+      return { content: `${created ? "created" : "overwrote"} ${display} (${bytes.length} bytes)` };
     },
   });
 }

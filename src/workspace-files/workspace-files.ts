@@ -1,0 +1,220 @@
+import { type Stats, closeSync, fstatSync, mkdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { dirname, isAbsolute, normalize, relative, resolve } from "node:path";
+import type { PathFence } from "../core/tool.ts";
+import { isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
+import { resolveInWorkspace } from "../security/workspace-path.ts";
+import { type AtCalls, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, atCalls } from "./at-calls.ts";
+import { reapTemps, writeAt } from "./atomic-write.ts";
+import { type Root, components, openBeneath, openRoot, relativeTo } from "./open-beneath.ts";
+
+/** Where a file tool works: the workspace, and the fence around the agent's state in it. */
+export interface FileScope {
+  workspace: string;
+  fence?: PathFence;
+}
+
+export interface WorkspaceFilesOptions {
+  /** "walk" resolves without openat2 even where it exists (how other systems resolve; for tests). */
+  resolver?: "kernel" | "walk";
+}
+
+export interface FileRead {
+  /** Null for a directory. */
+  bytes: Buffer | null;
+  /** The path as the model should see it: relative to the workspace, symlinks resolved. */
+  display: string;
+}
+
+export interface FileWrite {
+  display: string;
+  created: boolean;
+}
+
+/** Turns a file's bytes into its new bytes; throws to change nothing. */
+export type Change = (bytes: Buffer, display: string) => Uint8Array;
+
+/**
+ * The one door of file tools to the user's files. Every path is resolved and
+ * opened beneath a descriptor of the workspace (open-beneath.ts), so the file
+ * checked is the file used; every write replaces the file atomically
+ * (atomic-write.ts). See docs/files.md.
+ */
+export class WorkspaceFiles {
+  readonly #calls: AtCalls | null;
+  readonly #resolver: "kernel" | "walk";
+  /** Directories whose leftover temp files this process has looked for. */
+  readonly #reaped = new Set<string>();
+
+  constructor(options: WorkspaceFilesOptions = {}) {
+    this.#calls = atCalls();
+    this.#resolver = options.resolver ?? (process.platform === "linux" ? "kernel" : "walk");
+  }
+
+  read(scope: FileScope, path: string): FileRead {
+    scope.fence?.assertOutsideState(path);
+    if (!this.#calls) return readByPath(scope, path);
+    return this.#withRoot(scope, (root) => {
+      const fd = openBeneath(root, relativeTo(root, path, path), O_RDONLY | O_NONBLOCK);
+      try {
+        const display = this.#checked(root, scope, fd, undefined, path);
+        return { bytes: fstatSync(fd).isDirectory() ? null : readFileSync(fd), display };
+      } finally {
+        closeSync(fd);
+      }
+    });
+  }
+
+  /** Creates or replaces `path` with `data`, making missing directories. */
+  write(scope: FileScope, path: string, data: Uint8Array): FileWrite {
+    scope.fence?.assertOutsideState(path);
+    if (!this.#calls) return writeByPath(scope, path, data);
+    return this.#withRoot(scope, (root) => {
+      const target = this.#locate(root, scope, path, true);
+      try {
+        if (target.fd !== undefined) closeSync(target.fd);
+        this.#replace(root, target, data);
+        return { display: target.display, created: target.stat === undefined };
+      } finally {
+        closeSync(target.dir);
+      }
+    });
+  }
+
+  /** Reads the existing file `path` and replaces it with what `change` makes of it, through the same descriptors. */
+  edit(scope: FileScope, path: string, change: Change): FileWrite {
+    scope.fence?.assertOutsideState(path);
+    if (!this.#calls) return editByPath(scope, path, change);
+    return this.#withRoot(scope, (root) => {
+      const target = this.#locate(root, scope, path, false);
+      try {
+        if (target.fd === undefined) {
+          throw Object.assign(new Error(`ENOENT: no such file or directory, ${target.display}`), { code: "ENOENT" });
+        }
+        let bytes: Buffer;
+        try {
+          bytes = readFileSync(target.fd);
+        } finally {
+          closeSync(target.fd);
+        }
+        this.#replace(root, target, change(bytes, target.display));
+        return { display: target.display, created: false };
+      } finally {
+        closeSync(target.dir);
+      }
+    });
+  }
+
+  #replace(root: Root, target: Located, data: Uint8Array): void {
+    if (target.stat?.isDirectory()) throw new Error(`${target.display} is a directory; give a file path`);
+    if (target.stat && !target.stat.isFile()) throw new Error(`${target.display} is not a regular file; file tools write only files`);
+    reapTemps(root.calls, target.dir, listingOf(target.dir, dirname(resolve(root.real, target.display))), this.#reaped);
+    writeAt(root.calls, target.dir, target.name, data, target.stat);
+  }
+
+  /**
+   * The directory `path`'s file is in (open), its name there and, when it exists,
+   * a read descriptor of it and its stat. A symlink in the last component is
+   * followed to its destination (beneath the root), so a write replaces the file
+   * the link points to and the link stays.
+   */
+  #locate(root: Root, scope: FileScope, path: string, createDirs: boolean): Located {
+    let rel = relativeTo(root, path, path);
+    for (let hops = 0; hops <= 40; hops += 1) {
+      const parts = components(rel);
+      const name = parts.pop();
+      if (name === undefined || name === "..") throw new Error(`${path} is a directory; give a file path`);
+      const parent = parts.join("/");
+      const dir = openBeneath(root, parent, O_RDONLY | O_DIRECTORY, createDirs);
+      try {
+        const display = this.#checked(root, scope, dir, name, path);
+        let fd: number;
+        try {
+          fd = root.calls.openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0);
+        } catch (error) {
+          if (isErrno(error, "ENOENT")) return { dir, name, display };
+          const link = root.calls.readlinkat(dir, name);
+          if (link === undefined) throw error;
+          closeSync(dir);
+          // The link's target, resolved from the link's directory; an absolute one only if inside.
+          rel = isAbsolute(link) ? relativeTo(root, link, path) : parent === "" ? link : `${parent}/${link}`;
+          continue;
+        }
+        return { dir, name, display, fd, stat: fstatSync(fd) };
+      } catch (error) {
+        closeQuietly(dir);
+        throw error;
+      }
+    }
+    throw Object.assign(new Error(`ELOOP: too many levels of symbolic links in '${path}'`), { code: "ELOOP" });
+  }
+
+  /**
+   * Where the descriptor `fd` (with `name` below it) really is, relative to the
+   * root; and the fence asked again about that place, which no later rename of a
+   * path can change for this descriptor.
+   */
+  #checked(root: Root, scope: FileScope, fd: number, name: string | undefined, requested: string): string {
+    const real = listingOf(fd, undefined);
+    const absolute = real === undefined ? resolve(root.real, relativeTo(root, requested, requested)) : name === undefined ? real : `${real}/${name}`;
+    if (real !== undefined) scope.fence?.assertOutsideState(absolute);
+    const rel = relative(root.real, absolute);
+    return rel === "" ? "." : normalize(rel);
+  }
+
+  #withRoot<T>(scope: FileScope, use: (root: Root) => T): T {
+    const root = openRoot(scope.workspace, this.#calls!, this.#resolver);
+    try {
+      return use(root);
+    } finally {
+      root.close();
+    }
+  }
+}
+
+interface Located {
+  dir: number;
+  name: string;
+  display: string;
+  fd?: number;
+  stat?: Stats;
+}
+
+/** The path the descriptor `fd` names now (Linux), else `fallback`. */
+function listingOf<T extends string | undefined>(fd: number, fallback: T): string | T {
+  if (process.platform !== "linux") return fallback;
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return fallback;
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // Closed already.
+  }
+}
+
+// Where no libc can be called (Windows): the path is checked, then used. Not
+// race-free, as docs/files.md says; the write is still temp + rename.
+
+function readByPath(scope: FileScope, path: string): FileRead {
+  const { absolute, display } = resolveInWorkspace(scope.workspace, path, scope.fence);
+  return { bytes: statSync(absolute).isDirectory() ? null : readFileSync(absolute), display };
+}
+
+function writeByPath(scope: FileScope, path: string, data: Uint8Array): FileWrite {
+  const { absolute, display } = resolveInWorkspace(scope.workspace, path, scope.fence);
+  const stat = statSync(absolute, { throwIfNoEntry: false });
+  mkdirSync(dirname(absolute), { recursive: true });
+  writeFileAtomic(absolute, data);
+  return { display, created: stat === undefined };
+}
+
+function editByPath(scope: FileScope, path: string, change: Change): FileWrite {
+  const { absolute, display } = resolveInWorkspace(scope.workspace, path, scope.fence);
+  writeFileAtomic(absolute, change(readFileSync(absolute), display));
+  return { display, created: false };
+}
