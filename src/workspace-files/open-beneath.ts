@@ -42,15 +42,15 @@ const DIR_FLAGS = O_RDONLY | O_DIRECTORY;
  * one inside is followed. With `createDirs`, missing directories are made (mkdirat
  * under the descriptor of their parent) and `path` must name a directory.
  */
-export function openBeneath(root: Root, path: string, flags: number, createDirs = false): number {
-  const rel = relativeTo(root, path, path);
+export function openBeneath(root: Root, path: string, flags: number, createDirs = false, requested = path): number {
+  const rel = relativeTo(root, path, requested);
   if (root.resolver === "kernel") {
     const fd = kernelOpen(root, rel, flags);
     if (typeof fd === "number") return fd;
     // Not there yet and we create: the walk makes what is missing, component by component.
     if (!(fd.code === "ENOENT" && createDirs) && !TO_WALK.has(fd.code)) throw fd.error;
   }
-  return walk(root, rel, flags, createDirs, path);
+  return walk(root, rel, flags, createDirs, requested);
 }
 
 /**
@@ -85,7 +85,7 @@ function walk(root: Root, rel: string, flags: number, createDirs: boolean, reque
     while (queue.length > 0) {
       const name = queue.shift()!;
       if (name === "..") {
-        if (stack.length === 0) throw new WorkspaceEscapeError(requested, resolve(root.real, rel), root.real);
+        if (stack.length === 0) throw new WorkspaceEscapeError(requested, resolve(root.real, "..", ...queue), root.real);
         closeSync(stack.pop()!);
         continue;
       }

@@ -54,7 +54,7 @@ export class WorkspaceFiles {
     scope.fence?.assertOutsideState(path);
     if (!this.#calls) return readByPath(scope, path);
     return this.#withRoot(scope, (root) => {
-      const fd = openBeneath(root, relativeTo(root, path, path), O_RDONLY | O_NONBLOCK);
+      const fd = openBeneath(root, path, O_RDONLY | O_NONBLOCK);
       try {
         const display = this.#checked(root, scope, fd, undefined, path);
         return { bytes: fstatSync(fd).isDirectory() ? null : readFileSync(fd), display };
@@ -124,7 +124,7 @@ export class WorkspaceFiles {
       const name = parts.pop();
       if (name === undefined || name === "..") throw new Error(`${path} is a directory; give a file path`);
       const parent = parts.join("/");
-      const dir = openBeneath(root, parent, O_RDONLY | O_DIRECTORY, createDirs);
+      const dir = openBeneath(root, parent, O_RDONLY | O_DIRECTORY, createDirs, path);
       try {
         const display = this.#checked(root, scope, dir, name, path);
         let fd: number;
