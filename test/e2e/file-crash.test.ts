@@ -58,7 +58,7 @@ test(`kill -9 of agent run during write_file, ${ROUNDS} rounds: the file is alwa
  * Kills `child` the moment its write shows in `workspace` — a temp file of ours,
  * or the file's first byte changed (a write in place) — or after 2 s.
  */
-function killWhenWriteShows(child: { kill(signal: string): void }, workspace: string, before: string): void {
+function killWhenWriteShows(child: { kill(signal: "SIGKILL"): void }, workspace: string, before: string): void {
   const file = join(workspace, "big.txt");
   const head = Buffer.alloc(1);
   const until = Date.now() + 2_000;
