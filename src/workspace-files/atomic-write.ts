@@ -5,9 +5,8 @@ import { type AtCalls, O_CLOEXEC, O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY } from "
 
 /**
  * Every temp file a write makes starts with this, then the writer's pid: what a
- * kill -9 leaves behind is recognisable (`git status`, `find -name`), skipped by
- * glob and grep, and removed by the next write into the same directory once its
- * writer is dead.
+ * kill -9 leaves behind is recognisable (`git status`, `find -name`), and is
+ * removed by the next write into the same directory once its writer is dead.
  */
 export const TEMP_PREFIX = ".agent-write-";
 
