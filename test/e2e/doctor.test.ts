@@ -71,6 +71,25 @@ describe("agent doctor", () => {
     expect(readdirSync(stateDir)).toEqual(["config.json"]);
   });
 
+  test("names the profile requests will use and what the catalogue knows of the model", async () => {
+    const { doctor, stateDir } = doctorSetup();
+    const env = { OPENAI_API_KEY: KEY };
+    const deepseek = await doctor(env, "--offline", "--base-url", "https://api.deepseek.com", "--model", "deepseek-chat");
+    expect(deepseek.stdout).toMatch(/^ok +profile +deepseek \(DeepSeek; detected from api\.deepseek\.com\)$/m);
+    expect(deepseek.stdout).toMatch(
+      /^ok +model info +deepseek-chat: context window 128000 tokens, output up to 8192; \$0\.28 in \/ \$0\.42 out per million tokens \(model catalogue of 2025-11\)$/m,
+    );
+    const named = await doctor(env, "--offline", "--base-url", "http://127.0.0.1:9/v1", "--profile", "gemini", "--model", "local-coder");
+    expect(named.stdout).toMatch(/^ok +profile +gemini \(Google Gemini \(OpenAI-compatible endpoint\); as configured\)$/m);
+    expect(named.stdout).toMatch(/^ok +model info +local-coder: not in the model catalogue; unknown price/m);
+    // A budget needs a price: with none, the run would fail, so doctor does.
+    mkdirSync(stateDir);
+    writeFileSync(join(stateDir, "config.json"), JSON.stringify({ maxBudgetUsd: 2 }));
+    const budget = await doctor(env, "--offline", "--model", "local-coder");
+    expect(budget.code).toBe(1);
+    expect(failLines(budget)).toEqual([expect.stringMatching(/^FAIL +model info +local-coder: not in the model catalogue; unknown price, and a budget needs one/)]);
+  });
+
   test("no key: exit 1 and exactly one FAIL line, naming OPENAI_API_KEY", async () => {
     const server = modelServer();
     const { doctor } = doctorSetup();

@@ -11,6 +11,8 @@ import {
   checkEndpoint,
   checkGit,
   checkMcp,
+  checkModelInfo,
+  checkProfile,
   checkPendingWork,
   checkSandbox,
   checkStateDir,
@@ -31,6 +33,7 @@ export const doctorCommand = defineCommand({
   args: {
     model: { type: "string", valueHint: "name", description: "Check this model instead of the configured one" },
     "base-url": { type: "string", valueHint: "url", description: "Check this endpoint instead of the configured one" },
+    profile: runtimeArgs.profile,
     sandbox: runtimeArgs.sandbox,
     offline: { type: "boolean", description: "Contact no endpoint and start no MCP server (the key is only checked for presence)" },
     ...storeArg,
@@ -60,6 +63,7 @@ export const doctorCommand = defineCommand({
     const { checks: configChecks, settings } = checkConfig(workspace ?? process.cwd(), {
       model: args.model,
       baseUrl: args["base-url"],
+      profile: args.profile,
       sandbox: args.sandbox,
       store: args.store,
     });
@@ -67,6 +71,7 @@ export const doctorCommand = defineCommand({
     let store: StoreCheck | undefined;
     if (settings) {
       checks.push(...(await checkEndpoint(settings, args.offline === true, ENDPOINT_TIMEOUT_MS)));
+      checks.push(checkProfile(settings), checkModelInfo(settings));
       checks.push(...(await checkMcp(settings, workspace ?? process.cwd(), args.offline === true)));
       checks.push(checkSandbox(settings, workspace ?? process.cwd()));
       store = await checkStore(settings.store);
