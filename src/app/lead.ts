@@ -216,6 +216,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       maxOutputChars: DEFAULT_SHELL_OUTPUT_CHARS,
       commandEnv: settings.shell.env,
       onWarning: warn(LEAD),
+      ...(context.sandbox ? { sandbox: context.sandbox } : {}),
     });
     closers.push(() => mcp.close());
     const leadSource = mcp.source("lead");

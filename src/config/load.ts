@@ -261,6 +261,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     mcp: {
       // By name, a higher level's server replacing a lower one's; --mcp-config files last.
       servers: Object.assign({}, ...files.map((file) => file.config.mcpServers), readMcpConfigs(flags.mcpConfig ?? [], cwd)),
+      sandboxed: workspaceServers(files, readMcpConfigs(flags.mcpConfig ?? [], cwd)),
       toolTimeoutMs: pick("mcp.toolTimeoutMs", [() => fromFiles((c) => c.mcp?.toolTimeoutMs)], DEFAULT_MCP_TOOL_TIMEOUT_MS),
     },
     pricing: Object.assign({}, ...files.map((file) => file.config.pricing)),
@@ -308,6 +309,14 @@ function userOnlyWarnings(files: LoadedConfigFile[], userFile: string): string[]
   return files
     .filter((file) => file.level !== "user" && file.config.stateRoot !== undefined)
     .map((file) => `${file.path}: stateRoot ignored: it is read from the user config only (${userFile})`);
+}
+
+/** The servers whose definition in effect comes from the workspace's config (project or local), not the user's or a flag's. */
+function workspaceServers(files: LoadedConfigFile[], fromFlags: Record<string, unknown>): string[] {
+  const level = new Map<string, string>();
+  for (const file of files) for (const name of Object.keys(file.config.mcpServers ?? {})) level.set(name, file.level);
+  for (const name of Object.keys(fromFlags)) level.delete(name);
+  return [...level].filter(([, from]) => from !== "user").map(([name]) => name);
 }
 
 /** Header names are case-insensitive: a higher level's `x-title` replaces a lower one's `X-Title`. */

@@ -69,4 +69,10 @@ export const DEFAULT_MCP_TOOL_TIMEOUT_MS = 120_000;
 export interface McpSettings {
   servers: McpServers;
   toolTimeoutMs: number;
+  /**
+   * The stdio servers that run in the sandbox: those the workspace's own config
+   * files define (the repository can ship them, and they run in it); the user's
+   * config and `--mcp-config` files name programs the user chose.
+   */
+  sandboxed?: string[];
 }

@@ -41,6 +41,8 @@ export interface ConnectOptions {
   signal?: AbortSignal;
   /** The environment policy a stdio server starts from; the default policy when absent. */
   commandEnv?: EnvPolicy;
+  /** Puts a stdio server's argv in the sandbox; absent, it runs as is. */
+  wrap?: (argv: string[], cwd: string) => string[];
 }
 
 export async function connectServer(config: McpServerConfig, options: ConnectOptions): Promise<McpConnection> {
@@ -50,6 +52,7 @@ export async function connectServer(config: McpServerConfig, options: ConnectOpt
     args: config.args,
     env: config.env,
     ...(options.commandEnv ? { policy: options.commandEnv } : {}),
+    ...(options.wrap ? { wrap: options.wrap } : {}),
     cwd: config.cwd === undefined ? options.workspace : isAbsolute(config.cwd) ? config.cwd : resolve(options.workspace, config.cwd),
   });
   try {

@@ -1,3 +1,4 @@
+import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import type { Tool, ToolSource } from "../core/tool.ts";
 import type { McpServerConfig, McpSettings } from "./config.ts";
 import type { ClientInfo, McpConnection } from "./connection.ts";
@@ -32,6 +33,8 @@ export interface McpManagerOptions extends McpSettings {
   maxOutputChars: number;
   /** A server failed to start or died: one line for the user. */
   onWarning?: (message: string) => void;
+  /** The sandbox the `sandboxed` stdio servers run in, around the workspace (docs/security.md, "The execution boundary"). */
+  sandbox?: Sandbox;
 }
 
 /** Who asks for tools: teammates get only the servers whose config says `teammates: true`. */
@@ -137,6 +140,14 @@ export class McpManager {
     return slot.starting;
   }
 
+  /** For a server the workspace's config defines: its argv run as `exec argv` inside the workspace's sandbox. */
+  #wrapFor(name: string): { wrap?: (argv: string[], cwd: string) => string[] } {
+    const sandbox = this.#o.sandbox;
+    if (sandbox === undefined || !(this.#o.sandboxed ?? []).includes(name)) return {};
+    const quote = (word: string) => `'${word.replace(/'/g, "'\\''")}'`;
+    return { wrap: (argv, cwd) => sandbox.within(this.#o.workspace).command(`exec ${argv.map(quote).join(" ")}`, cwd) };
+  }
+
   async #connect(slot: ServerSlot): Promise<void> {
     slot.starts += 1;
     const previous = slot.connection;
@@ -154,6 +165,7 @@ export class McpManager {
         timeoutMs: CONNECT_TIMEOUT_MS,
         signal: this.#closing.signal,
         ...(this.#o.commandEnv ? { commandEnv: this.#o.commandEnv } : {}),
+        ...this.#wrapFor(slot.name),
       });
       if (this.#closed) {
         await connection.close();

@@ -25,6 +25,8 @@ export interface StdioServerParams {
   /** The environment policy (config `shell.env`) the rest comes from; the default policy when absent. */
   policy?: EnvPolicy;
   cwd: string;
+  /** The argv actually started (the sandbox around the server); throws when the sandbox cannot start. */
+  wrap?: (argv: string[], cwd: string) => string[];
 }
 
 /**
@@ -70,9 +72,10 @@ export class StdioProcessTransport implements Transport {
     // The core list at most (PATH, HOME, …), secrets removed: the agent's other
     // variables, API keys above all, reach a server only when its config names them.
     const env = commandEnv(this.#params.policy, process.env, { inherit: "core" });
-    // Throws (ENOENT, EACCES) when the command cannot be started: the caller reports it.
+    // Throws (ENOENT, EACCES, a sandbox that cannot start) when the command cannot be started: the caller reports it.
+    const argv = [this.#params.command, ...(this.#params.args ?? [])];
     const proc = Bun.spawn({
-      cmd: [this.#params.command, ...(this.#params.args ?? [])],
+      cmd: this.#params.wrap ? this.#params.wrap(argv, this.#params.cwd) : argv,
       cwd: this.#params.cwd,
       env: { ...env, ...this.#params.env },
       stdin: "pipe",

@@ -6,6 +6,7 @@ import { ScriptedModelServer, type ScriptedReply } from "../support/model-server
 import { tempDir } from "../support/temp-dir.ts";
 import { git } from "../../src/worktrees/git.ts";
 import { sandboxProblem } from "./attack-fixture.ts";
+import { TINY } from "../mcp/helpers.ts";
 
 // The execution boundary (docs/security.md), attacked by a scripted model through
 // the compiled binary: whatever the model writes — git's config, a worktree's
@@ -153,5 +154,23 @@ describe.skipIf(sandboxProblem() !== undefined)("the execution boundary", () => 
     const user = await run([call("shell", { command: "true" }), done], ["--allow", "shell"], unsandboxed);
     expect(user.code).toBe(0);
     expect(existsSync(marker)).toBe(true);
+  });
+
+  test("a stdio MCP server the workspace's config defines runs in the sandbox; the same server in the user's config runs as the user", async () => {
+    const { root, workspace, run } = await world();
+    const outside = join(root, "server.pid");
+    const server = { command: process.execPath, args: [TINY, "--pid-file", outside] };
+    mkdirSync(join(workspace, ".agent"), { recursive: true });
+    // Two servers: one writing its pid file in the workspace (it ran, in the sandbox), one outside (it cannot).
+    const inside = { command: process.execPath, args: [TINY, "--pid-file", join(workspace, "inside.pid")] };
+    writeFileSync(join(workspace, ".agent", "config.local.json"), JSON.stringify({ mcpServers: { tiny: server, inside } }));
+    const sandboxed = await run([done], []);
+    expect(sandboxed.code).toBe(0);
+    expect(existsSync(join(workspace, "inside.pid"))).toBe(true);
+    expect(existsSync(outside)).toBe(false);
+    writeFileSync(join(workspace, ".agent", "config.local.json"), "{}");
+    const user = await run([done], [], { mcpServers: { tiny: server } });
+    expect(user.code).toBe(0);
+    expect(existsSync(outside)).toBe(true);
   });
 });

@@ -13,7 +13,8 @@ import { resolveProfile } from "../../model/profiles/detect.ts";
 import { priceOf } from "../../usage/cost.ts";
 import { DEFAULT_BASE_URL } from "../../model/openai-client.ts";
 import { probeBubblewrap } from "../../security/sandbox/bubblewrap.ts";
-import { SANDBOX_INSTALL_HINT } from "../../security/sandbox/sandbox.ts";
+import { SANDBOX_INSTALL_HINT, type Sandbox, resolveSandbox } from "../../security/sandbox/sandbox.ts";
+import { agentDirOf } from "../../security/protected-paths.ts";
 import { probeSeatbelt } from "../../security/sandbox/seatbelt.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
@@ -301,12 +302,22 @@ export async function checkMcp(settings: Settings, workspace: string, offline: b
   const names = Object.keys(settings.mcp.servers ?? {});
   if (names.length === 0) return [skip("mcp", "no MCP servers configured")];
   if (offline) return [skip("mcp", `${names.join(", ")}: not started (--offline)`)];
+  // The workspace's own servers start in the sandbox, as in a run (its `.agent/` exists: their config is there).
+  let sandbox: Sandbox | undefined;
+  if ((settings.mcp.sandboxed ?? []).length > 0) {
+    try {
+      sandbox = resolveSandbox({ ...settings.sandbox, workspace, agentDir: agentDirOf(workspace), stateRoot: agentDirOf(workspace) }).sandbox;
+    } catch (error) {
+      return [fail("mcp", `${settings.mcp.sandboxed!.join(", ")}: not started: ${(error as Error).message}`)];
+    }
+  }
   const manager = new McpManager({
     ...settings.mcp,
     workspace,
     client: { name: "agent", version: VERSION },
     maxOutputChars: DEFAULT_SHELL_OUTPUT_CHARS,
     commandEnv: settings.shell.env,
+    ...(sandbox ? { sandbox } : {}),
   });
   try {
     await manager.start();

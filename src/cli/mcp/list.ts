@@ -22,6 +22,7 @@ export const mcpListCommand = defineCommand({
       client: { name: "agent", version: VERSION },
       maxOutputChars: DEFAULT_SHELL_OUTPUT_CHARS,
       commandEnv: setup.settings.shell.env,
+      sandbox: setup.sandbox,
     });
     let statuses: McpServerStatus[];
     try {
