@@ -18,7 +18,7 @@ function world(files: { user?: unknown; project?: unknown; local?: unknown }) {
   return { workspace, home };
 }
 
-test("mcpServers merge by name across levels, --mcp-config files last; mcp.toolTimeoutMs from the highest level", () => {
+test("mcpServers merge by name across levels, --mcp-config files last; mcp.toolTimeoutMs from the highest level; the workspace's own servers are the sandboxed ones", () => {
   const { workspace, home } = world({
     user: { mcpServers: { a: { command: "user-a" }, b: { command: "user-b" } }, mcp: { toolTimeoutMs: 5000 } },
     project: { mcpServers: { b: { command: "project-b" }, c: { type: "http", url: "http://x/mcp" } } },
@@ -30,12 +30,14 @@ test("mcpServers merge by name across levels, --mcp-config files last; mcp.toolT
   expect(settings.mcp).toEqual({
     servers: { a: { command: "user-a" }, b: { command: "project-b" }, c: { command: "flag-c" }, d: { command: "inline-d" } },
     toolTimeoutMs: 7000,
+    // b's definition in effect is the project's; c's project one is replaced by a flag's.
+    sandboxed: ["b"],
   });
 });
 
 test("without servers anywhere there are none, and calls time out after 120 s", () => {
   const { workspace, home } = world({});
-  expect(loadSettings({ workspace, home, env: {} }).settings.mcp).toEqual({ servers: {}, toolTimeoutMs: 120_000 });
+  expect(loadSettings({ workspace, home, env: {} }).settings.mcp).toEqual({ servers: {}, toolTimeoutMs: 120_000, sandboxed: [] });
 });
 
 test("a bad server in a config file or a missing --mcp-config file is a ConfigError naming it", () => {
