@@ -24,6 +24,12 @@ export interface PathFence {
    * symlink compares the paths it lists against these, with no system call.
    */
   readonly stateRoots: readonly string[];
+  /**
+   * Why writing `path` needs explicit permission (the agent's config, git's files,
+   * a hook's script), or undefined. File tools ask again about where a write really
+   * lands, after opening it.
+   */
+  guardedWrite?(path: string): string | undefined;
 }
 
 export interface ToolResult {

@@ -1,6 +1,7 @@
 import { type Stats, closeSync, fstatSync, mkdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { dirname, isAbsolute, normalize, relative, resolve } from "node:path";
 import type { PathFence } from "../core/tool.ts";
+import { AgentError } from "../core/errors.ts";
 import { isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
 import { resolveInWorkspace } from "../security/workspace-path.ts";
 import { type AtCalls, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, atCalls } from "./at-calls.ts";
@@ -72,6 +73,7 @@ export class WorkspaceFiles {
       const target = this.#locate(root, scope, path, true);
       try {
         if (target.fd !== undefined) closeSync(target.fd);
+        assertNamedIfGuarded(root, scope, target.display, path);
         this.#replace(root, target, data);
         return { display: target.display, created: target.stat === undefined };
       } finally {
@@ -92,6 +94,7 @@ export class WorkspaceFiles {
         }
         let bytes: Buffer;
         try {
+          assertNamedIfGuarded(root, scope, target.display, path);
           bytes = readFileSync(target.fd);
         } finally {
           closeSync(target.fd);
@@ -171,6 +174,19 @@ export class WorkspaceFiles {
   }
 }
 
+/**
+ * A write that lands on a guarded file (the agent's config, git's files, a hook's
+ * script) must have named that very file: the permission check saw the path as
+ * written, and a symlink swapped in since (or any link) must not carry a write
+ * there that the check did not see.
+ */
+function assertNamedIfGuarded(root: Root, scope: FileScope, display: string, requested: string): void {
+  const reason = scope.fence?.guardedWrite?.(resolve(root.real, display));
+  if (reason === undefined) return;
+  const asked = normalize(relativeTo(root, requested, requested) || ".");
+  if (asked !== display) throw new GuardedTargetError(requested, display, reason);
+}
+
 interface Located {
   dir: number;
   name: string;
@@ -217,4 +233,19 @@ function editByPath(scope: FileScope, path: string, change: Change): FileWrite {
   const { absolute, display } = resolveInWorkspace(scope.workspace, path, scope.fence);
   writeFileAtomic(absolute, change(readFileSync(absolute), display));
   return { display, created: false };
+}
+
+/** A write reached a guarded file by another path than its own (through a symlink). */
+export class GuardedTargetError extends AgentError {
+  readonly code = "GUARDED_TARGET";
+  readonly category = "usage" as const;
+  constructor(
+    readonly requested: string,
+    readonly target: string,
+    readonly reason: string,
+  ) {
+    super(
+      `path ${JSON.stringify(requested)} leads to ${target} (${reason}); file tools write such a file only by its own path, which needs an allow rule naming it`,
+    );
+  }
 }

@@ -15,7 +15,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { TEMP_PREFIX } from "../../src/workspace-files/atomic-write.ts";
-import { WorkspaceFiles } from "../../src/workspace-files/workspace-files.ts";
+import { GuardedTargetError, WorkspaceFiles } from "../../src/workspace-files/workspace-files.ts";
 import { fencedContext, workspaceContext } from "../tools/helpers.ts";
 import { ProtectedPathError } from "../../src/security/protected-paths.ts";
 
@@ -109,6 +109,21 @@ describe.each(["kernel", "walk"] as const)("WorkspaceFiles (%s)", (resolver) => 
     expect(() => files.read(scope, "innocent/history")).toThrow(ProtectedPathError);
     expect(() => files.write(scope, "innocent/history", bytes("x"))).toThrow(ProtectedPathError);
     expect(readFileSync(join(scope.stateRoot, "history"), "utf8")).toBe("secret");
+  });
+
+  test("a write landing on a guarded file (git's, the agent's config) through a symlink is refused; by its own path it goes on", () => {
+    const scope = fencedContext();
+    mkdirSync(join(scope.workspace, ".git"));
+    writeFileSync(join(scope.workspace, ".git/config"), "[core]\n");
+    symlinkSync(".git", join(scope.workspace, "innocent"));
+    symlinkSync(".git/config", join(scope.workspace, "settings.ini"));
+    expect(() => files.write(scope, "innocent/config", bytes("[core]\n\tfsmonitor = evil\n"))).toThrow(GuardedTargetError);
+    expect(() => files.edit(scope, "settings.ini", (old) => Buffer.concat([old, bytes("x")]))).toThrow(
+      `path "settings.ini" leads to .git/config (`,
+    );
+    expect(readFileSync(join(scope.workspace, ".git/config"), "utf8")).toBe("[core]\n");
+    // Named directly, the permission check saw it; the door does not refuse it again.
+    expect(files.write(scope, "./.git/config", bytes("[core]\n\tbare = false\n")).display).toBe(".git/config");
   });
 });
 
