@@ -1,4 +1,4 @@
-import { readdirSync, renameSync, rmSync } from "node:fs";
+import { lstatSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { AmbiguousSessionError, SessionNotFoundError, StateDirBusyError } from "../core/errors.ts";
@@ -6,7 +6,7 @@ import { type IdSource, uuidV7Source } from "../core/ids.ts";
 import { ensureDir, fsyncDir, namesIn } from "../storage/atomic-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
 import type { RuntimeLock } from "../storage/runtime-lock.ts";
-import { ForeignSessionError } from "./session-errors.ts";
+import { ForeignSessionError, StateRootRedirectedError } from "./session-errors.ts";
 import { SessionMarker } from "./session-marker.ts";
 import { SESSION_FILE, type SessionMeta, clipFirstPrompt, readSessionMeta, writeSessionMeta } from "./session-meta.ts";
 
@@ -120,6 +120,8 @@ export class SessionStore {
 
   /** Makes a foreign session this user's own: it gets the user's marker (`agent sessions adopt`). */
   adopt(meta: SessionMeta): SessionMeta {
+    // A session directory that is a link was planted to have the marker written elsewhere.
+    if (lstatSync(this.dirOf(meta.id)).isSymbolicLink()) throw new StateRootRedirectedError(this.root, this.dirOf(meta.id), "is a symlink");
     const adopted: SessionMeta = { ...meta, marker: this.marker.sign(meta.id) };
     writeSessionMeta(this.dirOf(meta.id), adopted);
     return adopted;

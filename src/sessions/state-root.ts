@@ -37,15 +37,16 @@ export function userStateRoot(workspace: string, env: Env = process.env, home?: 
 }
 
 /**
- * Throws StateRootRedirectedError (exit 5) when `.agent/`, the state root or any
- * directory between them is a symlink (or not a directory), or the state root
+ * Throws StateRootRedirectedError (exit 5) when `.agent/`, the state root, any
+ * directory between them or its `sessions/` is a symlink (or not a directory), or the state root
  * resolves outside the workspace: a repository ships those, and the agent's
  * state, sandbox layout and locks must never follow them. A part not there yet
  * is fine: the runtime creates it as a directory.
  */
 export function assertOwnStateRoot(workspace: string, root: string): void {
   let path = workspace;
-  for (const part of relative(workspace, root).split(sep)) {
+  // `sessions/` too: every new session is made in it.
+  for (const part of [...relative(workspace, root).split(sep), "sessions"]) {
     path = join(path, part);
     let stats;
     try {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, readdirSync, statSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type AgentResult, AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
 import { expectError, expectOk, message, setup } from "./fixture.ts";
@@ -37,11 +37,24 @@ async function agentReadOnly(stateDir: string, ...args: string[]): Promise<Agent
   return { code, stdout, stderr };
 }
 
+/**
+ * This user's session key where the child's HOME has it, owned by the uid the
+ * child runs as: the state is the same user's on a read-only mount, not another
+ * user's (whose sessions would be foreign, docs/sessions.md).
+ */
+function shareSessionKey(home: string): void {
+  const dir = join(home, ".config", "agent");
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(process.env.HOME!, ".config", "agent", "session-key"), join(dir, "session-key"));
+  if (asRoot) for (const path of [join(home, ".config"), dir, join(dir, "session-key")]) chownSync(path, 65534, 65534);
+}
+
 describe.if(!asRoot || setpriv !== null)("a read-only state dir", () => {
   test("list and show work; send, recover and prune fail with one line, exit 5, and change nothing", async () => {
     const { root, stateDir, store } = setup();
     const waiting = message("alice", "still here");
     await store.send(waiting);
+    shareSessionKey(dirname(root));
     setWritable(root, false);
     chmodSync(dirname(root), 0o755);
     try {

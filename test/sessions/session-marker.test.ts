@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ForeignSessionError, SessionKeyError } from "../../src/sessions/session-errors.ts";
 import { SessionMarker } from "../../src/sessions/session-marker.ts";
@@ -62,5 +62,18 @@ describe("SessionStore with markers", () => {
     expect(mine.owns(mine.find(planted.id))).toBe(true);
     expect(theirs.owns(mine.find(planted.id))).toBe(false);
     expect(planSession(mine, { resume: planted.id })).toMatchObject({ kind: "existing", meta: { id: planted.id } });
+  });
+
+  test("a session directory that is a symlink is not adopted: the marker would be written through it", () => {
+    const root = join(tempDir("agent-sessions-"), "state");
+    const elsewhere = join(tempDir("agent-elsewhere-"), "state");
+    const theirs = new SessionStore(elsewhere, { marker: new SessionMarker(keyIn(tempDir("agent-them-"))) });
+    const planted = theirs.create();
+    mkdirSync(join(root, "sessions"), { recursive: true });
+    symlinkSync(theirs.dirOf(planted.id), join(root, "sessions", planted.id));
+    const mine = new SessionStore(root, { marker: new SessionMarker(keyIn(tempDir("agent-me-"))) });
+    expect(mine.list().map((s) => s.id)).toEqual([planted.id]);
+    expect(() => mine.adopt(planted)).toThrow(/is a symlink/);
+    expect(theirs.find(planted.id).marker).toBe(planted.marker);
   });
 });

@@ -29,6 +29,12 @@ describe("the default state root", () => {
     symlinkSync(join(inside.workspace, "elsewhere"), join(inside.workspace, ".agent"));
     expect(() => assertOwnStateRoot(inside.workspace, inside.state)).toThrow(/\.agent is a symlink/);
 
+    // The sessions directory every new session is made in, too.
+    const sessions = layout();
+    mkdirSync(sessions.state, { recursive: true });
+    symlinkSync(root, join(sessions.state, "sessions"));
+    expect(() => assertOwnStateRoot(sessions.workspace, sessions.state)).toThrow(/state\/sessions is a symlink/);
+
     const file = layout();
     writeFileSync(join(file.workspace, ".agent"), "");
     expect(() => assertOwnStateRoot(file.workspace, file.state)).toThrow(/\.agent is not a directory/);
