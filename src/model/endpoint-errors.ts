@@ -172,7 +172,8 @@ export function classify(failure: AttemptFailure & { kind: "http" | "stream_erro
     return "auth";
   }
   if (status === 402 || codes.some((code) => QUOTA_CODES.has(code))) return "quota";
-  const refusal = status === undefined || (status >= 400 && status < 500);
+  // Not a 429: a rate limit's message speaks of tokens too ("tokens per min"), and is no overflow.
+  const refusal = status === undefined || (status >= 400 && status < 500 && status !== 429);
   if (refusal && (codes.some((code) => OVERFLOW_CODES.has(code)) || (status !== 404 && OVERFLOW_MESSAGE.test(error.message)))) {
     return "context_overflow";
   }

@@ -93,8 +93,8 @@ export class OpenAIModelClient implements ModelClient {
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const model = request.model ?? this.model;
-    const response = await this.#complete(request, model);
-    if (response.finishReason !== "length" || !response.message.toolCalls) return response;
+    const response = await this.#complete(request, model, request.maxTokens);
+    if (response.finishReason !== "length" || !response.message.toolCalls || request.maxTokens !== undefined) return response;
     // Cut off by the output limit in the middle of a tool call: its arguments are
     // incomplete. Once more with the model's whole output allowance, when known.
     const limit = this.#options.maxOutputTokens?.(model);

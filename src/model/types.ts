@@ -87,6 +87,8 @@ export interface ModelRequest {
   onRetry?: (info: ModelRetryInfo) => void;
   /** Another model than the client's own for this request (`/model NAME` in a session). */
   model?: string;
+  /** A cap on the answer's tokens (`agent doctor`'s check request); the endpoint's own default when absent. */
+  maxTokens?: number;
 }
 
 /** A retry about to happen: which one (1 for the first), after how long, and why. */

@@ -22,7 +22,8 @@ afterEach(async () => {
 });
 
 function modelServer(): ScriptedModelServer {
-  const server = ScriptedModelServer.start([], { models: ["gpt-4o-mini", "local-coder"], apiKey: KEY });
+  // Every completion (doctor's one check request) answered "OK".
+  const server = ScriptedModelServer.start([], { models: ["gpt-4o-mini", "local-coder"], apiKey: KEY, respond: () => ({ text: "OK", usage: { prompt_tokens: 12, completion_tokens: 1 } }) });
   servers.push(server);
   return server;
 }
@@ -56,13 +57,16 @@ describe("agent doctor", () => {
     expect(failLines(text)).toEqual([]);
     expect(text.stdout).toMatch(/^ok +api key +accepted by http:\/\/127\.0\.0\.1:\d+\/v1$/m);
     expect(text.stdout).toMatch(/^ok +model +local-coder is offered by /m);
+    // One real request, capped, through the run's client and profile.
+    expect(text.stdout).toMatch(/^ok +completion +local-coder answered a 16-token request in \d+\.\d s \(12 tokens in, 1 out\)$/m);
+    expect(server.requests.map((request) => [request.body.model, request.body.max_tokens])).toEqual([["local-coder", 16]]);
     expect(text.stdout).toContain(`${join(stateDir, "config.json")} (valid)`);
 
     const json = await doctor(env, "--json");
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout) as Report;
     expect(report.ok).toBe(true);
-    for (const id of ["version", "workspace", "state_dir", "config_user", "config_project", "config_local", "api_key", "endpoint", "model", "pending"]) {
+    for (const id of ["version", "workspace", "state_dir", "config_user", "config_project", "config_local", "api_key", "endpoint", "model", "profile", "model_info", "completion", "pending"]) {
       expect(statusOf(report, id)).toBe("ok");
     }
     expect(server.modelListRequests).toBe(2);
@@ -88,6 +92,21 @@ describe("agent doctor", () => {
     const budget = await doctor(env, "--offline", "--model", "local-coder");
     expect(budget.code).toBe(1);
     expect(failLines(budget)).toEqual([expect.stringMatching(/^FAIL +model info +local-coder: not in the model catalogue; unknown price, and a budget needs one/)]);
+  });
+
+  test("a model the list offers but the completion refuses: the check request fails with the run's own line", async () => {
+    const server = modelServer();
+    server.push({ status: 404, body: { error: { message: "The model `local-coder` does not exist", code: "model_not_found" } } });
+    const { doctor } = doctorSetup();
+    const result = await doctor({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url }, "--model", "local-coder");
+    expect(result.code).toBe(1);
+    expect(failLines(result)).toEqual([
+      expect.stringMatching(/^FAIL +completion +unknown model/),
+    ]);
+    expect(result.stdout).toContain(
+      `unknown model local-coder at ${server.url} (HTTP 404: The model \`local-coder\` does not exist): check --model / AGENT_MODEL`,
+    );
+    expect(server.requests).toHaveLength(1);
   });
 
   test("no key: exit 1 and exactly one FAIL line, naming OPENAI_API_KEY", async () => {

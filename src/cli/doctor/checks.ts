@@ -7,10 +7,7 @@ import { MissingApiKeyError } from "../../core/errors.ts";
 import type { AgentName } from "../../core/agent-name.ts";
 import { MailboxPaths, REASON_SUFFIX } from "../../mailbox/paths.ts";
 import { McpManager } from "../../mcp/manager.ts";
-import { MODEL_CATALOGUE, lookupModel } from "../../model/catalogue/catalogue.ts";
 import { listModels } from "../../model/list-models.ts";
-import { resolveProfile } from "../../model/profiles/detect.ts";
-import { priceOf } from "../../usage/cost.ts";
 import { DEFAULT_BASE_URL } from "../../model/openai-client.ts";
 import { probeBubblewrap } from "../../security/sandbox/bubblewrap.ts";
 import { SANDBOX_INSTALL_HINT, type Sandbox, resolveSandbox } from "../../security/sandbox/sandbox.ts";
@@ -35,10 +32,10 @@ export interface Check {
   detail: string;
 }
 
-const ok = (id: string, detail: string): Check => ({ id, status: "ok", detail });
-const warn = (id: string, detail: string): Check => ({ id, status: "warn", detail });
-const fail = (id: string, detail: string): Check => ({ id, status: "fail", detail });
-const skip = (id: string, detail: string): Check => ({ id, status: "skip", detail });
+export const ok = (id: string, detail: string): Check => ({ id, status: "ok", detail });
+export const warn = (id: string, detail: string): Check => ({ id, status: "warn", detail });
+export const fail = (id: string, detail: string): Check => ({ id, status: "fail", detail });
+export const skip = (id: string, detail: string): Check => ({ id, status: "skip", detail });
 
 function errno(error: unknown): string {
   return (error as { code?: string }).code ?? (error as Error).message;
@@ -139,35 +136,6 @@ export async function checkEndpoint(settings: Settings, offline: boolean, timeou
     ? ok("model", `${settings.model} is offered by ${endpoint}`)
     : warn("model", `${settings.model} is not among the ${listed.models.length} models ${endpoint} lists (${preview(listed.models)}); check --model / AGENT_MODEL`);
   return [key, ok("endpoint", `${endpoint} answers (${listed.models.length} models)`), model];
-}
-
-/** The Chat Completions dialect requests will be sent in, and why that one. */
-export function checkProfile(settings: Settings): Check {
-  const profile = resolveProfile(settings.profile, settings.baseUrl);
-  const why = settings.profile === "auto" ? `detected from ${settings.baseUrl ? hostOf(settings.baseUrl) : "the default endpoint"}` : "as configured";
-  return ok("profile", `${profile.name} (${profile.title}; ${why})`);
-}
-
-/** What the model catalogue (or config pricing) knows of the model: its window, output limit and price. */
-export function checkModelInfo(settings: Settings): Check {
-  const known = lookupModel(settings.model);
-  const price = priceOf(settings.pricing, settings.model);
-  const priced = price
-    ? `$${price.input_per_mtok} in / $${price.output_per_mtok} out per million tokens (${settings.pricing[settings.model] ? "config pricing" : `model catalogue of ${MODEL_CATALOGUE.checked}`})`
-    : "unknown price: results carry no cost; add it to config pricing for one";
-  const limits = known ? `context window ${known.contextWindow} tokens, output up to ${known.maxOutputTokens}; ` : "not in the model catalogue; ";
-  if (!price && settings.maxBudgetUsd !== undefined) {
-    return fail("model_info", `${settings.model}: ${limits}unknown price, and a budget needs one: add it to config pricing`);
-  }
-  return ok("model_info", `${settings.model}: ${limits}${priced}`);
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
 }
 
 function preview(names: string[]): string {

@@ -11,13 +11,12 @@ import {
   checkEndpoint,
   checkGit,
   checkMcp,
-  checkModelInfo,
-  checkProfile,
   checkPendingWork,
   checkSandbox,
   checkStateDir,
   checkWorkspace,
 } from "./checks.ts";
+import { checkCompletion, checkModelInfo, checkProfile } from "./model-checks.ts";
 import { type StoreCheck, checkStore } from "./store-checks.ts";
 import { storeArg } from "../store/store-arg.ts";
 
@@ -70,8 +69,9 @@ export const doctorCommand = defineCommand({
     checks.push(...configChecks);
     let store: StoreCheck | undefined;
     if (settings) {
-      checks.push(...(await checkEndpoint(settings, args.offline === true, ENDPOINT_TIMEOUT_MS)));
-      checks.push(checkProfile(settings), checkModelInfo(settings));
+      const endpoint = await checkEndpoint(settings, args.offline === true, ENDPOINT_TIMEOUT_MS);
+      checks.push(...endpoint, checkProfile(settings), checkModelInfo(settings));
+      checks.push(await checkCompletion(settings, endpoint, args.offline === true, ENDPOINT_TIMEOUT_MS));
       checks.push(...(await checkMcp(settings, workspace ?? process.cwd(), args.offline === true)));
       checks.push(checkSandbox(settings, workspace ?? process.cwd()));
       store = await checkStore(settings.store);
