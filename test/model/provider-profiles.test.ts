@@ -140,6 +140,25 @@ describe("Gemini: parallel calls without index, thought signatures, array errors
   });
 });
 
+describe("OpenRouter: reasoning_details round trip", () => {
+  test("the pieces of one reasoning block are joined into one, and sent back on the tool-call message", async () => {
+    const echoed = (request: RecordedRequest) => {
+      const assistant = assistantOf(request);
+      expect(assistant.reasoning_details).toEqual([
+        { type: "reasoning.text", text: "I need the notes file.", signature: "EqMBCkYIBhgCKkDq3fZ0Lk9Qm2nR", format: "anthropic-claude-v1", index: 0 },
+      ]);
+      expect(assistant).not.toHaveProperty("reasoning");
+    };
+    await using server = ScriptedModelServer.start([sse("openrouter-reasoning-tool-call.sse"), { text: "done", check: echoed }]);
+    const { client } = clientFor(server.url, { model: "anthropic/claude-sonnet-4", profile: PROFILES.openrouter });
+    const first = await client.complete(ask("read the notes"));
+    expect(first.message.toolCalls?.map((call) => call.id)).toEqual(["toolu_01Xq7nR2mK8pLs3vT4wY5zAb"]);
+    expect(first.message.extra?.reasoning).toBe("I need the notes file.");
+    await client.complete(afterTools(first));
+    server.assertDone();
+  });
+});
+
 describe("Mistral and vLLM: flat error bodies", () => {
   test("a 422 naming stream_options: asked again at once without it, still streaming, and never again", async () => {
     const withOptions = (request: RecordedRequest) => expect(request.body.stream_options).toEqual({ include_usage: true });
