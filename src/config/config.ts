@@ -76,6 +76,8 @@ export const ConfigFile = z.strictObject({
       mode: z.enum(["read-only", "workspace-write", "danger-full-access"]).optional(),
       /** Let sandboxed commands use the network (off by default). */
       network: z.boolean().optional(),
+      /** Unix sockets sandboxed commands may connect to (absolute paths; honoured in the user's config only). */
+      unixSockets: z.array(z.string().min(1)).optional(),
     })
     .optional(),
   compaction: z

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { UsageError } from "../core/errors.ts";
+import { ConfigError, UsageError } from "../core/errors.ts";
 import { DEFAULT_MAX_CONTENT_BYTES } from "../core/message.ts";
 import { DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpSettings } from "../mcp/config.ts";
 import { readMcpConfigs } from "./mcp-config-file.ts";
@@ -38,7 +38,8 @@ export interface Settings {
   /** Absent values mean the tool's own defaults (timeout 120 s, the built-in deny list); `env` is the environment policy of every command. */
   shell: { timeoutMs?: number; deny: string[]; env: EnvPolicy };
   /** `mode` absent: the default (workspace-write where the platform can enforce it). */
-  sandbox: { mode?: SandboxMode; network: boolean; explicit: boolean };
+  /** `unixSockets`: from the user's config only; absent when none. */
+  sandbox: { mode?: SandboxMode; network: boolean; explicit: boolean; unixSockets?: string[] };
   /** Absent values mean the runner's own thresholds. */
   compaction: { thresholdChars?: number; largeToolResultChars?: number };
   mailbox: { maxContentBytes: number };
@@ -194,13 +195,30 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     return undefined;
   };
   const ignoredLoosening: string[] = [];
+  // A socket reached from the sandbox acts as the user outside it: only the user's own config may allow one.
+  const unixSockets = (): { unixSockets?: string[] } => {
+    const paths: string[] = [];
+    for (const file of files) {
+      const listed = file.config.sandbox?.unixSockets;
+      if (listed === undefined) continue;
+      if (file.level !== "user") {
+        ignoredLoosening.push(`${file.path}: sandbox.unixSockets ignored: only the user config (~/.config/agent/config.json) may let sandboxed commands reach a unix socket`);
+        continue;
+      }
+      for (const path of listed) {
+        if (!path.startsWith("/")) throw new ConfigError(`${file.path}: sandbox.unixSockets: ${JSON.stringify(path)} is not an absolute path; name each socket by its full path`);
+        paths.push(path);
+      }
+    }
+    return paths.length > 0 ? { unixSockets: paths } : {};
+  };
   const sandboxSettings = (): Settings["sandbox"] => {
     const mode = pick<SandboxMode>("sandbox.mode", [
       () => fromFlag(flags.sandbox, "--sandbox", (value) => parseSandboxMode(value, "--sandbox")),
       () => trusted((c) => c.sandbox?.mode) as { value: SandboxMode; source: SettingSource } | undefined,
     ]);
     const network = pick<boolean>("sandbox.network", [() => trusted((c) => c.sandbox?.network) as { value: boolean; source: SettingSource } | undefined], false);
-    return { ...(mode !== undefined ? { mode } : {}), network, explicit: mode !== undefined };
+    return { ...(mode !== undefined ? { mode } : {}), network, explicit: mode !== undefined, ...unixSockets() };
   };
   const settings: Settings = {
     model: pick(

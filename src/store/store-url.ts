@@ -37,6 +37,27 @@ export function parseStoreUrl(value: string): StoreSelection | { problem: StoreU
   return { kind: "postgres", url: text };
 }
 
+/**
+ * The directory of the unix socket the store connects through, when its URL
+ * names one (`postgres://%2Fvar%2Frun%2Fpostgresql/db`, `?host=/dir`, `?path=`):
+ * the sandbox hides it, so a command cannot talk to the database as the user.
+ */
+export function storeSocketDir(selection: StoreSelection): string | undefined {
+  if (selection.kind !== "postgres") return undefined;
+  let url: URL;
+  try {
+    url = new URL(selection.url.trim());
+  } catch {
+    return undefined;
+  }
+  const host = url.searchParams.get("host") ?? decodeURIComponent(url.hostname);
+  if (host.startsWith("/")) return host;
+  const path = url.searchParams.get("path");
+  // Bun.SQL's `path` names the socket file itself.
+  if (path?.startsWith("/")) return path.replace(/\/[^/]*$/, "") || "/";
+  return undefined;
+}
+
 /** The store as it may be shown: a URL's password replaced by the redaction mark. */
 export function displayStoreUrl(selection: StoreSelection | string): string {
   const text = typeof selection === "string" ? selection : selection.kind === "files" ? "files" : selection.url;

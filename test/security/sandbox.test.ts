@@ -4,18 +4,27 @@ import { join } from "node:path";
 import { SandboxUnavailableError, UsageError } from "../../src/core/errors.ts";
 import { bubblewrapArgs } from "../../src/security/sandbox/bubblewrap.ts";
 import { resolveSandbox } from "../../src/security/sandbox/sandbox.ts";
+import { printfEscaped, seccompFilter } from "../../src/security/sandbox/seccomp.ts";
 import { seatbeltProfile } from "../../src/security/sandbox/seatbelt.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
-const layout = { mode: "workspace-write" as const, workspace: "/w", readOnly: ["/w/.agent"], network: false };
+const layout = { mode: "workspace-write" as const, workspace: "/w", readOnly: ["/w/.agent"], network: false, hidden: ["/run"], revealed: ["/run/systemd/resolve/stub-resolv.conf"], unixSockets: [] };
 
-test("bwrap: root read-only, private /tmp before the workspace bind, .agent/ read-only over it, network unshared", () => {
+test("bwrap: root read-only, private /tmp and host socket dirs before the workspace bind, .agent/ read-only over it, network unshared, the seccomp filter on fd 3", () => {
   const args = bubblewrapArgs(layout, "/w", ["sh", "-c", "x"]);
-  expect(args.join(" ")).toBe(
-    "bwrap --die-with-parent --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind /w /w --ro-bind /w/.agent /w/.agent --chdir /w -- sh -c x",
+  expect(args.slice(0, 2)).toEqual(["sh", "-c"]);
+  expect(args[3]).toBe(printfEscaped(seccompFilter()!));
+  expect(args.slice(4).join(" ")).toBe(
+    "bwrap --die-with-parent --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run " +
+      "--ro-bind /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf " +
+      "--bind /w /w --ro-bind /w/.agent /w/.agent --seccomp 3 --chdir /w -- sh -c x",
   );
   expect(bubblewrapArgs({ ...layout, network: true }, "/w", ["true"])).toContain("--share-net");
   expect(bubblewrapArgs({ ...layout, mode: "read-only" }, "/w", ["true"]).join(" ")).toContain("--ro-bind /w /w");
+  // An allowed socket is bound back, and the filter then lets unix sockets be made.
+  const allowed = bubblewrapArgs({ ...layout, unixSockets: ["/run/docker.sock"] }, "/w", ["true"]);
+  expect(allowed.join(" ")).toContain("--tmpfs /run --ro-bind /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf --ro-bind /run/docker.sock /run/docker.sock --bind /w /w");
+  expect(allowed[3]).toBe(printfEscaped(seccompFilter(process.arch, { unixSockets: true })!));
 });
 
 test("the macOS profile (not run here): writes only in the workspace and temp dirs, .agent/ denied after, network denied", () => {

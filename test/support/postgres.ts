@@ -30,6 +30,11 @@ export interface PostgresCluster {
 export interface ClusterOptions {
   /** Keep fsync and synchronous commit on (benchmarks against fsyncing stores). */
   durable?: boolean;
+  /**
+   * Make the cluster's dir (and so its socket) here instead of the temp dir, open
+   * to every user (0755): a host service's socket outside /tmp, for the sandbox's tests.
+   */
+  parent?: string;
 }
 
 /** The directory of `initdb`, `pg_ctl` and `postgres`: on PATH, else the newest Debian install. */
@@ -74,11 +79,12 @@ async function freePort(): Promise<number> {
 /** Starts a fresh cluster. Call `stop()` in afterAll. */
 export async function startPostgres(options: ClusterOptions = {}): Promise<PostgresCluster> {
   const bin = postgresBinDir();
-  const dir = mkdtempSync(join(tmpdir(), "agent-pg-"));
+  const dir = mkdtempSync(join(options.parent ?? tmpdir(), "agent-pg-"));
   const data = join(dir, "data");
+  if (options.parent !== undefined) chmodSync(dir, 0o755);
   if (runningAsRoot()) {
     // The temp dir is 0700 root's: the server's user must own it.
-    chmodSync(dir, 0o700);
+    chmodSync(dir, options.parent !== undefined ? 0o755 : 0o700);
     const { uid, gid } = postgresIds();
     chownSync(dir, uid, gid);
   }

@@ -10,7 +10,7 @@ import { McpManager } from "../../mcp/manager.ts";
 import { listModels } from "../../model/list-models.ts";
 import { DEFAULT_BASE_URL } from "../../model/openai-client.ts";
 import { probeBubblewrap } from "../../security/sandbox/bubblewrap.ts";
-import { SANDBOX_INSTALL_HINT, type Sandbox, resolveSandbox } from "../../security/sandbox/sandbox.ts";
+import { SANDBOX_INSTALL_HINT, type Sandbox, resolveSandbox, sandboxLayout } from "../../security/sandbox/sandbox.ts";
 import { agentDirOf } from "../../security/protected-paths.ts";
 import { probeSeatbelt } from "../../security/sandbox/seatbelt.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
@@ -18,6 +18,7 @@ import { readRuntimeOwner } from "../../storage/runtime-lock.ts";
 import { FileTeamRegistry, type TeammateRecord } from "../../team/team-registry.ts";
 import { DEFAULT_SHELL_OUTPUT_CHARS } from "../../tools/shell.ts";
 import { VERSION } from "../version.ts";
+import { sandboxRequest } from "../run/sandbox-request.ts";
 
 // The checks of `agent doctor`, each one question answered in one line. A
 // `fail` is something `agent run` needs and does not have; a `warn` is worth
@@ -160,11 +161,10 @@ export function checkGit(): Check {
  * nothing. Without one it fails: a mode the user asked for stops the run (exit
  * 2); the default lets the run start but refuses every command (fail closed).
  */
-export function checkSandbox(settings: Settings, workspace: string): Check {
+export function checkSandbox(settings: Settings, workspace: string, stateDir: string): Check {
   const { mode = "workspace-write", explicit, network } = settings.sandbox;
   if (mode === "danger-full-access") return ok("sandbox", "off (danger-full-access): shell commands run unsandboxed");
-  const agentDir = join(workspace, ".agent");
-  const layout = { mode, workspace, readOnly: [agentDir].filter((path) => existsSync(path)), network };
+  const layout = sandboxLayout(mode, sandboxRequest(settings, workspace, stateDir, process.env), { create: false });
   const problem =
     process.platform === "linux" ? probeBubblewrap(layout) : process.platform === "darwin" ? probeSeatbelt() : `no sandbox for ${process.platform}`;
   if (problem === undefined) {
@@ -274,7 +274,7 @@ export async function checkMcp(settings: Settings, workspace: string, offline: b
   let sandbox: Sandbox | undefined;
   if ((settings.mcp.sandboxed ?? []).length > 0) {
     try {
-      sandbox = resolveSandbox({ ...settings.sandbox, workspace, agentDir: agentDirOf(workspace), stateRoot: agentDirOf(workspace) }).sandbox;
+      sandbox = resolveSandbox(sandboxRequest(settings, workspace, agentDirOf(workspace), process.env)).sandbox;
     } catch (error) {
       return [fail("mcp", `${settings.mcp.sandboxed!.join(", ")}: not started: ${(error as Error).message}`)];
     }

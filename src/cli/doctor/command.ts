@@ -73,7 +73,7 @@ export const doctorCommand = defineCommand({
       checks.push(...endpoint, checkProfile(settings), checkModelInfo(settings));
       checks.push(await checkCompletion(settings, endpoint, args.offline === true, ENDPOINT_TIMEOUT_MS));
       checks.push(...(await checkMcp(settings, workspace ?? process.cwd(), args.offline === true)));
-      checks.push(checkSandbox(settings, workspace ?? process.cwd()));
+      checks.push(checkSandbox(settings, workspace ?? process.cwd(), stateDir));
       store = await checkStore(settings.store);
       checks.push(store.check);
     } else {

@@ -2,7 +2,6 @@ import { priceOf } from "../../usage/cost.ts";
 import { type Settings, type SettingsFlags, loadSettings } from "../../config/load.ts";
 import { parseDuration } from "../../core/duration.ts";
 import { UsageError } from "../../core/errors.ts";
-import { agentDirOf } from "../../security/protected-paths.ts";
 import { registerSecret } from "../../security/redact.ts";
 import { type Sandbox, resolveSandbox } from "../../security/sandbox/sandbox.ts";
 import { type SessionPlan, planSession } from "../../sessions/session-plan.ts";
@@ -13,6 +12,7 @@ import type { ProgressLevel } from "./progress.ts";
 import { lastMessagePath } from "./last-message.ts";
 import type { OutputFormat } from "./result-json.ts";
 import { resolveWorkspace, runStateDir } from "./workspace.ts";
+import { sandboxRequest } from "./sandbox-request.ts";
 
 export { headlessArgs, runtimeArgs, sessionArgs, verboseArg } from "./runtime-flags.ts";
 
@@ -96,12 +96,7 @@ export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[], s
   registerSecret(settings.apiKey);
   // Credentials configured as extra model-request headers are masked like the key.
   for (const [name, value] of Object.entries(settings.headers)) if (/auth|key|token|secret/i.test(name)) registerSecret(value.replace(/^(?:bearer|basic)\s+/i, ""));
-  const resolved = resolveSandbox({
-    ...settings.sandbox,
-    workspace,
-    agentDir: agentDirOf(workspace),
-    stateRoot,
-  });
+  const resolved = resolveSandbox(sandboxRequest(settings, workspace, stateRoot, process.env));
   if (resolved.warning) warnings.push(resolved.warning);
   const store = new SessionStore(stateRoot);
   const plan = session ? session(store) : planSession(store, { continue: args.continue, resume: args.resume, session: args.session });

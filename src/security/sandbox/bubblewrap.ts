@@ -1,30 +1,48 @@
 import type { SandboxLayout } from "./sandbox.ts";
+import { printfEscaped, seccompFilter } from "./seccomp.ts";
 
 /**
- * bwrap's arguments for a layout: every namespace unshared (network too,
- * unless allowed), the root file system read-only, a private /tmp and /dev,
- * its own /proc (the agent's process and its environment are not visible),
- * the workspace bound writable in workspace-write and read-only in read-only,
- * and `.agent/`, `.git` (and the state root) bound read-only over it; the extra
- * writable paths (the runtime's git: the repository's git data) come before
- * the read-only ones, so those stay read-only inside them. The workspace is
- * bound after /tmp's tmpfs, so a workspace under /tmp is still there.
+ * Starts bwrap with the seccomp program on fd 3, the command's own stdin kept on
+ * 0: `$0` is the program as a printf format, piped in, and the rest is bwrap's
+ * argv. No file holds the program, so there is none to clean up or to swap.
+ */
+const WITH_SECCOMP_FD = 'exec 4<&0; printf "$0" | { exec 3<&0 0<&4 4<&-; exec "$@"; }';
+
+/**
+ * bwrap's arguments for a layout, behind the small `sh` that hands it the
+ * seccomp filter: every namespace unshared (network too, unless allowed), the
+ * root file system read-only, a private /tmp and /dev, its own /proc (the
+ * agent's process and its environment are not visible), a fresh tmpfs over each
+ * directory of host sockets (/run, the runtime dir, the store's socket dir) with
+ * the allowed sockets bound back, the workspace bound writable in
+ * workspace-write and read-only in read-only, and `.agent/`, `.git` (and the
+ * state root) bound read-only over it; the extra writable paths (the runtime's
+ * git: the repository's git data) come before the read-only ones, so those stay
+ * read-only inside them. The workspace is bound after the tmpfs mounts, so a
+ * workspace under /tmp is still there. The filter refuses new unix sockets
+ * unless some are allowed (seccomp.ts). Throws where there is no filter for
+ * this architecture; probeBubblewrap says so first.
  */
 export function bubblewrapArgs(layout: SandboxLayout, cwd: string, argv: string[]): string[] {
+  const filter = seccompFilter(process.arch, { unixSockets: layout.unixSockets.length > 0 });
+  if (filter === undefined) throw new Error(`no seccomp filter for ${process.arch}`);
   const args = ["bwrap", "--die-with-parent", "--unshare-all"];
   if (layout.network) args.push("--share-net");
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
+  for (const path of layout.hidden) args.push("--tmpfs", path);
+  for (const path of [...layout.revealed, ...layout.unixSockets]) args.push("--ro-bind", path, path);
   args.push(layout.mode === "workspace-write" ? "--bind" : "--ro-bind", layout.workspace, layout.workspace);
   for (const path of layout.writable ?? []) args.push("--bind", path, path);
   for (const path of layout.readOnly) args.push("--ro-bind", path, path);
-  args.push("--chdir", cwd, "--", ...argv);
-  return args;
+  args.push("--seccomp", "3", "--chdir", cwd, "--", ...argv);
+  return ["sh", "-c", WITH_SECCOMP_FD, printfEscaped(filter), ...args];
 }
 
-/** Why bwrap cannot run this layout here (missing, or namespaces refused), or undefined when it can. */
+/** Why bwrap cannot run this layout here (missing, no filter, or namespaces refused), or undefined when it can. */
 export function probeBubblewrap(layout: SandboxLayout): string | undefined {
   const bwrap = Bun.which("bwrap");
   if (bwrap === null) return "bubblewrap (bwrap) is not installed";
+  if (seccompFilter(process.arch) === undefined) return `no seccomp filter for ${process.arch}`;
   try {
     const result = Bun.spawnSync(bubblewrapArgs(layout, layout.workspace, ["true"]), { stdout: "ignore", stderr: "pipe" });
     if (result.exitCode === 0) return undefined;

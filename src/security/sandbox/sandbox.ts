@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, realpathSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { SandboxUnavailableError, UsageError } from "../../core/errors.ts";
 import { bubblewrapArgs, probeBubblewrap } from "./bubblewrap.ts";
@@ -21,6 +21,12 @@ export interface SandboxLayout {
   /** Read-only even in workspace-write: the workspace's `.agent/` and `.git`, and the state root. */
   readOnly: string[];
   network: boolean;
+  /** Directories of host sockets, each replaced by an empty tmpfs: /run, the runtime dir, the store's socket dir. */
+  hidden: string[];
+  /** Files under a hidden directory that commands still need (/etc/resolv.conf's target), bound back read-only. */
+  revealed: string[];
+  /** Unix sockets the user's config allows (existing ones), bound back read-only; while any is, the filter lets unix sockets be made. */
+  unixSockets: string[];
 }
 
 /** Where a command the runtime itself starts (its git) may write: the first path is its workspace. */
@@ -68,6 +74,12 @@ export interface SandboxRequest {
   /** True when the user named the mode (a flag or config): then a sandbox that cannot be had is an error. */
   explicit: boolean;
   network: boolean;
+  /** Unix socket paths commands may connect to (config `sandbox.unixSockets`, user level only). */
+  unixSockets?: string[];
+  /** More directories of host sockets to hide besides /run and /var/run: $XDG_RUNTIME_DIR, the store's socket dir. */
+  hostSocketDirs?: string[];
+  /** The commands' PATH: a directory of it under a hidden one (NixOS's /run/current-system/sw/bin) is bound back. */
+  searchPath?: string;
   workspace: string;
   /** The workspace's `.agent/` directory. */
   agentDir: string;
@@ -151,15 +163,26 @@ function sandboxOf(mode: Exclude<SandboxMode, "danger-full-access">, engine: Ext
     },
     wrap: (argv, cwd, binds) => {
       const [workspace, ...writable] = binds.writable;
-      const layout: SandboxLayout = { mode: "workspace-write", workspace, writable, readOnly: binds.readOnly.filter((path) => existsSync(path)), network: false };
+      // The host's sockets stay hidden and refused as for a command; none is let in.
+      const { hidden, revealed } = sandboxLayout(mode, request, { create: false });
+      const readOnly = binds.readOnly.filter((path) => existsSync(path));
+      const layout: SandboxLayout = { mode: "workspace-write", workspace, writable, readOnly, network: false, hidden, revealed, unixSockets: [] };
       return argsOf(layout, cwd, argv);
     },
   };
 }
 
 function layoutOf(mode: Exclude<SandboxMode, "danger-full-access">, request: SandboxRequest): SandboxLayout {
+  return sandboxLayout(mode, request, { create: true });
+}
+
+/**
+ * The layout commands run in. With `create`, the read-only directories are made
+ * first in workspace-write (a run); without, nothing is (`agent doctor`).
+ */
+export function sandboxLayout(mode: Exclude<SandboxMode, "danger-full-access">, request: SandboxRequest, options: { create: boolean }): SandboxLayout {
   const readOnly = [request.agentDir, request.stateRoot].filter((path) => inside(request.workspace, path));
-  if (mode === "workspace-write") {
+  if (mode === "workspace-write" && options.create) {
     // `.agent/` is mounted read-only over the writable workspace: it must exist
     // first, or a command could create it (and a config.json in it).
     for (const path of readOnly) {
@@ -175,7 +198,56 @@ function layoutOf(mode: Exclude<SandboxMode, "danger-full-access">, request: San
   // it, not config and hooks alone: git also follows files that are not there
   // yet (`commondir`, `config.worktree`), and a missing path cannot be bound.
   readOnly.push(join(request.workspace, ".git"));
-  return { mode, workspace: request.workspace, readOnly: readOnly.filter((path) => existsSync(path)), network: request.network };
+  const hidden = socketDirs(request.hostSocketDirs ?? []);
+  return {
+    mode,
+    workspace: request.workspace,
+    readOnly: readOnly.filter((path) => existsSync(path)),
+    network: request.network,
+    hidden,
+    revealed: revealedPaths(hidden, request.searchPath ?? ""),
+    unixSockets: (request.unixSockets ?? []).filter((path) => isAbsolute(path) && existsSync(path)),
+  };
+}
+
+/**
+ * /run, /var/run and `extra` as real, existing directories, without repeats and
+ * without one inside another (or inside /tmp, already a private tmpfs): a tmpfs
+ * over each leaves no host socket in them.
+ */
+export function socketDirs(extra: string[]): string[] {
+  const dirs: string[] = [];
+  for (const path of ["/run", "/var/run", ...extra]) {
+    let real: string;
+    try {
+      real = realpathSync(path);
+      if (!lstatSync(real).isDirectory()) continue;
+    } catch {
+      continue;
+    }
+    if (real === "/" || [...dirs, "/tmp"].some((dir) => real === dir || inside(dir, real))) continue;
+    for (let i = dirs.length - 1; i >= 0; i -= 1) if (inside(real, dirs[i]!)) dirs.splice(i, 1);
+    dirs.push(real);
+  }
+  return dirs;
+}
+
+/**
+ * What commands need from under a hidden directory, bound back read-only:
+ * /etc/resolv.conf's target when it is a link into /run (systemd-resolved; DNS
+ * would break with the network on), and directories of PATH there.
+ */
+function revealedPaths(hidden: string[], searchPath: string): string[] {
+  const under = (path: string) => hidden.some((dir) => inside(dir, path));
+  const revealed: string[] = [];
+  try {
+    const target = realpathSync("/etc/resolv.conf");
+    if (under(target)) revealed.push(target);
+  } catch {
+    // No resolv.conf: nothing to keep.
+  }
+  for (const dir of searchPath.split(":")) if (isAbsolute(dir) && under(dir) && existsSync(dir) && !revealed.includes(dir)) revealed.push(dir);
+  return revealed;
 }
 
 type Engine = { status: SandboxStatus; wrap(script: string, cwd: string): string[] } | { problem: string };

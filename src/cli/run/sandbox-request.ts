@@ -1,0 +1,23 @@
+import type { Settings } from "../../config/load.ts";
+import { agentDirOf } from "../../security/protected-paths.ts";
+import type { SandboxRequest } from "../../security/sandbox/sandbox.ts";
+import { storeSocketDir } from "../../store/store-url.ts";
+
+/**
+ * What the sandbox is asked for, from the settings and the agent's environment:
+ * the mode, the workspace and what stays read-only in it, and where host sockets
+ * live that commands must not reach (the runtime dir, the store's socket dir).
+ * One place, so `agent doctor` probes what a run would use.
+ */
+export function sandboxRequest(settings: Settings, workspace: string, stateRoot: string, env: NodeJS.ProcessEnv): SandboxRequest {
+  const storeDir = storeSocketDir(settings.store);
+  const runtimeDir = env.XDG_RUNTIME_DIR;
+  return {
+    ...settings.sandbox,
+    workspace,
+    agentDir: agentDirOf(workspace),
+    stateRoot,
+    hostSocketDirs: [runtimeDir, storeDir].filter((dir): dir is string => dir !== undefined && dir.startsWith("/")),
+    ...(env.PATH !== undefined ? { searchPath: env.PATH } : {}),
+  };
+}
