@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { defineCommand } from "citty";
 import { AgentError, AgentRunError } from "../../core/errors.ts";
 import { globalArgs, jsonArg } from "../args.ts";
@@ -73,7 +74,8 @@ export const doctorCommand = defineCommand({
       checks.push(...endpoint, checkProfile(settings), checkModelInfo(settings));
       checks.push(await checkCompletion(settings, endpoint, args.offline === true, ENDPOINT_TIMEOUT_MS));
       checks.push(...(await checkMcp(settings, workspace ?? process.cwd(), args.offline === true)));
-      checks.push(checkSandbox(settings, workspace ?? process.cwd(), stateDir));
+      // A state dir that was refused: `.agent/` (read-only in the sandbox anyway) stands in for it.
+      checks.push(checkSandbox(settings, workspace ?? process.cwd(), stateDir ?? join(workspace ?? process.cwd(), ".agent")));
       store = await checkStore(settings.store);
       checks.push(store.check);
     } else {
