@@ -42,3 +42,12 @@ export function formatTable(rows: readonly (readonly string[])[]): string {
     .map((line) => `${line}\n`)
     .join("");
 }
+
+/**
+ * Text a repository may have written (a committed session's first prompt) as a
+ * terminal shows it: line breaks as ⏎, other control characters (the start of an
+ * escape sequence that could rewrite the screen) as "?".
+ */
+export function printable(text: string): string {
+  return text.replace(/\r?\n/g, "⏎").replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
+}

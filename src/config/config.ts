@@ -4,7 +4,7 @@ import { PROFILE_NAMES } from "../model/profiles/chat-profile.ts";
 import { PERMISSION_MODES } from "./modes.ts";
 import { Pricing } from "../usage/pricing.ts";
 import { Isolation } from "../worktrees/teammate-worktree.ts";
-import { STATE_ROOT_CHOICES } from "../sessions/state-root.ts";
+import { STATE_ROOT_CHOICES } from "./locations.ts";
 import { EnvPolicyConfig } from "../security/env-policy.ts";
 
 export { PERMISSION_MODES };

@@ -7,6 +7,10 @@ export type ConfigLevel = (typeof CONFIG_LEVELS)[number];
 
 export type ConfigLocations = Record<ConfigLevel, string>;
 
+/** Where the state lives when no flag or variable names it: config `stateRoot`, user level only (sessions/state-root.ts). */
+export const STATE_ROOT_CHOICES = ["workspace", "user"] as const;
+export type StateRootChoice = (typeof STATE_ROOT_CHOICES)[number];
+
 /**
  * Where each level's file is (SPEC §7 "Where things live"): the user's in the XDG
  * config dir, the project's committed in `<workspace>/.agent/config.json`, the

@@ -1,12 +1,8 @@
 import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
-import { configLocations, userStateDir } from "../config/locations.ts";
+import { type StateRootChoice, configLocations, userStateDir } from "../config/locations.ts";
 import { isErrno } from "../storage/atomic-file.ts";
 import { StateRootRedirectedError } from "./session-errors.ts";
-
-/** Where the state lives when no flag or variable names it: config `stateRoot` (user level only). */
-export const STATE_ROOT_CHOICES = ["workspace", "user"] as const;
-export type StateRootChoice = (typeof STATE_ROOT_CHOICES)[number];
 
 type Env = Record<string, string | undefined>;
 

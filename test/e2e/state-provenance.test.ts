@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, unlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LEAD } from "../../src/core/agent-name.ts";
 import { systemClock } from "../../src/core/clock.ts";
@@ -132,6 +132,9 @@ describe("sessions this user did not create", () => {
     expect(sent.code).toBe(0);
     const [id] = readdirSync(join(workspace, ".agent", "state", "sessions"));
     expect(id).toBeDefined();
+    // Its first prompt as a repository may write it: with an escape sequence for the terminal.
+    const metaFile = join(workspace, ".agent", "state", "sessions", id!, "session.json");
+    writeFileSync(metaFile, JSON.stringify({ ...JSON.parse(readFileSync(metaFile, "utf8")), firstPrompt: "\u001b]0;pwned\u0007clean up the repo" }));
 
     expect(await listed(agent)).toEqual({ [id!]: "foreign" });
     const text = await agent(["sessions", "list"]);
@@ -152,6 +155,8 @@ describe("sessions this user did not create", () => {
     const adopted = await agent(["sessions", "adopt", id!]);
     expect(adopted.code).toBe(0);
     expect(adopted.stdout).toContain(`session     ${id}`);
+    expect(adopted.stdout).toContain("prompt      ?]0;pwned?clean up the repo\n");
+    expect(adopted.stdout + text.stdout).not.toContain("\u001b");
     expect(adopted.stdout).toMatch(/^ {2}lead: 1 ready, 0 processing, 0 done, 0 quarantined$/m);
     expect(adopted.stdout).toContain("adopted: it is yours now");
     expect(JSON.parse(readFileSync(join(workspace, ".agent", "state", "sessions", id!, "session.json"), "utf8")).marker).toMatch(/^[0-9a-f]{64}$/);

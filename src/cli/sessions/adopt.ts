@@ -3,7 +3,7 @@ import type { SessionMeta } from "../../sessions/session-meta.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { resolveStateDir } from "../context.ts";
-import { writeJson, writeOut } from "../output.ts";
+import { printable, writeJson, writeOut } from "../output.ts";
 import { selectedStore } from "../session-mailbox.ts";
 import { openSessionViews } from "../store/session-stores.ts";
 import { storeArg } from "../store/store-arg.ts";
@@ -75,9 +75,4 @@ async function holdingsOf(store: SessionStore, meta: SessionMeta, selection: Par
   } finally {
     await views.close();
   }
-}
-
-/** A foreign session's text shown on a terminal: its control characters (escape sequences a repository could plant) made visible. */
-function printable(text: string): string {
-  return text.replace(/\r?\n/g, "⏎").replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
 }

@@ -4,7 +4,7 @@ import { type SessionState, describeState, listedState } from "../../sessions/se
 import { SessionStore } from "../../sessions/session-store.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { resolveStateDir } from "../context.ts";
-import { formatTable, writeErr, writeJson, writeOut } from "../output.ts";
+import { formatTable, printable, writeErr, writeJson, writeOut } from "../output.ts";
 import { clip } from "../run/progress.ts";
 import { selectedStore } from "../session-mailbox.ts";
 import { openSessionViews } from "../store/session-stores.ts";
@@ -46,7 +46,7 @@ export const sessionsListCommand = defineCommand({
       meta.createdAtUtc,
       meta.lastUsedAtUtc,
       describeState(state),
-      meta.firstPrompt === undefined ? "-" : clip(meta.firstPrompt, PROMPT_PREVIEW_CHARS),
+      meta.firstPrompt === undefined ? "-" : clip(printable(meta.firstPrompt), PROMPT_PREVIEW_CHARS),
     ]);
     await writeOut(formatTable([["ID", "NAME", "CREATED (UTC)", "LAST USED (UTC)", "STATE", "FIRST PROMPT"], ...table]));
     if (rows.some(([, state]) => state.state === "foreign")) {

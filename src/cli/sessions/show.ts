@@ -8,7 +8,7 @@ import { type GlobalValues, globalArgs, jsonArg } from "../args.ts";
 import { type AdminSession, resolveStateDir } from "../context.ts";
 import { openAdminStores } from "../store/session-stores.ts";
 import { storeArg } from "../store/store-arg.ts";
-import { formatTable, writeJson, writeOut } from "../output.ts";
+import { formatTable, printable, writeJson, writeOut } from "../output.ts";
 
 export const sessionsShowCommand = defineCommand({
   meta: { name: "show", description: "One session: its usage and cost per agent over every run, or its timeline" },
@@ -48,7 +48,7 @@ export const sessionsShowCommand = defineCommand({
       `session     ${meta.id}${meta.name === undefined ? "" : ` (${meta.name})`}`,
       `created     ${meta.createdAtUtc}`,
       `last used   ${meta.lastUsedAtUtc}`,
-      ...(meta.firstPrompt === undefined ? [] : [`prompt      ${meta.firstPrompt}`]),
+      ...(meta.firstPrompt === undefined ? [] : [`prompt      ${printable(meta.firstPrompt)}`]),
     ];
     const row = (name: string, u: AgentUsage) => [
       name,
