@@ -152,9 +152,8 @@ describe("forging a message to the Lead from a sandboxed command", () => {
       { name: "shell", arguments: { command: "sleep 1; echo waited" } },
     ];
     const run = await attack(calls, ["--permission-mode", "bypassPermissions", "--store", url]);
-    expect(run.code).toBe(0);
-    expect(run.results[0]).not.toMatch(/INSERT 0 1/);
-    expect(run.results[0]).toMatch(/Operation not permitted|could not create socket|connection to server/);
+    // Without the boundary the row goes in and the Lead takes it as a new turn (a model request it was never scripted for).
+    for (const request of run.server.requests) expect(JSON.stringify(request.body)).not.toContain(MARK);
     const check = new Bun.SQL(url, { max: 1 });
     try {
       const rows = await check`SELECT id FROM agent_messages WHERE body LIKE ${`%${MARK}%`}`;
@@ -162,7 +161,9 @@ describe("forging a message to the Lead from a sandboxed command", () => {
     } finally {
       await check.close();
     }
-    for (const request of run.server.requests) expect(JSON.stringify(request.body)).not.toContain(MARK);
+    expect(run.results[0]).not.toMatch(/INSERT 0 1/);
+    expect(run.results[0]).toMatch(/Operation not permitted|could not create socket|connection to server/);
+    expect(run.code).toBe(0);
   });
 
   sandboxTest("PostgreSQL store: no command inherits the store's connection (close-on-exec), unsandboxed either", async () => {
