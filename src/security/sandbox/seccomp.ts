@@ -36,7 +36,7 @@ interface Abi {
   socket: number[];
   /** i386's multiplexer: its arguments are behind a pointer, so every call to it is refused. */
   socketcall?: number;
-  ioUringSetup: number;
+  ioUringSetup: number[];
 }
 
 interface Machine {
@@ -45,15 +45,17 @@ interface Machine {
   compat: Abi;
 }
 
+/** x32 calls come with x86-64's arch and this bit set in the number. */
+const X32 = 0x40000000;
+
 const MACHINES: Partial<Record<NodeJS.Architecture, Machine>> = {
   x64: {
-    // x32 calls come with the same arch and bit 30 set in the number.
-    native: { arch: 0xc000003e, socket: [41, 0x40000000 + 41], ioUringSetup: 425 },
-    compat: { arch: 0x40000003, socket: [359], socketcall: 102, ioUringSetup: 425 },
+    native: { arch: 0xc000003e, socket: [41, X32 + 41], ioUringSetup: [425, X32 + 425] },
+    compat: { arch: 0x40000003, socket: [359], socketcall: 102, ioUringSetup: [425] },
   },
   arm64: {
-    native: { arch: 0xc00000b7, socket: [198], ioUringSetup: 425 },
-    compat: { arch: 0x40000028, socket: [281], ioUringSetup: 425 },
+    native: { arch: 0xc00000b7, socket: [198], ioUringSetup: [425] },
+    compat: { arch: 0x40000028, socket: [281], ioUringSetup: [425] },
   },
 };
 
@@ -74,7 +76,7 @@ export function seccompFilter(arch: NodeJS.Architecture = process.arch, options:
     { code: LD_ABS, k: OFFSET_NR },
     ...(options.unixSockets ? [] : calls.socket.map((nr): Line => ({ code: JEQ, k: nr, jt: "family" }))),
     ...(calls.socketcall === undefined ? [] : [{ code: JEQ, k: calls.socketcall, jt: "deny" }]),
-    { code: JEQ, k: calls.ioUringSetup, jt: "deny" },
+    ...calls.ioUringSetup.map((nr): Line => ({ code: JEQ, k: nr, jt: "deny" })),
     { code: RET, k: RET_ALLOW },
   ];
   return assemble([
