@@ -37,6 +37,15 @@ test("the macOS profile (not run here): writes only in the workspace and temp di
     lines.findIndex((line) => line.includes('(subpath "/w")')),
   );
   expect(profile).toContain("(deny network-outbound)");
+  // No unix socket of the host's, but those the user's config lists (and the resolver's with the network on).
+  expect(profile).toContain("(deny network-outbound (remote unix-socket))");
+  expect(profile).not.toContain("mDNSResponder");
+  const allowed = seatbeltProfile({ ...layout, network: true, unixSockets: ["/var/run/docker.sock"] });
+  expect(allowed.trim().split("\n").slice(-3)).toEqual([
+    "(deny network-outbound (remote unix-socket))",
+    '(allow network-outbound (literal "/private/var/run/mDNSResponder"))',
+    '(allow network-outbound (literal "/var/run/docker.sock"))',
+  ]);
   expect(seatbeltProfile({ ...layout, network: true })).not.toContain("network-outbound)");
   expect(seatbeltProfile({ ...layout, mode: "read-only" })).not.toContain('(subpath "/w")');
 });

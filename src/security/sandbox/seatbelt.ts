@@ -2,7 +2,9 @@ import type { SandboxLayout } from "./sandbox.ts";
 
 // macOS's sandbox-exec (Seatbelt). In SBPL the last matching rule wins: allow
 // everything, take writes away, give back the workspace and temp dirs, take
-// `.agent/` back again, then take the network away unless allowed.
+// `.agent/` back again, then take the network away unless allowed, and unix
+// sockets (the host's daemons) always, but for the ones the user's config lists
+// and, with the network on, the DNS resolver's.
 // Written to the documented profile language; not run by the test suite, which
 // runs on Linux.
 
@@ -19,7 +21,10 @@ export function seatbeltProfile(layout: SandboxLayout): string {
   for (const path of layout.writable ?? []) writable.push(`(subpath ${quote(path)})`);
   lines.push(`(allow file-write* ${writable.join(" ")})`);
   for (const path of layout.readOnly) lines.push(`(deny file-write* (subpath ${quote(path)}))`);
-  if (!layout.network) lines.push("(deny network-outbound)", "(deny network-inbound)", "(allow network-outbound (remote unix-socket))");
+  if (!layout.network) lines.push("(deny network-outbound)", "(deny network-inbound)");
+  lines.push("(deny network-outbound (remote unix-socket))");
+  const sockets = [...(layout.network ? ["/private/var/run/mDNSResponder"] : []), ...layout.unixSockets];
+  for (const path of sockets) lines.push(`(allow network-outbound (literal ${quote(path)}))`);
   return `${lines.join("\n")}\n`;
 }
 
