@@ -31,6 +31,8 @@ async function race(setup: ReturnType<typeof runSetup>, spareTarget: string, nam
     const messages = request.body.messages;
     const since = messages.findLastIndex((m) => m.role === "assistant");
     for (const m of since < 0 ? [] : messages.slice(since + 1)) if (m.role === "tool") results.push(String(m.content));
+    // A request without tools is the history being summarised: not a turn.
+    if (!request.body.tools?.length) return { text: "The Lead writes, edits and reads one file, over and over." };
     started ||= Date.now();
     if (Date.now() - started > ms) return { text: "done" };
     const path = `real/${name}`;
