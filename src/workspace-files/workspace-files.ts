@@ -125,7 +125,7 @@ export class WorkspaceFiles {
     for (let hops = 0; hops <= 40; hops += 1) {
       const parts = components(rel);
       const name = parts.pop();
-      if (name === undefined || name === "..") throw new Error(`${path} is a directory; give a file path`);
+      if (name === undefined || name === ".." || /\/\.?$/.test(rel)) throw new Error(`${path} is a directory; give a file path`);
       const parent = parts.join("/");
       const dir = openBeneath(root, parent, O_RDONLY | O_DIRECTORY, createDirs, path);
       try {

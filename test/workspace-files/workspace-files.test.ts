@@ -84,6 +84,8 @@ describe.each(["kernel", "walk"] as const)("WorkspaceFiles (%s)", (resolver) => 
     mkdirSync(join(scope.workspace, "dir"));
     expect(() => files.write(scope, "dir", bytes("x"))).toThrow("dir is a directory; give a file path");
     expect(() => files.write(scope, "dir/..", bytes("x"))).toThrow("is a directory");
+    expect(() => files.write(scope, "dir/new/", bytes("x"))).toThrow("dir/new/ is a directory");
+    expect(() => files.write(scope, "dir/.", bytes("x"))).toThrow("is a directory");
     expect(() => files.edit(scope, "nope.txt", (old) => old)).toThrow("ENOENT");
     expect(readdirSync(join(scope.workspace, "dir"))).toEqual([]);
   });
