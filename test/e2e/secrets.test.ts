@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { filesUnder } from "../security/attack-fixture.ts";
 import { TINY } from "../mcp/helpers.ts";
 import type { RecordedRequest } from "../support/model-server.ts";
+import { runAgent } from "./agent-binary.ts";
 import { runSetup, scriptedServers } from "./run-fixture.ts";
 
 // Secrets with the compiled binary: what every process the agent starts sees of
@@ -137,7 +138,7 @@ describe("the key leaves the process nowhere", () => {
     const key = randomKey();
     const otlp = collector();
     try {
-      const { root, stateDir, run } = runSetup();
+      const { root, stateDir, run, sessionDir } = runSetup();
       const cassette = join(root, "run.cassette.jsonl");
       const lastMessage = join(root, "last-message.txt");
       const server = startServer([
@@ -166,7 +167,16 @@ describe("the key leaves the process nowhere", () => {
         .filter((line) => line.type === "assistant_delta")
         .map((line) => line.text)
         .join("");
+      // What the state shows later, read without the key in the environment: stored masked, not masked on the way out.
+      const id = basename(sessionDir());
+      const noKey = { env: { OPENAI_API_KEY: undefined } };
+      const timeline = await runAgent(["sessions", "show", id, "--timeline", "--state-dir", stateDir], noKey);
+      const listed = await runAgent(["sessions", "list", "--json", "--state-dir", stateDir], noKey);
+      expect(timeline.code).toBe(0);
+      expect(timeline.stdout).toContain("[REDACTED]");
       const places: Record<string, string> = {
+        timeline: timeline.stdout,
+        sessionsList: listed.stdout,
         stdout: result.stdout + second.stdout,
         stderr: result.stderr + second.stderr,
         deltas,
