@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { PermissionMode } from "../config/config.ts";
+import { isLooserMode } from "../config/modes.ts";
 import { isErrno } from "../storage/atomic-file.ts";
 import { Isolation } from "../worktrees/teammate-worktree.ts";
 
@@ -63,7 +64,12 @@ export class AgentDefinitions {
     readonly problems: DefinitionProblem[],
   ) {}
 
-  static load(workspace: string): AgentDefinitions {
+  /**
+   * `ceiling`: the project is not trusted, so no definition may run looser than
+   * this mode; one that asks for more runs under the Lead's mode instead (the
+   * trust layer has already told the user, src/trust/).
+   */
+  static load(workspace: string, options: { ceiling?: PermissionMode } = {}): AgentDefinitions {
     const root = join(workspace, ".agent", "agents");
     let files: string[];
     try {
@@ -81,6 +87,8 @@ export class AgentDefinitions {
       const path = join(root, file);
       try {
         const definition = parseAgentDefinition(path, readFileSync(path, "utf8"));
+        const { ceiling } = options;
+        if (ceiling !== undefined && definition.permissionMode !== undefined && isLooserMode(definition.permissionMode, ceiling)) delete definition.permissionMode;
         if (definitions.some((d) => d.name === definition.name)) throw new Error(`another definition is already named "${definition.name}"`);
         definitions.push(definition);
       } catch (error) {

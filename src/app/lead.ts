@@ -290,7 +290,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     }
     const hookCommands = Object.values(settings.hooks).flatMap((list) => (list ?? []).map((hook) => hook.command));
 
-    const definitions = AgentDefinitions.load(context.workspace);
+    const definitions = AgentDefinitions.load(context.workspace, settings.projectTrusted ? {} : { ceiling: settings.permissionMode });
     for (const problem of definitions.problems) warn(LEAD)(`teammate definition ${problem.path} skipped: ${problem.problem}`);
     // One task graph for the Lead's tools and the self-claiming teammates; a new or
     // completed task wakes those idle (`team` is read when it changes, after it is built).

@@ -36,5 +36,6 @@ export const rootCommand: AnyCommand = defineCommand({
     mcp: () => import("./mcp/index.ts").then((m) => m.mcpCommand),
     worker: () => import("./worker.ts").then((m) => m.workerCommand),
     store: () => import("./store/index.ts").then((m) => m.storeCommand),
+    trust: () => import("./trust.ts").then((m) => m.trustCommand),
   },
 });

@@ -6,6 +6,7 @@ import { runHeadless } from "./run/headless.ts";
 import { readPrompt } from "./run/prompt.ts";
 import { headlessArgs, headlessSetup, runtimeArgs, sessionArgs, verboseArg } from "./run/runtime-args.ts";
 import { leftForDrain } from "./run/team-outcome.ts";
+import { askTrustOnTerminal } from "./trust-question.ts";
 
 export const runCommand = defineCommand({
   meta: {
@@ -25,6 +26,7 @@ export const runCommand = defineCommand({
     ...verboseArg,
   },
   async run({ args, rawArgs }) {
+    await askTrustOnTerminal(args);
     const setup = headlessSetup(args, rawArgs);
     // citty reads any `--no-X` as `X: false` and leaves "no-wait" unset.
     const wait = !(args["no-wait"] === true || (args as { wait?: boolean }).wait === false);

@@ -17,6 +17,7 @@ import { FILES_STORE, type StoreSelection } from "../store/store-url.ts";
 import type { EnvPolicy } from "../security/env-policy.ts";
 import { mergeEnvPolicy } from "./env-policy-levels.ts";
 import { registerConfigSecrets } from "./config-secrets.ts";
+import { type GatedSetting, narrowProjectConfig } from "./project-rules.ts";
 
 /** Everything a runtime needs to know, after flags, environment, config files and defaults are merged. */
 export interface Settings {
@@ -59,6 +60,8 @@ export interface Settings {
   recordPath?: string;
   /** Absolute path of the --replay cassette (flag only). */
   replayPath?: string;
+  /** The project's files applied whole (`agent trust`, --trust-project); else narrowed by src/config/project-rules.ts. */
+  projectTrusted: boolean;
 }
 
 export const DEFAULTS = {
@@ -98,6 +101,19 @@ export interface LoadSettingsInput {
   cwd?: string;
   /** The user's home, for `~/.config` when $XDG_CONFIG_HOME is unset. */
   home?: string;
+  /**
+   * The user trusts the project (src/trust/): its files apply whole. Otherwise
+   * they may only narrow the user's settings, and what they set beyond that is
+   * left out and listed in `ignored`.
+   */
+  projectTrusted?: boolean;
+}
+
+/** A project file's settings left out because the project is not trusted. */
+export interface IgnoredSettings {
+  level: ConfigLevel;
+  path: string;
+  settings: GatedSetting[];
 }
 
 /** Where one setting's value came from: the level and, within it, the flag, variable or file. */
@@ -123,6 +139,8 @@ export interface LoadedSettings {
   sources: Record<string, SettingSource>;
   /** Problems that do not stop the run (e.g. an apiKey in a world-readable file), one line each. */
   warnings: string[];
+  /** By file, what an untrusted project set that was left out; empty when trusted. */
+  ignored: IgnoredSettings[];
 }
 
 /**
@@ -140,9 +158,19 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   const env = input.env ?? process.env;
   const cwd = input.cwd ?? process.cwd();
   const locations = configLocations(input.workspace, env, input.home);
-  const files = CONFIG_LEVELS.map((level) => readConfigFile(locations[level], level)).filter((file) => file !== null);
-  // Every credential in any file is masked, used or not: an unused key is still not the model's to read.
-  registerConfigSecrets(files);
+  const read = CONFIG_LEVELS.map((level) => readConfigFile(locations[level], level)).filter((file) => file !== null);
+  const projectTrusted = input.projectTrusted === true;
+  const ignored: IgnoredSettings[] = [];
+  const user = read.find((file) => file.level === "user")?.config;
+  // From here on an untrusted project's files hold only what they may set: nothing below can apply the rest.
+  const files = read.map((file) => {
+    if (file.level === "user" || projectTrusted) return file;
+    const narrowed = narrowProjectConfig(file.config, user);
+    if (narrowed.ignored.length > 0) ignored.push({ level: file.level, path: file.path, settings: narrowed.ignored });
+    return { ...file, config: narrowed.config };
+  });
+  // Every credential in any file is masked, used or not (an ignored one too): an unused key is still not the model's to read.
+  registerConfigSecrets(read);
   // Highest precedence first, for "the first level that sets it wins".
   const byPrecedence = [...files].reverse();
   const sources: Record<string, SettingSource> = {};
@@ -180,21 +208,8 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   }
   const all = <T>(get: (config: ConfigFile) => T[] | undefined): T[] => files.flatMap((file) => get(file.config) ?? []);
 
-  // A repository's own config (the project level) may make the sandbox stricter, never
-  // switch it off: an untrusted checkout must not choose danger-full-access or the network.
-  const trusted = (get: (config: ConfigFile) => unknown) => {
-    for (const file of byPrecedence) {
-      const value = get(file.config);
-      if (value === undefined) continue;
-      if (file.level === "project" && (value === "danger-full-access" || value === true)) {
-        ignoredLoosening.push(`${file.path}: sandbox setting ${JSON.stringify(value)} ignored: a project's config cannot loosen the sandbox; set it in .agent/config.local.json, the user config or --sandbox`);
-        continue;
-      }
-      return { value, source: { level: file.level, from: file.path } };
-    }
-    return undefined;
-  };
-  const ignoredLoosening: string[] = [];
+  // What a level may not do even when trusted (a project's unsandboxed hook, a looser shell.env), one line each.
+  const levelWarnings: string[] = [];
   // A socket reached from the sandbox acts as the user outside it: only the user's own config may allow one.
   const unixSockets = (): { unixSockets?: string[] } => {
     const paths: string[] = [];
@@ -202,7 +217,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       const listed = file.config.sandbox?.unixSockets;
       if (listed === undefined) continue;
       if (file.level !== "user") {
-        ignoredLoosening.push(`${file.path}: sandbox.unixSockets ignored: only the user config (~/.config/agent/config.json) may let sandboxed commands reach a unix socket`);
+        levelWarnings.push(`${file.path}: sandbox.unixSockets ignored: only the user config (~/.config/agent/config.json) may let sandboxed commands reach a unix socket`);
         continue;
       }
       for (const path of listed) {
@@ -215,9 +230,9 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   const sandboxSettings = (): Settings["sandbox"] => {
     const mode = pick<SandboxMode>("sandbox.mode", [
       () => fromFlag(flags.sandbox, "--sandbox", (value) => parseSandboxMode(value, "--sandbox")),
-      () => trusted((c) => c.sandbox?.mode) as { value: SandboxMode; source: SettingSource } | undefined,
+      () => fromFiles((c) => c.sandbox?.mode),
     ]);
-    const network = pick<boolean>("sandbox.network", [() => trusted((c) => c.sandbox?.network) as { value: boolean; source: SettingSource } | undefined], false);
+    const network = pick<boolean>("sandbox.network", [() => fromFiles((c) => c.sandbox?.network)], false);
     return { ...(mode !== undefined ? { mode } : {}), network, explicit: mode !== undefined, ...unixSockets() };
   };
   const settings: Settings = {
@@ -258,11 +273,11 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       allow: [...all((c) => c.permissions?.allow), ...(flags.allow ?? [])],
       deny: [...all((c) => c.permissions?.deny), ...(flags.deny ?? [])],
     },
-    hooks: mergeHooks(files, ignoredLoosening),
+    hooks: mergeHooks(files, levelWarnings),
     shell: {
       timeoutMs: pick("shell.timeoutMs", [() => fromFiles((c) => c.shell?.timeoutMs)]),
       deny: all((c) => c.shell?.deny),
-      env: mergeEnvPolicy(files, ignoredLoosening),
+      env: mergeEnvPolicy(files, levelWarnings),
     },
     sandbox: sandboxSettings(),
     compaction: {
@@ -309,6 +324,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     ),
     recordPath: fromFlag(flags.record, "--record", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
     replayPath: fromFlag(flags.replay, "--replay", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
+    projectTrusted,
   };
   if (flags.appendSystemPrompt !== undefined) parseNonEmpty(flags.appendSystemPrompt, { flag: "--append-system-prompt" });
   if (settings.maxBudgetUsd === undefined) delete settings.maxBudgetUsd;
@@ -316,7 +332,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   for (const key of Object.keys(settings.compaction) as (keyof Settings["compaction"])[]) {
     if (settings.compaction[key] === undefined) delete settings.compaction[key];
   }
-  return { settings, locations, files, sources, warnings: [...files.flatMap((file) => file.warnings), ...ignoredLoosening, ...userOnlyWarnings(files, locations.user)] };
+  return { settings, locations, files, sources, warnings: [...files.flatMap((file) => file.warnings), ...levelWarnings, ...userOnlyWarnings(files, locations.user)], ignored };
 }
 
 /**

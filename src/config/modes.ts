@@ -1,3 +1,11 @@
 // Plain lists, apart from the schemas that use them: a command line is checked
 // against them without loading the configuration code.
 export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions"] as const;
+
+/** The same modes, strictest first: an untrusted project may only move towards the front (src/config/project-rules.ts). */
+export const PERMISSION_MODES_STRICTEST_FIRST = ["plan", "default", "acceptEdits", "bypassPermissions"] as const satisfies readonly (typeof PERMISSION_MODES)[number][];
+
+/** Whether `mode` lets tools do more without asking than `than`. */
+export function isLooserMode(mode: (typeof PERMISSION_MODES)[number], than: (typeof PERMISSION_MODES)[number]): boolean {
+  return PERMISSION_MODES_STRICTEST_FIRST.indexOf(mode) > PERMISSION_MODES_STRICTEST_FIRST.indexOf(than);
+}

@@ -1,12 +1,13 @@
 import { defineCommand } from "citty";
 import type { ConfigFile } from "../../config/config.ts";
-import { type LoadedSettings, type SettingSource, type Settings, loadSettings } from "../../config/load.ts";
+import type { LoadedSettings, SettingSource, Settings } from "../../config/load.ts";
+import { loadWorkspaceSettings } from "../../trust/project-trust.ts";
 import { CONFIG_LEVELS } from "../../config/locations.ts";
 import { REDACTED, redactHeaders } from "../../config/redact.ts";
 import { displayStoreUrl } from "../../store/store-url.ts";
 import { globalArgs, jsonArg } from "../args.ts";
-import { formatTable, writeJson, writeOut } from "../output.ts";
-import { type RuntimeValues, runtimeArgs, settingsFlags } from "../run/runtime-args.ts";
+import { formatTable, writeErr, writeJson, writeOut } from "../output.ts";
+import { type RuntimeValues, runtimeArgs, settingsFlags, trustProjectArg } from "../run/runtime-args.ts";
 import { resolveWorkspace } from "../run/workspace.ts";
 
 // The settings flags of `agent run`, so `agent config show --model x` answers
@@ -27,6 +28,7 @@ export const configShowCommand = defineCommand({
     allow,
     deny,
     "append-system-prompt": appendSystemPrompt,
+    ...trustProjectArg,
     ...jsonArg,
     ...globalArgs,
   },
@@ -34,10 +36,15 @@ export const configShowCommand = defineCommand({
     const values = args as RuntimeValues & { json?: boolean };
     const ws = resolveWorkspace(values.workspace);
     const flags = settingsFlags(values, rawArgs);
-    const loaded = loadSettings({ workspace: ws, flags });
+    const loaded = loadWorkspaceSettings({ workspace: ws, flags, trustProject: values["trust-project"] === true });
     const report = configReport(ws, loaded, flags);
-    if (values.json) await writeJson(report);
-    else await writeOut(formatReport(report));
+    if (values.json) {
+      await writeJson({ ...report, ignored: loaded.ignoredItems.map(({ source, key }) => ({ source, key })) });
+      return;
+    }
+    await writeOut(formatReport(report));
+    // What an untrusted project set and does not get, as `agent run` would say it.
+    for (const warning of loaded.warnings) await writeErr(`agent: warning: ${warning}\n`);
   },
 });
 

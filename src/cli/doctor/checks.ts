@@ -2,7 +2,8 @@ import { closeSync, existsSync, openSync, readdirSync, statSync, unlinkSync } fr
 import { dirname, join } from "node:path";
 import { readConfigFile } from "../../config/config-file.ts";
 import { CONFIG_LEVELS, configLocations } from "../../config/locations.ts";
-import { type Settings, type SettingsFlags, loadSettings } from "../../config/load.ts";
+import type { Settings, SettingsFlags } from "../../config/load.ts";
+import { loadWorkspaceSettings, trustCommandLine } from "../../trust/project-trust.ts";
 import { MissingApiKeyError } from "../../core/errors.ts";
 import type { AgentName } from "../../core/agent-name.ts";
 import { MailboxPaths, REASON_SUFFIX } from "../../mailbox/paths.ts";
@@ -78,8 +79,12 @@ export interface SettingsResult {
   settings: Settings | null;
 }
 
-/** Each level's configuration file (found, valid), then the settings all levels, the environment and the flags make. */
-export function checkConfig(workspace: string, flags: SettingsFlags): SettingsResult {
+/**
+ * Each level's configuration file (found, valid), then the settings all levels,
+ * the environment and the flags make, and whether the project's own settings
+ * apply: without the user's trust nothing the project names is started or contacted.
+ */
+export function checkConfig(workspace: string, flags: SettingsFlags, trustProject = false): SettingsResult {
   const checks: Check[] = [];
   const locations = configLocations(workspace);
   let valid = true;
@@ -94,13 +99,24 @@ export function checkConfig(workspace: string, flags: SettingsFlags): SettingsRe
   }
   if (!valid) return { checks, settings: null };
   try {
-    const { settings, warnings } = loadSettings({ workspace, flags });
+    const { settings, warnings, trust, ignoredItems } = loadWorkspaceSettings({ workspace, flags, trustProject });
     for (const warning of warnings) checks.push(warn("config", warning));
+    checks.push(trustCheck(trust, ignoredItems.length, workspace));
     return { checks, settings };
   } catch (error) {
     checks.push(fail("settings", (error as Error).message));
     return { checks, settings: null };
   }
+}
+
+function trustCheck(trust: ReturnType<typeof loadWorkspaceSettings>["trust"], ignored: number, workspace: string): Check {
+  const enables = trust.fingerprint.items.length;
+  if (enables === 0) return ok("trust", "the project's files set nothing that needs trust");
+  if (trust.trusted) {
+    const by = trust.by === "flag" ? "--trust-project" : trust.by === "env" ? "AGENT_TRUST_PROJECT=1" : `recorded ${trust.recorded?.at ?? ""}`.trim();
+    return ok("trust", `trusted (${by}): the project's ${enables} setting${enables === 1 ? "" : "s"} apply`);
+  }
+  return warn("trust", `untrusted: ${ignored} setting${ignored === 1 ? "" : "s"} ignored; \`${trustCommandLine(workspace, process.cwd())}\` shows and trusts them`);
 }
 
 /** Key present; with the network, the endpoint answers, takes the key and offers the model. */

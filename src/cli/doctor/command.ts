@@ -3,7 +3,7 @@ import { defineCommand } from "citty";
 import { AgentError, AgentRunError } from "../../core/errors.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
-import { runtimeArgs } from "../run/runtime-args.ts";
+import { runtimeArgs, trustProjectArg } from "../run/runtime-args.ts";
 import { resolveWorkspace, runStateDir } from "../run/workspace.ts";
 import { VERSION } from "../version.ts";
 import {
@@ -36,6 +36,7 @@ export const doctorCommand = defineCommand({
     profile: runtimeArgs.profile,
     sandbox: runtimeArgs.sandbox,
     offline: { type: "boolean", description: "Contact no endpoint and start no MCP server (the key is only checked for presence)" },
+    ...trustProjectArg,
     ...storeArg,
     ...jsonArg,
     ...globalArgs,
@@ -66,7 +67,7 @@ export const doctorCommand = defineCommand({
       profile: args.profile,
       sandbox: args.sandbox,
       store: args.store,
-    });
+    }, args["trust-project"] === true);
     checks.push(...configChecks);
     let store: StoreCheck | undefined;
     if (settings) {

@@ -3,7 +3,7 @@ import { McpManager, type McpServerStatus } from "../../mcp/manager.ts";
 import { DEFAULT_SHELL_OUTPUT_CHARS } from "../../tools/shell.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { writeErr, writeJson, writeOut } from "../output.ts";
-import { runtimeArgs, runtimeSetup } from "../run/runtime-args.ts";
+import { runtimeArgs, runtimeSetup, trustProjectArg } from "../run/runtime-args.ts";
 import { VERSION } from "../version.ts";
 
 export const mcpListCommand = defineCommand({
@@ -11,7 +11,7 @@ export const mcpListCommand = defineCommand({
     name: "list",
     description: "Start each configured MCP server (config levels and --mcp-config), show whether it starts and its tools, then stop it",
   },
-  args: { "mcp-config": runtimeArgs["mcp-config"], ...jsonArg, ...globalArgs },
+  args: { "mcp-config": runtimeArgs["mcp-config"], ...trustProjectArg, ...jsonArg, ...globalArgs },
   async run({ args, rawArgs }) {
     const setup = runtimeSetup(args, rawArgs);
     if (!args.json) for (const warning of setup.warnings) await writeErr(`agent: warning: ${warning}\n`);

@@ -54,6 +54,8 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
       : {}),
     includePartialMessages: setup.includePartialMessages,
   });
+  // A script reading stream-json learns what was ignored (an untrusted project's settings) without parsing stderr.
+  for (const warning of setup.warnings) output.setupWarning(LEAD, warning);
   const info: RunInfo = {
     agent: LEAD,
     model: setup.settings.model,

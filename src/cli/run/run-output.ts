@@ -118,6 +118,11 @@ export class RunOutput {
     else this.#line(eventJson(event));
   }
 
+  /** A setup warning (stderr already has it): a `warning` line of stream-json, after the init line. */
+  setupWarning(agent: string, message: string): void {
+    this.#event({ type: "warning", agent, message });
+  }
+
   /** A line for the user on stderr (not with --quiet): what is left to do, or that there was nothing. */
   note(text: string): void {
     this.#progress.stop();

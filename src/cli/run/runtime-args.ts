@@ -1,5 +1,6 @@
 import { priceOf } from "../../usage/cost.ts";
-import { type Settings, type SettingsFlags, loadSettings } from "../../config/load.ts";
+import type { Settings, SettingsFlags } from "../../config/load.ts";
+import { loadWorkspaceSettings } from "../../trust/project-trust.ts";
 import { parseDuration } from "../../core/duration.ts";
 import { UsageError } from "../../core/errors.ts";
 import { registerSecret } from "../../security/redact.ts";
@@ -14,7 +15,7 @@ import type { OutputFormat } from "./result-json.ts";
 import { resolveWorkspace, runStateDir } from "./workspace.ts";
 import { sandboxRequest } from "./sandbox-request.ts";
 
-export { headlessArgs, runtimeArgs, sessionArgs, verboseArg } from "./runtime-flags.ts";
+export { headlessArgs, runtimeArgs, sessionArgs, trustProjectArg, verboseArg } from "./runtime-flags.ts";
 
 // The flags of every command that runs the Lead (`run`, `drain`, the interactive
 // session), and how they become settings: one definition, so the commands cannot
@@ -38,6 +39,7 @@ export interface RuntimeValues extends GlobalValues {
   "max-budget-usd"?: string;
   store?: string;
   "remote-teammates"?: boolean;
+  "trust-project"?: boolean;
   continue?: boolean;
   resume?: string;
   session?: string;
@@ -83,9 +85,10 @@ export interface HeadlessSetup extends RuntimeSetup {
 export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[], session?: (store: SessionStore) => SessionPlan): RuntimeSetup {
   const workspace = resolveWorkspace(args.workspace);
   const stateRoot = runStateDir(args, workspace);
-  const { settings, warnings } = loadSettings({
+  const { settings, warnings } = loadWorkspaceSettings({
     workspace,
     flags: settingsFlags(args, rawArgs),
+    trustProject: args["trust-project"] === true,
   });
   // A budget needs a price: without one every call would cost "nothing" and the budget never bite.
   if (settings.maxBudgetUsd !== undefined && priceOf(settings.pricing, settings.model) === undefined) {

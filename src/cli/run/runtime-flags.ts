@@ -4,6 +4,14 @@ import { PROFILE_NAMES } from "../../model/profiles/chat-profile.ts";
 import { SANDBOX_MODES } from "../../security/sandbox/modes.ts";
 import { OUTPUT_FORMATS } from "./result-json.ts";
 
+/** Every command that reads the project's config takes it (docs/security.md#trusting-a-project). */
+export const trustProjectArg = {
+  "trust-project": {
+    type: "boolean",
+    description: "Apply the project's own hooks, MCP servers, endpoint, allow rules and modes for this command, as `agent trust` would (default: $AGENT_TRUST_PROJECT)",
+  },
+} as const satisfies ArgsDef;
+
 // The flags of every command that runs the Lead (`run`, `drain`, the interactive
 // session), as definitions only: the root command lists them for the session, and
 // parsing a command line must not load what turns them into settings.
@@ -46,6 +54,7 @@ export const runtimeArgs = {
     options: [...SANDBOX_MODES],
     description: "OS sandbox for shell commands (default: workspace-write where available; see docs/security.md)",
   },
+  ...trustProjectArg,
 } as const satisfies ArgsDef;
 
 /** How `agent run` and the interactive session choose their session: a new one unless told otherwise. */

@@ -13,6 +13,7 @@ import { type RuntimeSetup, runtimeArgs, runtimeSetup, sessionArgs } from "../ru
 import { withRuntime } from "../run/runtime.ts";
 import { RunStop } from "../run/stop.ts";
 import { leftForDrain } from "../run/team-outcome.ts";
+import { askTrustOnTerminal } from "../trust-question.ts";
 import { VERSION } from "../version.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { TeamActivity } from "../terminal/activity.ts";
@@ -26,6 +27,7 @@ export const sessionCommand = defineCommand({
   meta: { name: "agent", description: "Interactive session with the Lead" },
   args: { ...sessionArgs, ...runtimeArgs, ...globalArgs },
   async run({ args, rawArgs }) {
+    await askTrustOnTerminal(args);
     await interactiveSession(runtimeSetup(args, rawArgs), {
       stdin: process.stdin,
       stdout: process.stdout,

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { UsageError } from "../../core/errors.ts";
-import { loadSettings } from "../../config/load.ts";
+import { loadWorkspaceSettings } from "../../trust/project-trust.ts";
 import { PostgresConnection } from "../../postgres/connection.ts";
 import { SCHEMA_VERSION, appliedMigrations } from "../../postgres/migrations.ts";
 import { globalArgs, jsonArg } from "../args.ts";
@@ -15,7 +15,7 @@ export const migrateCommand = defineCommand({
   },
   args: { ...storeArg, ...jsonArg, ...globalArgs },
   async run({ args }) {
-    const { settings } = loadSettings({ workspace: resolveWorkspace(args.workspace), flags: { store: args.store } });
+    const { settings } = loadWorkspaceSettings({ workspace: resolveWorkspace(args.workspace), flags: { store: args.store } });
     if (settings.store.kind !== "postgres") {
       throw new UsageError("agent store migrate needs a PostgreSQL store: pass --store postgres://user@host:5432/db or set AGENT_STORE");
     }

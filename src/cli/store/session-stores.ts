@@ -23,8 +23,8 @@ export interface AdminStores {
 
 /** The settings `agent run` would have in this workspace, with the flag's store. */
 async function adminSettings(args: GlobalValues & { store?: string }): Promise<Settings> {
-  const { loadSettings } = await import("../../config/load.ts");
-  return loadSettings({ workspace: resolveWorkspace(args.workspace), flags: { store: args.store } }).settings;
+  const { loadWorkspaceSettings } = await import("../../trust/project-trust.ts");
+  return loadWorkspaceSettings({ workspace: resolveWorkspace(args.workspace), flags: { store: args.store } }).settings;
 }
 
 /** The store the flag, AGENT_STORE or config choose, as `agent run` would see it in this workspace. */
