@@ -4,7 +4,7 @@ import { SANDBOX_MODES } from "../security/sandbox/modes.ts";
 
 // What a project's own files (`.agent/config.json`, and `.agent/config.local.json`,
 // which a repository can ship too) may set before the user trusts the project
-// (docs/security.md#trusting-a-project). One table, one rule per key: config
+// (docs/security.md#6-trusting-a-project). One table, one rule per key: config
 // loading narrows the files by it, and `agent trust` shows and hashes what it gates.
 
 /** How an untrusted project may set one key. */

@@ -26,8 +26,9 @@ function workspaceWith(config?: unknown, mode = 0o600): string {
   return world(config === undefined ? {} : { local: config }, mode).workspace;
 }
 
+/** The project trusted, as `agent trust` would leave it: these tests are about levels (test/config/project-rules.test.ts: untrusted). */
 function load(input: Partial<LoadSettingsInput>) {
-  return loadSettings({ env: {}, cwd: "/cwd", home: tempDir("agent-config-home-"), ...input, workspace: input.workspace ?? workspaceWith() });
+  return loadSettings({ env: {}, cwd: "/cwd", home: tempDir("agent-config-home-"), projectTrusted: true, ...input, workspace: input.workspace ?? workspaceWith() });
 }
 
 function errorOf(fn: () => unknown): Error {

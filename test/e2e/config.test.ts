@@ -21,7 +21,8 @@ function levels() {
     mkdirSync(join(files[level], ".."), { recursive: true });
     writeFileSync(files[level], typeof text === "string" ? text : JSON.stringify(text), { mode: 0o600 });
   };
-  const env = { HOME: home, XDG_CONFIG_HOME: undefined };
+  // The levels of the user's own checkout: its project files apply (test/e2e/trust.test.ts: untrusted).
+  const env = { HOME: home, XDG_CONFIG_HOME: undefined, AGENT_TRUST_PROJECT: "1" };
   const show = (args: string[] = [], extraEnv: Record<string, string | undefined> = {}) =>
     runAgent(["config", "show", "--workspace", setup.workspace, ...args], { env: { ...env, OPENAI_API_KEY: undefined, ...extraEnv } });
   return { ...setup, home, files, write, env, show };

@@ -172,7 +172,8 @@ describe("agent doctor", () => {
         mcpServers: { tiny: { command: process.execPath, args: [tiny] }, broken: { command: process.execPath, args: [tiny, "--fail-start"] } },
       }),
     );
-    const env = { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url };
+    // The user's own checkout, trusted: its servers are started (test/e2e/trust.test.ts: untrusted).
+    const env = { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, AGENT_TRUST_PROJECT: "1" };
     const result = await doctor(env);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^ok +mcp tiny +tiny: starts, \d+ tools?$/m);

@@ -121,7 +121,7 @@ describe("agent run --mcp-config", () => {
         },
       }),
     );
-    const result = await run(["--base-url", server.url, "--mcp-config", path, "--allow", "mcp__tiny__pic*", "--allow", "mcp__tiny__fails", "--deny", "mcp__tiny__fails", "go"]);
+    const result = await run(["--base-url", server.url, "--mcp-config", path, "--trust-project", "--allow", "mcp__tiny__pic*", "--allow", "mcp__tiny__fails", "--deny", "mcp__tiny__fails", "go"]);
     expect(result.code).toBe(0);
     server.assertDone();
     const post = readFileSync(join(workspace, "post-hook.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));

@@ -121,7 +121,8 @@ describe("a session's runtime lock", () => {
     mkdirSync(join(workspace, ".agent"));
     writeFileSync(path, JSON.stringify({ apiKey: "from-file", baseUrl: server.url }));
     chmodSync(path, 0o644);
-    const result = await run(["hi"], { env: { OPENAI_API_KEY: undefined } });
+    // A local file is the project's until trusted (a repository can ship one): this is the user's own.
+    const result = await run(["hi", "--trust-project"], { env: { OPENAI_API_KEY: undefined } });
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "ok\n" });
     expect(result.stderr).toMatch(/^agent: warning: config file .* holds apiKey but is readable by others \(mode 0644\)/);
     expect(server.requests[0]?.headers.authorization).toBe("Bearer from-file");

@@ -157,7 +157,7 @@ describe("runs that end in error print the result and exit non-zero", () => {
     const { run, workspace } = runSetup();
     const hooks = { UserPromptSubmit: [{ command: "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0" }] };
     await Bun.write(join(workspace, ".agent", "config.json"), JSON.stringify({ hooks }));
-    const result = await run(["the password is hunter2", "--output", "json", "--base-url", server.url]);
+    const result = await run(["the password is hunter2", "--output", "json", "--base-url", server.url, "--trust-project"]);
     expect(result.code).toBe(1);
     expect(parseResult(result.stdout)).toMatchObject({ subtype: "error_blocked", is_error: true, turns: 0, result: expect.stringContaining("no secrets in prompts") });
     server.assertDone();

@@ -55,7 +55,8 @@ describe("agent store migrate", () => {
     expectOneLineError(await runAgent(["config", "show", "--workspace", workspace]), 2, /holds a password in store.*AGENT_STORE/);
     writeFileSync(join(workspace, ".agent", "config.json"), "{}");
     writeFileSync(join(workspace, ".agent", "config.local.json"), JSON.stringify({ store: "postgres://agent:local-pw1@db/x" }), { mode: 0o600 });
-    const shown = await runAgent(["config", "show", "--json", "--workspace", workspace]);
+    // The user's own local file, trusted: its store applies (untrusted, it is ignored).
+    const shown = await runAgent(["config", "show", "--json", "--workspace", workspace, "--trust-project"]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).not.toContain("local-pw1");
     expect(shown.stdout).toContain("postgres://agent:[REDACTED]@db/x");

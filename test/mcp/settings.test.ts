@@ -26,7 +26,7 @@ test("mcpServers merge by name across levels, --mcp-config files last; mcp.toolT
   });
   const file = join(tempDir("agent-mcp-flag-"), "servers.json");
   writeFileSync(file, JSON.stringify({ mcpServers: { c: { command: "flag-c" } }, unrelated: true }));
-  const { settings } = loadSettings({ workspace, home, env: {}, cwd: "/", flags: { mcpConfig: [file, '{"mcpServers": {"d": {"command": "inline-d"}}}'] } });
+  const { settings } = loadSettings({ workspace, home, env: {}, cwd: "/", projectTrusted: true, flags: { mcpConfig: [file, '{"mcpServers": {"d": {"command": "inline-d"}}}'] } });
   expect(settings.mcp).toEqual({
     servers: { a: { command: "user-a" }, b: { command: "project-b" }, c: { command: "flag-c" }, d: { command: "inline-d" } },
     toolTimeoutMs: 7000,
@@ -42,7 +42,7 @@ test("without servers anywhere there are none, and calls time out after 120 s", 
 
 test("a bad server in a config file or a missing --mcp-config file is a ConfigError naming it", () => {
   const { workspace, home } = world({ project: { mcpServers: { "bad name": { command: "x" } } } });
-  expect(() => loadSettings({ workspace, home, env: {} })).toThrow(/mcpServers\.bad name: a server name must be/);
+  expect(() => loadSettings({ workspace, home, env: {}, projectTrusted: true })).toThrow(/mcpServers\.bad name: a server name must be/);
   const clean = world({});
   const error = (() => {
     try {

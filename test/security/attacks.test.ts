@@ -77,10 +77,11 @@ describe("the agent cannot rewrite its own rules", () => {
     // Where this build reads config from: the workspace's .agent/ or the state dir.
     if (!existsSync(join(stateDir, "config.json"))) writeFileSync(join(stateDir, "config.json"), JSON.stringify(config));
     const call = { name: "write_file", arguments: { path: "hooks/check.sh", content: "#!/bin/sh\ntouch pwned\n" } };
-    const refused = await attack([call], ["--permission-mode", "acceptEdits"]);
+    // The user's own checkout: its hook applies.
+    const refused = await attack([call], ["--permission-mode", "acceptEdits", "--trust-project"]);
     expect(refused.results[0]).toMatch(/permission denied.*hook/);
     expect(readFileSync(join(workspace, "hooks", "check.sh"), "utf8")).toBe("#!/bin/sh\nexit 0\n");
-    const allowed = await attack([call], ["--permission-mode", "acceptEdits", "--allow", "write_file(hooks/check.sh)"]);
+    const allowed = await attack([call], ["--permission-mode", "acceptEdits", "--trust-project", "--allow", "write_file(hooks/check.sh)"]);
     expect(allowed.results[0]).toMatch(/overwrote hooks\/check.sh/);
   });
 

@@ -66,7 +66,7 @@ test("no sandbox on this platform: the default refuses every command with one li
   expect(off.command("echo hi", workspace)).toEqual(["sh", "-c", "echo hi"]);
 });
 
-test("a project's config cannot loosen the sandbox; the local config and the flag can", async () => {
+test("an untrusted project's config (config.json or config.local.json) cannot loosen the sandbox; trusted it can; the flag always wins", async () => {
   const { loadSettings } = await import("../../src/config/load.ts");
   const { mkdirSync, writeFileSync } = await import("node:fs");
   const workspace = realpathSync(tempDir("agent-sandbox-config-"));
@@ -75,10 +75,13 @@ test("a project's config cannot loosen the sandbox; the local config and the fla
   const env = { XDG_CONFIG_HOME: join(workspace, "no-user-config") };
   const project = loadSettings({ workspace, env });
   expect(project.settings.sandbox).toEqual({ network: false, explicit: false });
-  expect(project.warnings.join("\n")).toMatch(/cannot loosen the sandbox/);
+  expect(project.ignored.flatMap((file) => file.settings.map((s) => s.key))).toEqual(["sandbox.mode", "sandbox.network"]);
+  writeFileSync(join(workspace, ".agent", "config.json"), "{}");
+  // A repository can ship config.local.json too: it is the project's until trusted.
   writeFileSync(join(workspace, ".agent", "config.local.json"), JSON.stringify({ sandbox: { mode: "danger-full-access", network: true } }));
-  expect(loadSettings({ workspace, env }).settings.sandbox).toEqual({ mode: "danger-full-access", network: true, explicit: true });
-  expect(loadSettings({ workspace, env, flags: { sandbox: "read-only" } }).settings.sandbox.mode).toBe("read-only");
+  expect(loadSettings({ workspace, env }).settings.sandbox).toEqual({ network: false, explicit: false });
+  expect(loadSettings({ workspace, env, projectTrusted: true }).settings.sandbox).toEqual({ mode: "danger-full-access", network: true, explicit: true });
+  expect(loadSettings({ workspace, env, projectTrusted: true, flags: { sandbox: "read-only" } }).settings.sandbox.mode).toBe("read-only");
   // Stricter from the project is fine.
   writeFileSync(join(workspace, ".agent", "config.local.json"), "{}");
   writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify({ sandbox: { mode: "read-only" } }));

@@ -4,7 +4,7 @@ import { PROFILE_NAMES } from "../../model/profiles/chat-profile.ts";
 import { SANDBOX_MODES } from "../../security/sandbox/modes.ts";
 import { OUTPUT_FORMATS } from "./result-json.ts";
 
-/** Every command that reads the project's config takes it (docs/security.md#trusting-a-project). */
+/** Every command that reads the project's config takes it (docs/security.md#6-trusting-a-project). */
 export const trustProjectArg = {
   "trust-project": {
     type: "boolean",
