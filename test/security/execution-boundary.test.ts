@@ -144,10 +144,11 @@ describe.skipIf(sandboxProblem() !== undefined)("the execution boundary", () => 
     expect(readFileSync(join(workspace, "hook-env.txt"), "utf8")).not.toContain(KEY);
     expect(existsSync(marker)).toBe(false);
 
-    // A project's "sandbox": false is ignored, with a warning; the user's is honoured.
+    // A project's "sandbox": false is ignored, with a warning, even in a trusted project; the user's is honoured.
     const unsandboxed = { hooks: { PreToolUse: [{ matcher: "shell", command: "./hooks/check.sh", sandbox: false }] } };
     writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify(unsandboxed));
-    const project = await run([call("shell", { command: "true" }), done], ["--allow", "shell"]);
+    // Trusted, so that the project's hook applies at all (untrusted, it would be ignored whole).
+    const project = await run([call("shell", { command: "true" }), done], ["--allow", "shell", "--trust-project"]);
     expect(project.stderr).toMatch(/"sandbox": false ignored: only the user config can run a hook outside the sandbox/);
     expect(existsSync(marker)).toBe(false);
     writeFileSync(join(workspace, ".agent", "config.json"), "{}");
