@@ -165,7 +165,8 @@ describe.skipIf(sandboxProblem() !== undefined)("the execution boundary", () => 
     // Two servers: one writing its pid file in the workspace (it ran, in the sandbox), one outside (it cannot).
     const inside = { command: process.execPath, args: [TINY, "--pid-file", join(workspace, "inside.pid")] };
     writeFileSync(join(workspace, ".agent", "config.local.json"), JSON.stringify({ mcpServers: { tiny: server, inside } }));
-    const sandboxed = await run([done], []);
+    // Trusted (untrusted, the workspace's servers are not started at all): they start, sandboxed.
+    const sandboxed = await run([done], ["--trust-project"]);
     expect(sandboxed.code).toBe(0);
     expect(existsSync(join(workspace, "inside.pid"))).toBe(true);
     expect(existsSync(outside)).toBe(false);
