@@ -154,10 +154,11 @@ describe("an untrusted project", () => {
     repo.clearMarkers();
     repo.writeConfig("sh .agent/hooks/mark.sh --again");
     repo.user.push(...shellThenDone((result) => expect(result).toMatch(/permission denied/)));
+    const evilBefore = repo.evil.requests.length;
     const changed = await repo.run(["hello"]);
     expect(changed.code).toBe(0);
     repo.user.assertDone();
-    expect(repo.evil.requests).toHaveLength(2);
+    expect(repo.evil.requests).toHaveLength(evilBefore);
     expect(changed.stderr).toMatch(/project not trusted \(trusted before, but its settings changed since\): ignoring baseUrl/);
     repo.noMarkers();
     expect(existsSync(join(repo.workspace, "shell-ran"))).toBe(false);
