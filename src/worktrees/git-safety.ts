@@ -124,6 +124,11 @@ export function assertWorktreePointer(worktreePath: string, commonDir: string): 
   } catch {
     throw refuse(`points at ${pointer}, which does not exist`);
   }
-  const admin = realpathSync(join(commonDir, "worktrees"));
+  let admin: string;
+  try {
+    admin = realpathSync(join(commonDir, "worktrees"));
+  } catch {
+    throw refuse(`points at ${pointer}, but the repository has no worktrees directory`);
+  }
   if (dirname(target) !== admin) throw refuse(`points at ${relative(worktreePath, target) || target}, outside ${admin}`);
 }

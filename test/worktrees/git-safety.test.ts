@@ -81,6 +81,20 @@ describe("the runtime's git", () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  test("config git reads from a file the check did not name (.git/commondir pointing elsewhere) is still refused: git itself lists it", async () => {
+    const dir = await repository();
+    const marker = join(tempDir("agent-git-outside-"), "pwned");
+    const worktrees = await GitWorktrees.require(dir, "s1", sandboxFor(dir));
+    const elsewhere = join(dir, "elsewhere");
+    for (const sub of ["objects", "refs/heads"]) mkdirSync(join(elsewhere, sub), { recursive: true });
+    writeFileSync(join(elsewhere, "config"), `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ${marker}"\n`);
+    writeFileSync(join(dir, ".git", "commondir"), "../elsewhere\n");
+    const error = await worktrees.create("alice").catch((e) => e);
+    expect(error).toBeInstanceOf(UnsafeRepositoryError);
+    expect(error.message).toContain("elsewhere/config sets core.fsmonitor");
+    expect(existsSync(marker)).toBe(false);
+  });
+
   test("a teammate's .git rewritten to point at a repository of its own is refused; its config never runs", async () => {
     const dir = await repository();
     const marker = join(tempDir("agent-git-outside-"), "pwned");
