@@ -63,6 +63,11 @@ export const RULE_TABLE: RuleCase[] = [
   { call: "tar -xf a.tar --to-command='sh -c x'", mode: "acceptEdits", allow: ["shell(tar*)"], expect: "ask" },
   { call: "rsync -e 'sh -c x' a b", mode: "acceptEdits", allow: ["shell(rsync*)"], expect: "ask" },
   { call: "node --require ./evil.js test.js", mode: "default", allow: ["shell(node test.js*)", "shell(node*)"], expect: "ask" },
+  { call: "./evil/git status", mode: "default", allow: GIT_STATUS, expect: "ask" },
+  { call: "/usr/bin/git status", mode: "default", allow: GIT_STATUS, expect: "ask" },
+  { call: "./gradlew build", mode: "default", allow: ["shell(./gradlew build*)"], expect: "allow" },
+  { call: "/usr/bin/git push --force", mode: "bypassPermissions", deny: ["shell(git push*)"], expect: "deny" },
+  { call: "GIT_SSH_COMMAND=x git push", mode: "bypassPermissions", deny: ["shell(git push*)"], expect: "deny" },
 
   // Path rules name the edit family: write_file, edit_file, edit, and every shell write.
   { call: { tool: "edit_file", path: ".env" }, mode: "bypassPermissions", deny: NO_ENV, expect: "deny" },
@@ -112,6 +117,8 @@ export const RULE_TABLE: RuleCase[] = [
   { call: "node -e 'require(\"fs\").rmSync(\"x\")'", mode: "bypassPermissions", deny: NO_RM, expect: "ask" },
   { call: "perl -e 'unlink \"x\"'", mode: "bypassPermissions", deny: NO_RM, expect: "ask" },
   { call: "ruby -e 'File.delete(\"x\")'", mode: "bypassPermissions", deny: NO_RM, expect: "ask" },
+  { call: "perl -ne 'unlink \"x\"' list.txt", mode: "bypassPermissions", deny: NO_RM, expect: "ask" },
+  { call: "python3 -uc 'import os'", mode: "bypassPermissions", deny: NO_RM, expect: "ask" },
   { call: 'bash -c "$SCRIPT"', mode: "bypassPermissions", deny: NO_RM, expect: "ask" },
   { call: 'eval "$X"', mode: "bypassPermissions", deny: NO_RM, expect: "ask" },
   { call: "echo 'rm -rf x' > a.sh; sh a.sh", mode: "bypassPermissions", deny: NO_RM, expect: "ask" },

@@ -108,8 +108,15 @@ function markWrittenScripts(parts: CommandPart[], writes: FileWrite[]): CommandP
   });
 }
 
-function makePart(prefix: readonly PrefixWord[], argv: string[], literals: readonly (string | undefined)[], extra: { opaque?: string; runsFile?: string } = {}): CommandPart {
-  const words: PrefixWord[] = [...prefix, ...argv.map((text) => ({ text }))];
+function makePart(
+  prefix: readonly PrefixWord[],
+  argv: string[],
+  literals: readonly (string | undefined)[],
+  extra: { opaque?: string; runsFile?: string; path?: string } = {},
+): CommandPart {
+  // A program given by its path (`./evil/git`) is not the one PATH finds: allow rules see, and must name, the path.
+  const program: PrefixWord[] = argv.length === 0 ? [] : [extra.path !== undefined ? { text: extra.path, why: `runs ${extra.path}` } : { text: argv[0] as string }];
+  const words: PrefixWord[] = [...prefix, ...program, ...argv.slice(1).map((text) => ({ text }))];
   for (const option of namingOptions(literals)) {
     const at = prefix.length + option.last;
     const word = words[at] as PrefixWord;
@@ -163,7 +170,9 @@ function opaquePart(words: readonly ShellWord[], prefix: readonly PrefixWord[], 
 function plain(name: string, words: readonly ShellWord[], prefix: readonly PrefixWord[], runsFile?: string): Analysis {
   const args = words.slice(1);
   const argv = [name, ...args.map((word) => word.literal ?? word.source)];
-  const part = makePart(prefix, argv, [name, ...args.map((word) => word.literal)], runsFile !== undefined ? { runsFile } : {});
+  const written = words[0]?.literal;
+  const extra = { ...(runsFile !== undefined ? { runsFile } : {}), ...(written !== undefined && written.includes("/") ? { path: written } : {}) };
+  const part = makePart(prefix, argv, [name, ...args.map((word) => word.literal)], extra);
   return { parts: [part], writes: programWrites(name, args) };
 }
 
@@ -340,7 +349,13 @@ function interpreter(name: string, words: readonly ShellWord[], args: readonly S
   for (let i = 0; i < args.length; i += 1) {
     const value = args[i]?.literal;
     if (value === undefined) return opaquePart(words, prefix, `a ${name} argument is an expansion`);
-    const code = spec.code.find((option) => value === option || (option.length === 2 && option.startsWith("-") && value.startsWith(option)) || value.startsWith(`${option}=`));
+    // `-e code`, `-ecode`, `--eval=code`, and short flags bundled before it (`perl -ne`, `node -pe`, `python3 -uc`).
+    const code = spec.code.find(
+      (option) =>
+        value === option ||
+        value.startsWith(`${option}=`) ||
+        (option.length === 2 && option.startsWith("-") && (value.startsWith(option) || new RegExp(`^-[A-Za-z]+${option[1]}`).test(value))),
+    );
     if (code !== undefined) return opaquePart(words, prefix, `${name} ${code} runs code given on the command line`);
     if (value === "-") return opaquePart(words, prefix, `${name} reads its program from standard input`);
     if (INFO_ONLY.has(value)) return plain(name, words, prefix);
