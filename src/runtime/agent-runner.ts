@@ -12,6 +12,7 @@ import {
 } from "../model/types.ts";
 import { Mutex } from "../storage/process-mutex.ts";
 import { StreamRedactor } from "../security/stream-redact.ts";
+import { redact } from "../security/redact.ts";
 import type { PathFence } from "../core/tool.ts";
 import type { ToolExecutor } from "./tool-executor.ts";
 import { type CompactionOptions, compact } from "./compaction.ts";
@@ -288,7 +289,9 @@ export class AgentRunner {
     const turn = { turns: 0, usage: ZERO_USAGE as Usage, continuations: 0, text: "", overflowRetried: false };
     const done = (subtype: RunSubtype, result: string): RunResult => {
       const ended: RunResult = {
-        result,
+        // Masked here, once, for every place a result goes: stdout, a teammate's
+        // result message and the team file, spans (an endpoint's error may quote the key).
+        result: redact(result),
         subtype,
         isError: subtype !== "success",
         turns: turn.turns,

@@ -200,6 +200,28 @@ describe("the key leaves the process nowhere", () => {
   });
 });
 
+describe("a teammate's failure quoting the key", () => {
+  test("its result reaches the Lead and the mailbox masked", async () => {
+    const key = randomKey();
+    const { stateDir, run } = runSetup();
+    const server = startServer([
+      { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "tester", prompt: "check" } }] },
+      { identity: "alice", status: 400, body: { error: { message: `Invalid API key: ${key}`, type: "invalid_request_error" } } },
+      { identity: "lead", text: "spawned" },
+      { identity: "lead", text: "alice failed" },
+    ]);
+    const result = await run(["--base-url", server.url, "--permission-mode", "bypassPermissions", "--output", "stream-json", "go"], { env: { OPENAI_API_KEY: key } });
+    expect(result.code).toBe(0);
+    server.assertDone();
+    const leadSaw = server.requests.filter((r) => r.identity === "lead").map((r) => JSON.stringify(r.body));
+    expect(leadSaw.at(-1)).toContain("Invalid API key: [REDACTED]");
+    for (const body of leadSaw) expect(body.includes(key)).toBe(false);
+    const leaks = filesUnder(stateDir).filter((file) => file.text.includes(key)).map((file) => file.path);
+    expect(leaks).toEqual([]);
+    expect(result.stdout.includes(key)).toBe(false);
+  });
+});
+
 describe("credentials in config files", () => {
   test("an unused apiKey in config.local.json never reaches the model, read by read_file or by a shell", async () => {
     const unused = randomKey();
