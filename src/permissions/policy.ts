@@ -1,11 +1,10 @@
-import { statSync } from "node:fs";
-import { isAbsolute, join, normalize, relative, resolve } from "node:path";
 import type { ConfigFile, PermissionMode } from "../config/config.ts";
 import type { ProtectedPaths } from "../security/protected-paths.ts";
 import { type AnalysedLine, type CommandPart, type FileWrite, analyseCommandLine } from "../security/shell-command/analyse.ts";
 import type { Tool, ToolContext, ToolEffect } from "../core/tool.ts";
-import { realPathOf } from "../security/workspace-path.ts";
 import { canonicalJson, pathArguments } from "./mcp-call.ts";
+import { landing, pathSubjects } from "./path-subjects.ts";
+import { describe, headlessReason, planDenial, stateRootReason, unmatchedWhy } from "./reasons.ts";
 import { FILE_EDIT, type PermissionRule, isMcpTool, parseRules } from "./rules.ts";
 
 export type PermissionDecision = { behavior: "allow" } | { behavior: "deny"; reason: string };
@@ -81,8 +80,11 @@ const ALLOW: PermissionDecision = { behavior: "allow" };
  * in bypassPermissions); allow rules; the mode. For a command line: each
  * simple command it runs is checked (src/security/shell-command/) — denied
  * when any part matches a deny rule, allowed by rules only when every part
- * matches an allow rule — and each file it writes by redirection as an edit
- * of that file. Malformed rules throw `ConfigError` here, at start-up.
+ * matches an allow rule that names what changes the program it runs — and
+ * each file it changes as an edit of that file (write_file, edit_file and
+ * edit rules are one family). Under a `shell` deny rule, a line whose programs
+ * cannot be seen is never allowed. An MCP tool is ruled on its arguments; its
+ * annotations are hints. Malformed rules throw `ConfigError` here, at start-up.
  */
 export class PermissionPolicy {
   readonly mode: PermissionMode;
@@ -378,95 +380,4 @@ export function sessionRulesFor(request: Pick<PermissionRequest, "tool" | "effec
 
 function deny(reason: string): PermissionDecision {
   return { behavior: "deny", reason };
-}
-
-function planDenial(tool: RuledTool): PermissionDecision {
-  return deny(
-    `plan mode is read-only: ${tool.name} (${tool.effect}) is not allowed; describe the change instead, or run with another --permission-mode`,
-  );
-}
-
-function stateRootReason(tool: string, path: string): string {
-  return (
-    `permission denied: ${tool} may not touch ${JSON.stringify(path)}: it is in the agent's state directory ` +
-    "(histories, mailboxes, locks), which no tool may read or change in any mode; use send_message to reach teammates"
-  );
-}
-
-function describe(tool: string, subject: string): string {
-  const short = subject.length > 80 ? `${subject.slice(0, 77)}...` : subject;
-  return subject === "" ? tool : `${tool}(${short})`;
-}
-
-/** Names the first part of a command line no allow rule covers, so the model (and the user) see why. */
-function unmatchedWhy(parts: CommandPart[], allowed: (part: CommandPart) => boolean): string {
-  if (parts.length === 0) return "runs no simple command an allow rule could match";
-  const opaque = parts.find((part) => part.opaque);
-  if (opaque) return `cannot be checked part by part (${opaque.opaque})`;
-  const part = parts.find((candidate) => !allowed(candidate));
-  if (!part) return "needs approval";
-  const named = part.mustName.length > 0 ? ` (an allow rule must name what changes the program it runs, literally before any *: ${part.mustName.join(", ")})` : "";
-  return `runs "${part.ruled}", which no allow rule matches${named}`;
-}
-
-/** Where a write lands: `cp a.txt dir` writes `dir/a.txt` when dir is a directory. */
-function landing(write: FileWrite, workspace: string): string {
-  const path = write.path as string;
-  if (write.into === undefined) return path;
-  if (path.endsWith("/")) return join(path, write.into);
-  try {
-    if (statSync(resolve(workspace, path)).isDirectory()) return join(path, write.into);
-  } catch {
-    // Not there: the write creates the file as named.
-  }
-  return path;
-}
-
-/** The message of a headless denial names the ways to allow the call next time. */
-function headlessReason({ tool, effect, subject, why }: PermissionRequest): string {
-  const example = subject !== "" && subject.length <= 60 && !/[\n()]/.test(subject) ? `${tool}(${subject})` : tool;
-  if (why !== undefined && effect === "edit") {
-    return (
-      `permission denied: ${tool}(${subject}) needs explicit approval because ${why}, and there is no TTY to ask; ` +
-      `allow it with a rule naming the path in permissions.allow or --allow (e.g. ${JSON.stringify(example)})`
-    );
-  }
-  const modes = effect === "edit" ? "--permission-mode acceptEdits or bypassPermissions" : "--permission-mode bypassPermissions";
-  const because = why === undefined ? "" : ` (${why})`;
-  return (
-    `permission denied: ${tool} needs approval${because} and there is no TTY to ask; ` +
-    `allow it with permissions.allow in config.json (e.g. ${JSON.stringify(example)}) or ${modes}`
-  );
-}
-
-/**
- * The subjects path rules are matched against: the path as written, normalised
- * and made relative to the workspace (so `./src/a.ts`, `src/x/../a.ts` and
- * `/ws/src/a.ts` all meet `write_file(src/**)`), and the path after symlinks
- * are resolved (so `envlink -> .env` meets `write_file(.env)`), when that is
- * inside the workspace.
- */
-export function pathSubjects(subject: string, workspace: string): { written: string; real: string | undefined; absolute: string } {
-  const absolute = resolve(workspace, subject);
-  const written = relativeSubject(absolute, workspace) ?? normalize(subject);
-  let real: string | undefined;
-  try {
-    real = relativeSubject(realPathOf(absolute), workspace);
-  } catch {
-    real = undefined;
-  }
-  return { written, real: real === written ? undefined : real, absolute };
-}
-
-function relativeSubject(absolute: string, workspace: string): string | undefined {
-  const rel = relative(workspace, absolute);
-  if (rel.startsWith("..") || isAbsolute(rel)) return isAbsolute(rel) ? undefined : rel;
-  return rel === "" ? "" : rel.replace(/\/$/, "");
-}
-
-/** Kept for callers that want the single subject rules see for a call (the path as written). */
-export function ruleSubject(tool: Tool, input: unknown, workspace: string): string {
-  const subject = tool.subject(input);
-  if (tool.effect === "execute" || subject === "") return subject;
-  return pathSubjects(subject, workspace).written;
 }
