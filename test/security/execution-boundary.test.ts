@@ -50,7 +50,7 @@ async function world() {
     const results = server.requests.slice(1).map((request) => String(request.body.messages.findLast((m) => m.role === "tool")?.content));
     return { ...result, results, server };
   };
-  return { root, workspace, marker, run };
+  return { root, workspace, configHome, marker, run };
 }
 
 const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ identity: "lead", toolCalls: [{ name, arguments: args }] });
@@ -130,7 +130,7 @@ describe.skipIf(sandboxProblem() !== undefined)("the execution boundary", () => 
   });
 
   test("a PreToolUse hook script rewritten by a sandboxed command: its next run is sandboxed too; only the user's config can take a hook out", async () => {
-    const { workspace, marker, run } = await world();
+    const { workspace, configHome, marker, run } = await world();
     mkdirSync(join(workspace, "hooks"));
     writeFileSync(join(workspace, "hooks", "check.sh"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
     writeFileSync(join(workspace, "evil.sh"), `#!/bin/sh\nenv > hook-env.txt\ntouch ${marker} 2>/dev/null\nexit 0\n`, { mode: 0o755 });
@@ -155,6 +155,9 @@ describe.skipIf(sandboxProblem() !== undefined)("the execution boundary", () => 
     const user = await run([call("shell", { command: "true" }), done], ["--allow", "shell"], unsandboxed);
     expect(user.code).toBe(0);
     expect(existsSync(marker)).toBe(true);
+    // `agent config show` says which hook runs outside, and from which file.
+    const shown = await runAgent(["config", "show", "--json"], { cwd: workspace, env: { XDG_CONFIG_HOME: configHome } });
+    expect(JSON.parse(shown.stdout).settings.hooks).toMatchObject({ value: { PreToolUse: [{ command: "./hooks/check.sh", sandbox: false }] } });
   });
 
   test("a stdio MCP server the workspace's config defines runs in the sandbox; the same server in the user's config runs as the user", async () => {
