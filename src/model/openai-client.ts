@@ -99,6 +99,12 @@ export class OpenAIModelClient implements ModelClient {
     // incomplete. Once more with the model's whole output allowance, when known.
     const limit = this.#options.maxOutputTokens?.(model);
     if (limit === undefined) return response;
+    // Announced like a retry: what streamed of the cut answer is void (stream-json's model_retry).
+    (request.onRetry ?? this.#options.onRetry)?.({
+      attempt: 1,
+      delayMs: 0,
+      reason: `the answer reached the output limit inside a tool call; asking again with a cap of ${limit} tokens`,
+    });
     const again = await this.#complete(request, model, limit);
     return { ...again, usage: addUsage(response.usage, again.usage) };
   }

@@ -237,8 +237,9 @@ describe("finish_reason length in the middle of a tool call", () => {
       sse("length-mid-call.sse", { check: (request) => expect(request.body).not.toHaveProperty("max_tokens") }),
       { toolCalls: [{ name: "write_file", arguments: { path: "big.txt", content: "lorem ipsum dolor sit amet" } }], check: raised },
     ]);
-    const { client } = clientFor(server.url, { model: "gpt-4o-mini", profile: PROFILES.generic, maxOutputTokens: () => 16384 });
+    const { client, retries } = clientFor(server.url, { model: "gpt-4o-mini", profile: PROFILES.generic, maxOutputTokens: () => 16384 });
     const answer = await client.complete(ask("write it"));
+    expect(retries.map((retry) => retry.reason)).toEqual(["the answer reached the output limit inside a tool call; asking again with a cap of 16384 tokens"]);
     expect(answer.finishReason).toBe("tool_calls");
     expect(JSON.parse(answer.message.toolCalls![0]!.arguments)).toEqual({ path: "big.txt", content: "lorem ipsum dolor sit amet" });
     expect(answer.usage).toEqual({ inputTokens: 130, outputTokens: 21 });
