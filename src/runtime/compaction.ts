@@ -39,7 +39,10 @@ export function sizeOf(messages: readonly ChatMessage[]): number {
   let size = 0;
   for (const message of messages) {
     size += message.content?.length ?? 0;
-    if (message.role === "assistant") for (const call of message.toolCalls ?? []) size += call.arguments.length + call.name.length;
+    if (message.role !== "assistant") continue;
+    // What the endpoint sent beside the answer (a thinking model's reasoning) may be sent back with it.
+    if (message.extra) size += JSON.stringify(message.extra).length;
+    for (const call of message.toolCalls ?? []) size += call.arguments.length + call.name.length + (call.extra ? JSON.stringify(call.extra).length : 0);
   }
   return size;
 }

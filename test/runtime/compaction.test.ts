@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatMessage } from "../../src/model/types.ts";
-import { persistLargeToolResults, safeCutPoints } from "../../src/runtime/compaction.ts";
+import { persistLargeToolResults, safeCutPoints, sizeOf, thresholdForWindow } from "../../src/runtime/compaction.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const call = (id: string): ChatMessage => ({ role: "assistant", content: null, toolCalls: [{ id, name: "shell", arguments: "{}" }] });
@@ -38,5 +38,20 @@ describe("persistLargeToolResults", () => {
     expect(replaced.content.length).toBeLessThan(big.length);
     expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe(big);
     expect(messages[3]).toEqual(history[3]!);
+  });
+});
+
+describe("sizeOf", () => {
+  test("counts what a message carries beside its text (a thinking model's reasoning), which may be sent back", () => {
+    const plain: ChatMessage = { role: "assistant", content: "ok", toolCalls: [{ id: "a", name: "x", arguments: "{}" }] };
+    const thinking: ChatMessage = { ...plain, extra: { reasoning_content: "r".repeat(1000) }, toolCalls: [{ id: "a", name: "x", arguments: "{}", extra: { extra_content: { google: { thought_signature: "s".repeat(500) } } } }] };
+    expect(sizeOf([thinking]) - sizeOf([plain])).toBeGreaterThan(1500);
+  });
+});
+
+describe("thresholdForWindow", () => {
+  test("the window less the output limit (at most a quarter of it), at 3 characters a token", () => {
+    expect(thresholdForWindow(128_000, 16_384)).toBe(334_848);
+    expect(thresholdForWindow(200_000, 100_000)).toBe(450_000);
   });
 });
