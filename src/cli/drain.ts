@@ -30,9 +30,16 @@ export const drainCommand = defineCommand({
     if (args.session !== undefined && args.all === true) throw new UsageError("--session and --all both choose what to drain; give one");
     // Flags, workspace and settings checked first; the session is chosen below.
     const setup = headlessSetup(args, rawArgs, () => ({ kind: "new" }));
-    const targets = await drainTargets(new SessionStore(setup.stateRoot), setup.settings.store, args.session, args.all === true);
+    const store = new SessionStore(setup.stateRoot);
+    const targets = await drainTargets(store, setup.settings.store, args.session, args.all === true);
     if (targets.length === 0) {
-      if (setup.level !== "quiet") await writeErr(`agent: nothing to do: no session in ${setup.stateRoot} has pending work\n`);
+      // Foreign sessions are not looked into; said, so a user after an upgrade knows where their work went.
+      const foreign = store.list().length;
+      const line =
+        foreign === 0
+          ? `no session in ${setup.stateRoot} has pending work`
+          : `no session of yours in ${setup.stateRoot} has pending work (${foreign} foreign session(s) not looked into: \`agent sessions list\`, \`agent sessions adopt ID\`)`;
+      if (setup.level !== "quiet") await writeErr(`agent: nothing to do: ${line}\n`);
       return;
     }
     // --all: every session gets its turn even when one fails; the first failure decides the exit code.

@@ -42,3 +42,22 @@ export class SessionKeyError extends AgentError {
     );
   }
 }
+
+/**
+ * `--continue` with none of this user's sessions in the root, but foreign ones:
+ * said apart from "no session yet", since after an upgrade every earlier session
+ * is foreign (exit 6, as for no session at all).
+ */
+export class NoOwnSessionError extends AgentError {
+  readonly code = "SESSION_NOT_FOUND";
+  readonly category = "not_found" as const;
+  constructor(
+    readonly root: string,
+    readonly foreign: number,
+  ) {
+    super(
+      `no session of yours in ${root}: its ${foreign} session(s) are foreign (committed, copied from another user, or made before session markers); ` +
+        "`agent sessions list` shows them, `agent sessions adopt ID` takes one over, `agent run PROMPT` starts a new one",
+    );
+  }
+}

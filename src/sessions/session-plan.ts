@@ -1,4 +1,5 @@
 import { SessionNotFoundError, UsageError } from "../core/errors.ts";
+import { NoOwnSessionError } from "./session-errors.ts";
 import { assertSessionName, type SessionMeta } from "./session-meta.ts";
 import type { SessionStore } from "./session-store.ts";
 
@@ -25,7 +26,10 @@ export function planSession(store: SessionStore, choice: SessionChoice): Session
   if (given.length > 1) throw new UsageError(`${given.join(" and ")} each choose the session; give one of them`);
   if (choice.continue === true) {
     const recent = store.mostRecent();
-    if (!recent) throw new SessionNotFoundError(undefined, store.root);
+    if (!recent) {
+      const foreign = store.list().length;
+      throw foreign > 0 ? new NoOwnSessionError(store.root, foreign) : new SessionNotFoundError(undefined, store.root);
+    }
     return { kind: "existing", meta: recent };
   }
   if (choice.resume !== undefined) {

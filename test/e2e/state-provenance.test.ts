@@ -143,9 +143,11 @@ describe("sessions this user did not create", () => {
 
     const drained = await agent(["drain", "--base-url", server.url]);
     expect({ code: drained.code, stdout: drained.stdout }).toEqual({ code: 0, stdout: "" });
-    expect(drained.stderr).toContain("nothing to do");
+    expect(drained.stderr).toBe(
+      `agent: nothing to do: no session of yours in ${join(workspace, ".agent", "state")} has pending work (1 foreign session(s) not looked into: \`agent sessions list\`, \`agent sessions adopt ID\`)\n`,
+    );
     expectOneLineError(await agent(["drain", "--session", id!, "--base-url", server.url]), 5, new RegExp(`session ${id} is foreign.*agent sessions adopt ${id}`));
-    expectOneLineError(await agent(["run", "-c", "go on", "--base-url", server.url]), 6, /no session/);
+    expectOneLineError(await agent(["run", "-c", "go on", "--base-url", server.url]), 6, /no session of yours in .*: its 1 session\(s\) are foreign/);
     expectOneLineError(await agent(["run", "--resume", id!, "go on", "--base-url", server.url]), 5, /is foreign/);
     const doctor = await agent(["doctor", "--offline"]);
     expect(doctor.stdout).toMatch(/^ok +pending +nothing pending/m);
