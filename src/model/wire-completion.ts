@@ -19,7 +19,7 @@ export const WireUsage = z
  * Text, or a list of parts (Mistral's reasoning models send `[{"type":"thinking",…},
  * {"type":"text","text":…}]`): only the text parts are the answer.
  */
-export const WireContent = z.union([z.string(), z.array(z.looseObject({ type: z.string().nullish(), text: z.unknown() }))]).nullish();
+export const WireContent = z.union([z.string(), z.array(z.looseObject({ type: z.string().nullish(), text: z.unknown().optional() }))]).nullish();
 
 export function contentText(content: z.infer<typeof WireContent>): string | undefined {
   if (content === null || content === undefined) return undefined;

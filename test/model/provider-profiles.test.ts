@@ -188,6 +188,15 @@ describe("Mistral and vLLM: flat error bodies", () => {
     server.assertDone();
   });
 
+  test("a reasoning model's content sent as a list of parts: the text parts are the answer, the thinking is not", async () => {
+    await using server = ScriptedModelServer.start([sse("mistral-magistral-thinking.sse")]);
+    const { client } = clientFor(server.url, { profile: PROFILES.mistral });
+    const answer = await client.complete(ask("salut"));
+    expect(answer.message.content).toBe("Bonjour !");
+    expect(answer.usage).toEqual({ inputTokens: 20, outputTokens: 11 });
+    server.assertDone();
+  });
+
   test("a flat 400 of type invalid_model: an unknown model, with Mistral's message", async () => {
     await using server = ScriptedModelServer.start([errorBody(400, "mistral-invalid-model.json")]);
     const { client } = clientFor(server.url, { model: "mistral-huge-latest", profile: PROFILES.mistral });
