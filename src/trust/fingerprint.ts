@@ -22,6 +22,8 @@ export interface TrustItem {
   effect: string;
   /** Workspace files the value runs (a hook's script), relative to the workspace; their content is in the hash. */
   covers: string[];
+  /** Set for a teammate definition's `permissionMode`: the definition's name. */
+  definition?: string;
 }
 
 export interface ProjectFingerprint {
@@ -64,9 +66,12 @@ export function projectFingerprint({ workspace, realWorkspace, files, definition
       value: definition.permissionMode,
       effect: `teammates spawned as "${definition.name}" run under this permission mode`,
       covers: [],
+      definition: definition.name,
     });
   }
-  const hash = items.length === 0 ? "" : `sha256:${sha256(JSON.stringify({ items, contents }))}`;
+  // What the settings are, not how this version words their effect: an upgrade must not end a trust.
+  const settings = items.map(({ source, key, value }) => ({ source, key, value }));
+  const hash = items.length === 0 ? "" : `sha256:${sha256(JSON.stringify({ settings, contents }))}`;
   return { items, hash };
 }
 

@@ -4,6 +4,7 @@ import { AgentDefinitions } from "../agents/agent-definitions.ts";
 import { readConfigFile } from "../config/config-file.ts";
 import { type LoadSettingsInput, type LoadedSettings, loadSettings } from "../config/load.ts";
 import { configLocations, userConfigDir } from "../config/locations.ts";
+import type { PermissionMode } from "../config/config.ts";
 import { isLooserMode } from "../config/modes.ts";
 import { ConfigError } from "../core/errors.ts";
 import { type ProjectFingerprint, type TrustItem, projectFingerprint } from "./fingerprint.ts";
@@ -87,8 +88,7 @@ export function loadWorkspaceSettings(input: LoadSettingsInput & { trustProject?
   if (!trust.trusted) {
     // Definitions looser than the mode the Lead ends up in: the runtime gives their teammates the Lead's mode.
     for (const item of trust.fingerprint.items) {
-      const definition = item.source.startsWith(".agent/agents/");
-      if (definition && isLooserMode(item.value as never, loaded.settings.permissionMode)) ignoredItems.push(item);
+      if (item.definition !== undefined && isLooserMode(item.value as PermissionMode, loaded.settings.permissionMode)) ignoredItems.push(item);
     }
   }
   const warnings = [...loaded.warnings, ...ignoredWarnings(ignoredItems, trust, input.workspace, input.cwd ?? process.cwd())];
