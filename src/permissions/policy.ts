@@ -252,8 +252,9 @@ export class PermissionPolicy {
     const rule = this.#deny.find((candidate) => candidate.pattern !== undefined && candidate.names(tool.name));
     if (rule === undefined) return undefined;
     if (!analysed.ok) return `does not parse (${analysed.error}), so the deny rule "${rule.source}" cannot be checked`;
-    const opaque = analysed.parts.find((part) => part.opaque);
-    if (opaque) return `runs "${opaque.text}", which cannot be checked against the deny rule "${rule.source}" (${opaque.opaque})`;
+    // A hidden command an allow rule names (`shell(GIT_PAGER=cat git log*)`) is what the user chose to run.
+    const unseen = analysed.parts.find((part) => part.opaque !== undefined || (part.hidden !== undefined && !this.#allowsPart(tool, part)));
+    if (unseen) return `runs "${unseen.ruled}", which cannot be checked against the deny rule "${rule.source}" (${unseen.opaque ?? unseen.hidden})`;
     return undefined;
   }
 
@@ -303,7 +304,7 @@ export class PermissionPolicy {
         const bare = editDeny.find((rule) => rule.pattern === undefined);
         if (bare) return { denied: deny(`permission denied: ${who} changes a file (${write.source}), and the deny rule "${bare.source}" forbids changing files; it was not run`), needs, guarded: guardedPaths };
         if (editDeny.length > 0) unchecked ??= `changes a file it does not name (${write.source}), which cannot be checked against the deny rule "${editDeny[0]?.source}"`;
-        if (MODES[this.mode].edit !== "allow") needs.push(`a file named by an expansion (${write.source})`);
+        if (MODES[this.mode].edit !== "allow") needs.push(`a file the line does not name (${write.source})`);
         continue;
       }
       const { written, real, absolute } = pathSubjects(landing(write, context.workspace), context.workspace);

@@ -1,7 +1,7 @@
 import { basename, isAbsolute } from "node:path";
 import { type FileWrite, programWrites } from "./file-writes.ts";
 import { type RawCommand, type ShellWord, parseShell } from "./parse.ts";
-import { INFO_ONLY, INTERPRETERS, INTERPRETER_VALUED, isSafeAssignment, namingOptions } from "./programs.ts";
+import { INFO_ONLY, INTERPRETERS, INTERPRETER_VALUED, isSafeAssignment, namesCode, namingOptions } from "./programs.ts";
 
 export type { FileWrite } from "./file-writes.ts";
 
@@ -28,16 +28,24 @@ export interface CommandPart {
   mustName: string[];
   /** Set when what runs cannot be known (a command name from an expansion, `sh -c "$X"`, `python3 -c`): no pattern rule allows it. */
   opaque?: string;
+  /**
+   * Set when the command is known but runs code named where the rules cannot
+   * see it (`PATH=./x`, `GIT_CONFIG_*`, `git -c core.fsmonitor=…`,
+   * `npm --script-shell`): an allow rule that names it covers it, but no deny
+   * rule can be checked against it.
+   */
+  hidden?: string;
   /** The script file a shell or interpreter runs (`sh build.sh`, `. ./env.sh`), when it is literal. */
   runsFile?: string;
 }
 
 export type AnalysedLine = { ok: true; parts: CommandPart[]; writes: FileWrite[] } | { ok: false; error: string };
 
-/** A word put before a command (an assignment, a wrapper); `why` when an allow rule must name it. */
+/** A word put before a command (an assignment, a wrapper); `why` when an allow rule must name it, `hides` when it runs code the line does not show. */
 interface PrefixWord {
   text: string;
   why?: string;
+  hides?: string;
 }
 
 interface Analysis {
@@ -117,10 +125,12 @@ function makePart(
   // A program given by its path (`./evil/git`) is not the one PATH finds: allow rules see, and must name, the path.
   const program: PrefixWord[] = argv.length === 0 ? [] : [extra.path !== undefined ? { text: extra.path, why: `runs ${extra.path}` } : { text: argv[0] as string }];
   const words: PrefixWord[] = [...prefix, ...program, ...argv.slice(1).map((text) => ({ text }))];
+  let hidden = prefix.find((word) => word.hides !== undefined)?.hides;
   for (const option of namingOptions(literals)) {
     const at = prefix.length + option.last;
     const word = words[at] as PrefixWord;
     words[at] = { text: word.text, why: word.why ?? option.what };
+    if (!option.visible) hidden ??= `${option.what} can name a program the line does not show`;
   }
   let offset = 0;
   let namedThrough = 0;
@@ -138,6 +148,7 @@ function makePart(
     namedThrough,
     mustName,
     ...(extra.opaque ? { opaque: extra.opaque } : {}),
+    ...(hidden !== undefined ? { hidden } : {}),
     ...(extra.runsFile !== undefined ? { runsFile: extra.runsFile } : {}),
   };
 }
@@ -147,7 +158,11 @@ function assignmentPrefix(assignments: readonly string[]): PrefixWord[] {
   return assignments
     .map((text) => ({ text, name: /^[A-Za-z_][A-Za-z0-9_]*/.exec(text)?.[0] ?? text }))
     .filter(({ name }) => !isSafeAssignment(name))
-    .map(({ text, name }) => ({ text, why: `sets ${name}` }));
+    .map(({ text, name }) => assignmentWord(text, name));
+}
+
+function assignmentWord(text: string, name: string): PrefixWord {
+  return { text, why: `sets ${name}`, ...(namesCode(name) ? { hides: `it sets ${name}, which can change what runs` } : {}) };
 }
 
 function normalise(command: RawCommand, depth: number): Analysis {
@@ -198,6 +213,7 @@ function prefixed(part: CommandPart, prefix: readonly PrefixWord[]): CommandPart
     ruled: `${head.ruled} ${part.ruled}`,
     namedThrough: part.namedThrough > 0 ? shift + part.namedThrough : head.namedThrough,
     mustName: [...new Set([...head.mustName, ...part.mustName])],
+    ...(part.hidden ?? head.hidden ? { hidden: part.hidden ?? head.hidden } : {}),
   };
 }
 
@@ -276,10 +292,23 @@ function unwrap(words: readonly ShellWord[], depth: number, prefix: readonly Pre
     case "source":
     case ".":
       return plain(name, words, prefix, literalArgs[0]);
+    case "alias":
+      return aliases(name, words, args, depth, prefix);
   }
   if (SHELLS.has(name)) return shellWrapper(name, words, args, depth, prefix);
   if (INTERPRETERS[name] !== undefined) return interpreter(name, words, args, prefix);
   return plain(name, words, prefix);
+}
+
+/** `alias ll='ls -l'`: a name for a command the shell may run later (bash -c with expand_aliases): the command is a part too. */
+function aliases(name: string, words: readonly ShellWord[], args: readonly ShellWord[], depth: number, prefix: readonly PrefixWord[]): Analysis {
+  const results = [plain(name, words, prefix)];
+  for (const arg of args) {
+    if (arg.literal === undefined) return merge(...results, opaquePart(words, prefix, "an alias is an expansion"));
+    const at = arg.literal.indexOf("=");
+    if (at > 0) results.push(script(arg.literal.slice(at + 1), "an alias's command", words, prefix, depth));
+  }
+  return merge(...results);
 }
 
 /** `env [-i] [-u NAME] [-C DIR] [NAME=value]… command`: its assignments count like leading ones. */
@@ -305,7 +334,7 @@ function envWrapper(words: readonly ShellWord[], args: readonly ShellWord[], dep
       i += 1;
     } else if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(value)) {
       const variable = value.slice(0, value.indexOf("="));
-      if (!isSafeAssignment(variable)) own.push({ text: value, why: `sets ${variable}` });
+      if (!isSafeAssignment(variable)) own.push(assignmentWord(value, variable));
     } else if (value.startsWith("-")) {
       own.push({ text: value });
     } else break;

@@ -74,21 +74,51 @@ function toWord(word: Node, text: (node: Node) => string): ShellWord {
   return { source: text(word), literal: literalOf(word) };
 }
 
-/** The value of a word with only literal parts (quotes removed, escapes applied), else undefined. */
+/**
+ * The value of a word with only literal parts (quotes removed, escapes
+ * applied), else undefined. Unquoted glob patterns (`tou?h`, `*.env`,
+ * `a[bc]`) and brace expansions (`{-c,x}`, `{1..3}`) are expansions too: the
+ * shell turns them into other words, so their text is not what runs.
+ */
 function literalOf(word: Node): string | undefined {
   let value = "";
+  // The word with every quoted or escaped character blanked: where the shell could still expand.
+  let bare = "";
   for (const part of word.Parts as Node[]) {
     const type = syntax.NodeType(part);
-    if (type === "Lit") value += unescapeBare(part.Value as string);
-    else if (type === "SglQuoted" && !part.Dollar) value += part.Value as string;
-    else if (type === "DblQuoted" && !part.Dollar) {
+    if (type === "Lit") {
+      const raw = part.Value as string;
+      value += unescapeBare(raw);
+      bare += raw.replace(/\\./gs, "__");
+    } else if (type === "SglQuoted") {
+      const text = part.Dollar ? unescapeAnsiC(part.Value as string) : (part.Value as string);
+      if (text === undefined) return undefined;
+      value += text;
+      bare += "_".repeat(text.length);
+    } else if (type === "DblQuoted" && !part.Dollar) {
       for (const inner of part.Parts as Node[]) {
         if (syntax.NodeType(inner) !== "Lit") return undefined;
         value += unescapeDouble(inner.Value as string);
       }
+      bare += "_";
     } else return undefined;
   }
+  if (/[*?]|\[[^\]]+\]|\{[^{}]*(?:,|\.\.)[^{}]*\}/.test(bare)) return undefined;
   return value;
+}
+
+/** `$'…'` (ANSI-C quoting): the common escapes; undefined for one this does not decode. */
+function unescapeAnsiC(raw: string): string | undefined {
+  const simple: Record<string, string> = { n: "\n", t: "\t", r: "\r", "\\": "\\", "'": "'", '"': '"', a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", v: "\v", "?": "?" };
+  let failed = false;
+  const text = raw.replace(/\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)/gs, (_match, escape: string) => {
+    if (escape.startsWith("x")) return String.fromCharCode(Number.parseInt(escape.slice(1), 16));
+    if (/^[0-7]/.test(escape)) return String.fromCharCode(Number.parseInt(escape, 8));
+    const known = simple[escape];
+    if (known === undefined) failed = true;
+    return known ?? "";
+  });
+  return failed ? undefined : text;
 }
 
 /** Outside quotes a backslash keeps the next character; backslash-newline is removed. */

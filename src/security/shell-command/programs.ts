@@ -11,6 +11,21 @@ export function isSafeAssignment(name: string): boolean {
 }
 
 /**
+ * Variables that make a program run other code: a search path for programs or
+ * libraries, a startup file or option string of a shell or interpreter, a
+ * program to run (pager, editor, askpass), git's and npm's configuration. A
+ * command carrying one runs what the line does not show, so no deny rule can
+ * be checked against it.
+ */
+export function namesCode(name: string): boolean {
+  return (
+    /^(?:PATH|CDPATH|IFS|ENV|BASH_ENV|SHELL|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|EDITOR|VISUAL|PAGER|MANPAGER|BROWSER|LESSOPEN|LESSCLOSE|MAKEFLAGS|CC|CXX|RUSTC_WRAPPER|NODE_OPTIONS|NODE_PATH|PERL5OPT|PERL5LIB|PERLLIB|PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|RUBYOPT|RUBYLIB|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS)$/.test(name) ||
+    /^(?:LD_|DYLD_|GIT_|BASH_FUNC_)|_ASKPASS$/.test(name) ||
+    /^npm_config_/i.test(name)
+  );
+}
+
+/**
  * Options that name a program, a script or a configuration that runs one:
  * `global` ones count before the first operand (git's `-c` comes before the
  * subcommand; `git commit -c` is something else), `any` ones anywhere,
@@ -71,7 +86,12 @@ export interface NamedOption {
   /** Index in argv of the last word the option covers (its value's, when separate). */
   last: number;
   what: string;
+  /** True when what it runs is a command of the line the rules see (`find -exec cmd`), not a program named in a value. */
+  visible?: boolean;
 }
+
+/** Options whose command is written out on the line (and analysed as a command of its own). */
+const VISIBLE = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
 
 /**
  * The options of argv (`[name, ...args]`, args as literals or undefined for an
@@ -86,13 +106,17 @@ export function namingOptions(argv: readonly (string | undefined)[]): NamedOptio
   let subcommand: string | undefined;
   for (let i = 1; i < argv.length; i += 1) {
     const word = argv[i];
-    if (word === undefined) continue;
+    // An expansion could be any option: it must be named like one.
+    if (word === undefined) {
+      found.push({ last: i, what: `${name} argument from an expansion` });
+      continue;
+    }
     if (word === "--") break;
     const lists = [spec.any ?? [], subcommand === undefined ? (spec.global ?? []) : [], subcommand !== undefined ? (spec.sub?.[subcommand] ?? []) : []];
     const option = lists.flat().find((candidate) => optionMatches(word, candidate));
     if (option !== undefined) {
       const separate = word === option && option.startsWith("-") && (option.startsWith("--") || VALUED.has(option));
-      found.push({ last: separate ? Math.min(i + 1, argv.length - 1) : i, what: `${name} ${option}` });
+      found.push({ last: separate ? Math.min(i + 1, argv.length - 1) : i, what: `${name} ${option}`, ...(VISIBLE.has(option) ? { visible: true } : {}) });
       if (separate) i += 1;
       continue;
     }
@@ -104,7 +128,11 @@ export function namingOptions(argv: readonly (string | undefined)[]): NamedOptio
 function optionMatches(word: string, option: string): boolean {
   if (!option.startsWith("-")) return word === option;
   if (word === option) return true;
-  if (option.startsWith("--")) return word.startsWith(`${option}=`);
+  // npm reads `--script_shell` as `--script-shell`.
+  if (option.startsWith("--")) {
+    const long = word.replaceAll("_", "-");
+    return long === option || long.startsWith(`${option}=`);
+  }
   // A short option with its value attached (`-cX`), not a longer option that starts alike (`-exec` vs `-e`).
   return option.length === 2 && !word.startsWith("--") && word.startsWith(option) && word.length > 2 && NAMING_SHORT_ATTACH.has(option);
 }
