@@ -7,6 +7,7 @@ import { editStoppedTeammate, refuseHeldTeammate } from "./stopped-session.ts";
 import { GitWorktrees, type RemoveOutcome } from "../../worktrees/worktrees.ts";
 import { storeArg } from "../store/store-arg.ts";
 import { resolveSandbox } from "../../security/sandbox/sandbox.ts";
+import { loadSettings } from "../../config/load.ts";
 import { agentDirOf } from "../../security/protected-paths.ts";
 import type { TeammateWorktree } from "../../worktrees/teammate-worktree.ts";
 
@@ -92,6 +93,8 @@ function worktreeNote(worktree: RemoveOutcome & { path: string }): string {
 function worktreesOf(worktree: TeammateWorktree, session: string): Promise<GitWorktrees> {
   const workspace = GitWorktrees.workspaceOf(worktree);
   const agentDir = agentDirOf(workspace);
-  const { sandbox } = resolveSandbox({ explicit: false, network: false, workspace, agentDir, stateRoot: agentDir });
+  // The sandbox the workspace's settings ask for (danger-full-access included), as a run there would have.
+  const { settings } = loadSettings({ workspace });
+  const { sandbox } = resolveSandbox({ ...settings.sandbox, workspace, agentDir, stateRoot: agentDir });
   return GitWorktrees.forWorktree(worktree, session, sandbox);
 }
