@@ -199,7 +199,8 @@ export class PermissionPolicy {
     const analysed = analyseCommandLine(line);
     const parts = analysed.ok ? analysed.parts : [];
     // Deny rules see the whole line and each part, as run and with what it sets (`ruled`): any hit denies.
-    const hits = (rule: PermissionRule, part: CommandPart) => rule.matches(tool, part.text) || rule.matches(tool, part.ruled);
+    const hits = (rule: PermissionRule, part: CommandPart) =>
+      rule.matches(tool, part.text) || rule.matches(tool, part.ruled) || (part.core !== undefined && rule.matches(tool, part.core));
     const denied = this.#deny.find((rule) => rule.matches(tool, line) || parts.some((part) => hits(rule, part)));
     if (denied) {
       const part = parts.find((candidate) => hits(denied, candidate));

@@ -72,6 +72,9 @@ export const RULE_TABLE: RuleCase[] = [
   { call: "git log $REF", mode: "default", allow: ["shell(git log*)"], expect: "ask" },
   { call: "npm test --script_shell=./evil.sh", mode: "default", allow: NPM_TEST, expect: "ask" },
   { call: "GIT_SSH_COMMAND=x git push", mode: "bypassPermissions", deny: ["shell(git push*)"], expect: "deny" },
+  { call: "git --no-pager push origin main", mode: "bypassPermissions", deny: ["shell(git push*)"], expect: "deny" },
+  { call: "git -C . --bare push", mode: "bypassPermissions", deny: ["shell(git push*)"], expect: "deny" },
+  { call: "npm -w pkg publish", mode: "bypassPermissions", deny: ["shell(npm publish*)"], expect: "deny" },
 
   // Path rules name the edit family: write_file, edit_file, edit, and every shell write.
   { call: { tool: "edit_file", path: ".env" }, mode: "bypassPermissions", deny: NO_ENV, expect: "deny" },

@@ -1,7 +1,7 @@
 import { basename, isAbsolute } from "node:path";
 import { type FileWrite, programWrites } from "./file-writes.ts";
 import { type RawCommand, type ShellWord, parseShell } from "./parse.ts";
-import { INFO_ONLY, INTERPRETERS, INTERPRETER_VALUED, isSafeAssignment, namesCode, namingOptions } from "./programs.ts";
+import { INFO_ONLY, INTERPRETERS, INTERPRETER_VALUED, isSafeAssignment, namesCode, namingOptions, withoutGlobalOptions } from "./programs.ts";
 
 export type { FileWrite } from "./file-writes.ts";
 
@@ -11,6 +11,8 @@ export interface CommandPart {
   argv: string[];
   /** The argv joined by spaces: what deny rules match (as well as `ruled`), and what messages show. */
   text: string;
+  /** For deny rules too: the text without the options before a subcommand (`git --no-pager push` → `git push`). */
+  core?: string;
   /**
    * What allow rules match: the command with what changes the program it runs
    * put back before it — leading assignments not on the safe list (`PATH=…`,
@@ -141,9 +143,11 @@ function makePart(
     namedThrough = offset;
     if (!mustName.includes(word.why)) mustName.push(word.why);
   }
+  const core = extra.opaque ? undefined : withoutGlobalOptions(argv);
   return {
     argv,
     text: argv.join(" "),
+    ...(core ? { core: core.join(" ") } : {}),
     ruled: words.map((word) => word.text).join(" "),
     namedThrough,
     mustName,

@@ -168,3 +168,28 @@ export const INTERPRETER_VALUED = new Set(["-m", "-W", "-X", "-r", "--require", 
 
 /** Words that only print information, so an interpreter given them reads no program. */
 export const INFO_ONLY = new Set(["--version", "-V", "--help", "-h", "-v", "-version"]);
+
+/**
+ * Programs with subcommands, and their options before the subcommand that take
+ * a value: a deny rule on `git push*` must also meet `git --no-pager push` and
+ * `git -C . push`, so deny rules see the command without those options too.
+ */
+const SUBCOMMAND_GLOBALS: Readonly<Record<string, ReadonlySet<string>>> = {
+  git: new Set(["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path", "--list-cmds"]),
+  npm: new Set(["-w", "--workspace", "--prefix", "-C", "--userconfig", "--globalconfig", "--cache", "--registry", "--loglevel"]),
+  pnpm: new Set(["-C", "--dir", "-F", "--filter", "-w", "--workspace"]),
+  yarn: new Set(["--cwd"]),
+  cargo: new Set(["-C", "--config", "--color", "-Z"]),
+  docker: new Set(["-H", "--host", "-c", "--context", "--config", "-l", "--log-level"]),
+  kubectl: new Set(["-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server"]),
+  gh: new Set(["-R", "--repo"]),
+};
+
+/** argv without the options before the subcommand (`git --no-pager -C . push` → `git push`), or undefined when there are none. */
+export function withoutGlobalOptions(argv: readonly string[]): string[] | undefined {
+  const valued = SUBCOMMAND_GLOBALS[argv[0] ?? ""];
+  if (valued === undefined) return undefined;
+  let i = 1;
+  while (i < argv.length && (argv[i] ?? "").startsWith("-")) i += valued.has(argv[i] as string) ? 2 : 1;
+  return i === 1 ? undefined : [argv[0] as string, ...argv.slice(i)];
+}
