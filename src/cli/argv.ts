@@ -23,6 +23,17 @@ export interface Invocation {
 }
 
 /**
+ * The words people type first, as the flags they stand for: `agent help [CMD…]` is
+ * `agent [CMD…] --help` and `agent version` is `agent --version`. Neither is a
+ * command of the tree, so a command or an operand named "help" stays possible.
+ */
+export function expandHelpWords(rawArgs: readonly string[]): string[] {
+  if (rawArgs[0] === "help") return [...rawArgs.slice(1), "--help"];
+  if (rawArgs.length === 1 && rawArgs[0] === "version") return ["--version"];
+  return [...rawArgs];
+}
+
+/**
  * Every value of an option given several times. citty keeps only the last one,
  * so the repeatable options are read again from the argv it was given, which
  * `resolveInvocation` normalised to `--name=value`. Undefined when absent.
@@ -76,6 +87,7 @@ export async function resolveInvocation(root: AnyCommand, rawArgs: readonly stri
   let help = false;
   let version = false;
   let positionals = 0;
+  let unknownCommand = false;
   let firstError: UsageError | undefined;
   const fail = (message: string) => {
     firstError ??= new UsageError(`${message}; run \`${commandLine(names)} --help\``);
@@ -132,6 +144,7 @@ export async function resolveInvocation(root: AnyCommand, rawArgs: readonly stri
       const sub = await resolve(subCommands[token]);
       if (!sub) {
         fail(`unknown command "${token}" for "${commandLine(names)}"`);
+        unknownCommand = true;
         break;
       }
       cmd = sub;
@@ -146,8 +159,8 @@ export async function resolveInvocation(root: AnyCommand, rawArgs: readonly stri
   }
 
   // Help and version answer whatever else is wrong with the line: the user is
-  // asking how to write it.
-  if (help || version) return { path, names, argv: [...names, ...moved, ...leaf], help, version };
+  // asking how to write it. Help for a command that does not exist is no answer.
+  if ((help || version) && !unknownCommand) return { path, names, argv: [...names, ...moved, ...leaf], help, version };
   if (firstError) throw firstError;
   // `options.bare` last: reading it may be dear (main.ts), and only `agent` alone needs it.
   if (subCommands && !(names.length === 0 && options.bare)) {

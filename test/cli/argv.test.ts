@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { defineCommand } from "citty";
-import { resolveInvocation } from "../../src/cli/argv.ts";
+import { expandHelpWords, resolveInvocation } from "../../src/cli/argv.ts";
 import { rootCommand } from "../../src/cli/root.ts";
 import { UsageError } from "../../src/core/errors.ts";
 
@@ -96,6 +96,17 @@ describe("resolveInvocation", () => {
     expect(inv.names).toEqual(["mailbox", "send"]);
     expect((await resolveInvocation(rootCommand, ["--help", "mailbox"])).names).toEqual(["mailbox"]);
     expect((await resolveInvocation(rootCommand, ["mailbox", "--help"])).help).toBe(true);
+    // Except the command itself: help for one that does not exist is the error.
+    expect(await usageError(["nope", "--help"])).toBe('unknown command "nope" for "agent"; run `agent --help`');
+  });
+
+  test("`agent help [CMD…]` and `agent version` are the flags they stand for", () => {
+    expect(expandHelpWords(["help"])).toEqual(["--help"]);
+    expect(expandHelpWords(["help", "mailbox", "show"])).toEqual(["mailbox", "show", "--help"]);
+    expect(expandHelpWords(["version"])).toEqual(["--version"]);
+    // Only as the first word: a prompt or a name "help" stays what it is.
+    expect(expandHelpWords(["run", "help"])).toEqual(["run", "help"]);
+    expect(expandHelpWords(["version", "x"])).toEqual(["version", "x"]);
   });
 
   test("--version is a root option", async () => {

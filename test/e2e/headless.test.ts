@@ -10,6 +10,18 @@ import { expectOneLineError, parseErrorResult, parseResult, runSetup, scriptedSe
 
 const startServer = scriptedServers();
 
+describe("piped stdin without a PROMPT", () => {
+  test("is the prompt (echo \"fix the test\" | agent run); empty, it is refused", async () => {
+    const server = startServer([{ text: "Fixed." }]);
+    const { run } = runSetup();
+    const result = await run(["--base-url", server.url], { stdin: "fix the test\n" });
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "Fixed.\n" });
+    expect(server.requests[0]?.body.messages.at(-1)).toEqual({ role: "user", content: "fix the test\n" });
+    server.assertDone();
+    expectOneLineError(await run([], { stdin: " \n" }), 2, /the prompt from stdin is empty/);
+  });
+});
+
 describe("piped stdin with a PROMPT", () => {
   test("is appended to the prompt as context (git diff | agent run \"review this\")", async () => {
     const server = startServer([{ text: "Looks fine." }]);

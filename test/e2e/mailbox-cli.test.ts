@@ -37,6 +37,19 @@ describe("agent --version / --help", () => {
       expect(result.stdout).not.toContain("\u001b[");
     }
   });
+
+  test("`agent help [CMD]` and `agent version` answer as --help and --version do", async () => {
+    for (const [words, flags] of [
+      [["help"], ["--help"]],
+      [["help", "mailbox", "show"], ["mailbox", "show", "--help"]],
+      [["version"], ["--version"]],
+    ]) {
+      const typed = await runAgent(words!);
+      expectOk(typed);
+      expect(typed.stdout).toBe((await runAgent(flags!)).stdout);
+    }
+    expectError(await runAgent(["help", "nope"]), 2, /unknown command "nope" for "agent"; run `agent --help`/);
+  });
 });
 
 describe("agent mailbox send", () => {

@@ -1,7 +1,10 @@
 import { fstatSync } from "node:fs";
 import { UsageError } from "../../core/errors.ts";
 
-/** Where `agent run` takes its prompt from: the PROMPT operand or `--prompt`; `-` in either means stdin. */
+/**
+ * Where `agent run` takes its prompt from: the PROMPT operand or `--prompt`; `-` in
+ * either means stdin, and so does neither when data is piped in (`echo "fix it" | agent run`).
+ */
 export interface PromptSource {
   positional?: string;
   flag?: string;
@@ -31,8 +34,9 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * The prompt from exactly one source; refuses none, two, an empty one, or stdin
- * that is not UTF-8. With a prompt given and data piped in as well
- * (`git diff | agent run "review this"`), the data is appended as context after
+ * that is not UTF-8. No prompt given and data piped in: the data is the prompt,
+ * as `claude -p` and `codex exec` take it. A prompt given and data piped in as well
+ * (`git diff | agent run "review this"`): the data is appended as context after
  * the prompt, never dropped, as `claude -p` does.
  */
 export async function readPrompt(source: PromptSource, stdin: PromptStdin = processStdin()): Promise<string> {
@@ -40,9 +44,9 @@ export async function readPrompt(source: PromptSource, stdin: PromptStdin = proc
   if (positional !== undefined && flag !== undefined) {
     throw new UsageError("give the prompt once: as the PROMPT argument or with --prompt, not both");
   }
-  const given = positional ?? flag;
+  const given = positional ?? flag ?? (stdin.piped ? "-" : undefined);
   if (given === undefined) {
-    throw new UsageError('no prompt: give it as an argument (agent run "fix the tests"), with --prompt TEXT, or - to read it from stdin');
+    throw new UsageError('no prompt: give it as an argument (agent run "fix the tests"), with --prompt TEXT, or pipe it to stdin');
   }
   const fromStdin = given === "-";
   const text = fromStdin ? await readText(stdin, "the prompt on stdin is not valid UTF-8 text") : given;

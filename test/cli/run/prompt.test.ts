@@ -31,6 +31,9 @@ test("the PROMPT operand or --prompt, verbatim", async () => {
 test("- in either place reads all of stdin", async () => {
   expect(await readPrompt({ positional: "-" }, stdin("line 1\nline 2\n"))).toBe("line 1\nline 2\n");
   expect(await readPrompt({ flag: "-" }, stdin("from a pipe"))).toBe("from a pipe");
+  // Neither given, data piped in: the data is the prompt.
+  expect(await readPrompt({}, stdin("fix the test\n"))).toBe("fix the test\n");
+  expect(await refusal(readPrompt({}, stdin("")))).toContain("the prompt from stdin is empty");
 });
 
 test("exactly one source", async () => {
