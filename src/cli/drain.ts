@@ -3,12 +3,13 @@ import { UsageError } from "../core/errors.ts";
 import { runUntilQuiet } from "../app/until-quiet.ts";
 import type { SessionMeta } from "../sessions/session-meta.ts";
 import { pendingWorkIn } from "../sessions/session-status.ts";
+import { type RunFlags, noRunFlags, readRunFlags } from "../sessions/run-flags.ts";
 import type { StoreSelection } from "../store/store-url.ts";
 import { openSessionViews } from "./store/session-stores.ts";
 import { SessionStore } from "../sessions/session-store.ts";
 import { globalArgs } from "./args.ts";
 import { writeErr } from "./output.ts";
-import { type HeadlessSetup, headlessArgs, headlessSetup, runtimeArgs, verboseArg } from "./run/runtime-args.ts";
+import { type HeadlessSetup, headlessArgs, headlessSetup, runtimeArgs, verboseArg, withRecordedFlags } from "./run/runtime-args.ts";
 import { runHeadless } from "./run/headless.ts";
 
 export const drainCommand = defineCommand({
@@ -46,7 +47,18 @@ export const drainCommand = defineCommand({
     let failure: { error: unknown } | undefined;
     for (const meta of targets) {
       try {
-        await drainSession({ ...setup, session: { kind: "existing", meta } });
+        const session = { kind: "existing", meta } as const;
+        // The interrupted run's permissions, unless this command line gives its own:
+        // its teammates go on as they were allowed to start.
+        const recorded = noRunFlags(setup.runFlags) ? readRunFlags(store.dirOf(meta.id), meta.id, store.marker) : undefined;
+        if (recorded === undefined || noRunFlags(recorded)) {
+          await drainSession({ ...setup, session });
+        } else {
+          const line = withRecordedFlags(args, rawArgs, recorded);
+          const own = headlessSetup(line.args, line.rawArgs, () => session);
+          if (own.level !== "quiet") await writeErr(`agent: session ${meta.id}: draining with its last run's permissions: ${describeFlags(recorded)}\n`);
+          await drainSession(own);
+        }
       } catch (error) {
         // Told now when it is not the one the exit code reports.
         if (failure) await writeErr(`agent: session ${meta.id}: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -56,6 +68,18 @@ export const drainCommand = defineCommand({
     if (failure) throw failure.error;
   },
 });
+
+/** The recorded flags as they were typed, for the line saying so. */
+function describeFlags(flags: RunFlags): string {
+  const words = [
+    ...(flags.permissionMode !== undefined ? [`--permission-mode ${flags.permissionMode}`] : []),
+    ...(flags.allow ?? []).map((rule) => `--allow '${rule}'`),
+    ...(flags.deny ?? []).map((rule) => `--deny '${rule}'`),
+    ...(flags.sandbox !== undefined ? [`--sandbox ${flags.sandbox}`] : []),
+    ...(flags.trustProject ? ["--trust-project"] : []),
+  ];
+  return words.join(" ");
+}
 
 /**
  * The sessions to drain: the one named; with --all every session with pending

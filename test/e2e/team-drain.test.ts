@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { systemClock } from "../../src/core/clock.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
 import { createMessage } from "../../src/core/message.ts";
@@ -8,7 +8,7 @@ import { eventEnvelope, eventFromMessage } from "../../src/core/runtime-event.ts
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { openFileHistory } from "../../src/runtime/file-history.ts";
 import type { RecordedRequest } from "../support/model-server.ts";
-import { parseResult, parseStream, scriptedServers } from "./run-fixture.ts";
+import { lastToolResult, parseResult, parseStream, scriptedServers } from "./run-fixture.ts";
 import { eventsIn, teamSetup } from "./team-fixture.ts";
 
 // What a stopped run leaves and `agent drain` finishes, on the compiled binary:
@@ -106,6 +106,60 @@ describe("a run stopped while its team works, then agent drain", () => {
     expect({ code: drained.code, stdout: drained.stdout }).toEqual({ code: 0, stdout: "the report is written.\n" });
     expect(drained.stderr).toContain("[alice] running (backend)\n");
     expect(drained.stderr).toContain("[lead] event turn: result from alice\n");
+    server.assertDone();
+  }, 30_000);
+});
+
+describe("agent drain takes the interrupted run's permission flags", () => {
+  /** `agent run --permission-mode acceptEdits` stopped while alice works; returns what drain needs. */
+  async function stoppedAcceptEditsRun() {
+    const server = startServer([
+      { identity: "lead", toolCalls: [spawnAlice("write the report")] },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", text: "too late", delayMs: 10_000 },
+    ]);
+    const setup = teamSetup();
+    const result = await setup.run(["get a report", "--permission-mode", "acceptEdits", "--timeout", "1500ms", "--base-url", server.url]);
+    expect(result.code).toBe(1);
+    return { server, ...setup };
+  }
+  const aliceWrites = (check: (toolResult: string) => void) => [
+    { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "report.md", content: "# Report\n" } }] },
+    { identity: "alice", text: "report done", check: (r: RecordedRequest) => check(lastToolResult(r)) },
+    { identity: "lead", text: "the report is done." },
+  ];
+
+  test("none given to drain: alice's edit is allowed as the run allowed it, and drain says so", async () => {
+    const { server, drain, workspace, sessionDir } = await stoppedAcceptEditsRun();
+    server.push(...aliceWrites((text) => expect(text).not.toContain("permission denied")));
+    const drained = await drain(["--base-url", server.url]);
+    expect({ code: drained.code, stdout: drained.stdout }).toEqual({ code: 0, stdout: "the report is done.\n" });
+    expect(drained.stderr).toContain(`agent: session ${basename(sessionDir())}: draining with its last run's permissions: --permission-mode acceptEdits\n`);
+    expect(readFileSync(join(workspace, "report.md"), "utf8")).toBe("# Report\n");
+    server.assertDone();
+  }, 30_000);
+
+  test("a permission flag given to drain replaces them all", async () => {
+    const { server, drain, workspace } = await stoppedAcceptEditsRun();
+    server.push(...aliceWrites((text) => expect(text).toContain("permission denied")));
+    // Not merged with the recorded acceptEdits: this line's own flags, the default mode.
+    const drained = await drain(["--allow", "write_file(notes.md)", "--base-url", server.url]);
+    expect(drained.code).toBe(0);
+    expect(drained.stderr).not.toContain("last run's permissions");
+    expect(existsSync(join(workspace, "report.md"))).toBe(false);
+    server.assertDone();
+  }, 30_000);
+
+  test("a record someone else edited is not taken", async () => {
+    const { server, drain, workspace, sessionDir } = await stoppedAcceptEditsRun();
+    // Edited by hand (or in a copy pulled back): the seal no longer matches, so drain runs with the defaults.
+    const flagsFile = join(sessionDir(), "run-flags.json");
+    writeFileSync(flagsFile, readFileSync(flagsFile, "utf8").replace("acceptEdits", "bypassPermissions"));
+    server.push(...aliceWrites((text) => expect(text).toContain("permission denied")));
+    const drained = await drain(["--base-url", server.url]);
+    expect(drained.code).toBe(0);
+    expect(drained.stderr).not.toContain("last run's permissions");
+    expect(existsSync(join(workspace, "report.md"))).toBe(false);
     server.assertDone();
   }, 30_000);
 });

@@ -5,6 +5,7 @@ import { parseDuration } from "../../core/duration.ts";
 import { UsageError } from "../../core/errors.ts";
 import { registerSecret } from "../../security/redact.ts";
 import { type Sandbox, resolveSandbox } from "../../security/sandbox/sandbox.ts";
+import type { RunFlags } from "../../sessions/run-flags.ts";
 import { type SessionPlan, planSession } from "../../sessions/session-plan.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import type { GlobalValues } from "../args.ts";
@@ -65,6 +66,8 @@ export interface RuntimeSetup {
   waitLock: boolean;
   /** Where `shell` runs (probed once per command). */
   sandbox: Sandbox;
+  /** The permission flags of the command line, recorded in the session when its runtime starts (for `agent drain`). */
+  runFlags: RunFlags;
 }
 
 export interface HeadlessSetup extends RuntimeSetup {
@@ -85,9 +88,10 @@ export interface HeadlessSetup extends RuntimeSetup {
 export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[], session?: (store: SessionStore) => SessionPlan): RuntimeSetup {
   const workspace = resolveWorkspace(args.workspace);
   const stateRoot = runStateDir(args, workspace);
+  const flags = settingsFlags(args, rawArgs);
   const { settings, warnings } = loadWorkspaceSettings({
     workspace,
-    flags: settingsFlags(args, rawArgs),
+    flags,
     trustProject: args["trust-project"] === true,
   });
   // A budget needs a price: without one every call would cost "nothing" and the budget never bite.
@@ -103,7 +107,50 @@ export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[], s
   if (resolved.warning) warnings.push(resolved.warning);
   const store = new SessionStore(stateRoot);
   const plan = session ? session(store) : planSession(store, { continue: args.continue, resume: args.resume, session: args.session });
-  return { workspace, stateRoot, session: plan, settings, warnings, waitLock: args["wait-lock"] === true, sandbox: resolved.sandbox };
+  return {
+    workspace,
+    stateRoot,
+    session: plan,
+    settings,
+    warnings,
+    waitLock: args["wait-lock"] === true,
+    sandbox: resolved.sandbox,
+    runFlags: runFlagsOf(flags, args["trust-project"] === true),
+  };
+}
+
+function runFlagsOf(flags: SettingsFlags, trustProject: boolean): RunFlags {
+  // The enums were checked against these lists when the command line was parsed.
+  return {
+    ...(flags.permissionMode !== undefined ? { permissionMode: flags.permissionMode as RunFlags["permissionMode"] } : {}),
+    ...(flags.allow !== undefined ? { allow: flags.allow } : {}),
+    ...(flags.deny !== undefined ? { deny: flags.deny } : {}),
+    ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox as RunFlags["sandbox"] } : {}),
+    ...(trustProject ? { trustProject: true as const } : {}),
+  };
+}
+
+/**
+ * The command line with a session's recorded permission flags in place of the
+ * permission flags it gave none of (`agent drain`): the values and the raw argv
+ * runtimeSetup reads them from.
+ */
+export function withRecordedFlags<T extends RuntimeValues>(args: T, rawArgs: readonly string[], recorded: RunFlags): { args: T; rawArgs: string[] } {
+  return {
+    args: {
+      ...args,
+      "permission-mode": recorded.permissionMode,
+      sandbox: recorded.sandbox,
+      "trust-project": recorded.trustProject,
+      allow: recorded.allow,
+      deny: recorded.deny,
+    },
+    rawArgs: [
+      ...rawArgs.filter((token) => !token.startsWith("--allow=") && !token.startsWith("--deny=")),
+      ...(recorded.allow ?? []).map((rule) => `--allow=${rule}`),
+      ...(recorded.deny ?? []).map((rule) => `--deny=${rule}`),
+    ],
+  };
 }
 
 /** The flags that are settings, as loadSettings takes them. */

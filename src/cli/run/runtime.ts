@@ -6,6 +6,7 @@ import type { RunObserver } from "../../runtime/run-types.ts";
 import { ensureAgentGitignore } from "../../sessions/gitignore.ts";
 import type { SessionMeta } from "../../sessions/session-meta.ts";
 import { openPlannedSession } from "../../sessions/session-plan.ts";
+import { writeRunFlags } from "../../sessions/run-flags.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { RuntimeLock } from "../../storage/runtime-lock.ts";
@@ -86,6 +87,8 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       hosting: { runsTeammates: !setup.settings.remoteTeammates },
     });
     built = true;
+    // What `agent drain` takes when its own command line gives no permission flags.
+    writeRunFlags(dir, opened.id, setup.runFlags, store.marker);
     try {
       return await body(lead, { meta, dir });
     } finally {

@@ -1,0 +1,59 @@
+import { join } from "node:path";
+import { z } from "zod";
+import { PERMISSION_MODES } from "../config/modes.ts";
+import { SANDBOX_MODES } from "../security/sandbox/modes.ts";
+import { writeFileAtomic } from "../storage/atomic-file.ts";
+import { readStateFile } from "../storage/state-file.ts";
+import type { SessionMarker } from "./session-marker.ts";
+
+/** `<session>/run-flags.json`: what the command line of the session's last run said about permissions. */
+export const RUN_FLAGS_FILE = "run-flags.json";
+
+/**
+ * The permission flags a run's command line gave — not the merged settings: the
+ * config levels are read again by whoever reads these, so drain sees what a
+ * rerun of the same command line would.
+ */
+export const RunFlags = z.strictObject({
+  permissionMode: z.enum(PERMISSION_MODES).optional(),
+  allow: z.array(z.string()).optional(),
+  deny: z.array(z.string()).optional(),
+  sandbox: z.enum(SANDBOX_MODES).optional(),
+  trustProject: z.literal(true).optional(),
+});
+export type RunFlags = z.infer<typeof RunFlags>;
+
+const RunFlagsFile = z.strictObject({
+  version: z.literal(1),
+  flags: RunFlags,
+  /** This user's seal over the session id and the flags (session-marker.ts). */
+  seal: z.string(),
+});
+
+/** True when the command line gave none of the permission flags. */
+export function noRunFlags(flags: RunFlags): boolean {
+  return Object.values(flags).every((value) => value === undefined);
+}
+
+/**
+ * Records a run's permission flags in its session, sealed with the user's
+ * marker key: the file sits in the workspace, and a copy edited by someone else
+ * (a session committed, changed and pulled back) must not raise what a later
+ * `agent drain` may do.
+ */
+export function writeRunFlags(dir: string, sessionId: string, flags: RunFlags, marker: SessionMarker): void {
+  const clean = RunFlags.parse(flags);
+  writeFileAtomic(join(dir, RUN_FLAGS_FILE), `${JSON.stringify({ version: 1, flags: clean, seal: marker.sign(sealInput(sessionId, clean)) }, null, 2)}\n`);
+}
+
+/** The recorded flags when they carry this user's seal; undefined when none were recorded or the seal is wrong. */
+export function readRunFlags(dir: string, sessionId: string, marker: SessionMarker): RunFlags | undefined {
+  const file = readStateFile(join(dir, RUN_FLAGS_FILE), RunFlagsFile);
+  if (file === undefined) return undefined;
+  return marker.owns({ id: sealInput(sessionId, file.flags), marker: file.seal }) ? file.flags : undefined;
+}
+
+// A colon never occurs in a session id, so no seal over flags is also a session's marker.
+function sealInput(sessionId: string, flags: RunFlags): string {
+  return `run-flags:${sessionId}:${JSON.stringify(flags)}`;
+}
