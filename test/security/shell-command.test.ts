@@ -83,3 +83,48 @@ describe("analyseCommandLine: every simple command the line runs", () => {
     expect(writes("cat < in.txt")).toEqual([]);
   });
 });
+
+describe("analyseCommandLine: what an allow rule must name", () => {
+  const part = (line: string) => {
+    const analysed = analyseCommandLine(line);
+    if (!analysed.ok) throw new Error(analysed.error);
+    return analysed.parts[0] as { ruled: string; namedThrough: number; mustName: string[]; hidden?: string; opaque?: string };
+  };
+
+  test.each([
+    ["LANG=C TZ=UTC git status", "git status", 0, []],
+    ["PATH=./x:$PATH npm test", "PATH=./x:$PATH npm test", 14, ["sets PATH"]],
+    ["sudo -u root npm test", "sudo -u root npm test", 4, ["sudo"]],
+    ["env -i LANG=C GIT_DIR=x git log", "env -i GIT_DIR=x git log", 16, ["sets GIT_DIR"]],
+    ["GIT_PAGER=cat sh -c 'FOO=1 git log'", "GIT_PAGER=cat FOO=1 git log", 19, ["sets GIT_PAGER", "sets FOO"]],
+    ["git -c core.pager=cat log", "git -c core.pager=cat log", 21, ["git -c"]],
+    ["npm test --script-shell=./x.sh", "npm test --script-shell=./x.sh", 30, ["npm --script-shell"]],
+    ["./bin/git status", "./bin/git status", 9, ["runs ./bin/git"]],
+  ])("%j is ruled as %j, named through %d", (line, ruled, through, why) => {
+    const seen = part(line);
+    expect([seen.ruled, seen.namedThrough, seen.mustName]).toEqual([ruled, through, why]);
+  });
+
+  test("hidden: it runs code the line does not name; opaque: the program itself is unknown", () => {
+    expect(part("GIT_DIR=x git status").hidden).toContain("GIT_DIR");
+    expect(part("FOO=1 git status").hidden).toBeUndefined();
+    expect(part("git -c core.pager=cat log").hidden).toContain("git -c");
+    expect(part("find . -exec rm {} +").hidden).toBeUndefined();
+    for (const line of ["tou?h x", "{rm,-rf,x}", "echo x | sh", "python3 -uc 'x'", "perl -ne 'x'", "source <(echo x)"]) {
+      const parts = (analyseCommandLine(line) as { parts: { opaque?: string }[] }).parts;
+      expect(`${line}: ${parts.some((candidate) => candidate.opaque !== undefined)}`).toBe(`${line}: true`);
+    }
+    expect(texts("git $'-c' x status")).toEqual(["git -c x status"]);
+  });
+
+  test("programs' writes: tee, cp into a directory, mv both ways, sed -i, undetermined ones", () => {
+    const all = (line: string) => (analyseCommandLine(line) as { writes: { path?: string; into?: string }[] }).writes;
+    expect(writes("tee -a a b")).toEqual(["a", "b"]);
+    expect(all("cp x/.env dir")).toEqual([{ path: "dir", source: "cp dir", into: ".env" }]);
+    expect(writes("cp a b dir")).toEqual(["dir/a", "dir/b"]);
+    expect(writes("mv a b")).toEqual(["b", "a"]);
+    expect(writes("sed -i.bak -e s/a/b/ f g")).toEqual(["f", "g"]);
+    expect(writes("sed s/a/b/ f")).toEqual([]);
+    expect(writes("rm *.env; tar xf a.tar; cd x && echo > y; echo > ~/.bashrc")).toEqual([undefined, undefined, undefined, undefined]);
+  });
+});

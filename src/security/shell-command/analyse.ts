@@ -295,6 +295,8 @@ function unwrap(words: readonly ShellWord[], depth: number, prefix: readonly Pre
       return findExec(name, words, args, depth, prefix);
     case "source":
     case ".":
+      // `source <(curl …)`, `. "$F"`: a script nobody can read from the line.
+      if (args.length > 0 && literalArgs[0] === undefined) return opaquePart(words, prefix, `${name} runs a script from an expansion`);
       return plain(name, words, prefix, literalArgs[0]);
     case "alias":
       return aliases(name, words, args, depth, prefix);
@@ -373,7 +375,9 @@ function shellWrapper(name: string, words: readonly ShellWord[], args: readonly 
   }
   if (command) return script(args[i]?.literal, `${name} -c's script`, words, prefix, depth);
   if (stdin || i >= args.length) return opaquePart(words, prefix, `${name} reads its commands from standard input`);
-  return plain(name, words, prefix, args[i]?.literal);
+  const file = args[i]?.literal;
+  if (file === undefined) return opaquePart(words, prefix, `${name} runs a script from an expansion`);
+  return plain(name, words, prefix, file);
 }
 
 /** `python3 -c …`, `node -e …`, `perl -e …` run code the rules cannot read; so does an interpreter reading standard input. */
