@@ -118,7 +118,7 @@ describe("analyseCommandLine: what an allow rule must name", () => {
   });
 
   test("programs' writes: tee, cp into a directory, mv both ways, sed -i, undetermined ones", () => {
-    const all = (line: string) => (analyseCommandLine(line) as { writes: { path?: string; into?: string }[] }).writes;
+    const all = (line: string) => (analyseCommandLine(line) as { writes: { path?: string; into?: string; source: string }[] }).writes;
     expect(writes("tee -a a b")).toEqual(["a", "b"]);
     expect(all("cp x/.env dir")).toEqual([{ path: "dir", source: "cp dir", into: ".env" }]);
     expect(writes("cp a b dir")).toEqual(["dir/a", "dir/b"]);
