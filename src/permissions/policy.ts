@@ -248,14 +248,24 @@ export class PermissionPolicy {
     return this.#allow.some((rule) => rule.pattern !== undefined && rule.matches(tool, part.ruled) && rule.literalPrefix >= part.namedThrough);
   }
 
-  /** Why a line cannot be checked against the `shell` deny rules (it does not parse, or runs what the line does not show). */
+  /**
+   * Why a line cannot be checked against the deny rules: under a `shell` deny
+   * rule, it does not parse or runs what the line does not show (opaque or
+   * hidden); under an edit-family deny rule, it runs code nobody can read.
+   */
   #uncheckedCommand(tool: RuledTool, analysed: AnalysedLine): string | undefined {
     const rule = this.#deny.find((candidate) => candidate.pattern !== undefined && candidate.names(tool.name));
+    // Code on the line nobody can read (`python3 -c`, `| sh`) may change any file, too.
+    const editRule = this.#deny.find((candidate) => candidate.pattern !== undefined && candidate.names(FILE_EDIT.name));
+    if (rule === undefined && editRule === undefined) return undefined;
+    const named = (rule ?? editRule) as PermissionRule;
+    if (!analysed.ok) return `does not parse (${analysed.error}), so the deny rule "${named.source}" cannot be checked`;
+    const opaque = analysed.parts.find((part) => part.opaque !== undefined);
+    if (opaque) return `runs "${opaque.ruled}", which cannot be checked against the deny rule "${named.source}" (${opaque.opaque})`;
     if (rule === undefined) return undefined;
-    if (!analysed.ok) return `does not parse (${analysed.error}), so the deny rule "${rule.source}" cannot be checked`;
     // A hidden command an allow rule names (`shell(GIT_PAGER=cat git log*)`) is what the user chose to run.
-    const unseen = analysed.parts.find((part) => part.opaque !== undefined || (part.hidden !== undefined && !this.#allowsPart(tool, part)));
-    if (unseen) return `runs "${unseen.ruled}", which cannot be checked against the deny rule "${rule.source}" (${unseen.opaque ?? unseen.hidden})`;
+    const hidden = analysed.parts.find((part) => part.hidden !== undefined && !this.#allowsPart(tool, part));
+    if (hidden) return `runs "${hidden.ruled}", which cannot be checked against the deny rule "${rule.source}" (${hidden.hidden})`;
     return undefined;
   }
 
