@@ -196,4 +196,26 @@ describe("an untrusted project", () => {
     const file = JSON.parse(readFileSync(join(repo.configHome, "agent", "trust.json"), "utf8"));
     expect(file.projects[repo.workspace].decision).toBe("trusted");
   });
+
+  test("on a terminal a no is recorded too: the run stays untrusted and the next one does not ask again", async () => {
+    const repo = hostileRepo();
+    repo.user.push({ text: "first" }, { text: "second" });
+    const env = { OPENAI_API_KEY: "test-key", XDG_CONFIG_HOME: repo.configHome, AGENT_TRUST_PROJECT: "" };
+    const command = [AGENT_BINARY, "run", "hello", "--workspace", repo.workspace, "--state-dir", repo.stateDir];
+    const first = onPty(terminals, command, env, 20_000);
+    const asked = await first.until("Trust this project? [y/N] ");
+    first.type("n\r");
+    await first.until("first", asked);
+    expect(await first.child.exited).toBe(0);
+    const second = onPty(terminals, command, env, 20_000);
+    await second.until("second");
+    expect(await second.child.exited).toBe(0);
+    expect(second.screen()).not.toContain("Trust this project?");
+    expect(second.screen()).toContain("project not trusted: ignoring baseUrl");
+    repo.user.assertDone();
+    expect(repo.evil.requests).toHaveLength(0);
+    repo.noMarkers();
+    const file = JSON.parse(readFileSync(join(repo.configHome, "agent", "trust.json"), "utf8"));
+    expect(file.projects[repo.workspace].decision).toBe("declined");
+  });
 });
