@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { loadSettings } from "../../src/config/load.ts";
 import { clearSecrets, redact } from "../../src/security/redact.ts";
-import { displayStoreUrl, parseStoreUrl } from "../../src/store/store-url.ts";
+import { displayStoreUrl, parseStoreUrl, storeSocketDir } from "../../src/store/store-url.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 afterEach(() => clearSecrets());
@@ -33,4 +33,15 @@ test("a parsed URL's password is masked in all output from then on; display mask
   );
   expect(displayStoreUrl("postgres://agent@db/agent")).toBe("postgres://agent@db/agent");
   expect(displayStoreUrl({ kind: "files" })).toBe("files");
+});
+
+test("storeSocketDir: the directory of the unix socket a store URL names, for the sandbox to hide", () => {
+  const dir = (url: string) => storeSocketDir({ kind: "postgres", url });
+  expect(dir("postgres://agent@localhost/db?host=/var/run/postgresql")).toBe("/var/run/postgresql");
+  expect(dir("postgres:///db?host=/run/pg")).toBe("/run/pg");
+  expect(dir("postgres://agent@%2Fvar%2Frun%2Fpostgresql/db")).toBe("/var/run/postgresql");
+  expect(dir("postgres://agent@localhost/db?path=/srv/pg/.s.PGSQL.5432")).toBe("/srv/pg");
+  expect(dir("postgres://agent@127.0.0.1:5432/db")).toBeUndefined();
+  expect(dir("postgres://agent@db.example.com/db?host=db2.example.com")).toBeUndefined();
+  expect(storeSocketDir({ kind: "files" })).toBeUndefined();
 });
