@@ -29,6 +29,10 @@ const HARDENING = [
   "diff.external=",
   "commit.gpgSign=false",
   "tag.gpgSign=false",
+  // A nested repository's config is not checked: git is kept from running in it
+  // (status would start a git there, and its filters with it).
+  "submodule.recurse=false",
+  "diff.ignoreSubmodules=dirty",
 ].flatMap((setting) => ["-c", setting]);
 
 /** The variables git is given from the agent's environment; everything else (API keys, every GIT_*) is left out. */

@@ -214,7 +214,7 @@ export class GitWorktrees {
     if ((await this.#git(this.workspace, ["rev-parse", "--verify", "--quiet", "MERGE_HEAD"])).code === 0) {
       throw new MergeRefusedError(`cannot merge ${name}: a merge is already in progress in the workspace; finish it (git commit) or abort it (git merge --abort) first`);
     }
-    const status = await this.#run(this.workspace, ["status", "--porcelain", "--untracked-files=no"]);
+    const status = await this.#run(this.workspace, ["status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty"]);
     const dirty = status.stdout.split("\n").filter((line) => line.trim() !== "").map((line) => line.slice(3));
     if (dirty.length > 0) {
       const shown = dirty.slice(0, 5).join(", ") + (dirty.length > 5 ? `, and ${dirty.length - 5} more` : "");
