@@ -26,7 +26,7 @@ export const jsonArg = {
 
 /** `--session` of the admin commands (mailbox, team, cron): which existing session they look at. */
 export const sessionArg = {
-  session: { type: "string", valueHint: "id", description: "Session id, unique id prefix or name (default: the most recently used)" },
+  session: { type: "string", valueHint: "id", description: "Session: short id, id, unique id prefix or name (default: the most recently used)" },
 } as const satisfies ArgsDef;
 
 export const agentFilterArg = {

@@ -20,7 +20,7 @@ export const drainCommand = defineCommand({
       "(default: the most recently used session with pending work)",
   },
   args: {
-    session: { type: "string", valueHint: "id", description: "Drain this session (id, unique id prefix or name)" },
+    session: { type: "string", valueHint: "id", description: "Drain this session (short id, id, unique id prefix or name)" },
     all: { type: "boolean", description: "Drain every session with pending work, one after another" },
     ...runtimeArgs,
     ...headlessArgs,

@@ -24,7 +24,7 @@ export const workerCommand = defineCommand({
       "takes the teammates no live process holds, until SIGTERM or Ctrl-C",
   },
   args: {
-    session: { type: "string", valueHint: "id", description: "The session whose teammates to run (id, unique id prefix or name); required" },
+    session: { type: "string", valueHint: "id", description: "The session whose teammates to run (short id, id, unique id prefix or name); required" },
     "max-teammates": { type: "string", valueHint: "n", description: "Run at most this many teammates at once (default: no limit)" },
     ...workerRuntimeArgs,
     ...globalArgs,

@@ -283,7 +283,7 @@ export class SessionNotFoundError extends AgentError {
   }
 }
 
-/** An id prefix that more than one session starts with. */
+/** A session id prefix or short id that more than one session matches. */
 export class AmbiguousSessionError extends AgentError {
   readonly code = "AMBIGUOUS_SESSION";
   readonly category = "usage" as const;
@@ -291,7 +291,7 @@ export class AmbiguousSessionError extends AgentError {
     readonly ref: string,
     readonly candidates: string[],
   ) {
-    super(`session prefix ${JSON.stringify(ref)} matches ${candidates.length} sessions (${candidates.join(", ")}); give more of the id`);
+    super(`session id ${JSON.stringify(ref)} matches ${candidates.length} sessions (${candidates.join(", ")}); give more of the id, or the session's name`);
   }
 }
 

@@ -33,7 +33,7 @@ export function planSession(store: SessionStore, choice: SessionChoice): Session
     return { kind: "existing", meta: recent };
   }
   if (choice.resume !== undefined) {
-    if (choice.resume.length === 0) throw new UsageError("--resume needs a session id (or a unique prefix of one); run `agent sessions list`");
+    if (choice.resume.length === 0) throw new UsageError("--resume needs a session id (its short id from `agent sessions list`, the full id or a unique prefix of it)");
     return { kind: "existing", meta: store.requireOwn(store.find(choice.resume)) };
   }
   if (choice.session !== undefined) {

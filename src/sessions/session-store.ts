@@ -8,6 +8,7 @@ import { withFileLock } from "../storage/file-lock.ts";
 import type { RuntimeLock } from "../storage/runtime-lock.ts";
 import { ForeignSessionError, StateRootRedirectedError } from "./session-errors.ts";
 import { SessionMarker } from "./session-marker.ts";
+import { idMatches } from "./short-id.ts";
 import { SESSION_FILE, type SessionMeta, clipFirstPrompt, readSessionMeta, writeSessionMeta } from "./session-meta.ts";
 
 /**
@@ -71,19 +72,19 @@ export class SessionStore {
   }
 
   /**
-   * The session `ref` names: its name, its id, or a prefix of exactly one id.
-   * Unknown is SessionNotFoundError (exit 6); a prefix of several ids is
-   * AmbiguousSessionError (exit 2) listing them.
+   * The session `ref` names: its name, its id, a prefix of exactly one id, or its
+   * short id (short-id.ts). Unknown is SessionNotFoundError (exit 6); a ref
+   * matching several ids is AmbiguousSessionError (exit 2) listing them.
    */
   find(ref: string): SessionMeta {
     const sessions = this.list();
     const named = sessions.find((session) => session.name === ref);
     if (named) return named;
-    const prefix = ref.toLowerCase();
-    const matches = prefix.length === 0 ? [] : sessions.filter((session) => session.id.startsWith(prefix));
+    const wanted = ref.toLowerCase();
+    const matches = wanted.length === 0 ? [] : sessions.filter((session) => idMatches(session.id, wanted));
     if (matches.length === 1) return matches[0] as SessionMeta;
     if (matches.length === 0) throw new SessionNotFoundError(ref, this.root);
-    const exact = matches.find((session) => session.id === prefix);
+    const exact = matches.find((session) => session.id === wanted);
     if (exact) return exact;
     throw new AmbiguousSessionError(ref, matches.map((session) => session.id).sort());
   }

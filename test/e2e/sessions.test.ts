@@ -19,6 +19,7 @@ const SessionList = z.strictObject({
   sessions: z.array(
     z.strictObject({
       session_id: z.uuid(),
+      short_id: z.string().regex(/^[0-9a-f]{8,12}$/),
       name: z.string().nullable(),
       created_at_utc: z.iso.datetime(),
       last_used_at_utc: z.iso.datetime(),
@@ -92,6 +93,31 @@ describe("choosing the session", () => {
     ]);
   }, 60_000);
 
+  test("short ids: the list shows each session's random tail, and --resume, sessions show and --session take it", async () => {
+    const server = startServer([{ text: "one" }, { text: "two" }, { text: "three" }]);
+    const { run, list, agent } = sessionsSetup();
+    const first = parseResult((await run(["remember the word apple", "--output", "json", "--base-url", server.url])).stdout);
+    const second = parseResult((await run(["what is 2+2", "--output", "json", "--base-url", server.url])).stdout);
+    const sessions = await list();
+    expect(sessions.map((s) => [s.session_id, s.short_id])).toEqual([
+      [second.session_id, second.session_id.slice(-8)],
+      [first.session_id, first.session_id.slice(-8)],
+    ]);
+    const text = await agent("sessions", "list");
+    expect(text.stdout.split("\n").slice(1, 3).map((line) => line.split(/ +/)[0])).toEqual([second.session_id.slice(-8), first.session_id.slice(-8)]);
+
+    const short = first.session_id.slice(-8);
+    const resumed = parseResult((await run(["--resume", short, "which word?", "--output", "json", "--base-url", server.url])).stdout);
+    expect(resumed.session_id).toBe(first.session_id);
+    expect(sent(server.requests[2])).toContain("remember the word apple");
+    const shown = await agent("sessions", "show", short.toUpperCase(), "--json");
+    expect({ code: shown.code, id: JSON.parse(shown.stdout).session_id }).toEqual({ code: 0, id: first.session_id });
+    // The full id and a prefix of it still name it.
+    expect((await agent("sessions", "show", first.session_id, "--json")).code).toBe(0);
+    expect(JSON.parse((await agent("team", "list", "--session", short, "--json")).stdout).session_id).toBe(first.session_id);
+    server.assertDone();
+  }, 60_000);
+
   test("an unknown session is exit 6, a shared prefix exit 2 listing the candidates, two choices exit 2; nothing is sent", async () => {
     const server = startServer([{ text: "a" }, { text: "b" }]);
     const { run, stateDir } = sessionsSetup();
@@ -104,7 +130,7 @@ describe("choosing the session", () => {
     const b = parseResult((await run(["hi", "--output", "json", "--base-url", server.url])).stdout);
     expectOneLineError(await run(["--resume", "ffffffff", "hi", "--base-url", server.url]), 6, /no session "ffffffff" in .*agent sessions list/);
     const ambiguous = await run(["--resume", "0", "hi", "--base-url", server.url]);
-    expectOneLineError(ambiguous, 2, /session prefix "0" matches 2 sessions/);
+    expectOneLineError(ambiguous, 2, /session id "0" matches 2 sessions/);
     for (const id of [a.session_id, b.session_id]) expect(ambiguous.stderr).toContain(id);
     expectOneLineError(await run(["-c", "--session", "x", "hi", "--base-url", server.url]), 2, /--continue and --session each choose the session/);
     expectOneLineError(await run(["--session", "no/slash", "hi", "--base-url", server.url]), 2, /invalid session name "no\/slash"/);

@@ -138,7 +138,8 @@ describe("sessions this user did not create", () => {
 
     expect(await listed(agent)).toEqual({ [id!]: "foreign" });
     const text = await agent(["sessions", "list"]);
-    expect(text.stdout).toMatch(new RegExp(`^${id} .* foreign `, "m"));
+    // The list shows the short id: the id's random last 8 digits.
+    expect(text.stdout).toMatch(new RegExp(`^${id!.slice(-8)} .* foreign `, "m"));
     expect(text.stderr).toContain("`agent sessions adopt ID`");
 
     const drained = await agent(["drain", "--base-url", server.url]);

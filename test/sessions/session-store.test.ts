@@ -55,6 +55,9 @@ describe("SessionStore", () => {
     expect(ambiguous).toBeInstanceOf(AmbiguousSessionError);
     expect((ambiguous as Error).message).toContain(a.id);
     expect((ambiguous as Error).message).toContain(b.id);
+    // The short id `agent sessions list` shows: the last digits, random where the first are time.
+    expect(sessions.find("bbbbbbbb").id).toBe(b.id);
+    expect(sessions.find("BBBBBBBBBBBB").id).toBe(b.id);
   });
 
   test("createNamed twice gives the same session, also when both start at once", async () => {

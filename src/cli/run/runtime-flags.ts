@@ -60,7 +60,7 @@ export const runtimeArgs = {
 /** How `agent run` and the interactive session choose their session: a new one unless told otherwise. */
 export const sessionArgs = {
   continue: { type: "boolean", alias: "c", description: "Continue the most recently used session of the workspace" },
-  resume: { type: "string", valueHint: "id", description: "Continue this session (id, unique id prefix or name)" },
+  resume: { type: "string", valueHint: "id", description: "Continue this session (short id, id, unique id prefix or name)" },
   session: { type: "string", valueHint: "name", description: "Continue the session of this name, or start it (e.g. ci-42)" },
 } as const satisfies ArgsDef;
 

@@ -20,7 +20,7 @@ export const sessionsAdoptCommand = defineCommand({
     description: "Take over a foreign session (committed to the repository, copied from another user, or from before markers): show what it holds, then mark it yours",
   },
   args: {
-    id: { type: "positional", required: true, valueHint: "id", description: "Session id, unique id prefix or name" },
+    id: { type: "positional", required: true, valueHint: "id", description: "Session: short id, id, unique id prefix or name" },
     ...storeArg,
     ...jsonArg,
     ...globalArgs,

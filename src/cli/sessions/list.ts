@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import type { SessionMeta } from "../../sessions/session-meta.ts";
 import { type SessionState, describeState, listedState } from "../../sessions/session-status.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
+import { shortIds } from "../../sessions/short-id.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { resolveStateDir } from "../context.ts";
 import { formatTable, printable, writeErr, writeJson, writeOut } from "../output.ts";
@@ -13,7 +14,7 @@ import { storeArg } from "../store/store-arg.ts";
 const PROMPT_PREVIEW_CHARS = 50;
 
 export const sessionsListCommand = defineCommand({
-  meta: { name: "list", description: "The sessions, most recently used first: id, name, created, last used, first prompt, state" },
+  meta: { name: "list", description: "The sessions, most recently used first: short id, name, created, last used, first prompt, state" },
   args: { ...storeArg, ...jsonArg, ...globalArgs },
   async run({ args }) {
     const root = resolveStateDir(args);
@@ -32,8 +33,10 @@ export const sessionsListCommand = defineCommand({
     } finally {
       await views?.close();
     }
+    // Short among every session of the root, foreign ones too: what is shown is what --resume finds.
+    const shorts = shortIds(sessions.map((meta) => meta.id));
     if (args.json) {
-      await writeJson({ sessions: rows.map(([meta, state]) => sessionJson(meta, state)) });
+      await writeJson({ sessions: rows.map(([meta, state]) => sessionJson(meta, state, shorts.get(meta.id) ?? meta.id)) });
       return;
     }
     if (rows.length === 0) {
@@ -41,7 +44,7 @@ export const sessionsListCommand = defineCommand({
       return;
     }
     const table = rows.map(([meta, state]) => [
-      meta.id,
+      shorts.get(meta.id) ?? meta.id,
       meta.name ?? "-",
       meta.createdAtUtc,
       meta.lastUsedAtUtc,
@@ -55,9 +58,10 @@ export const sessionsListCommand = defineCommand({
   },
 });
 
-function sessionJson(meta: SessionMeta, state: SessionState) {
+function sessionJson(meta: SessionMeta, state: SessionState, shortId: string) {
   return {
     session_id: meta.id,
+    short_id: shortId,
     name: meta.name ?? null,
     created_at_utc: meta.createdAtUtc,
     last_used_at_utc: meta.lastUsedAtUtc,

@@ -11,7 +11,7 @@ import { writeJson, writeOut } from "../output.ts";
 export const sessionsRmCommand = defineCommand({
   meta: { name: "rm", description: "Delete a session and all its state (refused while it runs)" },
   args: {
-    id: { type: "positional", required: true, valueHint: "id", description: "Session id, unique id prefix or name" },
+    id: { type: "positional", required: true, valueHint: "id", description: "Session: short id, id, unique id prefix or name" },
     ...storeArg,
     ...jsonArg,
     ...globalArgs,

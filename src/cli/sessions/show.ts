@@ -13,7 +13,7 @@ import { formatTable, printable, writeJson, writeOut } from "../output.ts";
 export const sessionsShowCommand = defineCommand({
   meta: { name: "show", description: "One session: its usage and cost per agent over every run, or its timeline" },
   args: {
-    id: { type: "positional", required: true, valueHint: "id", description: "Session id, unique id prefix or name" },
+    id: { type: "positional", required: true, valueHint: "id", description: "Session: short id, id, unique id prefix or name" },
     timeline: { type: "boolean", description: "The turns, messages and tool calls of every agent, in time order" },
     ...storeArg,
     ...jsonArg,
