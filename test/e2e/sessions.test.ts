@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { SessionMarker } from "../../src/sessions/session-marker.ts";
+import { SessionStore } from "../../src/sessions/session-store.ts";
+import { RuntimeLock } from "../../src/storage/runtime-lock.ts";
 import { z } from "zod";
 import type { RecordedRequest } from "../support/model-server.ts";
 import { AGENT_BINARY, runAgent } from "./agent-binary.ts";
@@ -201,4 +204,55 @@ describe("--workspace names the state root of every command", () => {
     expect(team.code).toBe(0);
     expect(team.stdout).toContain(`session ${sessionId}`);
   });
+});
+
+describe("agent sessions prune", () => {
+  /** Makes the session look last used `days` ago, as its session.json says. */
+  function age(dir: string, days: number): void {
+    const file = join(dir, "session.json");
+    const meta = JSON.parse(readFileSync(file, "utf8"));
+    writeFileSync(file, JSON.stringify({ ...meta, lastUsedAtUtc: new Date(Date.now() - days * 86_400_000).toISOString() }));
+  }
+
+  test("deletes your idle sessions older than the duration; keeps running, pending and foreign ones unless told; --dry-run deletes nothing", async () => {
+    const { root, stateDir, newSessionDir } = runSetup();
+    const agent = (...args: string[]) => runAgent(["sessions", ...args, "--state-dir", stateDir]);
+    const [oldIdle, recent, pending, running] = [newSessionDir(), newSessionDir(), newSessionDir(), newSessionDir()];
+    const foreignStore = new SessionStore(stateDir, { marker: new SessionMarker(join(root, "another-users-key")) });
+    const foreign = foreignStore.dirOf(foreignStore.create().id);
+    for (const dir of [oldIdle, pending, running, foreign]) age(dir, 40);
+    age(recent, 2);
+    const sent = await runAgent(["mailbox", "send", "--session", basename(pending), "--to", "lead", "--from", "user", "--content", "hi", "--state-dir", stateDir]);
+    expect(sent.code).toBe(0);
+    age(pending, 40);
+    const lock = await RuntimeLock.acquire(running);
+    try {
+      const dry = await agent("prune", "--older-than", "30d", "--dry-run", "--json");
+      expect(dry.code).toBe(0);
+      const plan = JSON.parse(dry.stdout);
+      expect(plan.dry_run).toBe(true);
+      expect(plan.pruned).toEqual([basename(oldIdle)]);
+      expect(Object.fromEntries(plan.kept.map((k: { session_id: string; reason: string }) => [k.session_id, k.reason]))).toEqual({
+        [basename(pending)]: "pending work",
+        [basename(running)]: "running",
+        [basename(foreign)]: "foreign",
+      });
+      expect(existsSync(oldIdle)).toBe(true);
+
+      const done = await agent("prune", "--older-than", "30d");
+      expect(done.code).toBe(0);
+      expect(done.stdout).toContain(`pruned ${basename(oldIdle).slice(-8)}, last used `);
+      expect(done.stdout).toContain(`kept ${basename(pending).slice(-8)}, last used`);
+      expect(done.stdout).toEndWith("pruned 1 session(s) last used more than 30d ago; kept 3\n");
+      expect(existsSync(oldIdle)).toBe(false);
+      for (const dir of [recent, pending, running, foreign]) expect(existsSync(join(dir, "session.json"))).toBe(true);
+
+      const withForeign = JSON.parse((await agent("prune", "--older-than", "30d", "--include-foreign", "--json")).stdout);
+      expect(withForeign.pruned).toEqual([basename(foreign)]);
+      expect(existsSync(foreign)).toBe(false);
+    } finally {
+      await lock.release();
+    }
+    expectOneLineError(await agent("prune", "--older-than", "soon"), 2, /invalid duration "soon"/);
+  }, 30_000);
 });

@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import type { SessionMeta } from "../../sessions/session-meta.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import { TeammateHeldError } from "../../team/teammate-errors.ts";
+import type { StoreSelection } from "../../store/store-url.ts";
 import { selectedStore } from "../session-mailbox.ts";
 import { storeArg } from "../store/store-arg.ts";
 import { globalArgs, jsonArg } from "../args.ts";
@@ -19,13 +20,17 @@ export const sessionsRmCommand = defineCommand({
   async run({ args }) {
     const store = new SessionStore(resolveStateDir(args));
     const meta = store.find(args.id);
-    const selection = await selectedStore(args);
-    if (selection.kind === "files") await store.remove(meta);
-    else await removeWithRows(store, meta, selection.url);
+    await removeSession(store, meta, await selectedStore(args));
     if (args.json) await writeJson({ removed: meta.id });
     else await writeOut(`removed session ${meta.id}${meta.name === undefined ? "" : ` (${meta.name})`}\n`);
   },
 });
+
+/** Deletes the session's files and, with a PostgreSQL store, its rows there (exit 4 while it runs). */
+export async function removeSession(store: SessionStore, meta: SessionMeta, selection: StoreSelection): Promise<void> {
+  if (selection.kind === "files") await store.remove(meta);
+  else await removeWithRows(store, meta, selection.url);
+}
 
 /**
  * With a PostgreSQL store the session's rows go too, first (a failure there
