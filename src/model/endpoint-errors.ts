@@ -87,7 +87,10 @@ export function endpointError(failure: AttemptFailure, context: EndpointContext)
     );
   }
   if (failure.status === 404) {
-    return new ModelRequestError(`endpoint answered 404 for ${completionsUrl(endpoint)}: check --base-url (it usually ends in /v1)`, status, {
+    // What the server said is kept: a gateway's "deployment not found" or a mock's
+    // "no fixture matched" tells the user more than the URL does.
+    const told = failure.error.message ? ` (${failure.error.message})` : "";
+    return new ModelRequestError(`endpoint answered 404 for ${completionsUrl(endpoint)}${told}: check --base-url (it usually ends in /v1)`, status, {
       cause,
     });
   }

@@ -110,6 +110,6 @@ test("aimock's 404 for a request no fixture matches is reported as a wrong URL, 
   expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
     code: 3,
     stdout: "",
-    stderr: `agent: run ended with error_model: endpoint answered 404 for ${mock.url}/v1/chat/completions: check --base-url (it usually ends in /v1)\n`,
+    stderr: `agent: run ended with error_model: endpoint answered 404 for ${mock.url}/v1/chat/completions (No fixture matched): check --base-url (it usually ends in /v1)\n`,
   });
 });

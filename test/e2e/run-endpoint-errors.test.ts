@@ -36,7 +36,7 @@ describe("endpoint errors by what the body says: one line, exit 3", () => {
   test("another 404: the URL it was for, and --base-url", async () => {
     const server = startServer([{ status: 404, body: { error: { message: "No fixture matched" } } }]);
     const result = await runAgainst(server.url);
-    expectEndedWith(result, `endpoint answered 404 for ${server.url}/chat/completions: check --base-url (it usually ends in /v1)`);
+    expectEndedWith(result, `endpoint answered 404 for ${server.url}/chat/completions (No fixture matched): check --base-url (it usually ends in /v1)`);
     server.assertDone();
   });
 

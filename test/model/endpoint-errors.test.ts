@@ -54,7 +54,7 @@ describe.each([true, false])("with stream: %p", (stream) => {
     const error = await failure(client.complete(ask("hi")));
     expect(error).toBeInstanceOf(ModelRequestError);
     expect(error).not.toBeInstanceOf(UnknownModelError);
-    expect(error.message).toBe(`endpoint answered 404 for ${server.url}/chat/completions: check --base-url (it usually ends in /v1)`);
+    expect(error.message).toBe(`endpoint answered 404 for ${server.url}/chat/completions (No fixture matched): check --base-url (it usually ends in /v1)`);
     expect(sleeps).toEqual([]);
     server.assertDone();
   });
