@@ -2,20 +2,13 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Subprocess } from "bun";
+import { processReaper } from "../process/reaper.ts";
 import { type EnvPolicy, commandEnv } from "../security/env-policy.ts";
 
 /** How long a server may take to exit on its own once its stdin is closed, then after SIGTERM. */
 const EXIT_GRACE_MS = 1_000;
 /** What is kept of the server's stderr, for the message when it fails. */
 const STDERR_TAIL_CHARS = 2_000;
-
-/**
- * Kills the server's process group once its stdin reaches end-of-file, which
- * happens when the agent dies however it dies (kill -9 included): the kernel
- * closes the agent's end of the pipe. Signals from the terminal are ignored, so
- * only the agent (closing the server itself) or end-of-file ends it.
- */
-const WATCHDOG = `trap '' INT TERM HUP; while read -r _; do :; done; kill -s KILL -- -"$1" 2>/dev/null`;
 
 export interface StdioServerParams {
   command: string;
@@ -31,8 +24,9 @@ export interface StdioServerParams {
 
 /**
  * The MCP stdio transport, with the server as the leader of its own process
- * group (setsid): closing it ends everything the server started, and a
- * watchdog ends the group when the agent is killed without closing it.
+ * group (setsid): closing it ends everything the server started, and the
+ * process's reaper (src/process/reaper.ts) ends the group when the agent is
+ * killed without closing it, kill -9 included.
  */
 export class StdioProcessTransport implements Transport {
   onclose?: () => void;
@@ -42,7 +36,6 @@ export class StdioProcessTransport implements Transport {
   readonly #params: StdioServerParams;
   readonly #buffer = new ReadBuffer();
   #proc: Subprocess<"pipe", "pipe", "pipe"> | undefined;
-  #watchdog: Subprocess<"pipe", "ignore", "ignore"> | undefined;
   #stderr = "";
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -85,17 +78,7 @@ export class StdioProcessTransport implements Transport {
     });
     this.#proc = proc;
     // Windows has neither process groups nor sh: there the server is ended on its own.
-    if (process.platform !== "win32") {
-      this.#watchdog = Bun.spawn({
-        cmd: ["sh", "-c", WATCHDOG, "sh", String(proc.pid)],
-        env,
-        stdin: "pipe",
-        stdout: "ignore",
-        stderr: "ignore",
-        detached: true,
-      });
-      this.#watchdog.unref();
-    }
+    if (process.platform !== "win32") processReaper().track(proc.pid);
     void this.#readStdout(proc.stdout);
     void this.#readStderr(proc.stderr);
     void proc.exited.then(() => {
@@ -131,8 +114,8 @@ export class StdioProcessTransport implements Transport {
       }
       // The server may have left children behind in its group: they go too.
       killGroup(proc.pid, "SIGKILL");
+      if (process.platform !== "win32") processReaper().release(proc.pid);
     }
-    this.#watchdog?.kill("SIGKILL");
     this.#buffer.clear();
     this.onclose?.();
   }
