@@ -21,6 +21,7 @@ async function main(typed: string[]): Promise<number> {
   }
   // Masked from the first line printed; a key from config is added once settings are read.
   registerSecret(process.env.OPENAI_API_KEY);
+  registerSecret(process.env.ANTHROPIC_API_KEY);
   try {
     const { rootCommand } = await import("./cli/root.ts");
     // `agent` alone is a session with the Lead on a terminal; elsewhere (a pipe,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { McpServers, McpSettingsConfig } from "../mcp/config.ts";
 import { PROFILE_NAMES } from "../model/profiles/chat-profile.ts";
+import { PROVIDER_NAMES } from "../model/providers/provider.ts";
 import { PERMISSION_MODES } from "./modes.ts";
 import { Pricing } from "../usage/pricing.ts";
 import { Isolation } from "../worktrees/teammate-worktree.ts";
@@ -44,6 +45,8 @@ export const ConfigFile = z.strictObject({
   baseUrl: z.url().optional(),
   /** Prefer OPENAI_API_KEY in the environment; a key here must stay in a 0600 file, and never in the project's. */
   apiKey: z.string().min(1).optional(),
+  /** The wire protocol (docs/models.md#providers-and-profiles): `openai` (Chat Completions), `openai-responses` or `anthropic`; from baseUrl's host when absent. */
+  provider: z.enum(PROVIDER_NAMES).optional(),
   /** The Chat Completions dialect of baseUrl (docs/models.md#providers-and-profiles); `auto` (the default) detects it from the host. */
   profile: z.enum(["auto", ...PROFILE_NAMES]).optional(),
   /** Extra HTTP headers sent with every model request (OpenRouter's X-Title, a gateway's routing header). */

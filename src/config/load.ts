@@ -11,7 +11,8 @@ import { type SandboxMode, parseSandboxMode } from "../security/sandbox/sandbox.
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode } from "./config.ts";
 import { CONFIG_LEVELS, type ConfigLevel, type ConfigLocations, configLocations } from "./locations.ts";
 import { type ValueSource, parseBaseUrl, parseBudget, parseNonEmpty, parsePositiveInt } from "../core/values.ts";
-import { parsePermissionMode, parseProfile, parseStore } from "./values.ts";
+import { parsePermissionMode, parseProfile, parseProvider, parseStore } from "./values.ts";
+import { KEY_VARIABLES, type ProviderName, detectProvider } from "../model/providers/provider.ts";
 import type { ProfileChoice } from "../model/profiles/chat-profile.ts";
 import { FILES_STORE, type StoreSelection } from "../store/store-url.ts";
 import type { EnvPolicy } from "../security/env-policy.ts";
@@ -24,6 +25,8 @@ export interface Settings {
   model: string;
   /** OpenAI-compatible endpoint; absent means the SDK's default (api.openai.com). */
   baseUrl?: string;
+  /** The wire protocol: --provider or config provider, else from baseUrl's host. */
+  provider: ProviderName;
   /** The endpoint's Chat Completions dialect; `auto` detects it from baseUrl's host. */
   profile: ProfileChoice;
   apiKey?: string;
@@ -71,10 +74,14 @@ export const DEFAULTS = {
   permissionMode: "default",
 } as const satisfies Partial<Settings>;
 
+/** The model when the provider is anthropic and none is named. */
+export const ANTHROPIC_DEFAULT_MODEL = "claude-sonnet-4-5";
+
 /** Flag values exactly as typed on the command line; absent when not given. */
 export interface SettingsFlags {
   model?: string;
   baseUrl?: string;
+  provider?: string;
   profile?: string;
   maxTurns?: string;
   permissionMode?: string;
@@ -235,23 +242,30 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     const network = pick<boolean>("sandbox.network", [() => fromFiles((c) => c.sandbox?.network)], false);
     return { ...(mode !== undefined ? { mode } : {}), network, explicit: mode !== undefined, ...unixSockets() };
   };
+  // The provider named decides whether OPENAI_BASE_URL applies (it is OpenAI's); else the URL decides the provider.
+  const named = pick<ProviderName>("provider", [() => fromFlag(flags.provider, "--provider", parseProvider), () => fromFiles((c) => c.provider)]);
+  const baseUrl = pick("baseUrl", [
+    () => fromFlag(flags.baseUrl, "--base-url", parseBaseUrl),
+    () => (named === "anthropic" ? undefined : fromEnv("OPENAI_BASE_URL", parseBaseUrl)),
+    () => fromFiles((c) => c.baseUrl),
+  ]);
+  const provider = named ?? detectProvider(baseUrl);
+  if (named === undefined) sources.provider = { level: "default" };
   const settings: Settings = {
     model: pick(
       "model",
       [() => fromFlag(flags.model, "--model", parseNonEmpty), () => fromEnv("AGENT_MODEL", parseNonEmpty), () => fromFiles((c) => c.model)],
-      DEFAULTS.model,
+      provider === "anthropic" ? ANTHROPIC_DEFAULT_MODEL : DEFAULTS.model,
     ),
-    baseUrl: pick("baseUrl", [
-      () => fromFlag(flags.baseUrl, "--base-url", parseBaseUrl),
-      () => fromEnv("OPENAI_BASE_URL", parseBaseUrl),
-      () => fromFiles((c) => c.baseUrl),
-    ]),
+    baseUrl,
+    provider,
     profile: pick(
       "profile",
       [() => fromFlag(flags.profile, "--profile", parseProfile), () => fromFiles((c) => c.profile)],
       "auto" as ProfileChoice,
     ),
-    apiKey: pick("apiKey", [() => fromEnv("OPENAI_API_KEY", (value) => value), () => fromFiles((c) => c.apiKey)]),
+    // The provider's own variable: an OpenAI key is never sent to Anthropic, nor the other way round.
+    apiKey: pick("apiKey", [() => fromEnv(KEY_VARIABLES[provider], (value) => value), () => fromFiles((c) => c.apiKey)]),
     headers: mergeHeaders(files, sources),
     appendSystemPrompt: joinParts([...files.map((file) => file.config.appendSystemPrompt), flags.appendSystemPrompt]),
     requestTimeoutMs: pick("requestTimeoutMs", [() => fromFiles((c) => c.requestTimeoutMs)], DEFAULTS.requestTimeoutMs),
@@ -399,6 +413,6 @@ function joinParts(parts: (string | undefined)[]): string | undefined {
 
 /** The model client's part of the settings. */
 export function modelClientOptions(settings: Settings): ModelClientOptions {
-  const { model, baseUrl, profile, apiKey, headers, requestTimeoutMs, recordPath, replayPath } = settings;
-  return { model, baseUrl, profile, apiKey, headers, timeoutMs: requestTimeoutMs, recordPath, replayPath };
+  const { model, baseUrl, provider, profile, apiKey, headers, requestTimeoutMs, recordPath, replayPath } = settings;
+  return { model, baseUrl, provider, profile, apiKey, headers, timeoutMs: requestTimeoutMs, recordPath, replayPath };
 }

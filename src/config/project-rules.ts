@@ -29,6 +29,7 @@ export const PROJECT_RULES: { [K in keyof ConfigFile]-?: ProjectRule } = {
   model: FREE,
   baseUrl: trust("model requests, with your API key, go to this endpoint"),
   apiKey: trust("model requests are made with this key"),
+  provider: trust("model requests go out in this provider's protocol, with its key"),
   profile: trust("model requests are shaped for this provider"),
   headers: trust("sent with every model request"),
   appendSystemPrompt: FREE,

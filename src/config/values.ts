@@ -1,8 +1,15 @@
 import { PROFILE_NAMES, type ProfileChoice } from "../model/profiles/chat-profile.ts";
 import { isProfileName } from "../model/profiles/detect.ts";
+import { PROVIDER_NAMES, type ProviderName, isProviderName } from "../model/providers/provider.ts";
 import { type ValueSource, invalidValue } from "../core/values.ts";
 import { PERMISSION_MODES, type PermissionMode } from "./config.ts";
 import { type StoreSelection, displayStoreUrl, parseStoreUrl } from "../store/store-url.ts";
+
+/** A wire protocol: openai, openai-responses or anthropic. */
+export function parseProvider(value: string, source: ValueSource): ProviderName {
+  if (isProviderName(value)) return value;
+  throw invalidValue(source, value, `one of ${PROVIDER_NAMES.join(", ")}`);
+}
 
 /** A Chat Completions dialect (`auto`: from the base URL's host). */
 export function parseProfile(value: string, source: ValueSource): ProfileChoice {

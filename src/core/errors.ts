@@ -183,9 +183,9 @@ export class ModelError extends AgentError {
 /** No API key where one is needed. */
 export class MissingApiKeyError extends ModelError {
   override readonly code = "MISSING_API_KEY";
-  constructor() {
+  constructor(variable = "OPENAI_API_KEY") {
     super(
-      "no API key: set OPENAI_API_KEY (or apiKey in ~/.config/agent/config.json); for a local endpoint that needs none (Ollama, llama.cpp) any value will do",
+      `no API key: set ${variable} (or apiKey in ~/.config/agent/config.json); for a local endpoint that needs none (Ollama, llama.cpp) any value will do`,
     );
   }
 }

@@ -46,11 +46,16 @@ export interface EndpointContext {
   endpoint: string;
   model: string;
   timeoutMs: number;
+  /** The key's environment variable, named when the key is refused; OPENAI_API_KEY when absent. */
+  keyVariable?: string;
+  /** The URL requests are posted to, named by a 404; `<endpoint>/chat/completions` when absent. */
+  requestUrl?: string;
 }
 
 /** The error for a failure that is not retried (or whose one retry also failed). */
 export function endpointError(failure: AttemptFailure, context: EndpointContext): ModelError {
   const { endpoint, model } = context;
+  const key = context.keyVariable ?? "OPENAI_API_KEY";
   switch (failure.kind) {
     case "http":
     case "stream_error":
@@ -68,11 +73,11 @@ export function endpointError(failure: AttemptFailure, context: EndpointContext)
   const said = describeFailure(failure, context);
   switch (classify(failure)) {
     case "auth":
-      return new ModelRequestError(`authentication failed at ${endpoint} (${said}): check OPENAI_API_KEY`, status, { cause });
+      return new ModelRequestError(`authentication failed at ${endpoint} (${said}): check ${key}`, status, { cause });
     case "unknown_model":
       return new UnknownModelError(`unknown model ${model} at ${endpoint} (${said}): check --model / AGENT_MODEL`, status, { cause });
     case "quota":
-      return new QuotaExceededError(`quota exceeded for this key at ${endpoint} (${said}): check the plan and billing of OPENAI_API_KEY`, status, {
+      return new QuotaExceededError(`quota exceeded for this key at ${endpoint} (${said}): check the plan and billing of ${key}`, status, {
         cause,
       });
     case "context_overflow":
@@ -90,7 +95,7 @@ export function endpointError(failure: AttemptFailure, context: EndpointContext)
     // What the server said is kept: a gateway's "deployment not found" or a mock's
     // "no fixture matched" tells the user more than the URL does.
     const told = failure.error.message ? ` (${failure.error.message})` : "";
-    return new ModelRequestError(`endpoint answered 404 for ${completionsUrl(endpoint)}${told}: check --base-url (it usually ends in /v1)`, status, {
+    return new ModelRequestError(`endpoint answered 404 for ${context.requestUrl ?? completionsUrl(endpoint)}${told}: check --base-url (it usually ends in /v1)`, status, {
       cause,
     });
   }
@@ -181,6 +186,8 @@ export function classify(failure: AttemptFailure & { kind: "http" | "stream_erro
     return "context_overflow";
   }
   if (refusal && (codes.some((code) => UNKNOWN_MODEL_CODES.has(code)) || UNKNOWN_MODEL_MESSAGE.test(error.message))) return "unknown_model";
+  // Anthropic's unknown model: a 404 not_found_error whose message is "model: <name>".
+  if (status === 404 && /^model: \S/.test(error.message)) return "unknown_model";
   if (status === 429 || codes.includes("rate_limit_exceeded") || error.status === "RESOURCE_EXHAUSTED") return "rate_limit";
   if (status === 404) return "not_found";
   if (status !== undefined && status >= 400 && status < 500 && status !== 408) return "bad_request";

@@ -7,7 +7,8 @@ import { detectProfile } from "./profiles/detect.ts";
 import { DEFAULT_RETRY_TIMING, realRetryDeps, type RetryDeps, type RetryInfo, type RetryTiming, withRetries } from "./retry.ts";
 import { readSse } from "./sse.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
-import { type ModelClient, type ModelRequest, type ModelResponse, addUsage } from "./types.ts";
+import { completeWithinOutputLimit } from "./output-limit.ts";
+import type { ModelClient, ModelRequest, ModelResponse } from "./types.ts";
 import { InvalidCompletionError, firstBytes, parseCompletionBody } from "./wire-completion.ts";
 import { toWireRequest } from "./wire-request.ts";
 
@@ -93,20 +94,9 @@ export class OpenAIModelClient implements ModelClient {
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const model = request.model ?? this.model;
-    const response = await this.#complete(request, model, request.maxTokens);
-    if (response.finishReason !== "length" || !response.message.toolCalls || request.maxTokens !== undefined) return response;
-    // Cut off by the output limit in the middle of a tool call: its arguments are
-    // incomplete. Once more with the model's whole output allowance, when known.
-    const limit = this.#options.maxOutputTokens?.(model);
-    if (limit === undefined) return response;
-    // Announced like a retry: what streamed of the cut answer is void (stream-json's model_retry).
-    (request.onRetry ?? this.#options.onRetry)?.({
-      attempt: 1,
-      delayMs: 0,
-      reason: `the answer reached the output limit inside a tool call; asking again with a cap of ${limit} tokens`,
-    });
-    const again = await this.#complete(request, model, limit);
-    return { ...again, usage: addUsage(response.usage, again.usage) };
+    return completeWithinOutputLimit(request, this.#options.maxOutputTokens?.(model), this.#options.onRetry, (maxTokens) =>
+      this.#complete(request, model, maxTokens),
+    );
   }
 
   async #complete(request: ModelRequest, model: string, maxTokens?: number): Promise<ModelResponse> {

@@ -1,5 +1,5 @@
 import type { ModelRetryInfo } from "./types.ts";
-import { type AttemptFailure, classify, describeFailure, endpointError, exhaustedError } from "./endpoint-errors.ts";
+import { type AttemptFailure, type EndpointContext, classify, describeFailure, endpointError, exhaustedError } from "./endpoint-errors.ts";
 
 export type { AttemptFailure, ConnectionReason } from "./endpoint-errors.ts";
 export { describeFailure, isContextOverflow } from "./endpoint-errors.ts";
@@ -42,11 +42,7 @@ export const realRetryDeps: RetryDeps = { sleep: abortableSleep, random: Math.ra
 
 export type RetryInfo = ModelRetryInfo;
 
-export interface RetryContext {
-  /** The base URL, named in every error so the user knows which endpoint failed. */
-  endpoint: string;
-  model: string;
-  timeoutMs: number;
+export interface RetryContext extends EndpointContext {
   timing: RetryTiming;
   deps: RetryDeps;
   signal?: AbortSignal;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ProviderName } from "./providers/provider.ts";
 
 /**
  * The conversation as the runner keeps it: provider-neutral, so the canonical
@@ -121,6 +122,8 @@ export interface ModelClientOptions {
   model: string;
   /** OpenAI-compatible endpoint; the SDK's default (api.openai.com) when absent. */
   baseUrl?: string;
+  /** The wire protocol (src/model/providers/provider.ts); `openai` (Chat Completions) when absent. */
+  provider?: ProviderName;
   /** The endpoint's Chat Completions dialect by name (src/model/profiles/); detected from `baseUrl` when absent or `auto`. */
   profile?: string;
   apiKey?: string;

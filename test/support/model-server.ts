@@ -14,7 +14,8 @@
  * `chat.completion.chunk` events (text by words, tool-call arguments in pieces,
  * the usage in a last chunk when `stream_options.include_usage` asks for it),
  * then `data: [DONE]`. A reply can cut that stream, hold it half-sent until the
- * test says go, or answer with raw bytes instead.
+ * test says go, or answer with raw bytes instead (how the Anthropic Messages and
+ * Responses streams posted to /messages and /responses are scripted).
  */
 import type { Server } from "bun";
 
@@ -144,7 +145,8 @@ export class ScriptedModelServer {
   async #answer(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
     if (request.method === "GET" && path === "/v1/models" && this.#options.models) return this.#modelList(request);
-    if (request.method !== "POST" || !path.endsWith("/chat/completions")) {
+    // Anthropic's /v1/messages and OpenAI's /responses too: their answers are scripted as `raw` event streams.
+    if (request.method !== "POST" || !/\/(chat\/completions|messages|responses)$/.test(path)) {
       this.problems.push(`unexpected ${request.method} ${path}`);
       return Response.json({ error: { message: `no route ${path}` } }, { status: 404 });
     }

@@ -33,6 +33,7 @@ export const doctorCommand = defineCommand({
   args: {
     model: { type: "string", valueHint: "name", description: "Check this model instead of the configured one" },
     "base-url": { type: "string", valueHint: "url", description: "Check this endpoint instead of the configured one" },
+    provider: runtimeArgs.provider,
     profile: runtimeArgs.profile,
     sandbox: runtimeArgs.sandbox,
     offline: { type: "boolean", description: "Contact no endpoint and start no MCP server (the key is only checked for presence)" },
@@ -64,6 +65,7 @@ export const doctorCommand = defineCommand({
     const { checks: configChecks, settings } = checkConfig(workspace ?? process.cwd(), {
       model: args.model,
       baseUrl: args["base-url"],
+      provider: args.provider,
       profile: args.profile,
       sandbox: args.sandbox,
       store: args.store,

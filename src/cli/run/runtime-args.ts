@@ -26,6 +26,7 @@ export interface RuntimeValues extends GlobalValues {
   workspace?: string;
   model?: string;
   "base-url"?: string;
+  provider?: string;
   profile?: string;
   "max-turns"?: string;
   "permission-mode"?: string;
@@ -159,6 +160,7 @@ export function settingsFlags(args: RuntimeValues, rawArgs?: readonly string[]):
   return {
     model: args.model,
     baseUrl: args["base-url"],
+    provider: args.provider,
     profile: args.profile,
     maxTurns: args["max-turns"],
     permissionMode: args["permission-mode"],

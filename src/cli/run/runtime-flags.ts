@@ -1,6 +1,7 @@
 import type { ArgsDef } from "citty";
 import { PERMISSION_MODES } from "../../config/modes.ts";
 import { PROFILE_NAMES } from "../../model/profiles/chat-profile.ts";
+import { PROVIDER_NAMES } from "../../model/providers/provider.ts";
 import { SANDBOX_MODES } from "../../security/sandbox/modes.ts";
 import { OUTPUT_FORMATS } from "./result-json.ts";
 
@@ -21,6 +22,11 @@ export const runtimeArgs = {
   workspace: { type: "string", valueHint: "dir", description: "Directory the agent works in (default: the current directory)" },
   model: { type: "string", valueHint: "name", description: "Model name (default: $AGENT_MODEL, config, else gpt-4o-mini)" },
   "base-url": { type: "string", valueHint: "url", description: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, config, else OpenAI)" },
+  provider: {
+    type: "enum",
+    options: [...PROVIDER_NAMES],
+    description: "The endpoint's protocol: Chat Completions, Responses or Anthropic Messages (default: config provider, else from the base URL's host, else openai)",
+  },
   profile: {
     type: "enum",
     options: ["auto", ...PROFILE_NAMES],

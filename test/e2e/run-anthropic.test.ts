@@ -1,0 +1,116 @@
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ScriptedReply } from "../support/model-server.ts";
+import { ResultLine, runSetup, scriptedServers } from "./run-fixture.ts";
+
+// --provider anthropic on the compiled binary against our scripted server, which
+// records each request body whole: what aimock's journal cannot show (it keeps
+// its own chat-completions translation). The answers are Anthropic Messages
+// event streams written from the API's documentation.
+
+const serve = scriptedServers();
+const ENV = { ANTHROPIC_API_KEY: "sk-ant-test", OPENAI_API_KEY: undefined };
+
+/** Anthropic's server-sent events: each with its `event:` name, as the API sends them. */
+function messagesStream(events: Array<Record<string, unknown>>): ScriptedReply {
+  const body = events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join("");
+  return { raw: { contentType: "text/event-stream", body } };
+}
+
+function answer(blocks: Array<Record<string, unknown>>, stop: string, usage: Record<string, number>): ScriptedReply {
+  const events: Array<Record<string, unknown>> = [
+    { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", content: [], model: "claude-sonnet-4-5", usage: { ...usage, output_tokens: 1 } } },
+    { type: "ping" },
+  ];
+  blocks.forEach((block, index) => {
+    if (block.type === "thinking") {
+      events.push({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } });
+      events.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: block.thinking } });
+      events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } });
+    } else if (block.type === "tool_use") {
+      events.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } });
+      const json = JSON.stringify(block.input);
+      events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(0, 10) } });
+      events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(10) } });
+    } else {
+      events.push({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+      for (const word of String(block.text).split(/(?<= )/)) events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text: word } });
+    }
+    events.push({ type: "content_block_stop", index });
+  });
+  events.push({ type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }, { type: "message_stop" });
+  return messagesStream(events);
+}
+
+const WRITE = { type: "tool_use", id: "toolu_01", name: "write_file", input: { path: "hello.txt", content: "hi\n" } };
+const THOUGHT = { type: "thinking", thinking: "A file is wanted: write_file.", signature: "EqQBCkYIBRgCsig-1" };
+
+test("the second request carries cache_control on the stable prefix, the signed thinking block and the tool result; cache reads are counted", async () => {
+  const server = serve([
+    answer([THOUGHT, WRITE], "tool_use", { input_tokens: 20, cache_creation_input_tokens: 1000, cache_read_input_tokens: 0, output_tokens: 30 }),
+    answer([{ type: "text", text: "Wrote hello.txt." }], "end_turn", { input_tokens: 50, cache_creation_input_tokens: 0, cache_read_input_tokens: 1000, output_tokens: 10 }),
+  ]);
+  const { run, workspace } = runSetup();
+  const result = await run(["create hello.txt", "--provider", "anthropic", "--base-url", server.url, "--model", "claude-sonnet-4-5", "--permission-mode", "acceptEdits", "--output", "json", "--quiet"], {
+    env: ENV,
+  });
+  expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+  server.assertDone();
+  expect(readFileSync(join(workspace, "hello.txt"), "utf8")).toBe("hi\n");
+  const final = ResultLine.parse(JSON.parse(result.stdout));
+  expect(final.result).toBe("Wrote hello.txt.");
+  // Anthropic's input_tokens leaves the cache out; ours counts it, the reads as cached.
+  expect(final.usage).toMatchObject({ input_tokens: 2070, cached_input_tokens: 1000, output_tokens: 40, model_calls: 2 });
+  expect(typeof final.total_cost_usd).toBe("number");
+
+  const [first, second] = server.requests;
+  expect(first!.headers).toMatchObject({ "x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01", "x-agent-name": "lead" });
+  expect(first!.headers.authorization).toBeUndefined();
+  const body = second!.body as unknown as {
+    system: Array<Record<string, unknown>>;
+    messages: Array<{ role: string; content: Array<Record<string, unknown>> }>;
+    thinking?: { type: string; budget_tokens: number };
+    stream: boolean;
+    max_tokens: number;
+  };
+  expect(body.stream).toBe(true);
+  expect(body.thinking?.type).toBe("enabled");
+  expect(body.thinking!.budget_tokens).toBeLessThan(body.max_tokens);
+  expect(body.system).toEqual([{ type: "text", text: expect.stringMatching(/^You are the Lead/), cache_control: { type: "ephemeral" } }]);
+  expect(body.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+  // The end of the first request's prompt: the prefix this request reads from the cache.
+  expect(body.messages[0]!.content.at(-1)).toMatchObject({ type: "text", text: expect.stringContaining("create hello.txt"), cache_control: { type: "ephemeral" } });
+  // The answer as it came: the signed thinking block first, then the call.
+  expect(body.messages[1]!.content).toEqual([
+    { type: "thinking", thinking: THOUGHT.thinking, signature: THOUGHT.signature },
+    { type: "tool_use", id: "toolu_01", name: "write_file", input: WRITE.input },
+  ]);
+  expect(body.messages[2]!.content.at(-1)).toMatchObject({ cache_control: { type: "ephemeral" } });
+  expect(body.messages[2]!.content.find((block) => block.type === "tool_result")).toMatchObject({ tool_use_id: "toolu_01" });
+}, 60_000);
+
+test("529 overloaded is retried; an error event inside the stream ends the run with the provider's message, not retried", async () => {
+  const overloaded = { type: "error", error: { type: "overloaded_error", message: "Overloaded" } };
+  const server = serve([{ status: 529, body: overloaded }, messagesStream([{ type: "message_start", message: { usage: { input_tokens: 5 } } }, overloaded])]);
+  const { run } = runSetup();
+  const result = await run(["hello", "--provider", "anthropic", "--base-url", server.url, "--model", "claude-sonnet-4-5"], { env: ENV });
+  server.assertDone();
+  expect(result.code).toBe(3);
+  expect(result.stderr).toContain("model request failed (HTTP 529: Overloaded); retry 1 in");
+  expect(result.stderr).toContain(`agent: run ended with error_model: the model endpoint ${server.url} reported an error inside its answer stream (stream error: Overloaded)`);
+}, 60_000);
+
+test("a refused key names ANTHROPIC_API_KEY; an unknown model is named as such", async () => {
+  const server = serve([
+    { status: 401, body: { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } } },
+    { status: 404, body: { type: "error", error: { type: "not_found_error", message: "model: claude-nope" } } },
+  ]);
+  const { run } = runSetup();
+  const args = ["hello", "--provider", "anthropic", "--base-url", server.url, "--quiet"];
+  const refused = await run([...args, "--model", "claude-sonnet-4-5"], { env: ENV });
+  expect(refused.stderr).toBe(`agent: run ended with error_model: authentication failed at ${server.url} (HTTP 401: invalid x-api-key): check ANTHROPIC_API_KEY\n`);
+  const unknown = await run([...args, "--model", "claude-nope"], { env: ENV });
+  expect(unknown.stderr).toContain(`unknown model claude-nope at ${server.url} (HTTP 404: model: claude-nope)`);
+  server.assertDone();
+}, 60_000);
