@@ -129,6 +129,7 @@ describe("precedence: flags > environment > config.json > defaults", () => {
     expect(modelClientOptions(settings)).toEqual({
       model: DEFAULTS.model,
       baseUrl: "http://h/v1",
+      provider: "openai",
       profile: "auto",
       apiKey: "k",
       headers: {},
@@ -136,6 +137,33 @@ describe("precedence: flags > environment > config.json > defaults", () => {
       recordPath: undefined,
       replayPath: "/cwd/c.jsonl",
     });
+  });
+});
+
+describe("the provider: named, or from the base URL's host; its own key variable", () => {
+  const env = { OPENAI_API_KEY: "openai-key", ANTHROPIC_API_KEY: "anthropic-key", OPENAI_BASE_URL: "http://openai-proxy/v1" };
+
+  test("api.anthropic.com means anthropic, with ANTHROPIC_API_KEY and a Claude model by default; any other host openai", () => {
+    const anthropic = load({ env: { ...env, OPENAI_BASE_URL: undefined }, flags: { baseUrl: "https://api.anthropic.com" } }).settings;
+    expect([anthropic.provider, anthropic.apiKey, anthropic.model]).toEqual(["anthropic", "anthropic-key", "claude-sonnet-4-5"]);
+    const other = load({ env, flags: { baseUrl: "https://api.groq.com/openai/v1" } }).settings;
+    expect([other.provider, other.apiKey, other.model]).toEqual(["openai", "openai-key", DEFAULTS.model]);
+  });
+
+  test("--provider anthropic never takes the OpenAI key or OPENAI_BASE_URL; config apiKey is the fallback", () => {
+    const named = load({ env, flags: { provider: "anthropic" } });
+    expect([named.settings.provider, named.settings.apiKey, named.settings.baseUrl]).toEqual(["anthropic", "anthropic-key", undefined]);
+    expect(named.sources.apiKey).toEqual({ level: "env", from: "ANTHROPIC_API_KEY" });
+    const fromFile = load({ env: { OPENAI_API_KEY: "openai-key" }, workspace: workspaceWith({ provider: "anthropic", apiKey: "file-key" }) });
+    expect([fromFile.settings.provider, fromFile.settings.apiKey]).toEqual(["anthropic", "file-key"]);
+    const responses = load({ env, flags: { provider: "openai-responses" } }).settings;
+    expect([responses.provider, responses.apiKey, responses.baseUrl]).toEqual(["openai-responses", "openai-key", "http://openai-proxy/v1"]);
+  });
+
+  test("an unknown provider names the choices", () => {
+    const error = errorOf(() => load({ flags: { provider: "claude" } }));
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error.message).toContain("openai, openai-responses, anthropic");
   });
 });
 
