@@ -68,7 +68,9 @@ export class GroupReaper {
 
   #stdin(): FileSink {
     if (this.#watchdog === undefined || this.#watchdog.exitCode !== null || this.#watchdog.signalCode !== null) {
-      this.#watchdog = Bun.spawn({ cmd: ["sh", "-c", WATCHDOG], stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true });
+      // An empty environment: the watchdog needs none, and the API key stays in this process alone.
+      const sh = Bun.which("sh") ?? "/bin/sh";
+      this.#watchdog = Bun.spawn({ cmd: [sh, "-c", WATCHDOG], env: {}, stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true });
       // It must not keep the agent alive: it exists to outlive it.
       this.#watchdog.unref();
     }
