@@ -33,6 +33,12 @@ export interface GrepSearchOptions {
   signal: AbortSignal;
   /** Larger files are skipped and listed in `skippedLarge`; default MAX_GREP_FILE_BYTES. */
   maxFileBytes?: number;
+  /**
+   * Opens a listed file for reading, or undefined to skip it; by default by its
+   * path. The grep tool opens beneath the workspace descriptor, so a directory
+   * swapped for a symlink after the listing is not read through.
+   */
+  openFile?: (absolute: string) => number | undefined;
 }
 
 export interface GrepSearchResult {
@@ -142,10 +148,11 @@ function readFully(fd: number, into: Buffer): number {
  * fits, else a buffer of its own; undefined when it is gone or unreadable
  * since the walk listed it (skipped, as `grep -s` would).
  */
-function readFile(absolute: string, scratch: Buffer, maxBytes: number): FileBytes {
-  let fd: number;
+function readFile(absolute: string, scratch: Buffer, maxBytes: number, openFile: GrepSearchOptions["openFile"]): FileBytes {
+  let fd: number | undefined;
   try {
-    fd = openSync(absolute, "r");
+    fd = openFile ? openFile(absolute) : openSync(absolute, "r");
+    if (fd === undefined) return undefined;
   } catch (error) {
     if (isErrno(error, "ENOENT") || isErrno(error, "EACCES") || isErrno(error, "EISDIR") || isErrno(error, "ELOOP")) return undefined;
     throw error;
@@ -201,7 +208,7 @@ export async function grepSearch(options: GrepSearchOptions): Promise<GrepSearch
   const maxFileBytes = options.maxFileBytes ?? MAX_GREP_FILE_BYTES;
   for await (const file of files) {
     if (accept && !accept(file.absolute)) continue;
-    const read = readFile(file.absolute, scratch, maxFileBytes);
+    const read = readFile(file.absolute, scratch, maxFileBytes, options.openFile);
     if (read === undefined) continue;
     if ("tooLarge" in read) {
       result.skippedLarge.push(file.path);

@@ -3,6 +3,7 @@ import { GREP_OUTPUT_MODES, MAX_GREP_FILE_BYTES, grepSearch } from "../search/gr
 import { defineTool } from "../core/tool.ts";
 import { capText, withTruncationNote } from "../core/truncate.ts";
 import { resolveInWorkspace } from "../security/workspace-path.ts";
+import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
 
 export const DEFAULT_GREP_ENTRIES = 200;
 export const MAX_GREP_ENTRIES = 2_000;
@@ -46,6 +47,7 @@ export interface GrepToolOptions {
   maxChars?: number;
   /** Files larger than this are not searched (a note lists them); default MAX_GREP_FILE_BYTES. */
   maxFileBytes?: number;
+  files?: WorkspaceFiles;
 }
 
 function formatBytes(bytes: number): string {
@@ -57,6 +59,7 @@ const NARROW = "narrow the search with path, glob or a more specific pattern";
 export function grepTool(options: GrepToolOptions = {}) {
   const maxChars = options.maxChars ?? DEFAULT_GREP_CHARS;
   const maxFileBytes = options.maxFileBytes ?? MAX_GREP_FILE_BYTES;
+  const files = options.files ?? new WorkspaceFiles();
   return defineTool({
     name: "grep",
     description:
@@ -72,6 +75,7 @@ export function grepTool(options: GrepToolOptions = {}) {
       const roots = context.fence?.stateRoots ?? [];
       const mode = input.output_mode ?? "content";
       const limit = input.head_limit ?? DEFAULT_GREP_ENTRIES;
+      const opener = files.searchOpener(context);
       const result = await grepSearch({
         pattern: input.pattern,
         caseInsensitive: input.case_insensitive,
@@ -84,7 +88,8 @@ export function grepTool(options: GrepToolOptions = {}) {
         protectedRoots: roots,
         signal: context.signal,
         maxFileBytes,
-      });
+        ...(opener ? { openFile: opener.open } : {}),
+      }).finally(() => opener?.close());
       const notes: string[] = [];
       if (result.truncated) {
         const unit = mode === "content" ? "lines" : "files";

@@ -3,7 +3,7 @@ import { dirname, isAbsolute, normalize, relative, resolve } from "node:path";
 import type { PathFence } from "../core/tool.ts";
 import { AgentError } from "../core/errors.ts";
 import { isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
-import { resolveInWorkspace } from "../security/workspace-path.ts";
+import { WorkspaceEscapeError, resolveInWorkspace } from "../security/workspace-path.ts";
 import { type AtCalls, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, atCalls } from "./at-calls.ts";
 import { reapTemps, writeAt } from "./atomic-write.ts";
 import { type Root, components, openBeneath, openRoot, relativeTo } from "./open-beneath.ts";
@@ -105,6 +105,35 @@ export class WorkspaceFiles {
         closeSync(target.dir);
       }
     });
+  }
+
+  /**
+   * For a search that lists files by path and then reads them: opens each listed
+   * file beneath the workspace descriptor (undefined for one a symlink now leads
+   * out of), or undefined where no libc can be called. `close` it after the search.
+   */
+  searchOpener(scope: FileScope): { open(absolute: string): number | undefined; close(): void } | undefined {
+    if (!this.#calls) return undefined;
+    const root = openRoot(scope.workspace, this.#calls, this.#resolver);
+    return {
+      open: (absolute) => {
+        let fd: number;
+        try {
+          fd = openBeneath(root, absolute, O_RDONLY | O_NONBLOCK);
+        } catch (error) {
+          if (error instanceof WorkspaceEscapeError) return undefined;
+          throw error;
+        }
+        // Led into the state root by a link swapped in after the listing: skipped like a file gone.
+        const real = scope.fence ? listingOf(fd, undefined) : undefined;
+        if (real !== undefined && scope.fence?.inStateRoot(real)) {
+          closeSync(fd);
+          return undefined;
+        }
+        return fd;
+      },
+      close: () => root.close(),
+    };
   }
 
   #replace(root: Root, target: Located, data: Uint8Array): void {

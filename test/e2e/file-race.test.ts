@@ -9,7 +9,7 @@ import { runSetup } from "./run-fixture.ts";
 // process swaps a workspace directory with a symlink, as fast as it can, while
 // the scripted model writes, edits and reads a file through that directory as
 // often as it can. Through a symlink to the outside: nothing outside may change
-// and no read may return outside content. Through a symlink to `.git` (inside
+// and no read or grep may return outside content. Through a symlink to `.git` (inside
 // the workspace, but guarded): git's config may not change.
 
 interface Race {
@@ -19,7 +19,7 @@ interface Race {
 }
 
 /** `workspace/real` (a directory holding `name`) and `workspace/spare` (a symlink to `spareTarget`) swapped for `ms`. */
-async function race(setup: ReturnType<typeof runSetup>, spareTarget: string, name: string, ms: number): Promise<Race> {
+async function race(setup: ReturnType<typeof runSetup>, spareTarget: string, name: string, ms: number, grep = false): Promise<Race> {
   const { workspace, run } = setup;
   mkdirSync(join(workspace, "real"));
   writeFileSync(join(workspace, "real", name), "inside 0\n");
@@ -40,6 +40,7 @@ async function race(setup: ReturnType<typeof runSetup>, spareTarget: string, nam
       { name: "write_file", arguments: { path, content: "inside 0\n" } },
       { name: "edit_file", arguments: { path, old_string: " 0\n", new_string: " 1\n" } },
       { name: "read_file", arguments: { path } },
+      ...(grep ? [{ name: "grep", arguments: { pattern: "inside|secret", path: "real" } }] : []),
     ]).flat();
     return { toolCalls: calls };
   };
@@ -63,13 +64,13 @@ async function race(setup: ReturnType<typeof runSetup>, spareTarget: string, nam
   return { results, swaps };
 }
 
-test("a directory swapped with a symlink to the outside for 10 s: 0 writes, edits or reads outside", async () => {
+test("a directory swapped with a symlink to the outside for 10 s: 0 writes, edits, reads or greps outside", async () => {
   ensureBinary();
   const setup = runSetup();
   const outside = join(setup.root, "outside");
   mkdirSync(outside);
   writeFileSync(join(outside, "x"), "outside-secret 0\n");
-  const { results, swaps } = await race(setup, "../outside", "x", 10_000);
+  const { results, swaps } = await race(setup, "../outside", "x", 10_000, true);
   const refused = results.filter((text) => text.includes("outside the workspace")).length;
   console.log(JSON.stringify({ toolCalls: results.length, refusedAsOutside: refused, swaps }));
   expect(readdirSync(outside)).toEqual(["x"]);
