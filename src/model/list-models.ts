@@ -1,4 +1,5 @@
-import { DEFAULT_BASE_URL } from "./openai-client.ts";
+import { authHeaders, modelsUrl } from "./providers/endpoints.ts";
+import type { ProviderName } from "./providers/provider.ts";
 
 // `GET <base-url>/models`: the cheapest request an OpenAI-compatible endpoint
 // answers. It shows whether the endpoint is there, whether it speaks the API and
@@ -18,14 +19,16 @@ export interface ListModelsOptions {
   /** Without a key the request goes unauthenticated: still enough to see the endpoint answer. */
   apiKey?: string;
   timeoutMs: number;
+  /** Whose list (Anthropic's is at /v1/models, with its own key header); `openai` when absent. */
+  provider?: ProviderName;
 }
 
-export async function listModels({ baseUrl, apiKey, timeoutMs }: ListModelsOptions): Promise<ModelListResult> {
-  const url = `${(baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "")}/models`;
+export async function listModels({ baseUrl, apiKey, timeoutMs, provider = "openai" }: ListModelsOptions): Promise<ModelListResult> {
+  const url = modelsUrl(provider, baseUrl);
   let response: Response;
   try {
     response = await fetch(url, {
-      headers: { accept: "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+      headers: { accept: "application/json", ...(apiKey ? authHeaders(provider, apiKey) : {}) },
       signal: AbortSignal.timeout(timeoutMs),
       redirect: "follow",
     });

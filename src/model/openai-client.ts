@@ -4,6 +4,7 @@ import { errorShapingFetch } from "./error-fetch.ts";
 import { describeAttemptFailure } from "./openai-failures.ts";
 import type { ChatProfile } from "./profiles/chat-profile.ts";
 import { detectProfile } from "./profiles/detect.ts";
+import { OPENAI_DEFAULT_BASE_URL } from "./providers/endpoints.ts";
 import { DEFAULT_RETRY_TIMING, realRetryDeps, type RetryDeps, type RetryInfo, type RetryTiming, withRetries } from "./retry.ts";
 import { readSse } from "./sse.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
@@ -14,8 +15,8 @@ import { toWireRequest } from "./wire-request.ts";
 
 export { fromWireResponse } from "./wire-completion.ts";
 
-/** With openai-failures.ts, the only files that import `openai`: everything else speaks our camelCase types. */
-export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+/** With openai-failures.ts and the Responses adapter, the only files that import `openai`: everything else speaks our camelCase types. */
+export const DEFAULT_BASE_URL = OPENAI_DEFAULT_BASE_URL;
 
 export interface OpenAIModelClientOptions {
   model: string;

@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { anthropicAnswer } from "../support/anthropic-stream.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { clusterForFile } from "../support/postgres.ts";
 import { tempDir } from "../support/temp-dir.ts";
@@ -92,6 +93,23 @@ describe("agent doctor", () => {
     const budget = await doctor(env, "--offline", "--model", "local-coder");
     expect(budget.code).toBe(1);
     expect(failLines(budget)).toEqual([expect.stringMatching(/^FAIL +model info +local-coder: not in the model catalogue; unknown price, and a budget needs one/)]);
+  });
+
+  test("--provider anthropic: the list at /v1/models with x-api-key, the check request through the Messages adapter", async () => {
+    const server = ScriptedModelServer.start([anthropicAnswer([{ type: "text", text: "OK" }], "end_turn", { input_tokens: 14, output_tokens: 2 })], {
+      models: ["claude-sonnet-4-5"],
+      apiKey: KEY,
+    });
+    servers.push(server);
+    const { doctor } = doctorSetup();
+    const result = await doctor({ ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: undefined }, "--provider", "anthropic", "--base-url", server.url, "--model", "claude-sonnet-4-5");
+    expect({ code: result.code, fails: failLines(result) }).toEqual({ code: 0, fails: [] });
+    expect(result.stdout).toMatch(/^ok +provider +anthropic \(Anthropic Messages API; as configured\)$/m);
+    expect(result.stdout).toMatch(/^ok +model +claude-sonnet-4-5 is offered by /m);
+    expect(result.stdout).toMatch(/^ok +completion +claude-sonnet-4-5 answered a 16-token request in \d+\.\d s \(14 tokens in, 2 out\)$/m);
+    // Too small a cap to think in: no thinking asked for.
+    expect(server.requests.map((request) => [request.headers["x-api-key"], request.body.max_tokens, request.body.thinking])).toEqual([[KEY, 16, undefined]]);
+    server.assertDone();
   });
 
   test("a model the list offers but the completion refuses: the check request fails with the run's own line", async () => {

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ScriptedReply } from "../support/model-server.ts";
+import { anthropicAnswer as answer, anthropicStream as messagesStream } from "../support/anthropic-stream.ts";
 import { ResultLine, runSetup, scriptedServers } from "./run-fixture.ts";
 
 // --provider anthropic on the compiled binary against our scripted server, which
@@ -11,37 +11,6 @@ import { ResultLine, runSetup, scriptedServers } from "./run-fixture.ts";
 
 const serve = scriptedServers();
 const ENV = { ANTHROPIC_API_KEY: "sk-ant-test", OPENAI_API_KEY: undefined };
-
-/** Anthropic's server-sent events: each with its `event:` name, as the API sends them. */
-function messagesStream(events: Array<Record<string, unknown>>): ScriptedReply {
-  const body = events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join("");
-  return { raw: { contentType: "text/event-stream", body } };
-}
-
-function answer(blocks: Array<Record<string, unknown>>, stop: string, usage: Record<string, number>): ScriptedReply {
-  const events: Array<Record<string, unknown>> = [
-    { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", content: [], model: "claude-sonnet-4-5", usage: { ...usage, output_tokens: 1 } } },
-    { type: "ping" },
-  ];
-  blocks.forEach((block, index) => {
-    if (block.type === "thinking") {
-      events.push({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } });
-      events.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: block.thinking } });
-      events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } });
-    } else if (block.type === "tool_use") {
-      events.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } });
-      const json = JSON.stringify(block.input);
-      events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(0, 10) } });
-      events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(10) } });
-    } else {
-      events.push({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
-      for (const word of String(block.text).split(/(?<= )/)) events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text: word } });
-    }
-    events.push({ type: "content_block_stop", index });
-  });
-  events.push({ type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }, { type: "message_stop" });
-  return messagesStream(events);
-}
 
 const WRITE = { type: "tool_use", id: "toolu_01", name: "write_file", input: { path: "hello.txt", content: "hi\n" } };
 const THOUGHT = { type: "thinking", thinking: "A file is wanted: write_file.", signature: "EqQBCkYIBRgCsig-1" };

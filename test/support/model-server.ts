@@ -82,7 +82,7 @@ export interface ScriptedModelServerOptions {
   respond?: (request: RecordedRequest) => ScriptedReply;
   /** `GET /models` lists these ids (`agent doctor`); without it that route is a 404 like any other. */
   models?: string[];
-  /** With `models`: the key `GET /models` requires (401 for any other or none). */
+  /** With `models`: the key `GET /models` requires, as a bearer token or `x-api-key` (401 for any other or none). */
   apiKey?: string;
 }
 
@@ -208,7 +208,9 @@ export class ScriptedModelServer {
   #modelList(request: Request): Response {
     this.modelListRequests += 1;
     const { models = [], apiKey } = this.#options;
-    if (apiKey !== undefined && request.headers.get("authorization") !== `Bearer ${apiKey}`) {
+    // OpenAI's bearer token, or Anthropic's x-api-key header.
+    const given = request.headers.get("x-api-key") ?? request.headers.get("authorization")?.replace(/^Bearer /, "");
+    if (apiKey !== undefined && given !== apiKey) {
       return Response.json({ error: { message: "Incorrect API key provided", type: "invalid_request_error" } }, { status: 401 });
     }
     return Response.json({ object: "list", data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "test" })) });

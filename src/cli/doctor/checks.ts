@@ -9,7 +9,8 @@ import type { AgentName } from "../../core/agent-name.ts";
 import { MailboxPaths, REASON_SUFFIX } from "../../mailbox/paths.ts";
 import { McpManager } from "../../mcp/manager.ts";
 import { listModels } from "../../model/list-models.ts";
-import { DEFAULT_BASE_URL } from "../../model/openai-client.ts";
+import { defaultBaseUrl, modelsUrl } from "../../model/providers/endpoints.ts";
+import { KEY_VARIABLES } from "../../model/providers/provider.ts";
 import { probeBubblewrap } from "../../security/sandbox/bubblewrap.ts";
 import { SANDBOX_INSTALL_HINT, type Sandbox, resolveSandbox, sandboxLayout } from "../../security/sandbox/sandbox.ts";
 import { agentDirOf } from "../../security/protected-paths.ts";
@@ -121,14 +122,15 @@ function trustCheck(trust: ReturnType<typeof loadWorkspaceSettings>["trust"], ig
 
 /** Key present; with the network, the endpoint answers, takes the key and offers the model. */
 export async function checkEndpoint(settings: Settings, offline: boolean, timeoutMs: number): Promise<Check[]> {
-  const endpoint = settings.baseUrl ?? DEFAULT_BASE_URL;
+  const endpoint = settings.baseUrl ?? defaultBaseUrl(settings.provider);
+  const keyVariable = KEY_VARIABLES[settings.provider];
   const keyCheck = settings.apiKey
     ? ok("api_key", "present")
     : // The same words `agent run` would fail with.
-      fail("api_key", new MissingApiKeyError().message);
+      fail("api_key", new MissingApiKeyError(keyVariable).message);
   if (offline) return [keyCheck, skip("endpoint", `${endpoint}: not contacted (--offline)`)];
 
-  const listed = await listModels({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs });
+  const listed = await listModels({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs, provider: settings.provider });
   if (listed.kind === "unreachable") {
     return [keyCheck, fail("endpoint", `cannot reach ${endpoint} (${listed.detail}); check --base-url / OPENAI_BASE_URL and the network`)];
   }
@@ -139,11 +141,11 @@ export async function checkEndpoint(settings: Settings, offline: boolean, timeou
     const said = `HTTP ${listed.status}: ${listed.detail}`;
     if (listed.status === 401 || listed.status === 403) {
       // The endpoint is there; it is the key that is missing or refused.
-      const key = settings.apiKey ? fail("api_key", `rejected by ${endpoint} (${said}); check OPENAI_API_KEY`) : keyCheck;
+      const key = settings.apiKey ? fail("api_key", `rejected by ${endpoint} (${said}); check ${keyVariable}`) : keyCheck;
       return [key, ok("endpoint", `${endpoint} answers`)];
     }
     if (listed.status === 404) {
-      return [keyCheck, fail("endpoint", `${endpoint}/models not found (${said}); --base-url must be the API root, usually ending in /v1`)];
+      return [keyCheck, fail("endpoint", `${modelsUrl(settings.provider, settings.baseUrl)} not found (${said}); --base-url must be the API root, usually ending in /v1`)];
     }
     return [keyCheck, fail("endpoint", `${endpoint} answered ${said}`)];
   }

@@ -3,16 +3,27 @@ import { EmptyModelAnswerError, ModelError } from "../../core/errors.ts";
 import { MODEL_CATALOGUE, lookupModel } from "../../model/catalogue/catalogue.ts";
 import { createModelClient } from "../../model/factory.ts";
 import { resolveProfile } from "../../model/profiles/detect.ts";
+import { detectProvider } from "../../model/providers/provider.ts";
 import { priceOf } from "../../usage/cost.ts";
 import { type Check, fail, ok, skip } from "./checks.ts";
 
 // The model's part of `agent doctor`: which dialect requests go in, what the
 // catalogue knows of the model, and one real request end to end.
 
-/** The Chat Completions dialect requests will be sent in, and why that one. */
+const PROTOCOLS = { "openai-responses": "OpenAI Responses API", anthropic: "Anthropic Messages API" } as const;
+
+/**
+ * The Chat Completions dialect requests will be sent in, and why that one; for
+ * another protocol (--provider), that protocol instead, as a `provider` check.
+ */
 export function checkProfile(settings: Settings): Check {
+  const detected = `detected from ${settings.baseUrl ? hostOf(settings.baseUrl) : "the default endpoint"}`;
+  if (settings.provider !== "openai") {
+    const why = detectProvider(settings.baseUrl) === settings.provider ? detected : "as configured";
+    return ok("provider", `${settings.provider} (${PROTOCOLS[settings.provider]}; ${why})`);
+  }
   const profile = resolveProfile(settings.profile, settings.baseUrl);
-  const why = settings.profile === "auto" ? `detected from ${settings.baseUrl ? hostOf(settings.baseUrl) : "the default endpoint"}` : "as configured";
+  const why = settings.profile === "auto" ? detected : "as configured";
   return ok("profile", `${profile.name} (${profile.title}; ${why})`);
 }
 

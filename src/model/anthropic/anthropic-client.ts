@@ -5,6 +5,7 @@ import { DEFAULT_RETRY_TIMING, realRetryDeps, type RetryDeps, type RetryInfo, ty
 import { readSse } from "../sse.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "../types.ts";
 import { InvalidCompletionError, firstBytes } from "../wire-completion.ts";
+import { ANTHROPIC_DEFAULT_BASE_URL, anthropicUrl, authHeaders } from "../providers/endpoints.ts";
 import { toAnthropicRequest } from "./anthropic-request.ts";
 import { AnthropicStreamAssembler } from "./anthropic-stream.ts";
 
@@ -14,9 +15,6 @@ import { AnthropicStreamAssembler } from "./anthropic-stream.ts";
  * retry loop, the error classification and the output-limit retry are the
  * ones the other adapters use.
  */
-export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
-/** The API version every request names (the one the Messages API, tools and thinking are documented under). */
-export const ANTHROPIC_VERSION = "2023-06-01";
 /** The answer cap for a model the catalogue does not know. */
 const UNKNOWN_MODEL_CAP = 8192;
 /** The answer cap for a known one: its own limit, at most this (a long answer costs while it runs). */
@@ -51,8 +49,8 @@ export class AnthropicModelClient implements ModelClient {
 
   constructor(options: AnthropicModelClientOptions) {
     this.model = options.model;
-    this.endpoint = options.baseUrl ?? ANTHROPIC_BASE_URL;
-    this.#url = messagesUrl(this.endpoint);
+    this.endpoint = options.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL;
+    this.#url = anthropicUrl(this.endpoint, "messages");
     this.#options = options;
     this.#timing = { ...DEFAULT_RETRY_TIMING, ...options.retryTiming, ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }) };
     this.#deps = { ...realRetryDeps, ...options.retryDeps };
@@ -108,8 +106,7 @@ export class AnthropicModelClient implements ModelClient {
           ...this.#options.headers,
           "content-type": "application/json",
           accept: "text/event-stream",
-          "x-api-key": this.#options.apiKey,
-          "anthropic-version": ANTHROPIC_VERSION,
+          ...authHeaders("anthropic", this.#options.apiKey),
           "X-Agent-Name": request.identity,
         },
         body,
@@ -142,12 +139,6 @@ export class AnthropicModelClient implements ModelClient {
   async close(): Promise<void> {
     this.#closing.abort(new DOMException("the model client was closed", "AbortError"));
   }
-}
-
-/** Where messages are posted: the root's /v1/messages; a root given with its /v1 (as OpenAI's are) is taken as such. */
-export function messagesUrl(baseUrl: string): string {
-  const root = baseUrl.replace(/\/+$/, "");
-  return /\/v1$/.test(root) ? `${root}/messages` : `${root}/v1/messages`;
 }
 
 /** A non-streamed Messages answer as the events that would have streamed it. */

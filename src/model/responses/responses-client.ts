@@ -7,6 +7,7 @@ import { DEFAULT_RETRY_TIMING, realRetryDeps, type RetryDeps, type RetryInfo, ty
 import { readSse } from "../sse.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "../types.ts";
 import { InvalidCompletionError, firstBytes } from "../wire-completion.ts";
+import { OPENAI_DEFAULT_BASE_URL } from "../providers/endpoints.ts";
 import { toResponsesRequest } from "./responses-request.ts";
 import { ResponsesStreamAssembler } from "./responses-stream.ts";
 
@@ -16,8 +17,6 @@ import { ResponsesStreamAssembler } from "./responses-stream.ts";
  * Completions adapter does. Stateless: `store: false`, the whole history in
  * every request, reasoning items carried in it.
  */
-export const RESPONSES_DEFAULT_BASE_URL = "https://api.openai.com/v1";
-
 export interface ResponsesModelClientOptions {
   model: string;
   apiKey: string;
@@ -50,7 +49,7 @@ export class ResponsesModelClient implements ModelClient {
 
   constructor(options: ResponsesModelClientOptions) {
     this.model = options.model;
-    this.endpoint = options.baseUrl ?? RESPONSES_DEFAULT_BASE_URL;
+    this.endpoint = options.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
     this.#options = options;
     this.#timing = { ...DEFAULT_RETRY_TIMING, ...options.retryTiming, ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }) };
     this.#deps = { ...realRetryDeps, ...options.retryDeps };
