@@ -34,6 +34,7 @@ import { buildTeammateRunner } from "./teammate-runner.ts";
 import { CloseStack } from "./close-stack.ts";
 import { EventInbox } from "../runtime/event-inbox.ts";
 import { HistoryStore } from "../runtime/history-store.ts";
+import { FileLedger } from "../file-journal/file-ledger.ts";
 import type { StateStores } from "./state-stores.ts";
 import { JobSupervisor } from "../runtime/job-supervisor.ts";
 import type { RunObserver } from "../runtime/run-types.ts";
@@ -231,6 +232,8 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     const supervisor = new JobSupervisor((name, error) => warn(LEAD)(`${name} stopped: ${(error as Error).message}`));
     closers.push(() => supervisor.close());
     const stores = context.stores ?? mailbox.state;
+    // One memory of the user's files for every agent of the runtime that works in its workspace (docs/files.md).
+    const ledger = new FileLedger({ backend: stores.files, clock, maxBlobBytes: settings.files.journalMaxBytes });
     const openHistory = async (agent: AgentName) => {
       const history = await HistoryStore.open(stores.histories, agent);
       histories.push(history);
@@ -323,6 +326,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
           stateRoot: context.stateRoot ?? context.stateDir,
           ...(context.sandbox ? { sandbox: context.sandbox } : {}),
           shellOptions,
+          ledger,
           hookCommands,
           definitions,
           policy,
@@ -353,13 +357,13 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     // no teammates, no background jobs), the same hooks and permissions, a turn cap.
     const runSubagent: SubagentRun = async (prompt, { idempotencyKey, signal, label }) => {
       const identity = `${LEAD}/${label}`;
-      const subagent = runnerFor(identity, baseTools({ shell: shellOptions }), withContext(subagentSystemPrompt()), HistoryStore.inMemory(identity), {
+      const subagent = runnerFor(identity, baseTools({ shell: shellOptions, ledger }), withContext(subagentSystemPrompt()), HistoryStore.inMemory(identity), {
         maxTurns: Math.min(settings.maxTurns, SUBAGENT_MAX_TURNS),
         sources: [leadSource],
       });
       return subagent.run(prompt, { idempotencyKey, signal });
     };
-    const [, ...restOfBase] = baseTools({ shell: shellOptions });
+    const [, ...restOfBase] = baseTools({ shell: shellOptions, ledger });
     // The Lead's tools, in the design's order (pinned by a test).
     const leadTools: Tool[] = [
       shellTool(shellOptions, background),

@@ -1,3 +1,4 @@
+import { PgFileJournal } from "../postgres/file-journal-rows.ts";
 import { basename } from "node:path";
 import type { SQL } from "bun";
 import type { Settings } from "../config/load.ts";
@@ -97,5 +98,6 @@ export function postgresStores(sql: SQL, session: string): StateStores {
     team: new PgTeamRegistry(sql, session),
     tasks: new PgTaskTable(sql, session),
     cron: new PgCronTable(sql, session),
+    files: new PgFileJournal(sql, session),
   };
 }

@@ -1,4 +1,6 @@
 import { FileCronTable, type CronTable } from "../cron/cron-store.ts";
+import { FileJournalFiles } from "../file-journal/file-backend.ts";
+import type { FileJournalBackend } from "../file-journal/journal-records.ts";
 import { FileHistoryBackend } from "../runtime/file-history.ts";
 import type { HistoryBackend } from "../runtime/history-store.ts";
 import { FileTaskTable, type TaskTable } from "../tasks/task-store.ts";
@@ -13,6 +15,8 @@ export interface StateStores {
   team: TeamRegistry;
   tasks: TaskTable;
   cron: CronTable;
+  /** What the agents read and wrote of the user's files, and the journal of their changes. */
+  files: FileJournalBackend;
 }
 
 /** The file backend's stores of a session's state dir (the default). */
@@ -22,5 +26,6 @@ export function fileStores(stateDir: string): StateStores {
     team: new FileTeamRegistry(stateDir),
     tasks: new FileTaskTable(stateDir),
     cron: new FileCronTable(stateDir),
+    files: new FileJournalFiles(stateDir),
   };
 }

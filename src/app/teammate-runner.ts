@@ -1,6 +1,7 @@
 import type { Settings } from "../config/load.ts";
 import type { AgentName } from "../core/agent-name.ts";
 import type { AgentDefinitions } from "../agents/agent-definitions.ts";
+import type { FileLedger } from "../file-journal/file-ledger.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import type { ModelClient } from "../model/types.ts";
 import { withModel } from "../model/with-model.ts";
@@ -31,6 +32,8 @@ export interface TeammateRunnerParts {
   stateRoot: string;
   sandbox?: Sandbox;
   shellOptions: ShellToolOptions;
+  /** The session's file versions and journal; a worktree teammate, in a checkout of its own, goes without. */
+  ledger: FileLedger;
   hookCommands: string[];
   definitions: AgentDefinitions;
   policy: PermissionPolicy;
@@ -72,7 +75,8 @@ export async function buildTeammateRunner(teammate: TeammateRecord, parts: Teamm
       }
     : undefined;
   const shell = own && parts.sandbox ? { ...settings.shell, sandbox: parts.sandbox.within(own.workspace) } : parts.shellOptions;
-  const all = [shellTool(shell), readFileTool(), writeFileTool(), sendMessageTool(team)];
+  const ledger = own ? undefined : parts.ledger;
+  const all = [shellTool(shell), readFileTool(ledger ? { ledger } : {}), writeFileTool(undefined, ledger), sendMessageTool(team)];
   // Until the Lead approves its plan, a plan_mode_required teammate is read-only and can submit_plan.
   const planning = teammate.plan !== undefined && teammate.plan.state !== "approved";
   const tools = [

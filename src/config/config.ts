@@ -91,6 +91,12 @@ export const ConfigFile = z.strictObject({
       largeToolResultChars: z.number().int().positive().optional(),
     })
     .optional(),
+  files: z
+    .strictObject({
+      /** Contents larger than this are journaled by hash only, not kept (default 1 MiB). */
+      journalMaxBytes: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
   mailbox: z
     .strictObject({
       /** The cap on one message's content, in UTF-8 bytes (default 1 MiB). */

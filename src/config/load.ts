@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { ConfigError, UsageError } from "../core/errors.ts";
 import { DEFAULT_MAX_CONTENT_BYTES } from "../core/message.ts";
+import { DEFAULT_JOURNAL_MAX_BYTES } from "../file-journal/journal-records.ts";
 import { DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpSettings } from "../mcp/config.ts";
 import { readMcpConfigs } from "./mcp-config-file.ts";
 import type { ModelClientOptions } from "../model/types.ts";
@@ -47,6 +48,8 @@ export interface Settings {
   /** Absent values mean the runner's own thresholds. */
   compaction: { thresholdChars?: number; largeToolResultChars?: number };
   mailbox: { maxContentBytes: number };
+  /** The file journal: contents over `journalMaxBytes` are kept by hash only. */
+  files: { journalMaxBytes: number };
   /** Teammates' defaults: `isolation` "none" (the shared workspace) or "worktree"; `autoClaim` (config `team.autoClaim`). */
   team: { isolation: Isolation; autoClaim: boolean };
   /** MCP servers from config and --mcp-config files, and the client's settings. */
@@ -297,6 +300,9 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     compaction: {
       thresholdChars: pick("compaction.thresholdChars", [() => fromFiles((c) => c.compaction?.thresholdChars)]),
       largeToolResultChars: pick("compaction.largeToolResultChars", [() => fromFiles((c) => c.compaction?.largeToolResultChars)]),
+    },
+    files: {
+      journalMaxBytes: pick("files.journalMaxBytes", [() => fromFiles((c) => c.files?.journalMaxBytes)], DEFAULT_JOURNAL_MAX_BYTES),
     },
     mailbox: {
       maxContentBytes: pick("mailbox.maxContentBytes", [() => fromFiles((c) => c.mailbox?.maxContentBytes)], DEFAULT_MAX_CONTENT_BYTES),

@@ -47,6 +47,7 @@ export const PROJECT_RULES: { [K in keyof ConfigFile]-?: ProjectRule } = {
     unixSockets: FREE,
   }),
   compaction: FREE,
+  files: FREE,
   mailbox: FREE,
   team: FREE,
   mcpServers: trust("these MCP servers are started or contacted"),

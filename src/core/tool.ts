@@ -6,6 +6,8 @@ export interface ToolContext {
   identity: string;
   /** The key of the turn this call belongs to (for a teammate: the mailbox message id). */
   idempotencyKey: string;
+  /** The model's id of this tool call, where there is one (the file journal names it). */
+  callId?: string;
   /** Absolute, real path of the workspace the file tools and `shell` are confined to. */
   workspace: string;
   signal: AbortSignal;

@@ -452,7 +452,7 @@ export class AgentRunner {
         ? { content: "interrupted before this tool ran", isError: true }
         : call.id === cutOff
           ? { content: cutOffCall(call), isError: true }
-          : await this.#o.tools.execute(call, context);
+          : await this.#o.tools.execute(call, { ...context, callId: call.id });
       const message: ChatMessage = { role: "tool", toolCallId: call.id, content: result.content, ...(result.isError ? { isError: true } : {}) };
       await this.#append([message]);
       this.#emit({ type: "tool_result", agent: this.identity, id: call.id, name: call.name, content: result.content, isError: result.isError ?? false });

@@ -1,3 +1,4 @@
+import type { FileLedger } from "../file-journal/file-ledger.ts";
 import { editFileTool } from "./edit-file.ts";
 import { type GlobToolOptions, globTool } from "./glob.ts";
 import { type GrepToolOptions, grepTool } from "./grep.ts";
@@ -12,9 +13,19 @@ export interface BaseToolOptions {
   readFile?: ReadFileToolOptions;
   glob?: GlobToolOptions;
   grep?: GrepToolOptions;
+  /** The session's file versions and journal (docs/files.md); without one, writes are not checked or journaled. */
+  ledger?: FileLedger;
 }
 
 /** The tools every agent has, in the order the model is told about them. */
 export function baseTools(options: BaseToolOptions = {}): Tool[] {
-  return [shellTool(options.shell), readFileTool(options.readFile), writeFileTool(), editFileTool(), globTool(options.glob), grepTool(options.grep)];
+  const { ledger } = options;
+  return [
+    shellTool(options.shell),
+    readFileTool({ ...options.readFile, ...(ledger ? { ledger } : {}) }),
+    writeFileTool(undefined, ledger),
+    editFileTool(undefined, ledger),
+    globTool(options.glob),
+    grepTool(options.grep),
+  ];
 }

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { defineTool } from "../core/tool.ts";
+import type { FileLedger } from "../file-journal/file-ledger.ts";
 import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
+import { checkedWrite } from "./checked-write.ts";
 
 export const EditFileInput = z.strictObject({
   path: z.string().min(1).describe("File to edit, relative to the workspace (or absolute inside it)."),
@@ -16,19 +18,21 @@ function countOccurrences(text: string, search: string): number {
   return count;
 }
 
-export function editFileTool(files = new WorkspaceFiles()) {
+/** `ledger`: the session's file versions and journal; edits of a file the agent has not seen are refused. */
+export function editFileTool(files = new WorkspaceFiles(), ledger?: FileLedger) {
   return defineTool({
     name: "edit_file",
     description:
       "Replace `old_string` with `new_string` in a file in the workspace. `old_string` must match exactly once " +
-      "(add surrounding lines to make it unique), or set `replace_all` to replace every occurrence.",
+      "(add surrounding lines to make it unique), or set `replace_all` to replace every occurrence. " +
+      "The file must have been read first (read_file), and is refused if it changed since.",
     input: EditFileInput,
     effect: "edit",
     subject: (input) => input.path,
     async run(input, context) {
       if (input.old_string === input.new_string) throw new Error("old_string and new_string are identical; nothing to change");
       let count = 0;
-      const { display } = files.edit(context, input.path, (bytes, display) => {
+      const change = (bytes: Buffer, display: string) => {
         // Decoding must be lossless, or writing back would corrupt bytes the edit never touched.
         let text: string;
         try {
@@ -46,7 +50,10 @@ export function editFileTool(files = new WorkspaceFiles()) {
         }
         // split/join, not String.replace: `$&` and friends in new_string must stay literal.
         return Buffer.from(text.split(input.old_string).join(input.new_string), "utf8");
-      });
+      };
+      const { display } = ledger
+        ? await checkedWrite(files, ledger, context, "edit_file", input.path, true, (display, current) => change(current!, display))
+        : files.edit(context, input.path, change);
       return { content: `replaced ${count} occurrence${count === 1 ? "" : "s"} in ${display}` };
     },
   });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineTool } from "../core/tool.ts";
 import { capText, withTruncationNote } from "../core/truncate.ts";
+import type { FileLedger } from "../file-journal/file-ledger.ts";
 import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
 
 export const DEFAULT_READ_LINES = 2_000;
@@ -17,6 +18,8 @@ export interface ReadFileToolOptions {
   maxLines?: number;
   maxChars?: number;
   files?: WorkspaceFiles;
+  /** The session's file versions: what the agent read is remembered, so it may then write it. */
+  ledger?: FileLedger;
 }
 
 /** A NUL byte in the first 8 KiB is how git and grep tell binary from text, too. */
@@ -38,8 +41,9 @@ export function readFileTool(options: ReadFileToolOptions = {}) {
     effect: "read",
     subject: (input) => input.path,
     async run(input, context) {
-      const { bytes, display } = files.read(context, input.path);
+      const { bytes, display, stat } = files.read(context, input.path);
       if (bytes === null) throw new Error(`${display} is a directory; use glob to list files`);
+      await options.ledger?.saw(context.identity, display, bytes, stat);
       if (looksBinary(bytes)) return { content: `${display} is a binary file (${bytes.length} bytes); not shown` };
       const lines = bytes.toString("utf8").split(/(?<=\n)/);
       const offset = input.offset ?? 1;

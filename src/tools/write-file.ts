@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { defineTool } from "../core/tool.ts";
+import type { FileLedger } from "../file-journal/file-ledger.ts";
 import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
+import { checkedWrite } from "./checked-write.ts";
 
 export const WriteFileInput = z.strictObject({
   path: z.string().min(1).describe("File to write, relative to the workspace (or absolute inside it)."),
@@ -8,18 +10,22 @@ export const WriteFileInput = z.strictObject({
 });
 export type WriteFileInput = z.infer<typeof WriteFileInput>;
 
-export function writeFileTool(files = new WorkspaceFiles()) {
+/** `ledger`: the session's file versions and journal; writes over a file the agent has not seen are refused. */
+export function writeFileTool(files = new WorkspaceFiles(), ledger?: FileLedger) {
   return defineTool({
     name: "write_file",
     description:
       "Create or overwrite a file in the workspace with exactly `content`, creating missing parent directories. " +
-      "To change part of an existing file, prefer edit_file.",
+      "To change part of an existing file, prefer edit_file. An existing file must have been read first (read_file), " +
+      "and is refused if it changed since.",
     input: WriteFileInput,
     effect: "edit",
     subject: (input) => input.path,
     async run(input, context) {
       const bytes = Buffer.from(input.content, "utf8");
-      const { display, created } = files.write(context, input.path, bytes);
+      const { display, created } = ledger
+        ? await checkedWrite(files, ledger, context, "write_file", input.path, false, () => bytes)
+        : files.write(context, input.path, bytes);
       return { content: `${created ? "created" : "overwrote"} ${display} (${bytes.length} bytes)` };
     },
   });

@@ -24,12 +24,16 @@ export interface FileRead {
   bytes: Buffer | null;
   /** The path as the model should see it: relative to the workspace, symlinks resolved. */
   display: string;
+  stat?: Stats;
 }
 
 export interface FileWrite {
   display: string;
   created: boolean;
 }
+
+/** Turns a file's bytes (undefined: none yet) into its new bytes, possibly waiting; throws to change nothing. */
+export type AsyncChange = (display: string, bytes: Buffer | undefined) => Promise<Uint8Array>;
 
 /** Turns a file's bytes into its new bytes; throws to change nothing. */
 export type Change = (bytes: Buffer, display: string) => Uint8Array;
@@ -58,7 +62,8 @@ export class WorkspaceFiles {
       const fd = openBeneath(root, path, O_RDONLY | O_NONBLOCK);
       try {
         const display = this.#checked(root, scope, fd, undefined, path);
-        return { bytes: fstatSync(fd).isDirectory() ? null : readFileSync(fd), display };
+        const stat = fstatSync(fd);
+        return { bytes: stat.isDirectory() ? null : readFileSync(fd), display, stat };
       } finally {
         closeSync(fd);
       }
@@ -134,6 +139,46 @@ export class WorkspaceFiles {
       },
       close: () => root.close(),
     };
+  }
+
+  /**
+   * Replaces `path` (created, with missing directories, when `mustExist` is false)
+   * with what `make` returns for its current bytes (undefined: no file). `make` may
+   * wait (for the journal); if the file is replaced by someone else meanwhile, the
+   * write is refused with FileChangedMeanwhileError rather than lose their change.
+   */
+  async replace(scope: FileScope, path: string, mustExist: boolean, make: AsyncChange): Promise<FileWrite & { stat?: Stats }> {
+    scope.fence?.assertOutsideState(path);
+    if (!this.#calls) return replaceByPath(scope, path, mustExist, make);
+    const root = openRoot(scope.workspace, this.#calls, this.#resolver);
+    try {
+      const target = this.#locate(root, scope, path, !mustExist);
+      try {
+        if (target.fd === undefined && mustExist) {
+          throw Object.assign(new Error(`ENOENT: no such file or directory, ${target.display}`), { code: "ENOENT" });
+        }
+        let current: Buffer | undefined;
+        if (target.fd !== undefined) {
+          try {
+            assertNamedIfGuarded(root, scope, target.display, path);
+            current = target.stat?.isFile() ? readFileSync(target.fd) : undefined;
+          } finally {
+            closeSync(target.fd);
+          }
+        } else {
+          assertNamedIfGuarded(root, scope, target.display, path);
+        }
+        const data = await make(target.display, current);
+        if (!sameFile(root.calls, target.dir, target.name, target.stat)) throw new FileChangedMeanwhileError(target.display);
+        this.#replace(root, target, data);
+        const stat = statSync(resolve(root.real, target.display), { throwIfNoEntry: false });
+        return { display: target.display, created: target.stat === undefined, ...(stat ? { stat } : {}) };
+      } finally {
+        closeSync(target.dir);
+      }
+    } finally {
+      root.close();
+    }
   }
 
   #replace(root: Root, target: Located, data: Uint8Array): void {
@@ -234,6 +279,24 @@ function listingOf<T extends string | undefined>(fd: number, fallback: T): strin
   }
 }
 
+/** Whether `name` in `dir` is still the file `before` described (or still absent). */
+function sameFile(calls: AtCalls, dir: number, name: string, before: Stats | undefined): boolean {
+  let fd: number;
+  try {
+    fd = calls.openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0);
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return before === undefined;
+    // A symlink (followed at locate time) or a special file: nothing to compare here.
+    return true;
+  }
+  try {
+    const now = fstatSync(fd);
+    return before !== undefined && now.ino === before.ino && now.size === before.size && now.mtimeMs === before.mtimeMs;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function closeQuietly(fd: number): void {
   try {
     closeSync(fd);
@@ -247,7 +310,8 @@ function closeQuietly(fd: number): void {
 
 function readByPath(scope: FileScope, path: string): FileRead {
   const { absolute, display } = resolveInWorkspace(scope.workspace, path, scope.fence);
-  return { bytes: statSync(absolute).isDirectory() ? null : readFileSync(absolute), display };
+  const stat = statSync(absolute);
+  return { bytes: stat.isDirectory() ? null : readFileSync(absolute), display, stat };
 }
 
 function writeByPath(scope: FileScope, path: string, data: Uint8Array): FileWrite {
@@ -256,6 +320,19 @@ function writeByPath(scope: FileScope, path: string, data: Uint8Array): FileWrit
   mkdirSync(dirname(absolute), { recursive: true });
   writeFileAtomic(absolute, data);
   return { display, created: stat === undefined };
+}
+
+async function replaceByPath(scope: FileScope, path: string, mustExist: boolean, make: AsyncChange): Promise<FileWrite & { stat?: Stats }> {
+  const { absolute, display } = resolveInWorkspace(scope.workspace, path, scope.fence);
+  const before = statSync(absolute, { throwIfNoEntry: false });
+  if (!before && mustExist) throw Object.assign(new Error(`ENOENT: no such file or directory, ${display}`), { code: "ENOENT" });
+  const data = await make(display, before?.isFile() ? readFileSync(absolute) : undefined);
+  const now = statSync(absolute, { throwIfNoEntry: false });
+  if (now?.mtimeMs !== before?.mtimeMs || now?.size !== before?.size) throw new FileChangedMeanwhileError(display);
+  mkdirSync(dirname(absolute), { recursive: true });
+  writeFileAtomic(absolute, data);
+  const stat = statSync(absolute, { throwIfNoEntry: false });
+  return { display, created: before === undefined, ...(stat ? { stat } : {}) };
 }
 
 function editByPath(scope: FileScope, path: string, change: Change): FileWrite {
@@ -276,5 +353,14 @@ export class GuardedTargetError extends AgentError {
     super(
       `path ${JSON.stringify(requested)} leads to ${target} (${reason}); file tools write such a file only by its own path, which needs an allow rule naming it`,
     );
+  }
+}
+
+/** The file was replaced by another writer between reading it and writing it: nothing was written. */
+export class FileChangedMeanwhileError extends AgentError {
+  readonly code = "FILE_CHANGED_MEANWHILE";
+  readonly category = "usage" as const;
+  constructor(readonly display: string) {
+    super(`${display} was changed by someone else while this write was being prepared; nothing was written: read it again and redo the change`);
   }
 }

@@ -1,3 +1,5 @@
+import { FileJournalFiles } from "../../src/file-journal/file-backend.ts";
+import { PgFileJournal } from "../../src/postgres/file-journal-rows.ts";
 // The backends every store contract suite runs against: one suite, parametrised
 // (`describe.each(storeBackends())`), never a copy per backend. The PostgreSQL
 // one starts a throw-away cluster on first use, one per test file, and stops it
@@ -43,6 +45,7 @@ export const fileBackend: StoreBackend = {
         team: new FileTeamRegistry(stateDir),
         tasks: new FileTaskTable(stateDir),
         cron: new FileCronTable(stateDir),
+        files: new FileJournalFiles(stateDir),
       }),
     };
   },
@@ -79,6 +82,7 @@ export function postgresBackend(): StoreBackend {
             team: new PgTeamRegistry(sql, session),
             tasks: new PgTaskTable(sql, session),
             cron: new PgCronTable(sql, session),
+            files: new PgFileJournal(sql, session),
           };
         },
       };

@@ -1,0 +1,128 @@
+import { appendFileSync, closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { CorruptStateFileError } from "../core/errors.ts";
+import { ensureDir, FILE_MODE, isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
+import { type FileJournalBackend, type FileVersion, JournalEntry, type NumberedEntry, VersionRecord } from "./journal-records.ts";
+
+/**
+ * The file backend of a session's file journal, under `<state-dir>/files/`:
+ * `journal.jsonl` (one entry a line, appended and fsynced), `versions/<agent>.jsonl`
+ * (what each agent saw of each file, the last line of a path wins) and
+ * `blobs/<sha256>` (the contents the journal names, each stored once).
+ */
+export class FileJournalFiles implements FileJournalBackend {
+  readonly #dir: string;
+  readonly #cache = new Map<string, Map<string, FileVersion>>();
+  /** Entries in the journal file, counted on the first append (one process appends at a time: the session's runtime lock). */
+  #count: number | undefined;
+
+  constructor(stateDir: string) {
+    this.#dir = join(stateDir, "files");
+  }
+
+  #versionsPath(agent: string): string {
+    return join(this.#dir, "versions", `${encodeURIComponent(agent)}.jsonl`);
+  }
+
+  async versions(agent: string): Promise<Map<string, FileVersion>> {
+    const cached = this.#cache.get(agent);
+    if (cached) return new Map(cached);
+    const map = new Map<string, FileVersion>();
+    // A version lost to a crash only makes the agent read the file again, so these lines are not fsynced;
+    // a torn last line is skipped for the same reason.
+    for (const line of readLines(this.#versionsPath(agent))) {
+      const parsed = VersionRecord.safeParse(safeJson(line));
+      if (parsed.success) map.set(parsed.data.path, parsed.data.version);
+    }
+    this.#cache.set(agent, map);
+    return new Map(map);
+  }
+
+  async remember(agent: string, path: string, version: FileVersion): Promise<void> {
+    const file = this.#versionsPath(agent);
+    ensureDir(join(this.#dir, "versions"));
+    appendFileSync(file, `${JSON.stringify({ path, version })}\n`, { mode: FILE_MODE });
+    this.#cache.get(agent)?.set(path, version);
+  }
+
+  async hasBlob(hash: string, size: number): Promise<boolean> {
+    // The size is checked too: a blob written without fsync may be cut short by a crash.
+    return statSync(join(this.#dir, "blobs", hash), { throwIfNoEntry: false })?.size === size;
+  }
+
+  async putBlob(hash: string, bytes: Uint8Array, durable: boolean): Promise<void> {
+    ensureDir(join(this.#dir, "blobs"));
+    const target = join(this.#dir, "blobs", hash);
+    if (durable) {
+      writeFileAtomic(target, bytes);
+      return;
+    }
+    // Content-addressed: a concurrent writer of the same name writes the same bytes.
+    const fd = openSync(`${target}.${process.pid}.tmp`, "w", FILE_MODE);
+    try {
+      writeSync(fd, bytes);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(`${target}.${process.pid}.tmp`, target);
+  }
+
+  async blob(hash: string): Promise<Buffer | undefined> {
+    try {
+      return readFileSync(join(this.#dir, "blobs", hash));
+    } catch (error) {
+      if (isErrno(error, "ENOENT")) return undefined;
+      throw error;
+    }
+  }
+
+  async append(entry: JournalEntry): Promise<number> {
+    ensureDir(this.#dir);
+    const path = join(this.#dir, "journal.jsonl");
+    this.#count ??= readLines(path).length;
+    const fd = openSync(path, "a", FILE_MODE);
+    try {
+      writeSync(fd, `${JSON.stringify(JournalEntry.parse(entry))}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    this.#count += 1;
+    return this.#count;
+  }
+
+  async entries(): Promise<NumberedEntry[]> {
+    const path = join(this.#dir, "journal.jsonl");
+    const lines = readLines(path);
+    return lines.flatMap((line, index) => {
+      const parsed = JournalEntry.safeParse(safeJson(line));
+      if (parsed.success) return [{ ...parsed.data, seq: index + 1 }];
+      // Only the last line may be torn (a crash mid-append); anything else is damage to report.
+      if (index === lines.length - 1) return [];
+      throw new CorruptStateFileError(path, `line ${index + 1} is not a journal entry`);
+    });
+  }
+
+  async lastFor(path: string): Promise<NumberedEntry | undefined> {
+    return (await this.entries()).findLast((entry) => entry.path === path);
+  }
+}
+
+function readLines(path: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return [];
+    throw error;
+  }
+  return text.split("\n").filter((line) => line !== "");
+}
+
+function safeJson(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,151 @@
+import type { Stats } from "node:fs";
+import type { Clock } from "../core/clock.ts";
+import { AgentError } from "../core/errors.ts";
+import { type ContentRef, DEFAULT_JOURNAL_MAX_BYTES, type FileJournalBackend, type FileVersion, type JournalEntry, type NumberedEntry } from "./journal-records.ts";
+import { changedRegion, formatRegion, regionLines } from "./line-diff.ts";
+
+
+export interface FileLedgerOptions {
+  backend: FileJournalBackend;
+  clock: Clock;
+  maxBlobBytes?: number;
+}
+
+/** Who made a change and how, as the journal records it. */
+export interface ChangeMeta {
+  agent: string;
+  kind: JournalEntry["kind"];
+  turn?: string;
+  tool?: string;
+  call?: string;
+}
+
+export function contentHash(bytes: Uint8Array): string {
+  return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+}
+
+/**
+ * A session's memory of the user's files: which version of each file every
+ * agent last read or wrote, and a journal of every change the agents made,
+ * with the content before it. File-changing tools ask it before writing and
+ * tell it after; `agent changes` and `agent rewind` read it. See docs/files.md.
+ */
+export class FileLedger {
+  readonly #o: FileLedgerOptions;
+  readonly #max: number;
+  readonly #versions = new Map<string, Promise<Map<string, FileVersion>>>();
+
+  constructor(options: FileLedgerOptions) {
+    this.#o = options;
+    this.#max = options.maxBlobBytes ?? DEFAULT_JOURNAL_MAX_BYTES;
+  }
+
+  get backend(): FileJournalBackend {
+    return this.#o.backend;
+  }
+
+  #mine(agent: string): Promise<Map<string, FileVersion>> {
+    let versions = this.#versions.get(agent);
+    if (!versions) {
+      versions = this.#o.backend.versions(agent);
+      this.#versions.set(agent, versions);
+    }
+    return versions;
+  }
+
+  /** Remembers that `agent` saw `bytes` as the content of `path` (a read, or its own write). */
+  async saw(agent: string, path: string, bytes: Uint8Array, stat: Stats | undefined, hash = contentHash(bytes)): Promise<void> {
+    const version: FileVersion = { size: bytes.length, mtimeMs: stat?.mtimeMs ?? 0, hash };
+    const mine = await this.#mine(agent);
+    const known = mine.get(path);
+    if (known && known.hash === version.hash && known.mtimeMs === version.mtimeMs) return;
+    mine.set(path, version);
+    await this.#o.backend.remember(agent, path, version);
+  }
+
+  /**
+   * Refuses a write by `agent` over `path`, whose content is `current`, unless
+   * the agent read or wrote exactly that content in this session. A new file
+   * (`current` undefined) needs no read. Returns the content's hash.
+   */
+  async assertCurrent(agent: string, tool: string, path: string, current: Buffer | undefined): Promise<string | undefined> {
+    if (current === undefined) return undefined;
+    const hash = contentHash(current);
+    const known = (await this.#mine(agent)).get(path);
+    if (known?.hash === hash) return hash;
+    const last = await this.#o.backend.lastFor(path);
+    if (!known) throw new UnreadFileError(tool, path, last && last.agent !== agent && last.after?.hash === hash ? last.agent : undefined);
+    const who = changer(last, agent, hash);
+    const read = await this.#o.backend.blob(known.hash);
+    const region = read ? changedRegion(read.toString("utf8"), current.toString("utf8")) : undefined;
+    throw new StaleWriteError(tool, path, who, region ? `${regionLines(region)}` : undefined, region ? formatRegion(region) : undefined);
+  }
+
+  /**
+   * Journals a change of `path` from `before` (undefined: no file) to `after`,
+   * durably, before it is made. The content before is kept (unless over the
+   * size cap); the content after too, so a later change by something outside
+   * the agents can be shown as a diff.
+   */
+  async journal(meta: ChangeMeta, path: string, before: Uint8Array | undefined, after: Uint8Array | undefined, hashes: { before?: string; after?: string } = {}): Promise<void> {
+    const beforeRef = before === undefined ? null : await this.#keep(before, true, hashes.before);
+    const afterRef = after === undefined ? null : await this.#keep(after, false, hashes.after);
+    const entry: JournalEntry = {
+      v: 1,
+      at: this.#o.clock.now().toISOString(),
+      path,
+      agent: meta.agent,
+      kind: meta.kind,
+      ...(meta.turn !== undefined ? { turn: meta.turn } : {}),
+      ...(meta.tool !== undefined ? { tool: meta.tool } : {}),
+      ...(meta.call !== undefined ? { call: meta.call } : {}),
+      before: beforeRef,
+      after: afterRef,
+    };
+    await this.#o.backend.append(entry);
+  }
+
+  async #keep(bytes: Uint8Array, durable: boolean, known?: string): Promise<ContentRef> {
+    const hash = known ?? contentHash(bytes);
+    if (bytes.length > this.#max) return { hash, size: bytes.length, stored: false };
+    if (!(await this.#o.backend.hasBlob(hash, bytes.length))) await this.#o.backend.putBlob(hash, bytes, durable);
+    return { hash, size: bytes.length, stored: true };
+  }
+
+  entries(): Promise<NumberedEntry[]> {
+    return this.#o.backend.entries();
+  }
+}
+
+/** Who left `path` with the content `hash`, in words, from the newest journal entry of the path. */
+function changer(last: NumberedEntry | undefined, agent: string, hash: string): string {
+  if (!last || last.after?.hash !== hash) return "something outside the agents (an editor, git, a process no agent ran)";
+  if (last.kind === "rewind") return "agent rewind";
+  if (last.kind === "shell") return last.agent === agent ? "your own shell command" : `a shell command of ${last.agent}`;
+  return last.agent === agent ? "you, in another turn" : last.agent;
+}
+
+/** A write over a file the agent never read in this session. */
+export class UnreadFileError extends AgentError {
+  readonly code = "FILE_NOT_READ";
+  readonly category = "usage" as const;
+  constructor(tool: string, path: string, writer: string | undefined) {
+    super(
+      `${tool} refused: ${path} exists and you have not read it in this session${writer ? ` (${writer} wrote it)` : ""}; ` +
+        "read_file it first, then make your change",
+    );
+  }
+}
+
+/** A write over a file changed since the agent read it: says who changed it and how. */
+export class StaleWriteError extends AgentError {
+  readonly code = "STALE_WRITE";
+  readonly category = "usage" as const;
+  constructor(tool: string, path: string, who: string, where: string | undefined, diff: string | undefined) {
+    super(
+      `${tool} refused: ${path} changed after you read it: ${who} changed ${where ?? "it"}; ` +
+        "read_file it again and redo your change on the current content" +
+        (diff ? `\n${diff}` : ""),
+    );
+  }
+}

@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { UtcInstant } from "../core/message.ts";
+
+/** Contents over this size are journaled by hash only (config `files.journalMaxBytes`). */
+export const DEFAULT_JOURNAL_MAX_BYTES = 1024 * 1024;
+
+/** What an agent last saw of a file: enough to tell, later, whether it changed since. */
+export const FileVersion = z.strictObject({
+  size: z.number().int().nonnegative(),
+  mtimeMs: z.number(),
+  /** sha256 of the content, hex. */
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type FileVersion = z.infer<typeof FileVersion>;
+
+/** One line of an agent's versions: the path (relative to the workspace) and what it read or wrote there. */
+export const VersionRecord = z.strictObject({ path: z.string().min(1), version: FileVersion });
+export type VersionRecord = z.infer<typeof VersionRecord>;
+
+/** A file's content at one end of a change; null: no file there. */
+export const ContentRef = z
+  .strictObject({
+    hash: z.string().regex(/^[0-9a-f]{64}$/),
+    size: z.number().int().nonnegative(),
+    /** False when the content was over the journal's size cap: known by hash only, not restorable. */
+    stored: z.boolean(),
+  })
+  .nullable();
+export type ContentRef = z.infer<typeof ContentRef>;
+
+/**
+ * One change to a workspace file, appended before the change is made: who
+ * (`agent`), in which turn (`turn`, the history's turn key), by which tool
+ * call, and the content before and after (by hash; the bytes are blobs).
+ */
+export const JournalEntry = z.strictObject({
+  v: z.literal(1),
+  at: UtcInstant,
+  path: z.string().min(1),
+  agent: z.string().min(1),
+  /** `tool`: write_file/edit_file; `shell`: a shell command's effect seen after it ran; `rewind`: agent rewind. */
+  kind: z.enum(["tool", "shell", "rewind"]),
+  turn: z.string().optional(),
+  tool: z.string().optional(),
+  call: z.string().optional(),
+  before: ContentRef,
+  after: ContentRef,
+});
+export type JournalEntry = z.infer<typeof JournalEntry>;
+
+/** A journal entry with its place in the session's journal (1, 2, …). */
+export type NumberedEntry = JournalEntry & { seq: number };
+
+/**
+ * Where a session keeps its file versions, journal and the contents the
+ * journal names (files under the state dir, or PostgreSQL rows).
+ */
+export interface FileJournalBackend {
+  /** Every path `agent` read or wrote, with the version it saw last. */
+  versions(agent: string): Promise<Map<string, FileVersion>>;
+  /** Remembers that `agent` saw `version` of `path`. */
+  remember(agent: string, path: string, version: FileVersion): Promise<void>;
+  /** Whether the content `hash` of `size` bytes is stored. */
+  hasBlob(hash: string, size: number): Promise<boolean>;
+  /** Stores `bytes` under their hash; `durable`: synced before it returns. */
+  putBlob(hash: string, bytes: Uint8Array, durable: boolean): Promise<void>;
+  blob(hash: string): Promise<Buffer | undefined>;
+  /** Appends `entry` durably; returns its number. */
+  append(entry: JournalEntry): Promise<number>;
+  /** The journal, oldest first. */
+  entries(): Promise<NumberedEntry[]>;
+  /** The newest entry for `path`. */
+  lastFor(path: string): Promise<NumberedEntry | undefined>;
+}
