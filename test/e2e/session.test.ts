@@ -118,6 +118,8 @@ describe("permission questions in a session", () => {
   test("a write shows its diff; a (always) stops the second identical question", async () => {
     const t = onTerminal(
       [
+        // A file is read before it is written over (docs/files.md#versions).
+        { identity: "lead", toolCalls: [{ name: "read_file", arguments: { path: "notes.txt" } }] },
         { identity: "lead", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "new line\n" } }] },
         { identity: "lead", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "newer line\n" } }] },
         { identity: "lead", text: "notes.txt rewritten twice." },
