@@ -83,3 +83,44 @@ test("a refused key names ANTHROPIC_API_KEY; an unknown model is named as such",
   expect(unknown.stderr).toContain(`unknown model claude-nope at ${server.url} (HTTP 404: model: claude-nope)`);
   server.assertDone();
 }, 60_000);
+
+test("a stream cut before message_stop is retried; a whole JSON message (a proxy that ignores stream) is read as one", async () => {
+  const cut = messagesStream([
+    { type: "message_start", message: { usage: { input_tokens: 5 } } },
+    { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hel" } },
+  ]);
+  const whole = {
+    raw: {
+      contentType: "application/json",
+      body: JSON.stringify({ id: "msg_2", type: "message", role: "assistant", content: [{ type: "text", text: "Hello." }], stop_reason: "end_turn", usage: { input_tokens: 5, output_tokens: 2 } }),
+    },
+  };
+  const server = serve([cut, whole]);
+  const { run } = runSetup();
+  const result = await run(["hello", "--provider", "anthropic", "--base-url", server.url, "--model", "claude-haiku-4-5", "--output", "json"], { env: ENV });
+  server.assertDone();
+  expect(result.code).toBe(0);
+  expect(result.stderr).toContain("model request failed (the answer stream was cut before it finished); retry 1 in");
+  expect(ResultLine.parse(JSON.parse(result.stdout))).toMatchObject({ result: "Hello.", usage: { input_tokens: 5, output_tokens: 2, model_calls: 1 } });
+}, 60_000);
+
+test("ANTHROPIC_API_KEY is a secret: masked in what the model is sent and in the error line that quotes it", async () => {
+  const key = `sk-ant-${crypto.randomUUID().replaceAll("-", "")}`;
+  const server = serve([
+    answer([{ type: "tool_use", id: "toolu_1", name: "read_file", input: { path: "notes.txt" } }], "tool_use", { input_tokens: 5, output_tokens: 5 }),
+    { status: 401, body: { type: "error", error: { type: "authentication_error", message: `invalid x-api-key ${key}` } } },
+  ]);
+  const { run, workspace } = runSetup();
+  await Bun.write(join(workspace, "notes.txt"), `the key is ${key}\n`);
+  const result = await run(["read notes.txt", "--provider", "anthropic", "--base-url", server.url, "--model", "claude-haiku-4-5", "--quiet"], {
+    env: { ...ENV, ANTHROPIC_API_KEY: key },
+  });
+  server.assertDone();
+  expect(result.code).toBe(3);
+  const sent = JSON.stringify(server.requests[1]!.body.messages);
+  expect(sent).toContain("the key is [REDACTED]");
+  expect(sent).not.toContain(key);
+  expect(result.stderr).toContain("invalid x-api-key [REDACTED]");
+  expect(result.stderr).not.toContain(key);
+}, 60_000);
