@@ -37,5 +37,7 @@ export const rootCommand: AnyCommand = defineCommand({
     worker: () => import("./worker.ts").then((m) => m.workerCommand),
     store: () => import("./store/index.ts").then((m) => m.storeCommand),
     trust: () => import("./trust.ts").then((m) => m.trustCommand),
+    changes: () => import("./files/changes.ts").then((m) => m.changesCommand),
+    rewind: () => import("./files/rewind.ts").then((m) => m.rewindCommand),
   },
 });

@@ -31,6 +31,22 @@ export async function editStoppedTeammate<T>(
 ): Promise<{ session: AdminSession; value: T }> {
   // The name first: nothing is read or locked for a bad one.
   const name = assertTeammateName(args.name);
+  return withStoppedSession(args, async (session, stores) => {
+    const teammates = await stores.stores.team.read();
+    const teammate = teammates.find((t) => t.name === name);
+    if (!teammate) throw new UnknownAgentError(name, "run `agent team list` to see the teammates");
+    return edit(teammate, { session, stores, teammates });
+  });
+}
+
+/**
+ * Runs `edit` on a session no runtime runs, holding its runtime lock (and, with
+ * PostgreSQL, the session lock a Lead on any machine holds) meanwhile.
+ */
+export async function withStoppedSession<T>(
+  args: GlobalValues & { session?: string; store?: string },
+  edit: (session: AdminSession, stores: AdminStores) => Promise<T>,
+): Promise<{ session: AdminSession; value: T }> {
   const session = requireAdminSession(args);
   let lock: RuntimeLock;
   try {
@@ -44,10 +60,7 @@ export async function editStoppedTeammate<T>(
     try {
       const shared = await lockSharedSession(stores, session);
       try {
-        const teammates = await stores.stores.team.read();
-        const teammate = teammates.find((t) => t.name === name);
-        if (!teammate) throw new UnknownAgentError(name, "run `agent team list` to see the teammates");
-        return { session, value: await edit(teammate, { session, stores, teammates }) };
+        return { session, value: await edit(session, stores) };
       } finally {
         await shared?.release().catch(() => {});
       }
