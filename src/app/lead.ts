@@ -1,9 +1,11 @@
-import { basename } from "node:path";
+import { basename, join } from "node:path";
 import { type AgentName, LEAD } from "../core/agent-name.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { type IdSource, uuidV7Source } from "../core/ids.ts";
 import { type Settings, modelClientOptions } from "../config/load.ts";
 import { ShellHooks } from "../hooks/hook-runner.ts";
+import type { HookSession } from "../hooks/claude-protocol.ts";
+import { HookNotices } from "../hooks/hook-notices.ts";
 import { ProtectedPaths, agentDirOf } from "../security/protected-paths.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import { openMailboxBackend } from "./mailbox-backend.ts";
@@ -169,7 +171,25 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
   const closeAll = () => closers.close();
   const warn = (agent: string) => (message: string) => context.observer?.({ type: "warning", agent, message });
   try {
-    const hooks = new ShellHooks(settings.hooks, { env: settings.shell.env, ...(context.sandbox ? { sandbox: context.sandbox } : {}) });
+    const hooks = new ShellHooks(settings.hooks, {
+      env: settings.shell.env,
+      ...(context.sandbox ? { sandbox: context.sandbox } : {}),
+      session: hookSession(settings, context),
+    });
+    const notices = new HookNotices(hooks, context.workspace, warn(LEAD));
+    // Waited for last of all (closers run newest first): a notice started while the team closed still ends.
+    closers.push(() => notices.settle());
+    // Claude Code's Notification: the agent waits for a person's answer.
+    const asker: PermissionAsker | undefined = context.asker
+      ? (request, signal) => {
+          notices.fire("Notification", { identity: request.identity, message: `agent needs your permission to use ${request.tool}` });
+          return context.asker!(request, signal);
+        }
+      : undefined;
+    const teamObserver = (event: TeamEvent) => {
+      context.teamObserver?.(event);
+      if (event.type === "teammate" && event.state === "idle") notices.fire("TeammateIdle", { identity: event.name, teammate: event.name, role: event.role });
+    };
     // The agent's own state and configuration are not its to touch (docs/security.md).
     const fence = new ProtectedPaths({
       workspace: context.workspace,
@@ -181,7 +201,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       mode: settings.permissionMode,
       allow: settings.permissions.allow,
       deny: settings.permissions.deny,
-      ask: context.asker,
+      ask: asker,
       protected: fence,
     });
     const shellOptions = { ...settings.shell, ...(context.sandbox ? { sandbox: context.sandbox } : {}) };
@@ -297,7 +317,12 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     for (const problem of definitions.problems) warn(LEAD)(`teammate definition ${problem.path} skipped: ${problem.problem}`);
     // One task graph for the Lead's tools and the self-claiming teammates; a new or
     // completed task wakes those idle (`team` is read when it changes, after it is built).
-    const tasks = new TaskStore({ table: stores.tasks, clock, onChange: () => team.pokeAutoClaimers() });
+    const tasks = new TaskStore({
+      table: stores.tasks,
+      clock,
+      onChange: () => team.pokeAutoClaimers(),
+      onCompleted: (task) => notices.fire("TaskCompleted", { identity: task.owner ?? LEAD, task: { id: task.id, subject: task.subject, owner: task.owner } }),
+    });
     const leases = context.hosting?.leases ?? mailbox.leases;
     const holder: LeaseHolder = thisHolder(role);
     const hosting = new TeammateHosting({
@@ -341,8 +366,8 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
         }),
       clock,
       ids,
-      observer: context.teamObserver,
-      decidePermission: leadSideDecider(policy, context.workspace, context.asker),
+      observer: teamObserver,
+      decidePermission: leadSideDecider(policy, context.workspace, asker),
       ...(context.permissionTimeoutMs !== undefined ? { permissionTimeoutMs: context.permissionTimeoutMs } : {}),
       tasks,
     });
@@ -390,11 +415,24 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
         : undefined;
     await team.restore();
     if (role === "lead") await cron.start();
+    // First to run at close, while the team and servers are still up.
+    if (role === "lead") closers.push(() => notices.run("SessionEnd", { identity: LEAD, reason: "other" }));
     return { ...(runner ? { runner } : {}), team, cron, background, inbox, supervisor, mcp, usage, model, policy, modelChoice, tasks, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => {});
     throw error;
   }
+}
+
+/** Who the hooks' events belong to, as Claude Code's `session_id`, `transcript_path` and `permission_mode`. */
+function hookSession(settings: Settings, context: LeadContext): HookSession {
+  // The file stores keep each agent's history as JSON lines; PostgreSQL's has no file, and a subagent's lives in memory.
+  const files = settings.store.kind !== "postgres";
+  return {
+    id: context.sessionId ?? basename(context.stateDir),
+    permissionMode: settings.permissionMode,
+    ...(files ? { transcriptPath: (identity: string) => (identity.includes("/") ? undefined : join(context.stateDir, "agents", `${identity}.jsonl`)) } : {}),
+  };
 }
 
 /** Two queues or two owners of background work would lose events: refuse to build that. */

@@ -12,7 +12,20 @@ export { PERMISSION_MODES };
 export const PermissionMode = z.enum(PERMISSION_MODES);
 export type PermissionMode = z.infer<typeof PermissionMode>;
 
-export const HOOK_EVENTS = ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"] as const;
+/** Claude Code's events (docs/hooks.md), then ours: a teammate gone idle, a task of the graph completed. */
+export const HOOK_EVENTS = [
+  "PreToolUse",
+  "PostToolUse",
+  "UserPromptSubmit",
+  "Stop",
+  "SubagentStop",
+  "SessionStart",
+  "SessionEnd",
+  "PreCompact",
+  "Notification",
+  "TeammateIdle",
+  "TaskCompleted",
+] as const;
 export const HookEvent = z.enum(HOOK_EVENTS);
 export type HookEvent = z.infer<typeof HookEvent>;
 
@@ -30,6 +43,30 @@ export const HookConfig = z.strictObject({
   sandbox: z.boolean().optional(),
 });
 export type HookConfig = z.infer<typeof HookConfig>;
+
+/**
+ * Claude Code's settings.json shape, accepted as it is so their hook settings
+ * can be pasted: a matcher and its commands, `timeout` in seconds. Read as our
+ * flat entries, one per command.
+ */
+const ClaudeHookGroup = z.strictObject({
+  matcher: z.string().optional(),
+  hooks: z
+    .array(z.strictObject({ type: z.literal("command"), command: z.string().min(1), timeout: z.number().positive().optional() }))
+    .min(1),
+});
+
+const HookEntries = z.array(z.union([HookConfig, ClaudeHookGroup])).transform((entries): HookConfig[] =>
+  entries.flatMap((entry) =>
+    "hooks" in entry
+      ? entry.hooks.map((hook) => ({
+          ...(entry.matcher !== undefined ? { matcher: entry.matcher } : {}),
+          command: hook.command,
+          ...(hook.timeout !== undefined ? { timeoutMs: Math.round(hook.timeout * 1000) } : {}),
+        }))
+      : [entry],
+  ),
+);
 
 /** An HTTP header name as RFC 9110 defines a token; the value on one line. */
 const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be an HTTP header name such as X-Title");
@@ -63,7 +100,7 @@ export const ConfigFile = z.strictObject({
       deny: z.array(z.string().min(1)).optional(),
     })
     .optional(),
-  hooks: z.partialRecord(HookEvent, z.array(HookConfig)).optional(),
+  hooks: z.partialRecord(HookEvent, HookEntries).optional(),
   shell: z
     .strictObject({
       timeoutMs: z.number().int().positive().optional(),

@@ -13,6 +13,12 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The agent's own state, which file tools refuse and listings leave out; absent in tests of a bare tool. */
   fence?: PathFence;
+  /**
+   * A PreToolUse hook's answer for this call (Claude Code's `permissionDecision`):
+   * `allow` answers the question a person would be asked, `ask` asks one even
+   * where the rules allow. Deny rules and refusals hold either way.
+   */
+  hookPermission?: { decision: "allow" | "ask"; reason?: string };
 }
 
 /** What file tools ask before touching a path (built by the composition root from the state root). */

@@ -4,7 +4,9 @@ import { runProcessGroup } from "../process/process-group.ts";
 import { type EnvPolicy, commandEnv } from "../security/env-policy.ts";
 import { redactValue } from "../security/redact.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
-import type { HookOutcome, Hooks } from "./types.ts";
+import { type HookSession, claudeKeys, matcherNames } from "./claude-protocol.ts";
+import { readHookAnswer } from "./hook-output.ts";
+import type { HookOutcome, HookRunContext, Hooks } from "./types.ts";
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
 /** A block reason longer than this is cut: it goes back to the model. */
@@ -29,6 +31,8 @@ export interface ShellHooksOptions {
    * script). A hook with `"sandbox": false` (user config only) runs outside.
    */
   sandbox?: Sandbox;
+  /** The session, for Claude Code's `session_id`, `transcript_path` and `permission_mode` keys. */
+  session?: HookSession;
 }
 
 function compileMatcher(event: HookEvent, source: string | undefined): RegExp | undefined {
@@ -38,7 +42,7 @@ function compileMatcher(event: HookEvent, source: string | undefined): RegExp | 
     return new RegExp(`^(?:${source})$`);
   } catch (error) {
     throw new ConfigError(
-      `invalid hooks.${event} matcher ${JSON.stringify(source)} in config.json: ${(error as Error).message}; use a regular expression over tool names such as "shell|write_file"`,
+      `invalid hooks.${event} matcher ${JSON.stringify(source)} in config.json: ${(error as Error).message}; use a regular expression over tool names such as "shell|write_file" or "Edit|Write"`,
     );
   }
 }
@@ -51,17 +55,20 @@ function firstLine(text: string): string {
 /**
  * The hooks of config.json, run as `sh -c` commands in the workspace (inside the
  * sandbox unless the user's own config says `"sandbox": false`) with the
- * event as JSON on stdin (`{"event": …, …payload}`) and AGENT_HOOK_EVENT set.
- * Contract: exit 0 continues; exit 2 blocks, its stderr being the reason; any
- * other exit, a timeout (the hook is killed) or a failure to start is a warning
- * and the action goes on. Hooks of one event run in order; the first block wins
- * and the later ones do not run.
+ * event as JSON on stdin (ours, `{"event": …, …payload}`, and Claude Code's
+ * keys) and AGENT_HOOK_EVENT set. Contract (Claude Code's): exit 0 continues,
+ * its stdout read as a JSON answer (`decision`, `continue`, `permissionDecision`,
+ * `additionalContext`); exit 2 blocks, its stderr being the reason; any other
+ * exit, a timeout (the hook is killed) or a failure to start is a warning and
+ * the action goes on. Hooks of one event run in order; the first block (or
+ * stop) wins and the later ones do not run.
  */
 export class ShellHooks implements Hooks {
   readonly #hooks: Partial<Record<HookEvent, CompiledHook[]>> = {};
   readonly #timeoutMs: number;
   readonly #env: EnvPolicy | undefined;
   readonly #sandbox: Sandbox | undefined;
+  readonly #session: HookSession | undefined;
 
   /** Throws `ConfigError` for a matcher that is not a valid regular expression. */
   constructor(config: ConfigFile["hooks"] = {}, options: ShellHooksOptions = {}) {
@@ -71,33 +78,43 @@ export class ShellHooks implements Hooks {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     this.#env = options.env;
     this.#sandbox = options.sandbox;
+    this.#session = options.session;
   }
 
-  async run(
-    event: HookEvent,
-    payload: Record<string, unknown>,
-    context: { workspace: string; toolName?: string; signal?: AbortSignal },
-  ): Promise<HookOutcome> {
-    const warnings: string[] = [];
+  /** Whether any hook is configured for `event`: a caller skips building a payload nobody reads. */
+  has(event: HookEvent): boolean {
+    return (this.#hooks[event]?.length ?? 0) > 0;
+  }
+
+  async run(event: HookEvent, payload: Record<string, unknown>, context: HookRunContext): Promise<HookOutcome> {
+    const outcome: HookOutcome = { warnings: [] };
+    const hooks = this.#hooks[event] ?? [];
+    if (hooks.length === 0) return outcome;
     // Masked like everything else that leaves the process: a prompt or a tool input may quote the key.
-    const stdin = new TextEncoder().encode(JSON.stringify(redactValue({ event, ...payload })));
-    for (const hook of this.#hooks[event] ?? []) {
-      // Matchers select tools; for events without a tool every hook runs.
-      if (hook.matcher && context.toolName !== undefined && !hook.matcher.test(context.toolName)) continue;
-      const blocked = await this.#runOne(event, hook.config, stdin, context, warnings);
-      if (blocked !== undefined) return { blocked, warnings };
+    const event_ = { ...claudeKeys(event, payload, context.workspace, this.#session), event, ...payload };
+    const stdin = new TextEncoder().encode(JSON.stringify(redactValue(event_)));
+    const names = context.toolName === undefined ? [] : matcherNames(context.toolName);
+    for (const hook of hooks) {
+      // Matchers select tools (ours or Claude Code's names); for events without a tool every hook runs.
+      if (hook.matcher && context.toolName !== undefined && !names.some((name) => hook.matcher!.test(name))) continue;
+      const answer = await this.#runOne(event, hook.config, stdin, context, outcome.warnings);
+      if (answer.context) outcome.context = [...(outcome.context ?? []), ...answer.context];
+      // Of several hooks' permission answers the stricter holds: ask over allow (a deny blocks).
+      if (answer.permission && outcome.permission?.decision !== "ask") outcome.permission = answer.permission;
+      if (answer.stopped !== undefined) return { ...outcome, stopped: answer.stopped, ...(answer.blocked !== undefined ? { blocked: answer.blocked } : {}) };
+      if (answer.blocked !== undefined) return { ...outcome, blocked: answer.blocked };
     }
-    return { warnings };
+    return outcome;
   }
 
-  /** Returns the block reason, or undefined after pushing any warning. */
+  /** One hook's answer; a failure is a warning pushed, and no answer. */
   async #runOne(
     event: HookEvent,
     hook: HookConfig,
     stdin: Uint8Array,
-    context: { workspace: string; signal?: AbortSignal },
+    context: HookRunContext,
     warnings: string[],
-  ): Promise<string | undefined> {
+  ): Promise<Omit<HookOutcome, "warnings">> {
     const name = `${event} hook ${JSON.stringify(hook.command)}`;
     const timeoutMs = hook.timeoutMs ?? this.#timeoutMs;
     let result: Awaited<ReturnType<typeof runProcessGroup>>;
@@ -111,21 +128,26 @@ export class ShellHooks implements Hooks {
         // Built at each start: a secret registered since (a store's password) is left out too.
         env: { ...commandEnv(this.#env), AGENT_HOOK_EVENT: event },
         stdin,
-        capture: "stderr",
+        capture: "split",
         maxChars: MAX_REASON_CHARS,
         timeoutMs,
         ...(context.signal ? { signal: context.signal } : {}),
       });
     } catch (error) {
       warnings.push(`${name} could not start: ${(error as Error).message}`);
-      return undefined;
+      return {};
     }
     const stderr = result.output.text.trim();
     if (result.timedOut) warnings.push(`${name} timed out after ${timeoutMs} ms and was killed`);
     else if (result.aborted) warnings.push(`${name} was interrupted`);
-    else if (result.exitCode === BLOCK_EXIT_CODE) return stderr === "" ? `${name} exited 2 without a reason on stderr` : stderr;
+    else if (result.exitCode === BLOCK_EXIT_CODE) return { blocked: stderr === "" ? `${name} exited 2 without a reason on stderr` : stderr };
     else if (result.exitCode === null) warnings.push(`${name} was killed by signal ${result.signalCode}`);
     else if (result.exitCode !== 0) warnings.push(`${name} exited ${result.exitCode}${stderr ? `: ${firstLine(stderr)}` : ""}`);
-    return undefined;
+    else {
+      const { warning, ...answer } = readHookAnswer(event, result.stdout?.text ?? "", name);
+      if (warning !== undefined) warnings.push(warning);
+      return answer;
+    }
+    return {};
   }
 }

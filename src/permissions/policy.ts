@@ -160,6 +160,13 @@ export class PermissionPolicy {
   }
 
   async decide(tool: RuledTool, input: unknown, context: ToolContext): Promise<PermissionDecision> {
+    const decision = await this.#decide(tool, input, context);
+    if (decision.behavior === "deny" || context.hookPermission?.decision !== "ask") return decision;
+    const why = context.hookPermission.reason ?? "a PreToolUse hook asks for approval";
+    return this.#askFor({ tool: tool.name, effect: tool.effect, subject: tool.subject(input), identity: context.identity, why }, input, context);
+  }
+
+  async #decide(tool: RuledTool, input: unknown, context: ToolContext): Promise<PermissionDecision> {
     if (isMcpTool(tool.name)) return this.#decideMcp(tool, input, context);
     // Only `shell`'s subject is a command line; another executing tool (an MCP tool) is ruled on its subject as is.
     if (tool.effect === "execute" && tool.name === "shell") return this.#decideCommand(tool, tool.subject(input), input, context);
@@ -351,6 +358,8 @@ export class PermissionPolicy {
     context: ToolContext,
     parts?: readonly Pick<CommandPart, "ruled" | "opaque">[],
   ): Promise<PermissionDecision> {
+    // The user's own hook (or a trusted project's) answered for the person.
+    if (context.hookPermission?.decision === "allow") return ALLOW;
     if (!this.#ask) return deny(headlessReason(request));
     const remember = sessionRulesFor(request, parts);
     try {

@@ -14,8 +14,12 @@ export interface GroupCommand {
   env?: Record<string, string | undefined>;
   /** Written to the command's stdin; stdin is empty when absent. */
   stdin?: Uint8Array;
-  /** Which output is kept: stdout and stderr interleaved as written (shell), or stderr alone (hooks). */
-  capture: "combined" | "stderr";
+  /**
+   * Which output is kept: stdout and stderr interleaved as written (shell), or
+   * stderr as `output` and stdout apart as `stdout` (hooks: a reason on stderr,
+   * a JSON answer on stdout).
+   */
+  capture: "combined" | "split";
   maxChars: number;
   timeoutMs: number;
   signal?: AbortSignal;
@@ -25,6 +29,8 @@ export interface GroupCommand {
 
 export interface GroupResult {
   output: CappedText;
+  /** With `capture: "split"`: what the command wrote to stdout. */
+  stdout?: CappedText;
   /** Null when the command was ended by a signal. */
   exitCode: number | null;
   signalCode: NodeJS.Signals | number | null;
@@ -51,8 +57,8 @@ export async function runProcessGroup(command: GroupCommand): Promise<GroupResul
     cwd: command.cwd,
     env: command.env ?? process.env,
     stdin: command.stdin ?? "ignore",
-    stdout: command.capture === "combined" ? "pipe" : "ignore",
-    stderr: command.capture === "stderr" ? "pipe" : "ignore",
+    stdout: "pipe",
+    stderr: command.capture === "split" ? "pipe" : "ignore",
     detached: true,
   });
   const reaper = process.platform === "win32" ? undefined : (command.reaper ?? processReaper());
@@ -60,6 +66,8 @@ export async function runProcessGroup(command: GroupCommand): Promise<GroupResul
   const stream = (command.capture === "combined" ? proc.stdout : proc.stderr) as ReadableStream<Uint8Array>;
   const reader = stream.getReader();
   const reading = readCapped(reader, command.maxChars);
+  const outReader = command.capture === "split" ? (proc.stdout as ReadableStream<Uint8Array>).getReader() : undefined;
+  const readingOut = outReader ? readCapped(outReader, command.maxChars) : undefined;
 
   let timedOut = false;
   let aborted = false;
@@ -87,9 +95,12 @@ export async function runProcessGroup(command: GroupCommand): Promise<GroupResul
     command.signal?.removeEventListener("abort", onAbort);
     reaper?.release(proc.pid);
   }
-  const stopReading = setTimeout(() => void reader.cancel().catch(() => {}), OUTPUT_GRACE_MS);
-  const output = await reading.finally(() => clearTimeout(stopReading));
-  return { output, exitCode: proc.exitCode, signalCode: proc.signalCode, timedOut, aborted };
+  const stopReading = setTimeout(() => {
+    void reader.cancel().catch(() => {});
+    void outReader?.cancel().catch(() => {});
+  }, OUTPUT_GRACE_MS);
+  const [output, stdout] = await Promise.all([reading, readingOut]).finally(() => clearTimeout(stopReading));
+  return { output, ...(stdout ? { stdout } : {}), exitCode: proc.exitCode, signalCode: proc.signalCode, timedOut, aborted };
 }
 
 /**

@@ -15,7 +15,8 @@ import { StreamRedactor } from "../security/stream-redact.ts";
 import { redact } from "../security/redact.ts";
 import type { PathFence } from "../core/tool.ts";
 import type { ToolExecutor } from "./tool-executor.ts";
-import { type CompactionOptions, compact } from "./compaction.ts";
+import { type CompactionOptions, compact, sizeOf } from "./compaction.ts";
+import { LEAD } from "../core/agent-name.ts";
 import type { HistoryStore } from "./history-store.ts";
 import { eventEnvelope, type RuntimeEvent } from "../core/runtime-event.ts";
 import type { EventInbox } from "./event-inbox.ts";
@@ -104,6 +105,7 @@ export class AgentRunner {
   readonly #o: AgentRunnerOptions;
   readonly #clock: Clock;
   readonly #turnLock = new Mutex();
+  #sessionStarted = false;
 
   constructor(options: AgentRunnerOptions) {
     this.#o = options;
@@ -136,7 +138,7 @@ export class AgentRunner {
   async compactNow(signal?: AbortSignal): Promise<number> {
     return this.#turnLock.run(async () => {
       const turn = { usage: { inputTokens: 0, outputTokens: 0 } };
-      return this.#compactIfNeeded(true, signal, turn);
+      return this.#compactIfNeeded(true, signal, turn, "manual");
     });
   }
 
@@ -258,15 +260,20 @@ export class AgentRunner {
       await this.#pairUnansweredCalls();
       return this.#loop(idempotencyKey, signal);
     }
+    const started = await this.#sessionStart(idempotencyKey, signal);
     const prompt = await o.hooks.run("UserPromptSubmit", this.#hookPayload(idempotencyKey, { prompt: content }), {
       workspace: o.workspace,
       signal,
     });
     this.#warn(prompt.warnings);
-    if (prompt.blocked) {
-      const result = `prompt blocked by UserPromptSubmit hook: ${prompt.blocked}`;
+    const refused = prompt.blocked ?? prompt.stopped;
+    if (refused !== undefined) {
+      const result = `prompt blocked by UserPromptSubmit hook: ${refused}`;
       return { result, subtype: "error_blocked", isError: true, turns: 0, usage: ZERO_USAGE, durationMs: 0 };
     }
+    // What the hooks add rides with the prompt in the history, so a resumed turn still has it.
+    const added = [...started, ...(prompt.context ?? [])];
+    const sent = added.length === 0 ? content : `${content}\n\n<hook-context>\n${added.join("\n\n")}\n</hook-context>`;
     // A turn a killed process left half done is finished before this one begins:
     // the history must read old prompt, old answer, new prompt — and the answer
     // returned here must be this prompt's, not the old turn's.
@@ -276,7 +283,7 @@ export class AgentRunner {
       if (resumed.subtype === "error_interrupted") return { ...resumed, result: "interrupted before this prompt's turn began" };
     }
     await this.#pairUnansweredCalls();
-    await o.history.beginTurn(idempotencyKey, [{ role: "user", content }], this.#clock.now());
+    await o.history.beginTurn(idempotencyKey, [{ role: "user", content: sent }], this.#clock.now());
     this.#emit({ type: "user", agent: this.identity, content });
     return this.#loop(idempotencyKey, signal);
   }
@@ -286,7 +293,7 @@ export class AgentRunner {
     const started = performance.now();
     const o = this.#o;
     o.onTurnStart?.({ key });
-    const turn = { turns: 0, usage: ZERO_USAGE as Usage, continuations: 0, text: "", overflowRetried: false };
+    const turn = { turns: 0, usage: ZERO_USAGE as Usage, continuations: 0, text: "", overflowRetried: false, stopHookActive: false };
     const done = (subtype: RunSubtype, result: string): RunResult => {
       const ended: RunResult = {
         // Masked here, once, for every place a result goes: stdout, a teammate's
@@ -364,7 +371,7 @@ export class AgentRunner {
       turn.usage = addUsage(turn.usage, response.usage);
       step = await this.#afterReply(response, turn);
       if (step.next === "finish" && step.subtype === "success") {
-        step = await this.#stopHook(step, key, signal);
+        step = await this.#stopHook(step, key, turn, signal);
         // Sent back to work: the final answer is the one it gives next.
         if (step.next === "call_model") turn.text = "";
       }
@@ -425,14 +432,19 @@ export class AgentRunner {
     return { next: "finish", subtype: "success", result: turn.text };
   }
 
-  /** A Stop hook that exits 2 keeps the agent going, its reason given to the model. */
-  async #stopHook(step: Step & { next: "finish" }, idempotencyKey: string, signal?: AbortSignal): Promise<Step> {
-    const outcome = await this.#o.hooks.run("Stop", this.#hookPayload(idempotencyKey, { result: step.result }), {
-      workspace: this.#o.workspace,
-      signal,
-    });
+  /**
+   * A Stop hook (SubagentStop for a teammate or a subagent) that exits 2 or
+   * answers `decision: "block"` keeps the agent going, its reason given to the
+   * model; `continue: false` lets it stop all the same. `stopHookActive` tells
+   * the hook it already sent this turn back once, so it can let go.
+   */
+  async #stopHook(step: Step & { next: "finish" }, idempotencyKey: string, turn: { stopHookActive: boolean }, signal?: AbortSignal): Promise<Step> {
+    const event = this.identity === LEAD ? "Stop" : "SubagentStop";
+    const payload = this.#hookPayload(idempotencyKey, { result: step.result, stopHookActive: turn.stopHookActive });
+    const outcome = await this.#o.hooks.run(event, payload, { workspace: this.#o.workspace, signal });
     this.#warn(outcome.warnings);
-    if (!outcome.blocked) return step;
+    if (!outcome.blocked || outcome.stopped !== undefined) return step;
+    turn.stopHookActive = true;
     await this.#append([{ role: "user", content: `A Stop hook asked you to go on: ${outcome.blocked}` }]);
     return { next: "call_model" };
   }
@@ -483,8 +495,13 @@ export class AgentRunner {
     }
   }
 
-  async #compactIfNeeded(force: boolean, signal: AbortSignal | undefined, turn: { usage: Usage }): Promise<number> {
+  async #compactIfNeeded(force: boolean, signal: AbortSignal | undefined, turn: { usage: Usage }, trigger: "auto" | "manual" = "auto"): Promise<number> {
     const o = this.#o;
+    // Told before the model summarises (it cannot stop it): `manual` for /compact, `auto` past the threshold.
+    if (force || sizeOf(o.history.messages) > o.compaction.thresholdChars) {
+      const outcome = await o.hooks.run("PreCompact", { identity: this.identity, workspace: o.workspace, trigger }, { workspace: o.workspace, signal });
+      this.#warn(outcome.warnings);
+    }
     const result = await compact(
       o.history.messages,
       o.compaction,
@@ -505,6 +522,20 @@ export class AgentRunner {
 
   #append(messages: ChatMessage[]): Promise<void> {
     return this.#o.history.appendMessages(messages, this.#clock.now());
+  }
+
+  /**
+   * SessionStart, once per process, before the Lead's first prompt: `startup`
+   * for a new session, `resume` for one with history. Returns what its hooks
+   * add for the model.
+   */
+  async #sessionStart(idempotencyKey: string, signal?: AbortSignal): Promise<string[]> {
+    if (this.#sessionStarted || this.identity !== LEAD) return [];
+    this.#sessionStarted = true;
+    const source = this.#o.history.messages.length === 0 ? "startup" : "resume";
+    const outcome = await this.#o.hooks.run("SessionStart", this.#hookPayload(idempotencyKey, { source }), { workspace: this.#o.workspace, signal });
+    this.#warn(outcome.warnings);
+    return outcome.context ?? [];
   }
 
   #hookPayload(idempotencyKey: string, extra: Record<string, unknown>): Record<string, unknown> {

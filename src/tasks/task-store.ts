@@ -42,17 +42,21 @@ export interface TaskStoreOptions {
   clock?: Clock;
   /** Told after a task is created or completed: work may have become free to claim (self-claiming teammates wait for it). */
   onChange?: () => void;
+  /** Told after a task is completed, with the task as it now is (the TaskCompleted hook). */
+  onCompleted?: (task: TaskView) => void;
 }
 
 export class TaskStore {
   readonly #table: TaskTable;
   readonly #clock: Clock;
   readonly #onChange: (() => void) | undefined;
+  readonly #onCompleted: ((task: TaskView) => void) | undefined;
 
   constructor(options: TaskStoreOptions) {
     this.#table = options.table;
     this.#clock = options.clock ?? systemClock;
     this.#onChange = options.onChange;
+    this.#onCompleted = options.onCompleted;
   }
 
   async create(input: NewTask): Promise<TaskView> {
@@ -123,6 +127,7 @@ export class TaskStore {
       return { task: viewOf(done, after), unblocked: unblockedBy(id, after).map((other) => viewOf(other, after)) };
     });
     this.#onChange?.();
+    this.#onCompleted?.(completion.task);
     return completion;
   }
 

@@ -121,9 +121,11 @@ export class ToolPipeline implements ToolExecutor {
 
     const base = { tool: tool.name, input, identity: context.identity, idempotencyKey: context.idempotencyKey };
     const pre = await this.#runHooks("PreToolUse", base, tool.name, context);
-    if (pre?.blocked !== undefined) return failure(`blocked by PreToolUse hook: ${pre.blocked}`);
+    // `continue: false` stops the call too: the model hears why, and the turn goes on without it.
+    const refused = pre?.blocked ?? pre?.stopped;
+    if (refused !== undefined) return failure(`blocked by PreToolUse hook: ${refused}`);
 
-    const decision = await this.#policy.decide(tool, input, context);
+    const decision = await this.#policy.decide(tool, input, pre?.permission ? { ...context, hookPermission: pre.permission } : context);
     if (decision.behavior === "deny") {
       this.#onDenied({ tool: tool.name, input, reason: decision.reason });
       return failure(decision.reason);
@@ -133,10 +135,12 @@ export class ToolPipeline implements ToolExecutor {
     if (context.signal.aborted) return result;
 
     const post = await this.#runHooks("PostToolUse", { ...base, result }, tool.name, context);
-    if (post?.blocked !== undefined) {
+    const objection = post?.blocked ?? post?.stopped;
+    if (objection !== undefined) {
       // The action already happened; the model must still learn that a hook objected to it.
-      return failure(`${result.content}\n\n[blocked by PostToolUse hook: ${post.blocked}]`);
+      return failure(`${result.content}\n\n[blocked by PostToolUse hook: ${objection}]`);
     }
+    if (post?.context) return { ...result, content: `${result.content}\n\n[PostToolUse hook: ${post.context.join("\n")}]` };
     return result;
   }
 

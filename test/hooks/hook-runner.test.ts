@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
+import { ConfigFile } from "../../src/config/config.ts";
 import { ConfigError } from "../../src/core/errors.ts";
 import { ShellHooks } from "../../src/hooks/hook-runner.ts";
 import { clearSecrets, registerSecret } from "../../src/security/redact.ts";
@@ -28,6 +29,11 @@ describe("ShellHooks", () => {
       event: "PreToolUse",
       tool: "shell",
       input: { command: "ls" },
+      // Claude Code's keys beside ours.
+      cwd: ws,
+      hook_event_name: "PreToolUse",
+      tool_name: "shell",
+      tool_input: { command: "ls" },
     });
     expect(readFileSync(join(ws, "env.txt"), "utf8")).toBe(`PreToolUse ${ws}\n`);
   });
@@ -41,7 +47,12 @@ describe("ShellHooks", () => {
     try {
       const hooks = new ShellHooks({ UserPromptSubmit: [{ command: "cat > event.json; printenv > env.txt" }] });
       await hooks.run("UserPromptSubmit", { prompt: `use ${key}` }, { workspace: ws });
-      expect(JSON.parse(readFileSync(join(ws, "event.json"), "utf8"))).toEqual({ event: "UserPromptSubmit", prompt: "use [REDACTED]" });
+      expect(JSON.parse(readFileSync(join(ws, "event.json"), "utf8"))).toEqual({
+        event: "UserPromptSubmit",
+        prompt: "use [REDACTED]",
+        cwd: ws,
+        hook_event_name: "UserPromptSubmit",
+      });
       const env = readFileSync(join(ws, "env.txt"), "utf8");
       expect(env).toContain("AGENT_HOOK_EVENT=UserPromptSubmit");
       expect(env).not.toContain("SOME_API_KEY");
@@ -119,10 +130,58 @@ describe("ShellHooks", () => {
     const big = "x".repeat(1_000_000);
     const hooks = new ShellHooks({ PostToolUse: [{ command: "true" }, { command: "wc -c > size" }] });
     expect(await hooks.run("PostToolUse", { big }, { workspace: ws, toolName: "shell" })).toEqual({ warnings: [] });
-    expect(Number(readFileSync(join(ws, "size"), "utf8"))).toBe(JSON.stringify({ event: "PostToolUse", big }).length);
+    expect(Number(readFileSync(join(ws, "size"), "utf8"))).toBe(JSON.stringify({ cwd: ws, hook_event_name: "PostToolUse", event: "PostToolUse", big }).length);
   });
 
   test("an invalid matcher is a ConfigError at construction", () => {
     expect(() => new ShellHooks({ PreToolUse: [{ matcher: "(", command: "true" }] })).toThrow(ConfigError);
+  });
+
+  test("Claude Code's tool names select ours in matchers; file tools' path is also their absolute file_path", async () => {
+    const ws = workspace();
+    const hooks = new ShellHooks({
+      PreToolUse: [
+        { matcher: "Bash", command: "echo bash >> seen" },
+        { matcher: "Edit|Write", command: "jq -r .tool_input.file_path >> seen" },
+        { matcher: "write_file", command: "echo ours >> seen" },
+      ],
+    });
+    await hooks.run("PreToolUse", { tool: "shell", input: { command: "ls" } }, { workspace: ws, toolName: "shell" });
+    await hooks.run("PreToolUse", { tool: "write_file", input: { path: "src/a.ts", content: "" } }, { workspace: ws, toolName: "write_file" });
+    await hooks.run("PreToolUse", { tool: "grep", input: { pattern: "x" } }, { workspace: ws, toolName: "grep" });
+    expect(readFileSync(join(ws, "seen"), "utf8")).toBe(`bash\n${join(ws, "src/a.ts")}\nours\n`);
+  });
+
+  test("JSON on stdout: decision block, continue false, additionalContext, systemMessage; plain stdout is context only for UserPromptSubmit and SessionStart", async () => {
+    const ws = workspace();
+    const answer = async (event: "PostToolUse" | "UserPromptSubmit" | "Stop", command: string) =>
+      new ShellHooks({ [event]: [{ command }] }).run(event, {}, { workspace: ws });
+    expect(await answer("Stop", `echo '{"decision":"block","reason":"not yet"}'`)).toEqual({ blocked: "not yet", warnings: [] });
+    expect(await answer("Stop", `echo '{"continue":false,"stopReason":"enough"}'`)).toEqual({ stopped: "enough", warnings: [] });
+    expect(await answer("PostToolUse", `echo '{"hookSpecificOutput":{"additionalContext":"lint clean"},"systemMessage":"hi"}'`)).toEqual({
+      context: ["lint clean"],
+      warnings: [`PostToolUse hook ${JSON.stringify(`echo '{"hookSpecificOutput":{"additionalContext":"lint clean"},"systemMessage":"hi"}'`)}: hi`],
+    });
+    expect(await answer("UserPromptSubmit", "echo 'branch: main'")).toEqual({ context: ["branch: main"], warnings: [] });
+    expect(await answer("PostToolUse", "echo 'just chatter'")).toEqual({ warnings: [] });
+    const broken = await answer("Stop", "echo '{not json'");
+    expect(broken.blocked).toBeUndefined();
+    expect(broken.warnings[0]).toContain("printed invalid JSON on stdout");
+  });
+
+  test("Claude Code's settings shape is read as our entries, timeout in seconds", () => {
+    const parsed = ConfigFile.parse({
+      hooks: {
+        PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "a.sh", timeout: 5 }, { type: "command", command: "b.sh" }] }],
+        Stop: [{ command: "c.sh" }],
+      },
+    });
+    expect(parsed.hooks).toEqual({
+      PreToolUse: [
+        { matcher: "Bash", command: "a.sh", timeoutMs: 5000 },
+        { matcher: "Bash", command: "b.sh" },
+      ],
+      Stop: [{ command: "c.sh" }],
+    });
   });
 });

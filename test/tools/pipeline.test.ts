@@ -55,8 +55,17 @@ describe("ToolPipeline", () => {
     expect(await run('{"text":"hi"}')).toEqual({ content: "echo: hi" });
     expect(steps()).toEqual(["pre", "ask", "run", "post"]);
     const base = { tool: "echo", input: { text: "hi" }, identity: "lead", idempotencyKey: context.idempotencyKey };
-    expect(event("pre")).toEqual({ event: "PreToolUse", ...base });
-    expect(event("post")).toEqual({ event: "PostToolUse", ...base, result: { content: "echo: hi" } });
+    // Ours, and Claude Code's keys for the same things.
+    const theirs = { cwd: context.workspace, tool_name: "echo", tool_input: { text: "hi" } };
+    expect(event("pre")).toEqual({ event: "PreToolUse", hook_event_name: "PreToolUse", ...theirs, ...base });
+    expect(event("post")).toEqual({
+      event: "PostToolUse",
+      hook_event_name: "PostToolUse",
+      ...theirs,
+      tool_response: { content: "echo: hi" },
+      ...base,
+      result: { content: "echo: hi" },
+    });
   });
 
   test("malformed JSON arguments are an error result; nothing else runs", async () => {
@@ -83,6 +92,37 @@ describe("ToolPipeline", () => {
       content: 'unknown tool "delete_everything"; available tools: echo, shell, read_file, write_file, edit_file, glob, grep',
       isError: true,
     });
+  });
+
+  test("a PreToolUse JSON permissionDecision: allow answers for the person, ask asks even where the mode allows, deny blocks", async () => {
+    const answer = (decision: string) => `; echo '{"hookSpecificOutput":{"permissionDecision":"${decision}","permissionDecisionReason":"hook says ${decision}"}}'`;
+    const allowed = setup({ pre: answer("allow") });
+    expect(await allowed.run('{"text":"hi"}')).toEqual({ content: "echo: hi" });
+    expect(allowed.steps()).toEqual(["pre", "run", "post"]);
+
+    const asked = setup({ pre: answer("ask"), mode: "bypassPermissions", ask: false });
+    const refused = await asked.run('{"text":"hi"}');
+    expect(refused.isError).toBe(true);
+    expect(asked.steps()).toEqual(["pre", "ask"]);
+
+    const denied = setup({ pre: answer("deny") });
+    expect(await denied.run('{"text":"hi"}')).toEqual({ content: "blocked by PreToolUse hook: hook says deny", isError: true });
+    expect(denied.steps()).toEqual(["pre"]);
+  });
+
+  test("a PreToolUse allow does not beat a deny rule", async () => {
+    const context = workspaceContext();
+    const hooks = new ShellHooks({ PreToolUse: [{ command: `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'` }] });
+    const pipeline = new ToolPipeline({
+      tools: baseTools(),
+      policy: new PermissionPolicy({ mode: "default", deny: ["write_file(*.env)"] }),
+      hooks,
+      onWarning: () => {},
+    });
+    const result = await pipeline.execute({ id: "c", name: "write_file", arguments: '{"path":"a.env","content":"x"}' }, context);
+    expect(result.isError).toBe(true);
+    expect(result.content).toContain("deny rule");
+    expect(existsSync(join(context.workspace, "a.env"))).toBe(false);
   });
 
   test("a PreToolUse block never reaches the asker or the handler", async () => {

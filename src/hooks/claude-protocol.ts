@@ -1,0 +1,70 @@
+import { isAbsolute, resolve } from "node:path";
+import type { HookEvent } from "../config/config.ts";
+
+// Claude Code's hook protocol beside ours (docs/hooks.md#claude-codes-protocol):
+// their stdin keys added to ours, their tool names accepted in matchers.
+
+/** Claude Code's tool names, and ours they stand for in a matcher. */
+export const CLAUDE_TOOL_NAMES: Readonly<Record<string, string>> = {
+  Bash: "shell",
+  Read: "read_file",
+  Write: "write_file",
+  Edit: "edit_file",
+  MultiEdit: "edit_file",
+  Glob: "glob",
+  Grep: "grep",
+  Task: "task",
+  TodoWrite: "todo_write",
+};
+
+/** A tool's names a matcher is tried against: ours, then each Claude name for it (`shell` → `Bash`). */
+export function matcherNames(tool: string): string[] {
+  return [tool, ...Object.entries(CLAUDE_TOOL_NAMES).filter(([, ours]) => ours === tool).map(([theirs]) => theirs)];
+}
+
+/** The session a hook's event belongs to, as Claude Code names it on stdin. */
+export interface HookSession {
+  id: string;
+  /** The agent's history file (JSON lines), where the store keeps one on disk. */
+  transcriptPath?: (identity: string) => string | undefined;
+  permissionMode?: string;
+}
+
+/** Our file tools' `path`, also as the absolute `file_path` their scripts read (`jq -r .tool_input.file_path`). */
+const FILE_TOOLS = new Set(["read_file", "write_file", "edit_file"]);
+
+/**
+ * Claude Code's stdin keys for an event built from our payload (`tool`,
+ * `input`, `result`, `prompt`, `stopHookActive`, …). Ours stay in the object
+ * too: a hook written for either reads what it knows.
+ */
+export function claudeKeys(event: HookEvent, payload: Record<string, unknown>, cwd: string, session: HookSession | undefined): Record<string, unknown> {
+  const identity = typeof payload.identity === "string" ? payload.identity : undefined;
+  const transcript = identity !== undefined ? session?.transcriptPath?.(identity) : undefined;
+  const keys: Record<string, unknown> = {
+    ...(session ? { session_id: session.id } : {}),
+    ...(transcript !== undefined ? { transcript_path: transcript } : {}),
+    cwd,
+    hook_event_name: event,
+    ...(session?.permissionMode !== undefined ? { permission_mode: session.permissionMode } : {}),
+  };
+  if (typeof payload.tool === "string") {
+    keys.tool_name = payload.tool;
+    keys.tool_input = toolInput(payload.tool, payload.input, cwd);
+  }
+  if ("result" in payload && event === "PostToolUse") keys.tool_response = payload.result;
+  if (typeof payload.prompt === "string") keys.prompt = payload.prompt;
+  if (typeof payload.stopHookActive === "boolean") keys.stop_hook_active = payload.stopHookActive;
+  if (typeof payload.message === "string") keys.message = payload.message;
+  if (typeof payload.source === "string") keys.source = payload.source;
+  if (typeof payload.reason === "string" && event === "SessionEnd") keys.reason = payload.reason;
+  if (typeof payload.trigger === "string") keys.trigger = payload.trigger;
+  return keys;
+}
+
+function toolInput(tool: string, input: unknown, cwd: string): unknown {
+  if (!FILE_TOOLS.has(tool) || typeof input !== "object" || input === null) return input;
+  const path = (input as { path?: unknown }).path;
+  if (typeof path !== "string") return input;
+  return { ...input, file_path: isAbsolute(path) ? path : resolve(cwd, path) };
+}
