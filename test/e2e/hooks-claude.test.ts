@@ -106,7 +106,7 @@ jq -n --arg p "$prompt" '{hookSpecificOutput: {hookEventName: "UserPromptSubmit"
     const server = startServer([
       {
         check: (r) => {
-          const user = String(r.body.messages.find((m: { role: string }) => m.role === "user")?.content);
+          const user = String(r.body.messages.find((m) => m.role === "user")?.content);
           expect(user).toStartWith("fix the bug");
           expect(user).toContain("Current ticket: ABC-123 (for: fix the bug)");
         },
