@@ -122,12 +122,12 @@ function makePart(
   prefix: readonly PrefixWord[],
   argv: string[],
   literals: readonly (string | undefined)[],
-  extra: { opaque?: string; runsFile?: string; path?: string } = {},
+  extra: { opaque?: string; runsFile?: string; path?: string; hidden?: string } = {},
 ): CommandPart {
   // A program given by its path (`./evil/git`) is not the one PATH finds: allow rules see, and must name, the path.
   const program: PrefixWord[] = argv.length === 0 ? [] : [extra.path !== undefined ? { text: extra.path, why: `runs ${extra.path}` } : { text: argv[0] as string }];
   const words: PrefixWord[] = [...prefix, ...program, ...argv.slice(1).map((text) => ({ text }))];
-  let hidden = prefix.find((word) => word.hides !== undefined)?.hides;
+  let hidden = extra.hidden ?? prefix.find((word) => word.hides !== undefined)?.hides;
   for (const option of namingOptions(literals)) {
     const at = prefix.length + option.last;
     const word = words[at] as PrefixWord;
@@ -165,6 +165,12 @@ function assignmentPrefix(assignments: readonly string[]): PrefixWord[] {
     .map(({ text, name }) => assignmentWord(text, name));
 }
 
+/** `PATH=./x; ls`, `export GIT_DIR=…`: what later commands of the line run changes. */
+function setsCode(assignments: readonly string[]): { hidden?: string } {
+  const name = assignments.map((text) => /^[A-Za-z_][A-Za-z0-9_]*/.exec(text)?.[0] ?? "").find(namesCode);
+  return name === undefined ? {} : { hidden: `it sets ${name} for the commands after it, which can change what they run` };
+}
+
 function assignmentWord(text: string, name: string): PrefixWord {
   return { text, why: `sets ${name}`, ...(namesCode(name) ? { hides: `it sets ${name}, which can change what runs` } : {}) };
 }
@@ -172,11 +178,11 @@ function assignmentWord(text: string, name: string): PrefixWord {
 function normalise(command: RawCommand, depth: number): Analysis {
   if (command.words.length === 0) {
     // A bare `PATH=/x` changes what later commands run: a part of its own, which only a rule for it allows.
-    return { parts: [makePart([], command.assignments, command.assignments)], writes: [] };
+    return { parts: [makePart([], command.assignments, command.assignments, setsCode(command.assignments))], writes: [] };
   }
   if (command.declaration) {
     const argv = command.words.map((word) => word.source);
-    return { parts: [makePart([], argv, argv)], writes: [] };
+    return { parts: [makePart([], argv, argv, setsCode(argv.slice(1)))], writes: [] };
   }
   return unwrap(command.words, depth, assignmentPrefix(command.assignments));
 }

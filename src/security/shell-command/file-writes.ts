@@ -111,6 +111,25 @@ function outputs(name: string, args: Args, names: readonly string[], valued: Rea
   return names.filter((option) => options.has(option)).map((option) => write(options.get(option), `${name} ${option}`));
 }
 
+/**
+ * Short options bundled with others, whose last letter takes a file
+ * (`curl -sSLo out`, `wget -qO out`, `-oout`): the value attached, else the next word.
+ */
+function bundled(name: string, args: Args, pattern: RegExp): FileWrite[] {
+  const writes: FileWrite[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const value = args[i]?.literal ?? "";
+    const match = pattern.exec(value);
+    // Plain `-o FILE` is read by outputs(); only bundles and attached values here.
+    if (!match || value.startsWith("--") || value.length === 2) continue;
+    const attached = match[2] ?? "";
+    if (attached === "-") continue;
+    if (attached !== "") writes.push({ path: attached, source: `${name} ${value}` });
+    else writes.push(write(args[i + 1], `${name} ${value}`));
+  }
+  return writes.filter((entry) => entry.path !== "-");
+}
+
 const NONE = new Set<string>();
 
 /** The files `name args…` changes, as far as the line says; `[]` for a program not known to write files. */
@@ -143,12 +162,31 @@ export function programWrites(name: string, args: Args): FileWrite[] {
       return outputs(name, args, ["-o", "--output"], new Set(["-o", "--output", "-k", "-t", "-T", "-S"]));
     case "curl": {
       const named = outputs(name, args, ["-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar"], new Set(["-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "-H", "-d", "-X", "-u", "-A", "-e", "-b", "-F"]));
-      const remote = args.some((word) => word.literal === "-O" || word.literal === "--remote-name" || word.literal === "--remote-name-all");
-      return remote ? [...named, { path: undefined, source: "curl -O saves under a name from the URL" }] : named;
+      const remote = args.some((word) => /^-[A-Za-z]*O[A-Za-z]*$/.test(word.literal ?? "") || word.literal === "--remote-name" || word.literal === "--remote-name-all");
+      const all = [...named, ...bundled(name, args, /^-[A-Za-z]*([oDc])(.*)$/)];
+      return remote ? [...all, { path: undefined, source: "curl -O saves under a name from the URL" }] : all;
     }
     case "wget": {
-      const named = outputs(name, args, ["-O", "--output-document", "-o", "--output-file"], new Set(["-O", "--output-document", "-o", "--output-file", "-P"]));
-      return named.some((w) => w.source.startsWith("wget -O") || w.source.startsWith("wget --output-document")) ? named : [...named, { path: undefined, source: "wget saves under a name from the URL" }];
+      const named = [...outputs(name, args, ["-O", "--output-document", "-o", "--output-file"], new Set(["-O", "--output-document", "-o", "--output-file", "-P"])), ...bundled(name, args, /^-[A-Za-z]*([Oo])(.*)$/)];
+      const documented = args.some((word) => /^(?:-[A-Za-z]*O.*|--output-document(?:=.*)?)$/.test(word.literal ?? ""));
+      return documented ? named : [...named, { path: undefined, source: "wget saves under a name from the URL" }];
+    }
+    case "gzip":
+    case "gunzip":
+    case "bzip2":
+    case "bunzip2":
+    case "xz":
+    case "unxz":
+    case "zstd":
+    case "unzstd":
+    case "compress":
+    case "uncompress": {
+      // Each file is replaced by its (de)compressed twin, unless it goes to standard output.
+      if (args.some((word) => /^(?:-[A-Za-z]*c[A-Za-z]*|--stdout|--to-stdout|-l|--list|-t|--test)$/.test(word.literal ?? ""))) return [];
+      return operands(args, new Set(["-S", "--suffix", "-T", "--threads", "-o"])).operands.flatMap((word) => {
+        const stripped = word.literal?.replace(/\.(?:gz|bz2|xz|zst|Z|tgz)$/, "");
+        return [write(word, name), ...(stripped !== undefined && stripped !== word.literal ? [write({ source: word.source, literal: stripped }, name)] : [])];
+      });
     }
     case "tar":
       return tarWrites(args);
