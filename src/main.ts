@@ -3,7 +3,7 @@
 // decides the exit code (see src/cli/exit-codes.ts and docs/output.md).
 import { runCommand } from "citty";
 import { AgentError } from "./core/errors.ts";
-import { expandHelpWords, resolveInvocation } from "./cli/argv.ts";
+import { expandCompatWords, expandHelpWords, resolveInvocation } from "./cli/argv.ts";
 import { errorJson, wantsJsonErrors } from "./cli/error-json.ts";
 import { EXIT_CODES, exitCodeFor, isSystemError } from "./cli/exit-codes.ts";
 import { renderHelp } from "./cli/help.ts";
@@ -13,7 +13,7 @@ import { VERSION } from "./cli/version.ts";
 import { registerSecret } from "./security/redact.ts";
 
 async function main(typed: string[]): Promise<number> {
-  const argv = expandHelpWords(typed);
+  const argv = expandCompatWords(expandHelpWords(typed));
   // The one answer scripts ask for most, before anything else is loaded.
   if (argv.length === 1 && argv[0] === "--version") {
     await writeOut(`${VERSION}\n`);

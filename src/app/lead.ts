@@ -408,7 +408,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     // A worker has no Lead: the Lead's history belongs to the Lead's process alone.
     const runner =
       role === "lead"
-        ? runnerFor(LEAD, leadTools, withContext(leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"))), await openHistory(LEAD), {
+        ? runnerFor(LEAD, leadTools, withContext(settings.systemPrompt ?? leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"))), await openHistory(LEAD), {
             reminder: () => todos.reminder(),
             sources: [leadSource],
           })

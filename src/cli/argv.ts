@@ -2,7 +2,7 @@ import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
 import { UsageError } from "../core/errors.ts";
 
 /** Options that may be given several times, each adding one value (permission rules, MCP config files). */
-const REPEATABLE = new Set(["allow", "deny", "mcp-config"]);
+const REPEATABLE = new Set(["allow", "deny", "mcp-config", "allowedTools", "disallowedTools"]);
 
 // citty accepts any flag and treats the first bare word as the subcommand. This
 // walks the raw tokens against the command tree first, so a typo is an error
@@ -30,6 +30,19 @@ export interface Invocation {
 export function expandHelpWords(rawArgs: readonly string[]): string[] {
   if (rawArgs[0] === "help") return [...rawArgs.slice(1), "--help"];
   if (rawArgs.length === 1 && rawArgs[0] === "version") return ["--version"];
+  return [...rawArgs];
+}
+
+/**
+ * The command lines of `claude -p` and `codex exec` scripts, as ours: `agent exec …`
+ * is `agent run …`, and a line that starts with an option and has `-p`/`--print`
+ * before any operand (`agent -p "hi" --output-format json`) is `agent run` with it.
+ */
+export function expandCompatWords(rawArgs: readonly string[]): string[] {
+  if (rawArgs[0] === "exec") return ["run", ...rawArgs.slice(1)];
+  const end = rawArgs.indexOf("--");
+  const options = end === -1 ? rawArgs : rawArgs.slice(0, end);
+  if (rawArgs[0]?.startsWith("-") && options.some((token) => token === "-p" || token === "--print")) return ["run", ...rawArgs];
   return [...rawArgs];
 }
 

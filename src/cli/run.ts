@@ -1,17 +1,21 @@
 import { defineCommand } from "citty";
+import { UsageError } from "../core/errors.ts";
 import { uuidV7Source } from "../core/ids.ts";
-import { runUntilQuiet } from "../app/until-quiet.ts";
 import { globalArgs } from "./args.ts";
+import { compatArgs } from "./run/compat-flags.ts";
 import { runHeadless } from "./run/headless.ts";
 import { readPrompt } from "./run/prompt.ts";
 import { headlessArgs, headlessSetup, runtimeArgs, sessionArgs, verboseArg } from "./run/runtime-args.ts";
+import { userMessages } from "./run/stream-input.ts";
 import { leftForDrain } from "./run/team-outcome.ts";
+import { runUserTurns } from "./run/user-turns.ts";
 import { askTrustOnTerminal } from "./trust-question.ts";
 
 export const runCommand = defineCommand({
   meta: {
     name: "run",
-    description: "Run one Lead user turn headless in a new session (or the one -c/--resume/--session names), then its team's event turns until the team is quiet",
+    description:
+      "Run one Lead user turn headless in a new session (or the one -c/--resume/--session names), then its team's event turns until the team is quiet; `agent exec` and `agent -p` are the same command",
   },
   args: {
     // Upper case: the flag --prompt already has the key "prompt". citty also copies
@@ -22,6 +26,7 @@ export const runCommand = defineCommand({
     ...runtimeArgs,
     ...headlessArgs,
     "no-wait": { type: "boolean", description: "Return after the user turn; teammates' messages wait in the mailbox for `agent drain`" },
+    ...compatArgs,
     ...globalArgs,
     ...verboseArg,
   },
@@ -30,19 +35,19 @@ export const runCommand = defineCommand({
     const setup = headlessSetup(args, rawArgs);
     // citty reads any `--no-X` as `X: false` and leaves "no-wait" unset.
     const wait = !(args["no-wait"] === true || (args as { wait?: boolean }).wait === false);
+    const streamed = setup.inputFormat === "stream-json";
+    if (streamed && (args._[0] !== undefined || args.prompt !== undefined)) {
+      throw new UsageError("--input-format stream-json reads the prompts from stdin; give no PROMPT or --prompt");
+    }
     // Read before the lock is taken: a slow pipe must not hold the state dir.
-    const prompt = await readPrompt({ positional: args._[0], flag: args.prompt });
+    // Streamed messages arrive while the session runs, one turn each.
+    const prompt = streamed ? undefined : await readPrompt({ positional: args._[0], flag: args.prompt });
+    const prompts = prompt !== undefined ? once(prompt) : userMessages(Bun.stdin.stream());
     const idempotencyKey = uuidV7Source.next();
     await runHeadless(setup, {
       idempotencyKey,
-      prompt,
-      async body(lead, stop) {
-        const userTurn = await lead.runner.run(prompt, { idempotencyKey, signal: stop.signal });
-        // A failed user turn ends the run; what the team still has to do stays
-        // durable for `agent drain`.
-        const quiet = wait && !userTurn.isError ? await runUntilQuiet(lead, stop.signal) : undefined;
-        return { userTurn, quiet, teammates: lead.team.list(), waitingForLead: lead.inbox.size };
-      },
+      ...(prompt !== undefined ? { prompt } : {}),
+      body: (lead, stop) => runUserTurns(lead, prompts, { firstKey: idempotencyKey, wait, signal: stop.signal, ...(setup.answerSchema ? { schema: setup.answerSchema } : {}) }),
       note(done, _outcome, info) {
         const left = wait ? undefined : leftForDrain(done.teammates, done.waitingForLead, info.sessionId);
         return left === undefined ? undefined : `not waiting for the team (--no-wait): ${left}`;
@@ -50,3 +55,7 @@ export const runCommand = defineCommand({
     });
   },
 });
+
+async function* once(prompt: string): AsyncGenerator<string> {
+  yield prompt;
+}

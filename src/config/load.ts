@@ -35,6 +35,8 @@ export interface Settings {
   headers: Record<string, string>;
   /** Added to every agent's system prompt: the config files' texts, then --append-system-prompt. */
   appendSystemPrompt?: string;
+  /** --system-prompt (flag only): the Lead's own prompt in place of the built-in one. */
+  systemPrompt?: string;
   requestTimeoutMs: number;
   maxTurns: number;
   permissionMode: PermissionMode;
@@ -92,6 +94,7 @@ export interface SettingsFlags {
   allow?: string[];
   deny?: string[];
   appendSystemPrompt?: string;
+  systemPrompt?: string;
   record?: string;
   replay?: string;
   /** --mcp-config files (or inline JSON), added to config's mcpServers; later ones win for a name. */
@@ -347,6 +350,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     projectTrusted,
   };
   if (flags.appendSystemPrompt !== undefined) parseNonEmpty(flags.appendSystemPrompt, { flag: "--append-system-prompt" });
+  if (flags.systemPrompt !== undefined) settings.systemPrompt = parseNonEmpty(flags.systemPrompt, { flag: "--system-prompt" });
   if (settings.maxBudgetUsd === undefined) delete settings.maxBudgetUsd;
   // Settings that are absent stay absent (not `key: undefined`), so the object compares cleanly.
   for (const key of Object.keys(settings.compaction) as (keyof Settings["compaction"])[]) {

@@ -149,6 +149,15 @@ export class PermissionPolicy {
     return { allow: configured(this.#allow, session.allow), deny: configured(this.#deny, session.deny), session };
   }
 
+  /**
+   * Whether every call of the tool `name` is denied: a deny rule names it with no
+   * pattern. Such a tool is not offered to the model at all (`--deny shell`,
+   * `--disallowedTools`), which would otherwise spend turns on calls it cannot make.
+   */
+  deniesWhole(name: string): boolean {
+    return this.#deny.some((rule) => rule.pattern === undefined && rule.names(name));
+  }
+
   /** Adds rules for the rest of this session (an "always" or "never" answer); malformed ones throw ConfigError. */
   addSessionRules(list: "allow" | "deny", sources: readonly string[]): void {
     const parsed = parseRules(sources, list);

@@ -117,6 +117,11 @@ export class AgentRunner {
     return this.#o.history;
   }
 
+  /** The names of the tools the model is offered now (stream-json's init line). */
+  toolNames(): string[] {
+    return this.#o.tools.specs().map((spec) => spec.name);
+  }
+
   async run(content: string, options: RunOptions): Promise<RunResult> {
     // Before any history, hook or model call: a turn without a key could not be
     // told apart from its replay.

@@ -8,6 +8,7 @@ export const RUN_SUBTYPES = [
   "error_blocked", // a UserPromptSubmit hook refused the prompt
   "error_interrupted", // cancelled (signal, --timeout)
   "error_budget", // the session's spend reached --max-budget-usd; the unfinished turn waits for drain
+  "error_max_structured_output_retries", // the final answer did not match --json-schema, even after one corrective turn (claude -p's name)
 ] as const;
 export type RunSubtype = (typeof RUN_SUBTYPES)[number];
 

@@ -3,8 +3,10 @@ import { NoOwnSessionError } from "./session-errors.ts";
 import { assertSessionName, type SessionMeta } from "./session-meta.ts";
 import type { SessionStore } from "./session-store.ts";
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /** Which session a runtime takes: a new one (named or not), or one that exists. */
-export type SessionPlan = { kind: "new"; name?: string } | { kind: "existing"; meta: SessionMeta };
+export type SessionPlan = { kind: "new"; name?: string; id?: string } | { kind: "existing"; meta: SessionMeta };
 
 /** How `agent run` and `agent` choose their session: new unless told otherwise. */
 export interface SessionChoice {
@@ -14,6 +16,8 @@ export interface SessionChoice {
   resume?: string;
   /** Continue the session of this name, or create it. */
   session?: string;
+  /** claude's --session-id: the session of this id, or a new one with it. */
+  sessionId?: string;
 }
 
 /**
@@ -22,8 +26,19 @@ export interface SessionChoice {
  * --resume and --session refuse them (ForeignSessionError, exit 5).
  */
 export function planSession(store: SessionStore, choice: SessionChoice): SessionPlan {
-  const given = [choice.continue === true ? "--continue" : "", choice.resume !== undefined ? "--resume" : "", choice.session !== undefined ? "--session" : ""].filter(Boolean);
+  const given = [
+    choice.continue === true ? "--continue" : "",
+    choice.resume !== undefined ? "--resume" : "",
+    choice.session !== undefined ? "--session" : "",
+    choice.sessionId !== undefined ? "--session-id" : "",
+  ].filter(Boolean);
   if (given.length > 1) throw new UsageError(`${given.join(" and ")} each choose the session; give one of them`);
+  if (choice.sessionId !== undefined) {
+    const id = choice.sessionId.toLowerCase();
+    if (!UUID.test(id)) throw new UsageError(`--session-id needs a UUID, e.g. --session-id ${crypto.randomUUID()}`);
+    const meta = store.list().find((session) => session.id === id);
+    return meta ? { kind: "existing", meta: store.requireOwn(meta) } : { kind: "new", id };
+  }
   if (choice.continue === true) {
     const recent = store.mostRecent();
     if (!recent) {
@@ -47,5 +62,5 @@ export function planSession(store: SessionStore, choice: SessionChoice): Session
 /** The session the plan names, created now if it is new. */
 export async function openPlannedSession(store: SessionStore, plan: SessionPlan): Promise<SessionMeta> {
   if (plan.kind === "existing") return plan.meta;
-  return plan.name === undefined ? store.create() : store.createNamed(plan.name);
+  return plan.name === undefined ? store.create(plan.id) : store.createNamed(plan.name);
 }

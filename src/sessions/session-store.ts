@@ -94,10 +94,10 @@ export class SessionStore {
     return this.list().find((session) => session.name === name);
   }
 
-  /** A new unnamed session. */
-  create(): SessionMeta {
+  /** A new unnamed session; with `id` (claude's `--session-id`), that id instead of a fresh one. */
+  create(id?: string): SessionMeta {
     ensureDir(this.dir);
-    return this.#build(undefined);
+    return this.#build(undefined, id);
   }
 
   /**
@@ -177,9 +177,9 @@ export class SessionStore {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  #build(name: string | undefined): SessionMeta {
+  #build(name: string | undefined, given?: string): SessionMeta {
     const now = this.#clock.now().toISOString();
-    const id = this.#ids.next();
+    const id = given ?? this.#ids.next();
     const meta: SessionMeta = { version: 1, id, createdAtUtc: now, lastUsedAtUtc: now, marker: this.marker.sign(id) };
     if (name !== undefined) meta.name = name;
     const temp = join(this.dir, `.new-${meta.id}`);

@@ -24,6 +24,8 @@ export interface ToolPipelineOptions {
 
 export interface PermissionDenial {
   tool: string;
+  /** The model's id of the denied call (Claude's `tool_use_id`). */
+  callId: string;
   /** The validated input. */
   input: unknown;
   reason: string;
@@ -76,7 +78,8 @@ export class ToolPipeline implements ToolExecutor {
   }
 
   specs(): ToolSpec[] {
-    return toolSpecs([...this.#tools, ...this.#sources.flatMap((source) => source.tools())]);
+    const offered = [...this.#tools, ...this.#sources.flatMap((source) => source.tools())];
+    return toolSpecs(offered.filter((tool) => !this.#policy.deniesWhole(tool.name)));
   }
 
   #find(name: string): Tool | string {
@@ -127,7 +130,7 @@ export class ToolPipeline implements ToolExecutor {
 
     const decision = await this.#policy.decide(tool, input, pre?.permission ? { ...context, hookPermission: pre.permission } : context);
     if (decision.behavior === "deny") {
-      this.#onDenied({ tool: tool.name, input, reason: decision.reason });
+      this.#onDenied({ tool: tool.name, callId: call.id, input, reason: decision.reason });
       return failure(decision.reason);
     }
 

@@ -12,6 +12,8 @@ export interface AgentUsage {
   toolCalls: number;
   /** Wall time spent in turns. */
   busyMs: number;
+  /** Wall time spent waiting for model answers (claude -p's duration_api_ms). */
+  apiMs: number;
   /** Undefined when a call's model has no price. */
   costUsd?: number;
 }
@@ -21,7 +23,7 @@ export interface UsageReport {
   byAgent: Record<string, AgentUsage>;
 }
 
-const empty = (): AgentUsage & { priced: boolean } => ({ inputTokens: 0, outputTokens: 0, modelCalls: 0, toolCalls: 0, busyMs: 0, costUsd: 0, priced: true });
+const empty = (): AgentUsage & { priced: boolean } => ({ inputTokens: 0, outputTokens: 0, modelCalls: 0, toolCalls: 0, busyMs: 0, apiMs: 0, costUsd: 0, priced: true });
 
 /**
  * Adds the records up per agent and in total. A cost is given only when every
@@ -42,6 +44,7 @@ export function summarise(records: Iterable<UsageRecord>, pricing: Pricing): Usa
       sum.outputTokens += record.output_tokens;
       if (record.cached_input_tokens !== undefined) sum.cachedInputTokens = (sum.cachedInputTokens ?? 0) + record.cached_input_tokens;
       sum.modelCalls += 1;
+      sum.apiMs += record.duration_ms;
       sum.toolCalls += record.tool_calls;
       const cost = callCost(record, pricing);
       if (cost === undefined) sum.priced = false;

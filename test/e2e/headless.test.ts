@@ -86,10 +86,36 @@ describe("--output-last-message FILE", () => {
   });
 });
 
-describe("permission_denials", () => {
-  test("each denied call: agent, tool, input summary and reason", async () => {
+describe("tools denied whole", () => {
+  test("--deny shell (no pattern) and --disallowedTools Read: the model is not offered them; a pattern rule hides nothing", async () => {
+    const names = (r: { body: { tools?: Array<{ function: { name: string } }> } }) => r.body.tools?.map((tool) => tool.function.name) ?? [];
     const server = startServer([
-      { toolCalls: [{ name: "shell", arguments: { command: "git push --force" } }, { name: "write_file", arguments: { path: "a.txt", content: "x" } }] },
+      {
+        text: "ok",
+        check: (r) => {
+          expect(names(r)).not.toContain("shell");
+          expect(names(r)).not.toContain("read_file");
+          expect(names(r)).toContain("grep");
+        },
+      },
+      { text: "ok", check: (r) => expect(names(r)).toContain("shell") },
+    ]);
+    const { run } = runSetup();
+    expect((await run(["hi", "--deny", "shell", "--disallowedTools", "Read", "--base-url", server.url])).code).toBe(0);
+    expect((await run(["hi", "--deny", "shell(git push*)", "--base-url", server.url])).code).toBe(0);
+    server.assertDone();
+  });
+});
+
+describe("permission_denials", () => {
+  test("each denied call: agent, tool, input summary and reason, and claude -p's tool_name, tool_use_id and tool_input", async () => {
+    const server = startServer([
+      {
+        toolCalls: [
+          { id: "call_push", name: "shell", arguments: { command: "git push --force" } },
+          { id: "call_write", name: "write_file", arguments: { path: "a.txt", content: "x" } },
+        ],
+      },
       { text: "I could not." },
     ]);
     const { run } = runSetup();
@@ -97,8 +123,24 @@ describe("permission_denials", () => {
     expect(result.code).toBe(0);
     const json = parseResult(result.stdout);
     expect(json.permission_denials).toEqual([
-      { agent: "lead", tool: "shell", input: "git push --force", reason: expect.stringContaining('matches the deny rule "shell(git push*)"') },
-      { agent: "lead", tool: "write_file", input: "a.txt", reason: expect.stringContaining("no TTY to ask") },
+      {
+        agent: "lead",
+        tool: "shell",
+        input: "git push --force",
+        reason: expect.stringContaining('matches the deny rule "shell(git push*)"'),
+        tool_name: "shell",
+        tool_use_id: "call_push",
+        tool_input: { command: "git push --force" },
+      },
+      {
+        agent: "lead",
+        tool: "write_file",
+        input: "a.txt",
+        reason: expect.stringContaining("no TTY to ask"),
+        tool_name: "write_file",
+        tool_use_id: "call_write",
+        tool_input: { path: "a.txt", content: "x" },
+      },
     ]);
     server.assertDone();
   });

@@ -80,14 +80,20 @@ export const Usage = z.strictObject({
 /** The `--output json` object, and the last `--output stream-json` line. */
 export const ResultLine = z.strictObject({
   type: z.literal("result"),
-  subtype: z.enum(["success", "error_max_turns", "error_model", "error_blocked", "error_interrupted", "error_budget"]),
+  subtype: z.enum(["success", "error_max_turns", "error_model", "error_blocked", "error_interrupted", "error_budget", "error_max_structured_output_retries"]),
   is_error: z.boolean(),
   result: z.string(),
   turns: z.number().int().nonnegative(),
+  // claude -p's name for `turns` (docs/compat.md).
+  num_turns: z.number().int().nonnegative(),
   usage: Usage.omit({ cost_usd: true }),
   usage_by_agent: z.record(z.string().min(1), Usage),
-  total_cost_usd: z.number().nonnegative().optional(),
+  // Always a number; 0 with cost_note when a model's price is unknown.
+  total_cost_usd: z.number().nonnegative(),
+  cost_note: z.string().min(1).optional(),
   duration_ms: z.number().int().nonnegative(),
+  duration_api_ms: z.number().int().nonnegative(),
+  structured_output: z.unknown().optional(),
   agent: z.literal("lead"),
   model: z.string().min(1),
   session_id: z.uuid(),
@@ -106,7 +112,16 @@ export const ResultLine = z.strictObject({
     }),
   ),
   permission_denials: z.array(
-    z.strictObject({ agent: z.string().min(1), tool: z.string().min(1), input: z.string(), reason: z.string().min(1) }),
+    z.strictObject({
+      agent: z.string().min(1),
+      tool: z.string().min(1),
+      input: z.string(),
+      reason: z.string().min(1),
+      // claude -p's shape of the same denial.
+      tool_name: z.string().min(1),
+      tool_use_id: z.string().min(1),
+      tool_input: z.unknown(),
+    }),
   ),
 });
 export type ResultLine = z.infer<typeof ResultLine>;

@@ -13,6 +13,9 @@ import { RunStop } from "./stop.ts";
 import { writeLastMessage } from "./last-message.ts";
 import type { UsageLedger } from "../../usage/usage-ledger.ts";
 import { startTracing } from "./tracing.ts";
+import { claudeShapes } from "./claude-stream.ts";
+import { codexShapes } from "./codex-stream.ts";
+import { agentShapes } from "./stream-shapes.ts";
 import { type PermissionDenialRecord, type TeamOutcome, type TeamOutcomeInput, teamOutcome } from "./team-outcome.ts";
 
 /** What a headless command does with the runtime: `run` a user turn and its team, `drain` the team. */
@@ -53,6 +56,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
       ? { teamView: { columns: () => process.stderr.columns ?? 80, colour: (process.env.NO_COLOR ?? "") === "" } }
       : {}),
     includePartialMessages: setup.includePartialMessages,
+    shapes: setup.events === "claude" ? claudeShapes(VERSION) : setup.events === "codex" ? codexShapes() : agentShapes(VERSION),
   });
   // A script reading stream-json learns what was ignored (an untrusted project's settings) without parsing stderr.
   for (const warning of setup.warnings) output.setupWarning(LEAD, warning);
@@ -115,6 +119,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
           await lead.mcp.start();
           info.mcpServers = lead.mcp.statuses();
         }
+        if (setup.events === "claude") info.tools = lead.runner?.toolNames() ?? [];
         output.start(info);
         return work.body(lead, stop);
       },

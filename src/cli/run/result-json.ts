@@ -27,19 +27,34 @@ export interface RunInfo {
   idempotencyKey?: string;
   /** The MCP servers and their tools, once started (stream-json's init line only). */
   mcpServers?: McpServerStatus[];
+  /** The tools the Lead's model is offered (Claude's stream-json init line only). */
+  tools?: string[];
 }
 
-/** The result object; with the team's part (teammates, events) for `run` and `drain`. */
+/**
+ * The result object; with the team's part (teammates, events) for `run` and `drain`.
+ * It carries `claude -p`'s field names too (num_turns, duration_api_ms, total_cost_usd,
+ * permission_denials' tool_name/tool_use_id/tool_input), so its scripts read it unchanged.
+ */
 export function resultJson(result: RunResult, info: RunInfo, team?: TeamOutcome) {
+  const cost = team?.usage?.total.costUsd;
   return {
     type: "result",
     subtype: result.subtype,
     is_error: result.isError,
     result: result.result,
     turns: result.turns,
+    num_turns: result.turns,
     // The whole command's usage, every agent's (the Lead's own turns' alone when there is no ledger).
     ...(team?.usage ? reportJson(team.usage) : { usage: { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens } }),
+    // A number always, as scripts add it up; 0 with a note when a call's model has no price.
+    total_cost_usd: cost ?? 0,
+    ...(cost === undefined
+      ? { cost_note: `no known price for model ${JSON.stringify(info.model)}: total_cost_usd is 0; add it to config "pricing" (docs/observability.md)` }
+      : {}),
     duration_ms: result.durationMs,
+    duration_api_ms: team?.usage?.total.apiMs ?? 0,
+    ...(team?.structuredOutput !== undefined ? { structured_output: team.structuredOutput } : {}),
     agent: info.agent,
     model: info.model,
     session_id: info.sessionId,
@@ -55,7 +70,15 @@ function teamJson(team: TeamOutcome) {
     events: team.events,
     event_turns: team.eventTurns,
     teammates: team.teammates.map(({ name, role, state, failure }) => ({ name, role, state, ...(failure !== undefined ? { failure } : {}) })),
-    permission_denials: team.permissionDenials.map(({ agent, tool, input, reason }) => ({ agent, tool, input: inputSummary(input), reason })),
+    permission_denials: team.permissionDenials.map(({ agent, tool, callId, input, reason }) => ({
+      agent,
+      tool,
+      input: inputSummary(input),
+      reason,
+      tool_name: tool,
+      tool_use_id: callId,
+      tool_input: input,
+    })),
   };
 }
 

@@ -6,7 +6,8 @@ import { StatusBlock } from "../terminal/status-block.ts";
 import { AnswerStream } from "./answer-stream.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
 import { ProgressPrinter, type ProgressLevel } from "./progress.ts";
-import { type OutputFormat, type RunInfo, eventJson, initJson, resultJson } from "./result-json.ts";
+import type { OutputFormat, RunInfo } from "./result-json.ts";
+import { type StreamEvent, type StreamShapes, agentShapes } from "./stream-shapes.ts";
 import { Spinner, canAnimate } from "./spinner.ts";
 import type { TeamOutcome } from "./team-outcome.ts";
 
@@ -22,6 +23,8 @@ export interface RunOutputOptions {
   streamAnswer?: boolean;
   /** stream-json: also print each streamed piece of an answer as an `assistant_delta` line. */
   includePartialMessages?: boolean;
+  /** Whose shapes the json and stream-json lines take (default: ours). */
+  shapes?: StreamShapes;
   /** stderr is a terminal: a live team view below the log instead of the spinner (src/cli/terminal/). */
   teamView?: { columns: () => number; colour: boolean };
   /** stdout is a terminal with colour: the answer's markdown rendered (src/cli/terminal/markdown.ts). */
@@ -47,10 +50,12 @@ export class RunOutput {
    * teammates starting) before the init line can be printed, and the init line
    * must come first. Held here, and dropped if the runtime never starts.
    */
-  #early: unknown[] | undefined = [];
+  #early: StreamEvent[] | undefined = [];
+  readonly #shapes: StreamShapes;
 
   constructor(options: RunOutputOptions) {
     this.#o = options;
+    this.#shapes = options.shapes ?? agentShapes(options.version);
     const streamAnswer = options.streamAnswer === true && options.format === "text";
     this.#stdout = new OrderedWriter(options.stdout);
     const toStdout = (text: string) => this.#stdout.write(text);
@@ -85,8 +90,8 @@ export class RunOutput {
     const early = this.#early ?? [];
     this.#early = undefined;
     if (this.#o.format !== "stream-json") return;
-    this.#line(initJson(info, this.#o.version));
-    for (const value of early) this.#line(value);
+    for (const line of this.#shapes.init(info)) this.#line(line);
+    for (const event of early) for (const line of this.#shapes.event(event)) this.#line(line);
   }
 
   readonly observe = (event: RunEvent): void => {
@@ -114,8 +119,8 @@ export class RunOutput {
 
   #event(event: RunEvent | TeamEvent): void {
     if (this.#o.format !== "stream-json") return;
-    if (this.#early) this.#early.push(eventJson(event));
-    else this.#line(eventJson(event));
+    if (this.#early) this.#early.push(event);
+    else for (const line of this.#shapes.event(event)) this.#line(line);
   }
 
   /** A setup warning (stderr already has it): a `warning` line of stream-json, after the init line. */
@@ -139,7 +144,8 @@ export class RunOutput {
   async finish(outcome: TeamOutcome, info: RunInfo): Promise<void> {
     this.stopProgress();
     const { result } = outcome;
-    if (this.#o.format !== "text") this.#line(resultJson(result, info, outcome));
+    if (this.#o.format === "json") this.#line(agentShapes(this.#o.version).result(outcome, info)[0]);
+    else if (this.#o.format === "stream-json") for (const line of this.#shapes.result(outcome, info)) this.#line(line);
     else if (!result.isError && result.result.length > 0 && !this.#answer?.coversResult(result.result)) {
       this.#stdout.write(this.#render(result.result.endsWith("\n") ? result.result : `${result.result}\n`));
     }

@@ -15,6 +15,9 @@ import { lastMessagePath } from "./last-message.ts";
 import type { OutputFormat } from "./result-json.ts";
 import { resolveWorkspace, runStateDir } from "./workspace.ts";
 import { sandboxRequest } from "./sandbox-request.ts";
+import type { CompatValues, InputFormat } from "./compat-flags.ts";
+import { type AnswerSchema, answerSchema } from "./structured-output.ts";
+import { claudeToolRules } from "./compat-tools.ts";
 
 export { headlessArgs, runtimeArgs, sessionArgs, trustProjectArg, verboseArg } from "./runtime-flags.ts";
 
@@ -71,8 +74,16 @@ export interface RuntimeSetup {
   runFlags: RunFlags;
 }
 
+/** Whose event shapes stream-json lines take: ours (`--output stream-json`), Claude Code's (`--output-format stream-json`) or codex exec's (`--json`). */
+export type EventShapes = "agent" | "claude" | "codex";
+
 export interface HeadlessSetup extends RuntimeSetup {
   format: OutputFormat;
+  events: EventShapes;
+  /** `stream-json`: the user turns come as JSON lines on stdin (`--input-format stream-json`). */
+  inputFormat: InputFormat;
+  /** The JSON Schema the final answer must satisfy (--json-schema, --output-schema). */
+  answerSchema?: AnswerSchema;
   level: ProgressLevel;
   timeout: { ms: number; text: string } | undefined;
   includePartialMessages: boolean;
@@ -86,7 +97,7 @@ export interface HeadlessSetup extends RuntimeSetup {
  * overrides the plan the session flags give (`agent drain` picks its own). `rawArgs`
  * (citty's, normalised) carries every value of the repeatable options; without it only `args`' are seen.
  */
-export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[], session?: (store: SessionStore) => SessionPlan): RuntimeSetup {
+export function runtimeSetup(args: RuntimeValues & CompatValues, rawArgs?: readonly string[], session?: (store: SessionStore) => SessionPlan): RuntimeSetup {
   const workspace = resolveWorkspace(args.workspace);
   const stateRoot = runStateDir(args, workspace);
   const flags = settingsFlags(args, rawArgs);
@@ -107,7 +118,7 @@ export function runtimeSetup(args: RuntimeValues, rawArgs?: readonly string[], s
   const resolved = resolveSandbox(sandboxRequest(settings, workspace, stateRoot, process.env));
   if (resolved.warning) warnings.push(resolved.warning);
   const store = new SessionStore(stateRoot);
-  const plan = session ? session(store) : planSession(store, { continue: args.continue, resume: args.resume, session: args.session });
+  const plan = session ? session(store) : planSession(store, { continue: args.continue, resume: args.resume, session: args.session, sessionId: args["session-id"] });
   return {
     workspace,
     stateRoot,
@@ -155,38 +166,58 @@ export function withRecordedFlags<T extends RuntimeValues>(args: T, rawArgs: rea
 }
 
 /** The flags that are settings, as loadSettings takes them. */
-export function settingsFlags(args: RuntimeValues, rawArgs?: readonly string[]): SettingsFlags {
-  const list = (name: "allow" | "deny" | "mcp-config") => (rawArgs ? repeatedValues(rawArgs, name) : asList(args[name]));
+export function settingsFlags(args: RuntimeValues & CompatValues, rawArgs?: readonly string[]): SettingsFlags {
+  if (args["full-auto"] === true && (args["permission-mode"] !== undefined || args.sandbox !== undefined)) {
+    throw new UsageError("--full-auto sets --permission-mode and --sandbox; give it or them, not both");
+  }
+  const list = (name: "allow" | "deny" | "mcp-config" | "allowedTools" | "disallowedTools") => (rawArgs ? repeatedValues(rawArgs, name) : asList(args[name]));
+  // claude -p's tool lists are rules like ours, added after them.
+  const rules = (own: string[] | undefined, claude: "allowedTools" | "disallowedTools") => {
+    const added = (list(claude) ?? []).flatMap((value) => claudeToolRules(value, `--${claude}`));
+    return own === undefined && added.length === 0 ? undefined : [...(own ?? []), ...added];
+  };
   return {
     model: args.model,
     baseUrl: args["base-url"],
     provider: args.provider,
     profile: args.profile,
     maxTurns: args["max-turns"],
-    permissionMode: args["permission-mode"],
-    allow: list("allow"),
-    deny: list("deny"),
+    permissionMode: args["full-auto"] === true ? "bypassPermissions" : args["permission-mode"],
+    allow: rules(list("allow"), "allowedTools"),
+    deny: rules(list("deny"), "disallowedTools"),
     appendSystemPrompt: args["append-system-prompt"],
+    systemPrompt: args["system-prompt"],
     record: args.record,
     replay: args.replay,
     mcpConfig: list("mcp-config"),
-    sandbox: args.sandbox,
+    sandbox: args["full-auto"] === true ? "workspace-write" : args.sandbox,
     maxBudgetUsd: args["max-budget-usd"],
     store: args.store,
     remoteTeammates: args["remote-teammates"],
   };
 }
 
-export function headlessSetup(args: HeadlessValues, rawArgs?: readonly string[], session?: (store: SessionStore) => SessionPlan): HeadlessSetup {
+export function headlessSetup(args: HeadlessValues & CompatValues, rawArgs?: readonly string[], session?: (store: SessionStore) => SessionPlan): HeadlessSetup {
   if (args.quiet && args.verbose) throw new UsageError("--quiet and --verbose contradict each other; give one");
   const timeout = args.timeout === undefined ? undefined : { ms: parseTimeout(args.timeout), text: args.timeout };
+  const { format, events } = outputChoice(args, rawArgs);
   const includePartialMessages = args["include-partial-messages"] === true;
-  if (includePartialMessages && args.output !== "stream-json") {
+  if (includePartialMessages && format !== "stream-json") {
     throw new UsageError("--include-partial-messages needs --output stream-json: text output streams the answer by itself on a terminal");
   }
+  if (args["add-dir"] !== undefined) {
+    throw new UsageError("--add-dir is not supported yet: the file tools and the sandbox reach the workspace only; give the common parent with --workspace DIR");
+  }
+  if (args["fork-session"] === true) {
+    throw new UsageError("--fork-session is not supported yet: continue the session itself (-c, --resume) or start a new one");
+  }
+  const schema = answerSchema(args["json-schema"], args["output-schema"]);
   return {
     ...runtimeSetup(args, rawArgs, session),
-    format: (args.output ?? "text") as OutputFormat,
+    format,
+    events,
+    inputFormat: (args["input-format"] ?? "text") as InputFormat,
+    ...(schema ? { answerSchema: schema } : {}),
     level: args.quiet ? "quiet" : args.verbose ? "verbose" : "normal",
     timeout,
     includePartialMessages,
@@ -194,10 +225,25 @@ export function headlessSetup(args: HeadlessValues, rawArgs?: readonly string[],
   };
 }
 
+/**
+ * What stdout carries: --output (ours), --output-format (claude -p's name; its
+ * stream-json in Claude Code's shapes) or --json (codex exec's JSON lines); one of them.
+ */
+function outputChoice(args: HeadlessValues & CompatValues, rawArgs?: readonly string[]): { format: OutputFormat; events: EventShapes } {
+  // --output has a default, so only the command line tells whether it was given.
+  const ownGiven = rawArgs ? rawArgs.some((token) => token.startsWith("--output=")) : false;
+  const given = [ownGiven ? "--output" : "", args["output-format"] !== undefined ? "--output-format" : "", args.json === true ? "--json" : ""].filter(Boolean);
+  if (given.length > 1) throw new UsageError(`${given.join(" and ")} each choose what stdout carries; give one of them`);
+  if (args.json === true) return { format: "stream-json", events: "codex" };
+  const claude = args["output-format"];
+  if (claude !== undefined) return { format: claude as OutputFormat, events: claude === "stream-json" ? "claude" : "agent" };
+  return { format: (args.output ?? "text") as OutputFormat, events: "agent" };
+}
+
 /** A repeatable option: citty gives one value as a string, several as an array. */
-function asList(value: string | string[] | undefined): string[] | undefined {
+function asList(value: string | readonly string[] | undefined): string[] | undefined {
   if (value === undefined) return undefined;
-  return Array.isArray(value) ? value : [value];
+  return typeof value === "string" ? [value] : [...value];
 }
 
 /** `90s`, `10m`, `1h30m`; a bare number is seconds (`--timeout 60`), as GNU timeout reads it. */

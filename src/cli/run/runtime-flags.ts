@@ -20,7 +20,7 @@ export const trustProjectArg = {
 /** Where the runtime works and how it reaches the model. */
 export const runtimeArgs = {
   workspace: { type: "string", valueHint: "dir", description: "Directory the agent works in (default: the current directory)" },
-  model: { type: "string", valueHint: "name", description: "Model name (default: $AGENT_MODEL, config, else gpt-4o-mini)" },
+  model: { type: "string", alias: "m", valueHint: "name", description: "Model name (default: $AGENT_MODEL, config, else gpt-4o-mini)" },
   "base-url": { type: "string", valueHint: "url", description: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, config, else OpenAI)" },
   provider: {
     type: "enum",
@@ -66,7 +66,7 @@ export const runtimeArgs = {
 /** How `agent run` and the interactive session choose their session: a new one unless told otherwise. */
 export const sessionArgs = {
   continue: { type: "boolean", alias: "c", description: "Continue the most recently used session of the workspace" },
-  resume: { type: "string", valueHint: "id", description: "Continue this session (short id, id, unique id prefix or name)" },
+  resume: { type: "string", alias: "r", valueHint: "id", description: "Continue this session (short id, id, unique id prefix or name)" },
   session: { type: "string", valueHint: "name", description: "Continue the session of this name, or start it (e.g. ci-42)" },
 } as const satisfies ArgsDef;
 
@@ -79,7 +79,7 @@ export const headlessArgs = {
     type: "boolean",
     description: "With --output stream-json: also print each piece of an answer as it streams in (assistant_delta lines)",
   },
-  "output-last-message": { type: "string", valueHint: "file", description: "Also write the final answer to this file (when the run succeeds)" },
+  "output-last-message": { type: "string", alias: "o", valueHint: "file", description: "Also write the final answer to this file (when the run succeeds)" },
 } as const satisfies ArgsDef;
 
 /** `--verbose` of a headless command, which also means more progress. */

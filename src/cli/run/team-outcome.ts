@@ -18,11 +18,14 @@ export interface TeamOutcome {
   permissionDenials: PermissionDenialRecord[];
   /** What every agent of the command used (and cost, when priced). */
   usage?: UsageReport;
+  /** The final answer as the JSON value --json-schema asked for, once it passed. */
+  structuredOutput?: unknown;
 }
 
 export interface PermissionDenialRecord {
   agent: string;
   tool: string;
+  callId: string;
   input: unknown;
   reason: string;
 }
@@ -32,6 +35,10 @@ export interface TeamOutcomeInput {
   userTurn?: RunResult;
   /** The event turns after it; absent with --no-wait and after a failed user turn. */
   quiet?: QuietOutcome;
+  /** Lead turns of this command before the user turn (earlier --input-format stream-json messages and their event turns), in order. */
+  earlier?: { turns: RunResult[]; events: number; eventTurns: number };
+  /** The --json-schema answer: its value, or why the last answer still did not match. */
+  structured?: { value: unknown } | { problem: string };
   teammates: TeammateRecord[];
   /** Why the command was stopped (--timeout, a signal), when it was. */
   stopReason?: string;
@@ -48,10 +55,15 @@ export interface TeamOutcomeInput {
  * the wait itself was cut short, it is `error_interrupted` and says what is left.
  * Turns and usage add up every turn; the duration is the command's.
  */
-export function teamOutcome({ userTurn, quiet, teammates, stopReason, durationMs, permissionDenials = [], budgetStop, usage }: TeamOutcomeInput): TeamOutcome {
-  const turns = [...(userTurn ? [userTurn] : []), ...(quiet?.turns.map((turn) => turn.result) ?? [])];
+export function teamOutcome(input: TeamOutcomeInput): TeamOutcome {
+  const { userTurn, quiet, teammates, stopReason, durationMs, permissionDenials = [], budgetStop, usage, earlier, structured } = input;
+  const turns = [...(earlier?.turns ?? []), ...(userTurn ? [userTurn] : []), ...(quiet?.turns.map((turn) => turn.result) ?? [])];
   const last = turns.at(-1);
   let { result, subtype } = last ?? { result: "", subtype: "success" as const };
+  if (structured && "problem" in structured && subtype === "success") {
+    subtype = "error_max_structured_output_retries";
+    result = `the final answer does not match --json-schema after one corrective turn: ${structured.problem}`;
+  }
   if (quiet?.interrupted && subtype !== "error_interrupted") {
     subtype = "error_interrupted";
     result = `stopped waiting for the team (${workLeft(teammates)}); run \`agent drain\` to go on`;
@@ -73,11 +85,12 @@ export function teamOutcome({ userTurn, quiet, teammates, stopReason, durationMs
       usage: turns.reduce((sum, turn) => addUsage(sum, turn.usage), ZERO_USAGE),
       durationMs,
     },
-    events: quiet?.events ?? 0,
-    eventTurns: quiet?.turns.length ?? 0,
+    events: (quiet?.events ?? 0) + (earlier?.events ?? 0),
+    eventTurns: (quiet?.turns.length ?? 0) + (earlier?.eventTurns ?? 0),
     teammates,
     permissionDenials,
     ...(usage ? { usage } : {}),
+    ...(structured && "value" in structured && subtype === "success" ? { structuredOutput: structured.value } : {}),
   };
 }
 

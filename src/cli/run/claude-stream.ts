@@ -1,0 +1,64 @@
+import { LEAD } from "../../core/agent-name.ts";
+import { type RunInfo, eventJson, initJson, resultJson } from "./result-json.ts";
+import { type StreamEvent, type StreamShapes, callInput } from "./stream-shapes.ts";
+
+// `--output-format stream-json`: the event shapes `claude -p` prints (its SDK's
+// messages), so a script or the Claude Agent SDK reading them works unchanged.
+// The Lead's answers and tool calls are `assistant` messages with content blocks,
+// tool results `user` messages; everything else we report (teammates, mailbox,
+// retries, a subagent's steps) is a `system` line whose subtype is our event type.
+
+export function claudeShapes(version: string): StreamShapes {
+  let sessionId = "";
+  let model = "";
+  const stamp = <T extends object>(line: T) => ({ ...line, session_id: sessionId, uuid: crypto.randomUUID() });
+  const assistant = (content: unknown[]) =>
+    stamp({
+      type: "assistant",
+      message: { id: `msg_${crypto.randomUUID().replaceAll("-", "")}`, type: "message", role: "assistant", model, content, stop_reason: null, stop_sequence: null },
+      parent_tool_use_id: null,
+    });
+  return {
+    init(info: RunInfo) {
+      sessionId = info.sessionId;
+      model = info.model;
+      const ours = initJson(info, version);
+      return [
+        stamp({
+          ...ours,
+          cwd: info.workspace,
+          tools: info.tools ?? [],
+          mcp_servers: (info.mcpServers ?? []).map(({ name, status }) => ({ name, status })),
+          model: info.model,
+          permissionMode: info.permissionMode,
+          apiKeySource: "none",
+          slash_commands: [],
+          output_style: "default",
+          ...(info.mcpServers ? { agent_mcp_servers: info.mcpServers } : {}),
+        }),
+      ];
+    },
+    event(event: StreamEvent) {
+      const lead = "agent" in event && event.agent === LEAD;
+      if (lead && event.type === "assistant") return [assistant([{ type: "text", text: event.text }])];
+      if (lead && event.type === "tool_call") return [assistant([{ type: "tool_use", id: event.id, name: event.name, input: callInput(event.arguments) }])];
+      if (lead && event.type === "tool_result") {
+        return [
+          stamp({
+            type: "user",
+            message: { role: "user", content: [{ type: "tool_result", tool_use_id: event.id, content: event.content, is_error: event.isError }] },
+            parent_tool_use_id: null,
+          }),
+        ];
+      }
+      if (lead && event.type === "assistant_delta") {
+        return [stamp({ type: "stream_event", event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: event.text } }, parent_tool_use_id: null })];
+      }
+      // claude -p does not echo the prompt back.
+      if (lead && event.type === "user") return [];
+      const { type, ...fields } = eventJson(event);
+      return [stamp({ type: "system", subtype: type, ...fields })];
+    },
+    result: (outcome, info) => [stamp(resultJson(outcome.result, info, outcome))],
+  };
+}

@@ -1,0 +1,68 @@
+import { UsageError } from "../../core/errors.ts";
+import { uuidV7Source } from "../../core/ids.ts";
+import type { LeadRuntime } from "../../app/lead.ts";
+import { type QuietOutcome, runUntilQuiet } from "../../app/until-quiet.ts";
+import type { RunResult } from "../../runtime/run-types.ts";
+import type { TeammateRecord } from "../../team/team-registry.ts";
+import { type AnswerSchema, correctionPrompt, schemaInstruction } from "./structured-output.ts";
+
+export interface UserTurnsOptions {
+  /** The first prompt's key (recorded before the runtime started); later turns get fresh ones. */
+  firstKey: string;
+  /** Wait for the team after each user turn (not with --no-wait). */
+  wait: boolean;
+  /** --json-schema: the answer is checked, and corrected once. */
+  schema?: AnswerSchema;
+  signal: AbortSignal;
+}
+
+export interface UserTurnsDone {
+  userTurn: RunResult;
+  quiet?: QuietOutcome;
+  earlier: { turns: RunResult[]; events: number; eventTurns: number };
+  structured?: { value: unknown } | { problem: string };
+  teammates: TeammateRecord[];
+  waitingForLead: number;
+}
+
+/**
+ * The Lead's user turns of one `agent run`: one per prompt (several with
+ * --input-format stream-json, in one session), each followed by the team's
+ * event turns until it is quiet; then, with a schema, one corrective turn when
+ * the final answer does not match it. A failed turn ends the run: what the
+ * team still has to do stays durable for `agent drain`.
+ */
+export async function runUserTurns(lead: LeadRuntime, prompts: AsyncIterable<string>, o: UserTurnsOptions): Promise<UserTurnsDone> {
+  const runner = lead.runner!;
+  const earlier = { turns: [] as RunResult[], events: 0, eventTurns: 0 };
+  let last: { userTurn: RunResult; quiet?: QuietOutcome } | undefined;
+  let key: string | undefined = o.firstKey;
+  const turn = async (prompt: string) => {
+    if (last) {
+      earlier.turns.push(last.userTurn, ...(last.quiet?.turns.map((t) => t.result) ?? []));
+      earlier.events += last.quiet?.events ?? 0;
+      earlier.eventTurns += last.quiet?.turns.length ?? 0;
+    }
+    const userTurn = await runner.run(prompt, { idempotencyKey: key ?? uuidV7Source.next(), signal: o.signal });
+    key = undefined;
+    const quiet = o.wait && !userTurn.isError ? await runUntilQuiet(lead, o.signal) : undefined;
+    last = { userTurn, ...(quiet ? { quiet } : {}) };
+    return !userTurn.isError && !(quiet?.interrupted ?? false) && !(quiet?.turns.at(-1)?.result.isError ?? false);
+  };
+  for await (const prompt of prompts) {
+    if (!(await turn(o.schema ? `${prompt}\n\n${schemaInstruction(o.schema)}` : prompt))) break;
+  }
+  if (!last) throw new UsageError('--input-format stream-json: stdin ended before any user message; send {"type":"user","message":{"role":"user","content":"..."}} lines');
+  let structured: UserTurnsDone["structured"];
+  if (o.schema && finalAnswer(last).subtype === "success") {
+    let checked = o.schema.check(finalAnswer(last).result);
+    if (!checked.ok && (await turn(correctionPrompt(o.schema, checked.problem)))) checked = o.schema.check(finalAnswer(last).result);
+    structured = checked.ok ? { value: checked.value } : { problem: checked.problem };
+  }
+  const done = last as { userTurn: RunResult; quiet?: QuietOutcome };
+  return { ...done, earlier, ...(structured ? { structured } : {}), teammates: lead.team.list(), waitingForLead: lead.inbox.size };
+}
+
+function finalAnswer(last: { userTurn: RunResult; quiet?: QuietOutcome }): RunResult {
+  return last.quiet?.turns.at(-1)?.result ?? last.userTurn;
+}

@@ -1,0 +1,118 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type RecordedRequest, type ScriptedReply } from "../support/model-server.ts";
+import { tempDir } from "../support/temp-dir.ts";
+import { AGENT_BINARY } from "../e2e/agent-binary.ts";
+import { scriptedServers } from "../e2e/run-fixture.ts";
+
+// Shell scripts written the way people script `claude -p` and `codex exec`
+// (shapes from their public docs, scripts our own) run unchanged: `agent` on the
+// PATH is the compiled binary, the endpoint a scripted model server, the working
+// directory a fresh workspace. Each script checks its output with jq and prints
+// what the test compares.
+
+const startServer = scriptedServers();
+
+async function runScript(name: string, script: ScriptedReply[], files: Record<string, string> = {}) {
+  const server = startServer(script);
+  const root = realpathSync(tempDir("agent-compat-"));
+  const bin = join(root, "bin");
+  const workspace = join(root, "workspace");
+  mkdirSync(bin);
+  mkdirSync(workspace);
+  symlinkSync(AGENT_BINARY, join(bin, "agent"));
+  for (const [path, content] of Object.entries(files)) writeFileSync(join(workspace, path), content);
+  const child = Bun.spawn(["bash", join(import.meta.dir, name)], {
+    cwd: workspace,
+    env: {
+      ...process.env,
+      PATH: `${bin}:${process.env.PATH}`,
+      OPENAI_BASE_URL: server.url,
+      OPENAI_API_KEY: "test-key",
+      AGENT_STATE_DIR: join(root, "state"),
+      NO_COLOR: "1",
+    },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { code, stdout, stderr, server, workspace };
+}
+
+const toolNames = (request: RecordedRequest) => request.body.tools?.map((tool) => tool.function.name) ?? [];
+
+describe("claude -p scripts", () => {
+  test("--output-format json: num_turns and total_cost_usd are numbers", async () => {
+    const { code, stdout, stderr, server } = await runScript("claude-json.sh", [{ text: "hi there" }]);
+    expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("agent:")) }).toEqual({ code: 0, errors: [] });
+    expect(stdout).toBe("1\nnumber\nhi there\n");
+    server.assertDone();
+  });
+
+  test("--output-format stream-json: init lists the tools; a tool call is an assistant tool_use, then a user tool_result", async () => {
+    const { code, stdout, stderr, server } = await runScript("claude-stream.sh", [
+      { toolCalls: [{ id: "call_ls", name: "shell", arguments: { command: "ls" } }] },
+      { text: "one file: a.txt", check: (r) => expect(String(r.body.messages.findLast((m) => m.role === "tool")!.content)).toContain("a.txt") },
+    ], { "a.txt": "a\n" });
+    expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("agent:")) }).toEqual({ code: 0, errors: [] });
+    expect(stdout).toBe("one file: a.txt\n");
+    server.assertDone();
+  });
+
+  test("--input-format stream-json: two user lines are two turns of one session", async () => {
+    const { code, stdout, stderr, server } = await runScript("claude-stream-input.sh", [
+      { text: "first answer", check: (r) => expect(r.body.messages.at(-1)).toEqual({ role: "user", content: "first question" }) },
+      {
+        text: "second answer",
+        check: (r) => {
+          // The same session: the first turn is in the history the second one sends.
+          const contents = r.body.messages.map((m) => m.content);
+          expect(contents).toContain("first question");
+          expect(contents).toContain("first answer");
+          expect(r.body.messages.at(-1)).toEqual({ role: "user", content: "second question" });
+        },
+      },
+    ]);
+    expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("agent:")) }).toEqual({ code: 0, errors: [] });
+    expect(stdout).toBe("first answer\nsecond answer\n");
+    server.assertDone();
+  });
+
+  test("--json-schema: a first answer that does not match gets one corrective turn, then structured_output", async () => {
+    const { code, stdout, stderr, server } = await runScript("claude-json-schema.sh", [
+      { text: "There are three files.", check: (r) => expect(String(r.body.messages.at(-1)!.content)).toContain('"required":["count"]') },
+      { text: '```json\n{"count": 3}\n```', check: (r) => expect(String(r.body.messages.at(-1)!.content)).toContain("does not match the required JSON Schema") },
+    ]);
+    expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("agent:")) }).toEqual({ code: 0, errors: [] });
+    expect(stdout).toBe('{"count":3}\n');
+    server.assertDone();
+  });
+
+  test("--disallowedTools Bash: the request's tools lack shell", async () => {
+    const { code, stderr, server } = await runScript("claude-disallowed.sh", [
+      {
+        text: "hello",
+        check: (r) => {
+          expect(toolNames(r)).toContain("read_file");
+          expect(toolNames(r)).not.toContain("shell");
+        },
+      },
+    ]);
+    expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("agent:")) }).toEqual({ code: 0, errors: [] });
+    server.assertDone();
+  });
+});
+
+describe("codex exec scripts", () => {
+  test("agent exec --json: thread.started, turn.started, items, turn.completed; -o writes the last message", async () => {
+    const { code, stdout, stderr, server } = await runScript("codex-exec.sh", [
+      { toolCalls: [{ id: "call_ls", name: "shell", arguments: { command: "ls" } }] },
+      { text: "a.txt is here" },
+    ], { "a.txt": "a\n" });
+    expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("agent:")) }).toEqual({ code: 0, errors: [] });
+    expect(stdout).toBe("a.txt is here\na.txt is here\n");
+    server.assertDone();
+  });
+});
