@@ -21,6 +21,7 @@ import { type PermissionAsker, PermissionPolicy } from "../permissions/policy.ts
 import { type TeamEvent, TeammateRuntime } from "../team/teammate-runtime.ts";
 import { TeammateHosting } from "../team/teammate-hosting.ts";
 import { DEFAULT_LEASE_TTL_MS, type LeaseHolder, type TeammateLeases, thisHolder } from "../leases/teammate-leases.ts";
+import { readAttachmentTool } from "../tools/read-attachment.ts";
 import { sendMessageTool } from "../tools/send-message.ts";
 import { DEFAULT_SHELL_OUTPUT_CHARS, shellTool } from "../tools/shell.ts";
 import { spawnTeammateTool } from "../tools/spawn-teammate.ts";
@@ -340,6 +341,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       ...(context.hosting?.watchEveryMs !== undefined ? { watchEveryMs: context.hosting.watchEveryMs } : {}),
       ...(mailbox.teamWakeups ? { teamWakeups: mailbox.teamWakeups } : {}),
       store: mailbox.store,
+      attachments: stores.attachments,
       inbox,
       supervisor,
       registry: stores.team,
@@ -359,6 +361,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
           model,
           tasks,
           team,
+          attachments: stores.attachments,
           openHistory,
           runnerFor,
           withContext,
@@ -400,6 +403,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       scheduleCronTool(cron),
       spawnTeammateTool(team, definitions, { git: inGit, isolation: inGit ? settings.team.isolation : "none", autoClaim: settings.team.autoClaim }),
       sendMessageTool(team),
+      readAttachmentTool(stores.attachments),
       requestShutdownTool(team),
       reviewPlanTool(team),
       // Only where it can work, so a workspace without git offers the model nothing it cannot use.

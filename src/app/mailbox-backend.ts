@@ -13,6 +13,7 @@ import type { FsOps } from "../storage/fs-ops.ts";
 import { FileTeammateLeases } from "../leases/file-leases.ts";
 import type { TeammateLeases } from "../leases/teammate-leases.ts";
 import { PgTeammateLeases } from "../postgres/teammate-leases.ts";
+import { PgAttachments } from "../postgres/attachment-rows.ts";
 import { PgCronTable } from "../postgres/cron-table.ts";
 import { PgHistoryBackend } from "../postgres/history-store.ts";
 import { PgTaskTable } from "../postgres/task-table.ts";
@@ -99,5 +100,6 @@ export function postgresStores(sql: SQL, session: string): StateStores {
     tasks: new PgTaskTable(sql, session),
     cron: new PgCronTable(sql, session),
     files: new PgFileJournal(sql, session),
+    attachments: new PgAttachments(sql, session),
   };
 }

@@ -1,3 +1,5 @@
+import type { AttachmentStore } from "../attachments/attachment-store.ts";
+import { FileAttachments } from "../attachments/file-attachments.ts";
 import { FileCronTable, type CronTable } from "../cron/cron-store.ts";
 import { FileJournalFiles } from "../file-journal/file-backend.ts";
 import type { FileJournalBackend } from "../file-journal/journal-records.ts";
@@ -17,6 +19,8 @@ export interface StateStores {
   cron: CronTable;
   /** What the agents read and wrote of the user's files, and the journal of their changes. */
   files: FileJournalBackend;
+  /** What did not fit in a message: a teammate's long answer, read with read_attachment. */
+  attachments: AttachmentStore;
 }
 
 /** The file backend's stores of a session's state dir (the default). */
@@ -27,5 +31,6 @@ export function fileStores(stateDir: string): StateStores {
     tasks: new FileTaskTable(stateDir),
     cron: new FileCronTable(stateDir),
     files: new FileJournalFiles(stateDir),
+    attachments: new FileAttachments(stateDir),
   };
 }

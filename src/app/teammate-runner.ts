@@ -1,3 +1,4 @@
+import type { AttachmentStore } from "../attachments/attachment-store.ts";
 import type { Settings } from "../config/load.ts";
 import type { AgentName } from "../core/agent-name.ts";
 import type { AgentDefinitions } from "../agents/agent-definitions.ts";
@@ -16,6 +17,7 @@ import type { TeammateRuntime } from "../team/teammate-runtime.ts";
 import { claimTaskTool } from "../tools/claim-task.ts";
 import { completeTaskTool } from "../tools/complete-task.ts";
 import { listTasksTool } from "../tools/list-tasks.ts";
+import { readAttachmentTool } from "../tools/read-attachment.ts";
 import { readFileTool } from "../tools/read-file.ts";
 import { respondShutdownTool } from "../tools/respond-shutdown.ts";
 import { sendMessageTool } from "../tools/send-message.ts";
@@ -41,6 +43,8 @@ export interface TeammateRunnerParts {
   model: ModelClient;
   tasks: TaskStore;
   team: TeammateRuntime;
+  /** The session's attachments: a message too large for the mailbox is read on from there. */
+  attachments: AttachmentStore;
   openHistory: (agent: AgentName) => Promise<HistoryStore>;
   runnerFor: RunnerFor;
   withContext: (prompt: string) => string;
@@ -82,6 +86,8 @@ export async function buildTeammateRunner(teammate: TeammateRecord, parts: Teamm
   const tools = [
     ...(definition?.tools ? all.filter((tool) => definition.tools!.includes(tool.name as never)) : all),
     respondShutdownTool(team),
+    // A message to it may have come with an attachment, whatever its definition's tools.
+    readAttachmentTool(parts.attachments),
     ...(planning ? [submitPlanTool(team)] : []),
     // The task graph only for a self-claiming teammate: it sees, claims and completes tasks.
     ...(teammate.autoClaim ? [listTasksTool(tasks), claimTaskTool(tasks), completeTaskTool(tasks)] : []),

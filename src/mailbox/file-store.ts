@@ -65,24 +65,25 @@ export class FileMailboxStore implements MailboxStore {
   readonly #lockOptions: FileLockOptions;
   readonly #queues: ReadyQueues;
   readonly #preparedAgents = new Set<AgentName>();
-  readonly #maxContentBytes: number;
   readonly #checked = new CheckedMessages();
   /** What this store sent and can prove unchanged at claim, so as not to read it again. */
   readonly #sent: SentFiles;
   #stateDirReady = false;
+
+  readonly maxContentBytes: number;
 
   constructor(options: FileMailboxStoreOptions) {
     this.paths = new MailboxPaths(options.stateDir);
     this.#fs = options.fs ?? realFs;
     this.#clock = options.clock ?? systemClock;
     this.#lockOptions = options.lock ?? {};
-    this.#maxContentBytes = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
+    this.maxContentBytes = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
     this.#sent = new SentFiles(options.sentFilesBound);
     this.#queues = new ReadyQueues(
       this.paths,
       this.#fs,
       (agent, name, reason) => this.#quarantineFrom(agent, "ready", name, reason, undefined),
-      this.#maxContentBytes,
+      this.maxContentBytes,
     );
   }
 
@@ -90,7 +91,7 @@ export class FileMailboxStore implements MailboxStore {
     const message = this.#checked.valid(input);
     const { id, recipient } = message;
     const bytes = Buffer.byteLength(message.content, "utf8");
-    if (bytes > this.#maxContentBytes) throw new MessageTooLargeError(bytes, this.#maxContentBytes);
+    if (bytes > this.maxContentBytes) throw new MessageTooLargeError(bytes, this.maxContentBytes);
     await this.#locked(() => {
       this.#prepareAgent(recipient);
       const fs = this.#fs;
@@ -190,7 +191,7 @@ export class FileMailboxStore implements MailboxStore {
       const checked =
         sent !== undefined
           ? { ok: true as const, message: sent }
-          : readMessageAt(this.#fs, path, { id: entry.id, recipient: agent }, this.#maxContentBytes);
+          : readMessageAt(this.#fs, path, { id: entry.id, recipient: agent }, this.maxContentBytes);
       if (checked === "gone") {
         index.remove(entry.name);
         continue;
@@ -281,7 +282,7 @@ export class FileMailboxStore implements MailboxStore {
 
       const processing = this.paths.stateDirOf(agent, "processing");
       for (const name of fs.readdirSync(processing).sort()) {
-        const checked = checkFile(fs, agent, processing, name, this.#maxContentBytes);
+        const checked = checkFile(fs, agent, processing, name, this.maxContentBytes);
         if (checked === "gone") continue;
         if (!checked.ok) {
           this.#quarantineFrom(agent, "processing", name, checked.reason, undefined);

@@ -56,6 +56,8 @@ export interface PruneResult {
  * leaves the source where it was.
  */
 export interface MailboxStore {
+  /** The cap on a message's content in UTF-8 bytes (mailbox.maxContentBytes): a larger send is refused. */
+  readonly maxContentBytes: number;
   /** Durably places `message` in its recipient's `ready/`. Fails on a duplicate id anywhere. */
   send(message: MailboxMessage): Promise<void>;
   /** Moves the oldest valid ready message to `processing/` and returns it; null when none. */

@@ -64,7 +64,6 @@ interface Row {
 export class PgMailboxStore implements MailboxStore {
   readonly #sql: SQL;
   readonly #session: string;
-  readonly #maxContentBytes: number;
   readonly #leaseMs: number;
   readonly #owner: string;
   /** The lease token of each message this store claimed and has not finished. */
@@ -72,10 +71,12 @@ export class PgMailboxStore implements MailboxStore {
   readonly #checked = new CheckedMessages();
   #heartbeat: ReturnType<typeof setInterval> | undefined;
 
+  readonly maxContentBytes: number;
+
   constructor(options: PgMailboxStoreOptions) {
     this.#sql = options.sql;
     this.#session = options.session;
-    this.#maxContentBytes = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
+    this.maxContentBytes = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     // The global crypto, not node:crypto: the bundle hoists a builtin's import to its
     // start, where node:crypto cost every command's start-up (test/cli/startup-modules).
@@ -89,7 +90,7 @@ export class PgMailboxStore implements MailboxStore {
   async send(input: MailboxMessage): Promise<void> {
     const message = this.#checked.valid(input);
     const bytes = Buffer.byteLength(message.content, "utf8");
-    if (bytes > this.#maxContentBytes) throw new MessageTooLargeError(bytes, this.#maxContentBytes);
+    if (bytes > this.maxContentBytes) throw new MessageTooLargeError(bytes, this.maxContentBytes);
     const { id, recipient, sender, kind, createdAtUtc } = message;
     try {
       // The notification goes out when the insert commits, never before: a woken
@@ -333,7 +334,7 @@ export class PgMailboxStore implements MailboxStore {
    * around the store) is quarantined with the reason: undefined, claim the next.
    */
   async #hold(id: string, body: string, token: string, agent: AgentName): Promise<MailboxMessage | undefined> {
-    const checked = checkBody(body, id, agent, this.#maxContentBytes);
+    const checked = checkBody(body, id, agent, this.maxContentBytes);
     if (!checked.ok) {
       await this.#transition(id, token, "quarantine", checked.reason, "quarantine");
       return undefined;

@@ -1,3 +1,4 @@
+import type { AttachmentStore } from "../attachments/attachment-store.ts";
 import { type AgentName, assertTeammateName } from "../core/agent-name.ts";
 import type { Clock } from "../core/clock.ts";
 import { UnknownAgentError } from "../core/errors.ts";
@@ -20,6 +21,12 @@ import { TeammateUnavailableError } from "./teammate-errors.ts";
 
 export interface TeammateRuntimeOptions {
   store: MailboxStore;
+  /**
+   * Where a message over the store's content cap goes (a teammate's long
+   * answer): the message then carries its first part and the attachment's id.
+   * Absent, such a message is refused (MESSAGE_TOO_LARGE).
+   */
+  attachments?: AttachmentStore;
   /** The Lead's event inbox: messages to `lead` are published here. */
   inbox: EventInbox;
   supervisor: JobSupervisor;

@@ -1,3 +1,4 @@
+import { spillToAttachment } from "../attachments/attachment-text.ts";
 import { type AgentName, LEAD } from "../core/agent-name.ts";
 import { DuplicateMessageIdError } from "../core/errors.ts";
 import { createMessage, type MailboxMessage, type MessageKind } from "../core/message.ts";
@@ -29,7 +30,7 @@ export class TeamMail {
     const team = this.#team;
     const ids = id === undefined ? team.o.ids : { next: () => id };
     const replies = { ...(inReplyTo !== undefined ? { inReplyTo } : {}), ...(requestId !== undefined ? { requestId } : {}) };
-    const message = createMessage({ sender: from, recipient: to, kind, content, ...replies }, { clock: team.o.clock, ids });
+    const message = createMessage({ sender: from, recipient: to, kind, content: await this.#fitted(kind, content), ...replies }, { clock: team.o.clock, ids });
     await team.o.store.send(message);
     team.emit({ type: "mailbox", op: "send", agent: to, id: message.id, from, kind });
     // Told before the pump below can take it up: a request shows before its answer.
@@ -48,7 +49,7 @@ export class TeamMail {
     const team = this.#team;
     const id = derivedId(input.id, "result");
     const message = createMessage(
-      { sender: name, recipient: LEAD, kind: "result", content, inReplyTo: input.id, ...(input.taskId !== undefined ? { taskId: input.taskId } : {}) },
+      { sender: name, recipient: LEAD, kind: "result", content: await this.#fitted("result", content), inReplyTo: input.id, ...(input.taskId !== undefined ? { taskId: input.taskId } : {}) },
       { clock: team.o.clock, ids: { next: () => id } },
     );
     try {
@@ -84,11 +85,27 @@ export class TeamMail {
   }
 
   /** Sends a message built elsewhere (a claim's), reporting it and waking the Lead for one to it. */
-  async sendBuilt(message: MailboxMessage): Promise<void> {
+  async sendBuilt(built: MailboxMessage): Promise<void> {
     const team = this.#team;
+    const content = await this.#fitted(built.kind, built.content);
+    const message = content === built.content ? built : { ...built, content };
     await team.o.store.send(message);
     team.emit({ type: "mailbox", op: "send", agent: message.recipient, id: message.id, from: message.sender, kind: message.kind });
     if (message.recipient === LEAD) await team.pumpLead();
+  }
+
+  /**
+   * `content` as a message can carry it: over the store's cap, it is stored as
+   * an attachment first (durably: a crash between the two leaves an attachment
+   * no message names, never a message naming nothing) and the message carries
+   * its first part and the attachment's id. The same content is the same
+   * attachment, so a replayed send builds the same message again. A protocol
+   * message's content is JSON its recipient parses: never cut.
+   */
+  async #fitted(kind: MessageKind, content: string): Promise<string> {
+    const { store, attachments } = this.#team.o;
+    if (!attachments || isProtocolKind(kind) || Buffer.byteLength(content, "utf8") <= store.maxContentBytes) return content;
+    return spillToAttachment(content, store.maxContentBytes, attachments);
   }
 
   #emitProtocol(message: MailboxMessage): void {

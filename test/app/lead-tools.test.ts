@@ -27,10 +27,11 @@ const LEAD_TOOLS = [
   "schedule_cron",
   "spawn_teammate",
   "send_message",
+  "read_attachment",
   "request_shutdown",
   "review_plan",
 ];
-const TEAMMATE_TOOLS = ["shell", "read_file", "write_file", "send_message", "respond_shutdown"];
+const TEAMMATE_TOOLS = ["shell", "read_file", "write_file", "send_message", "respond_shutdown", "read_attachment"];
 const BASE_TOOLS = ["shell", "read_file", "write_file", "edit_file", "glob", "grep"];
 
 const open: { server: ScriptedModelServer; lead?: LeadRuntime }[] = [];

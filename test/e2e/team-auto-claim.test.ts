@@ -103,7 +103,7 @@ describe("self-claiming teammates", () => {
 
     // Only a self-claiming teammate has the task tools; the Lead gets auto_claim on spawn_teammate.
     for (const request of server.requests.filter((r) => r.identity !== "lead")) {
-      expect(toolNames(request)).toEqual(["shell", "read_file", "write_file", "send_message", "respond_shutdown", "list_tasks", "claim_task", "complete_task"]);
+      expect(toolNames(request)).toEqual(["shell", "read_file", "write_file", "send_message", "respond_shutdown", "read_attachment", "list_tasks", "claim_task", "complete_task"]);
     }
     const spawnTool = server.requests[0]!.body.tools!.find((t) => t.function.name === "spawn_teammate")!;
     expect(JSON.stringify(spawnTool.function.parameters)).toContain("auto_claim");

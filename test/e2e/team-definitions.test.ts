@@ -25,7 +25,7 @@ const REVIEWER = [
 
 function expectReviewer(request: RecordedRequest): void {
   expect(request.body.model).toBe("small-model-1");
-  expect((request.body.tools ?? []).map((tool) => tool.function.name)).toEqual(["read_file", "send_message", "respond_shutdown"]);
+  expect((request.body.tools ?? []).map((tool) => tool.function.name)).toEqual(["read_file", "send_message", "respond_shutdown", "read_attachment"]);
   const system = String(request.body.messages[0]?.content);
   expect(system).toContain("You are alice, a teammate (reviewer)");
   expect(system).toContain("Review with care: name each problem with its file and line.");

@@ -72,7 +72,7 @@ test("the Lead and a task subagent get every server's tools, a teammate only the
     {
       identity: "alice",
       check: (r) => {
-        expect(toolNames(r).filter((n) => !n.startsWith("mcp__"))).toEqual(["shell", "read_file", "write_file", "send_message", "respond_shutdown"]);
+        expect(toolNames(r).filter((n) => !n.startsWith("mcp__"))).toEqual(["shell", "read_file", "write_file", "send_message", "respond_shutdown", "read_attachment"]);
         expect(servers(r)).toEqual(["shared"]);
       },
       toolCalls: [{ name: "mcp__private__echo", arguments: { text: "not mine" } }],

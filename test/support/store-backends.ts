@@ -8,7 +8,9 @@ import { afterAll } from "bun:test";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { SQL } from "bun";
+import { FileAttachments } from "../../src/attachments/file-attachments.ts";
 import { FileCronTable } from "../../src/cron/cron-store.ts";
+import { PgAttachments } from "../../src/postgres/attachment-rows.ts";
 import { PgCronTable } from "../../src/postgres/cron-table.ts";
 import { PostgresConnection } from "../../src/postgres/connection.ts";
 import { PgHistoryBackend } from "../../src/postgres/history-store.ts";
@@ -46,6 +48,7 @@ export const fileBackend: StoreBackend = {
         tasks: new FileTaskTable(stateDir),
         cron: new FileCronTable(stateDir),
         files: new FileJournalFiles(stateDir),
+        attachments: new FileAttachments(stateDir),
       }),
     };
   },
@@ -83,6 +86,7 @@ export function postgresBackend(): StoreBackend {
             tasks: new PgTaskTable(sql, session),
             cron: new PgCronTable(sql, session),
             files: new PgFileJournal(sql, session),
+            attachments: new PgAttachments(sql, session),
           };
         },
       };
