@@ -7,12 +7,21 @@
  * `writeFileSync` followed by an fsync of the file (the cheapest durable write,
  * still in place). Five rounds, interleaved; medians count.
  *
+ * The same run also times the journaled write (`edit_file`'s path with the
+ * session's ledger: the version check against what the agent read, the content
+ * before and after kept content-addressed, the journal entry appended and
+ * fsynced, the agent's new version remembered) against the atomic write alone.
+ *
  * The last line is one JSON object: `ratio` is atomic / plain, `syncedRatio`
- * atomic / plain-with-fsync.
+ * atomic / plain-with-fsync, `journalRatio` journaled / atomic.
  */
 import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { systemClock } from "../src/core/clock.ts";
+import { FileJournalFiles } from "../src/file-journal/file-backend.ts";
+import { FileLedger } from "../src/file-journal/file-ledger.ts";
+import { checkedWrite } from "../src/tools/checked-write.ts";
 import { WorkspaceFiles } from "../src/workspace-files/workspace-files.ts";
 
 const WRITES = 1_000;
@@ -26,11 +35,26 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 try {
   const data = Buffer.alloc(SIZE, "x");
   const paths = Array.from({ length: FILES }, (_, i) => `src/dir${i % 10}/file${i}.ts`);
-  for (const dir of new Set(paths.map((path) => path.slice(0, path.lastIndexOf("/"))))) mkdirSync(join(root, dir), { recursive: true });
-  for (const path of paths) writeFileSync(join(root, path), data);
+  // The journaled writes go to a tree of their own: the others' writes would be changes from outside to it.
+  const all = [...paths, ...paths.map((path) => `journaled/${path}`)];
+  for (const dir of new Set(all.map((path) => path.slice(0, path.lastIndexOf("/"))))) mkdirSync(join(root, dir), { recursive: true });
+  for (const path of all) writeFileSync(join(root, path), data);
   const files = new WorkspaceFiles();
   const scope = { workspace: root };
-  const ways: Record<string, (path: string) => void> = {
+  const stateDir = join(root, ".state");
+  const ledger = new FileLedger({ backend: new FileJournalFiles(stateDir), clock: systemClock });
+  const context = { identity: "bench", idempotencyKey: "turn-1", workspace: root, signal: new AbortController().signal };
+  // Every write a new content, so the journal keeps a new content each time (no dedup to flatter it).
+  let counter = 0;
+  const next = () => {
+    counter += 1;
+    const bytes = Buffer.from(data);
+    bytes.write(String(counter).padStart(10, "0"));
+    return bytes;
+  };
+  // The agent has read every file once, as the version check requires.
+  for (const path of paths) await ledger.saw("bench", `journaled/${path}`, files.read(scope, `journaled/${path}`).bytes!, undefined);
+  const ways: Record<string, (path: string) => unknown> = {
     plain: (path) => writeFileSync(join(root, path), data),
     synced: (path) => {
       const fd = openSync(join(root, path), "w");
@@ -41,20 +65,22 @@ try {
         closeSync(fd);
       }
     },
-    atomic: (path) => files.write(scope, path, data),
+    atomic: (path) => files.write(scope, path, next()),
+    journaled: (path) => checkedWrite(files, ledger, context, "edit_file", `journaled/${path}`, true, () => next()),
   };
-  const times: Record<string, number[]> = { plain: [], synced: [], atomic: [] };
+  const times: Record<string, number[]> = { plain: [], synced: [], atomic: [], journaled: [] };
   for (let round = 0; round < ROUNDS; round += 1) {
     for (const [name, write] of Object.entries(ways)) {
       const start = performance.now();
-      for (let i = 0; i < WRITES; i += 1) write(paths[i % FILES]!);
+      for (let i = 0; i < WRITES; i += 1) await write(paths[i % FILES]!);
       times[name]!.push(performance.now() - start);
     }
   }
-  const [plain, synced, atomic] = [median(times.plain!), median(times.synced!), median(times.atomic!)];
+  const [plain, synced, atomic, journaled] = [median(times.plain!), median(times.synced!), median(times.atomic!), median(times.journaled!)];
   console.log(
     `${WRITES} writes of ${SIZE / 1024} KB: plain writeFileSync ${plain.toFixed(0)} ms, with fsync ${synced.toFixed(0)} ms, ` +
-      `atomic (beneath the workspace descriptor, temp + fsync + rename + directory fsync) ${atomic.toFixed(0)} ms`,
+      `atomic (beneath the workspace descriptor, temp + fsync + rename + directory fsync) ${atomic.toFixed(0)} ms, ` +
+      `journaled (version check + journal + atomic) ${journaled.toFixed(0)} ms`,
   );
   console.log(
     JSON.stringify({
@@ -65,6 +91,8 @@ try {
       atomicUsPerWrite: Math.round((atomic * 1000) / WRITES),
       ratio: Number((atomic / plain).toFixed(2)),
       syncedRatio: Number((atomic / synced).toFixed(2)),
+      journaledMs: Math.round(journaled),
+      journalRatio: Number((journaled / atomic).toFixed(2)),
     }),
   );
 } finally {

@@ -36,7 +36,7 @@ import { type RunTracing, runnerFactory } from "./runner-factory.ts";
 import { buildTeammateRunner } from "./teammate-runner.ts";
 import { CloseStack } from "./close-stack.ts";
 import { EventInbox } from "../runtime/event-inbox.ts";
-import { HistoryStore } from "../runtime/history-store.ts";
+import { type HistoryBackend, HistoryStore } from "../runtime/history-store.ts";
 import { FileLedger } from "../file-journal/file-ledger.ts";
 import type { StateStores } from "./state-stores.ts";
 import { JobSupervisor } from "../runtime/job-supervisor.ts";
@@ -85,6 +85,8 @@ export interface LeadRuntime {
   modelChoice: ModelSwitch;
   /** The session's task graph, in the session's store (files or PostgreSQL). */
   tasks: TaskStore;
+  /** The session's file versions and change journal, and its histories (checkpoints): `/changes`, `/rewind`. */
+  files: { ledger: FileLedger; histories: HistoryBackend };
   /** Closes what was built, newest first: teammates, supervisor, the inbox's unprocessed events, histories, model client. */
   close(): Promise<void>;
 }
@@ -421,7 +423,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     if (role === "lead") await cron.start();
     // First to run at close, while the team and servers are still up.
     if (role === "lead") closers.push(() => notices.run("SessionEnd", { identity: LEAD, reason: "other" }));
-    return { ...(runner ? { runner } : {}), team, cron, background, inbox, supervisor, mcp, usage, model, policy, modelChoice, tasks, close: closeAll };
+    return { ...(runner ? { runner } : {}), team, cron, background, inbox, supervisor, mcp, usage, model, policy, modelChoice, tasks, files: { ledger, histories: stores.histories }, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => {});
     throw error;

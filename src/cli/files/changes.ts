@@ -6,6 +6,7 @@ import { findAdminSession, resolveStateDir } from "../context.ts";
 import { formatTable, writeJson, writeOut } from "../output.ts";
 import { openAdminStores } from "../store/session-stores.ts";
 import { storeArg } from "../store/store-arg.ts";
+import type { HistoryBackend } from "../../runtime/history-store.ts";
 import { type Checkpoint, checkpoints } from "./checkpoints.ts";
 
 export const changesCommand = defineCommand({
@@ -26,42 +27,47 @@ export const changesCommand = defineCommand({
       return;
     }
     const opened = await openAdminStores(args, session);
-    let entries: NumberedEntry[];
-    let turns: Checkpoint[];
-    let diffs: string[] = [];
+    let listing: ChangeListing;
     try {
-      entries = (await opened.stores.files.entries()).filter((entry) => args.agent === undefined || entry.agent === args.agent);
-      turns = await checkpoints(opened.stores.histories);
-      if (args.diff) diffs = await Promise.all(entries.map((entry) => diffOf(opened.stores.files, entry)));
+      listing = await listChanges(opened.stores.files, opened.stores.histories, { ...(args.agent !== undefined ? { agent: args.agent } : {}), diff: Boolean(args.diff) });
     } finally {
       await opened.close();
     }
-    const turnOf = new Map(turns.map((turn) => [turn.id, turn]));
     if (args.json) {
-      await writeJson({
-        session_id: session.meta.id,
-        changes: entries.map((entry, index) => ({ ...entry, lead_turn: turnOf.get(entry.turn ?? "")?.number ?? null, ...(args.diff ? { diff: diffs[index] } : {}) })),
-      });
+      await writeJson({ session_id: session.meta.id, changes: listing.json });
       return;
     }
-    if (entries.length === 0) {
-      await writeOut(`no changes to files in session ${session.meta.id}${args.agent ? ` by ${args.agent}` : ""}\n`);
-      return;
-    }
-    const rows = entries.map((entry) => [
-      String(entry.seq),
-      entry.at,
-      entry.agent,
-      turnLabel(entry, turnOf),
-      entry.tool ?? entry.kind,
-      entry.path,
-      what(entry),
-    ]);
-    const table = formatTable([["SEQ", "AT (UTC)", "AGENT", "TURN", "BY", "PATH", "CHANGE"], ...rows]).replace(/ +$/gm, "");
-    const body = args.diff ? entries.map((entry, index) => `#${entry.seq} ${entry.path}\n${diffs[index]}\n`).join("\n") : "";
-    await writeOut(`session ${session.meta.id}\n${table}${body ? `\n${body}` : ""}`);
+    await writeOut(changesText(listing, session.meta.id, args.agent));
   },
 });
+
+export interface ChangeListing {
+  entries: NumberedEntry[];
+  turns: Map<string, Checkpoint>;
+  /** Each entry's diff, under --diff. */
+  diffs?: string[];
+  json: unknown[];
+}
+
+/** The journal's entries (of `agent`, when given), with the Lead's turn numbers and, if asked, diffs. */
+export async function listChanges(files: FileJournalBackend, histories: HistoryBackend, options: { agent?: string; diff?: boolean }): Promise<ChangeListing> {
+  const entries = (await files.entries()).filter((entry) => options.agent === undefined || entry.agent === options.agent);
+  const turns = new Map((await checkpoints(histories)).map((turn) => [turn.id, turn]));
+  const diffs = options.diff ? await Promise.all(entries.map((entry) => diffOf(files, entry))) : undefined;
+  const json = entries.map((entry, index) => ({ ...entry, lead_turn: turns.get(entry.turn ?? "")?.number ?? null, ...(diffs ? { diff: diffs[index] } : {}) }));
+  return { entries, turns, ...(diffs ? { diffs } : {}), json };
+}
+
+/** `agent changes` and `/changes`: a table of the changes, then (--diff) each change's hunk. */
+export function changesText(listing: ChangeListing, session: string, agent?: string): string {
+  const { entries, turns, diffs } = listing;
+  if (entries.length === 0) return `no changes to files in session ${session}${agent ? ` by ${agent}` : ""}
+`;
+  const rows = entries.map((entry) => [String(entry.seq), entry.at, entry.agent, turnLabel(entry, turns), entry.tool ?? entry.kind, entry.path, what(entry)]);
+  const table = formatTable([["SEQ", "AT (UTC)", "AGENT", "TURN", "BY", "PATH", "CHANGE"], ...rows]).replace(/ +$/gm, "");
+  const body = diffs ? entries.map((entry, index) => `#${entry.seq} ${entry.path}\n${diffs[index]}\n`).join("\n") : "";
+  return `session ${session}\n${table}${body ? `\n${body}` : ""}`;
+}
 
 function turnLabel(entry: NumberedEntry, turns: Map<string, Checkpoint>): string {
   const turn = turns.get(entry.turn ?? "");

@@ -114,6 +114,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
               lead,
               activity,
               stateDir: opened.dir,
+              workspace: setup.workspace,
               print: err,
               leave: (next) => {
                 ending.then = next;

@@ -10,7 +10,9 @@ import { taskLines } from "../../tools/task-text.ts";
 import { type TeamActivity, activityLine } from "../terminal/activity.ts";
 
 export interface SlashContext {
-  lead: Pick<LeadRuntime, "team" | "policy" | "modelChoice" | "runner" | "tasks">;
+  lead: Pick<LeadRuntime, "team" | "policy" | "modelChoice" | "runner" | "tasks" | "files">;
+  /** The workspace the agents' files are in (`/rewind`). */
+  workspace?: string;
   activity: TeamActivity;
   stateDir: string;
   /** Where command output goes (stderr, above the prompt). */
@@ -40,6 +42,8 @@ const COMMANDS: Record<string, SlashCommand> = {
   compact: { usage: "/compact", help: "summarise the Lead's older history now", run: compactNow },
   model: { usage: "/model [NAME]", help: "show the model, or use NAME for every agent's next requests", run: switchModel },
   permissions: { usage: "/permissions", help: "the permission mode and rules, with those added by a/N answers", run: showPermissions },
+  changes: { usage: "/changes [--diff]", help: "what the agents changed in files (agent changes)", run: showChanges },
+  rewind: { usage: "/rewind N [--force]", help: "files back as before the Lead's turn N (agent rewind --to N)", run: rewindNow },
   sessions: { usage: "/sessions", help: "the sessions of this state root, this one marked *", run: showSessions },
   new: {
     usage: "/new",
@@ -150,6 +154,36 @@ function showTodos(context: SlashContext): void {
   const todos = new TodoList(context.stateDir, "lead").todos;
   const mark: Record<string, string> = { pending: "[ ]", in_progress: "[>]", completed: "[x]" };
   context.print(todos.length === 0 ? "the todo list is empty\n" : `${todos.map((todo) => `${mark[todo.status]} ${todo.content}`).join("\n")}\n`);
+}
+
+async function showChanges(context: SlashContext, argument: string): Promise<void> {
+  const { listChanges, changesText } = await import("../files/changes.ts");
+  const listing = await listChanges(context.lead.files.ledger.backend, context.lead.files.histories, { diff: argument.split(/\s+/).includes("--diff") });
+  context.print(changesText(listing, context.session?.id ?? "this session"));
+}
+
+async function rewindNow(context: SlashContext, argument: string): Promise<void> {
+  const words = argument.split(/\s+/).filter(Boolean);
+  const to = words.find((word) => !word.startsWith("--"));
+  if (to === undefined || context.workspace === undefined) {
+    context.print("usage: /rewind N [--force] [--dry-run] (N: the Lead's turn, as /changes shows it)\n");
+    return;
+  }
+  const { rewindFiles, rewindText } = await import("../files/rewind-files.ts");
+  const dryRun = words.includes("--dry-run");
+  const history = context.lead.runner?.history;
+  const outcome = await rewindFiles({
+    ledger: context.lead.files.ledger,
+    histories: context.lead.files.histories,
+    workspace: context.workspace,
+    to,
+    dryRun,
+    force: words.includes("--force"),
+    note: async (text, at) => {
+      await history?.appendMessages([{ role: "user", content: text }], at);
+    },
+  });
+  context.print(rewindText(outcome, dryRun, context.session?.id ?? "this session"));
 }
 
 async function compactNow(context: SlashContext): Promise<void> {

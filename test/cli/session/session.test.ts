@@ -274,3 +274,35 @@ test("/compact summarises the Lead's older history now", async () => {
   await s.done;
   s.server.assertDone();
 });
+
+test("/changes lists what the Lead wrote; /rewind 2 puts the file back as before its second turn and tells the Lead", async () => {
+  const write = (content: string): ScriptedReply => ({ identity: "lead", toolCalls: [{ name: "write_file", arguments: { path: "plan.md", content } }] });
+  const s = session([
+    write("# plan v1\n"),
+    { identity: "lead", text: "wrote v1." },
+    { identity: "lead", toolCalls: [{ name: "read_file", arguments: { path: "plan.md" } }] },
+    write("# plan v2\n"),
+    { identity: "lead", text: "wrote v2." },
+    {
+      identity: "lead",
+      text: "noted.",
+      check: (request) => expect(JSON.stringify(request.body.messages)).toContain("[agent rewind] The user put the workspace's files back as they were before turn 2: restored plan.md (10 bytes)"),
+    },
+  ]);
+  await s.until("err", `session ${s.sessionId}`);
+  s.type("write the plan");
+  await s.until("out", "wrote v1.\n");
+  s.type("revise it");
+  await s.until("out", "wrote v2.\n");
+  s.type("/changes");
+  await s.until("err", "lead #2");
+  expect(s.text.err).toMatch(/\n1 +\S+ +lead +lead #1 +write_file +plan\.md +created \(10 B\)\n2 +\S+ +lead +lead #2 +write_file +plan\.md +10 B -> 10 B\n/);
+  s.type("/rewind 2");
+  await s.until("err", "rewound to before turn 2");
+  expect(readFileSync(join(s.workspace, "plan.md"), "utf8")).toBe("# plan v1\n");
+  s.type("what changed?");
+  await s.until("out", "noted.\n");
+  s.type("/exit");
+  await s.done;
+  s.server.assertDone();
+});
