@@ -8,7 +8,7 @@ import { readPrompt } from "./run/prompt.ts";
 import { headlessArgs, headlessSetup, runtimeArgs, sessionArgs, verboseArg } from "./run/runtime-args.ts";
 import { userMessages } from "./run/stream-input.ts";
 import { leftForDrain } from "./run/team-outcome.ts";
-import { runUserTurns } from "./run/user-turns.ts";
+import { type UserTurnsDone, runUserTurns } from "./run/user-turns.ts";
 import { askTrustOnTerminal } from "./trust-question.ts";
 
 export const runCommand = defineCommand({
@@ -44,10 +44,17 @@ export const runCommand = defineCommand({
     const prompt = streamed ? undefined : await readPrompt({ positional: args._[0], flag: args.prompt });
     const prompts = prompt !== undefined ? once(prompt) : userMessages(Bun.stdin.stream());
     const idempotencyKey = uuidV7Source.next();
-    await runHeadless(setup, {
+    await runHeadless<UserTurnsDone>(setup, {
       idempotencyKey,
       ...(prompt !== undefined ? { prompt } : {}),
-      body: (lead, stop) => runUserTurns(lead, prompts, { firstKey: idempotencyKey, wait, signal: stop.signal, ...(setup.answerSchema ? { schema: setup.answerSchema } : {}) }),
+      body: (lead, stop, turnEnded) =>
+        runUserTurns(lead, prompts, {
+          firstKey: idempotencyKey,
+          wait,
+          signal: stop.signal,
+          ...(setup.answerSchema ? { schema: setup.answerSchema } : {}),
+          ...(streamed ? { turnEnded } : {}),
+        }),
       note(done, _outcome, info) {
         const left = wait ? undefined : leftForDrain(done.teammates, done.waitingForLead, info.sessionId);
         return left === undefined ? undefined : `not waiting for the team (--no-wait): ${left}`;

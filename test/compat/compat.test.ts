@@ -61,7 +61,7 @@ describe("claude -p scripts", () => {
     server.assertDone();
   });
 
-  test("--input-format stream-json: two user lines are two turns of one session", async () => {
+  test("--input-format stream-json: two user lines are two turns of one session, each answered by a result line before the next is read", async () => {
     const { code, stdout, stderr, server } = await runScript("claude-stream-input.sh", [
       { text: "first answer", check: (r) => expect(r.body.messages.at(-1)).toEqual({ role: "user", content: "first question" }) },
       {

@@ -24,7 +24,11 @@ export interface HeadlessWork<T extends Omit<TeamOutcomeInput, "stopReason" | "d
   idempotencyKey?: string;
   /** The user's prompt, recorded as the session's first prompt when it is new. */
   prompt?: string;
-  body(lead: LeadRuntime, stop: RunStop): Promise<T>;
+  /**
+   * `turnEnded` prints one result line for a user turn that is over while more may
+   * follow (--input-format stream-json), as `claude` answers each message of its SDK.
+   */
+  body(lead: LeadRuntime, stop: RunStop, turnEnded: (done: T) => void): Promise<T>;
   /** A line for stderr once the runtime is closed: what is left, or that there was nothing to do. */
   note?(done: T, outcome: TeamOutcome, info: RunInfo): string | undefined;
 }
@@ -121,7 +125,20 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
         }
         if (setup.events === "claude") info.tools = lead.runner?.toolNames() ?? [];
         output.start(info);
-        return work.body(lead, stop);
+        let turnStarted = started;
+        let denialsReported = 0;
+        const turnEnded = (done: T) => {
+          const turn = teamOutcome({
+            ...done,
+            durationMs: Math.round(performance.now() - turnStarted),
+            permissionDenials: permissionDenials.slice(denialsReported),
+            usage: lead.usage.run(setup.settings.pricing),
+          });
+          turnStarted = performance.now();
+          denialsReported = permissionDenials.length;
+          output.turnResult(turn, info);
+        };
+        return work.body(lead, stop, turnEnded);
       },
     );
     signal = stop.signalName;

@@ -140,6 +140,12 @@ export class RunOutput {
     this.#block?.clear();
   }
 
+  /** A user turn's own result line, while the command goes on (stream-json only). */
+  turnResult(outcome: TeamOutcome, info: RunInfo): void {
+    if (this.#o.format !== "stream-json") return;
+    for (const line of this.#shapes.result(outcome, info)) this.#line(line);
+  }
+
   /** Prints the result and waits until stdout has it. Text mode prints nothing for a failed run: its error line says it. */
   async finish(outcome: TeamOutcome, info: RunInfo): Promise<void> {
     this.stopProgress();

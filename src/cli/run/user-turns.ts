@@ -14,6 +14,8 @@ export interface UserTurnsOptions {
   /** --json-schema: the answer is checked, and corrected once. */
   schema?: AnswerSchema;
   signal: AbortSignal;
+  /** Told each turn that ended while more prompts may follow (--input-format stream-json). */
+  turnEnded?: (done: UserTurnsDone) => void;
 }
 
 export interface UserTurnsDone {
@@ -37,6 +39,8 @@ export async function runUserTurns(lead: LeadRuntime, prompts: AsyncIterable<str
   const earlier = { turns: [] as RunResult[], events: 0, eventTurns: 0 };
   let last: { userTurn: RunResult; quiet?: QuietOutcome } | undefined;
   let key: string | undefined = o.firstKey;
+  // Set by `turn`, which the checker cannot see through.
+  const lastTurn = () => last as { userTurn: RunResult; quiet?: QuietOutcome };
   const turn = async (prompt: string) => {
     if (last) {
       earlier.turns.push(last.userTurn, ...(last.quiet?.turns.map((t) => t.result) ?? []));
@@ -50,17 +54,19 @@ export async function runUserTurns(lead: LeadRuntime, prompts: AsyncIterable<str
     return !userTurn.isError && !(quiet?.interrupted ?? false) && !(quiet?.turns.at(-1)?.result.isError ?? false);
   };
   for await (const prompt of prompts) {
-    if (!(await turn(o.schema ? `${prompt}\n\n${schemaInstruction(o.schema)}` : prompt))) break;
+    const ok = await turn(o.schema ? `${prompt}\n\n${schemaInstruction(o.schema)}` : prompt);
+    if (!ok) break;
+    // Before the next line is read: a driver may wait for this before writing it.
+    o.turnEnded?.({ ...lastTurn(), earlier: { turns: [], events: 0, eventTurns: 0 }, teammates: lead.team.list(), waitingForLead: lead.inbox.size });
   }
   if (!last) throw new UsageError('--input-format stream-json: stdin ended before any user message; send {"type":"user","message":{"role":"user","content":"..."}} lines');
   let structured: UserTurnsDone["structured"];
-  if (o.schema && finalAnswer(last).subtype === "success") {
-    let checked = o.schema.check(finalAnswer(last).result);
-    if (!checked.ok && (await turn(correctionPrompt(o.schema, checked.problem)))) checked = o.schema.check(finalAnswer(last).result);
+  if (o.schema && finalAnswer(lastTurn()).subtype === "success") {
+    let checked = o.schema.check(finalAnswer(lastTurn()).result);
+    if (!checked.ok && (await turn(correctionPrompt(o.schema, checked.problem)))) checked = o.schema.check(finalAnswer(lastTurn()).result);
     structured = checked.ok ? { value: checked.value } : { problem: checked.problem };
   }
-  const done = last as { userTurn: RunResult; quiet?: QuietOutcome };
-  return { ...done, earlier, ...(structured ? { structured } : {}), teammates: lead.team.list(), waitingForLead: lead.inbox.size };
+  return { ...lastTurn(), earlier, ...(structured ? { structured } : {}), teammates: lead.team.list(), waitingForLead: lead.inbox.size };
 }
 
 function finalAnswer(last: { userTurn: RunResult; quiet?: QuietOutcome }): RunResult {
