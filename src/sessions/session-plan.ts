@@ -6,7 +6,8 @@ import type { SessionStore } from "./session-store.ts";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Which session a runtime takes: a new one (named or not), or one that exists. */
-export type SessionPlan = { kind: "new"; name?: string; id?: string } | { kind: "existing"; meta: SessionMeta };
+/** `forkOf`: a new session that starts with a copy of this one's Lead conversation (--fork-session). */
+export type SessionPlan = { kind: "new"; name?: string; id?: string; forkOf?: SessionMeta } | { kind: "existing"; meta: SessionMeta };
 
 /** How `agent run` and `agent` choose their session: new unless told otherwise. */
 export interface SessionChoice {
@@ -18,6 +19,8 @@ export interface SessionChoice {
   session?: string;
   /** claude's --session-id: the session of this id, or a new one with it. */
   sessionId?: string;
+  /** --fork-session: continue a copy of the chosen session instead of the session itself. */
+  fork?: boolean;
 }
 
 /**
@@ -26,6 +29,13 @@ export interface SessionChoice {
  * --resume and --session refuse them (ForeignSessionError, exit 5).
  */
 export function planSession(store: SessionStore, choice: SessionChoice): SessionPlan {
+  const plan = choose(store, choice);
+  if (choice.fork !== true) return plan;
+  if (plan.kind !== "existing") throw new UsageError("--fork-session copies the session that -c or --resume names; give one of them");
+  return { kind: "new", forkOf: plan.meta };
+}
+
+function choose(store: SessionStore, choice: SessionChoice): SessionPlan {
   const given = [
     choice.continue === true ? "--continue" : "",
     choice.resume !== undefined ? "--resume" : "",

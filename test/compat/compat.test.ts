@@ -90,6 +90,20 @@ describe("claude -p scripts", () => {
     server.assertDone();
   });
 
+  test("--session-id names a session to start and continue; --fork-session continues a copy, -r the original", async () => {
+    const userTexts = (r: RecordedRequest) => r.body.messages.filter((m) => m.role === "user").map((m) => m.content);
+    const { code, stdout, stderr, server } = await runScript("claude-sessions.sh", [
+      { text: "ok 7", check: (r) => expect(userTexts(r)).toEqual(["remember 7"]) },
+      { text: "ok 8", check: (r) => expect(userTexts(r)).toEqual(["remember 7", "remember 8"]) },
+      { text: "7 and 8", check: (r) => expect(userTexts(r)).toEqual(["remember 7", "remember 8", "which numbers?"]) },
+      // The fork's turn is not in the original.
+      { text: "still 7 and 8", check: (r) => expect(userTexts(r)).toEqual(["remember 7", "remember 8", "and now?"]) },
+    ]);
+    expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("agent:")) }).toEqual({ code: 0, errors: [] });
+    expect(stdout).toBe("forked\n");
+    server.assertDone();
+  });
+
   test("--disallowedTools Bash: the request's tools lack shell", async () => {
     const { code, stderr, server } = await runScript("claude-disallowed.sh", [
       {

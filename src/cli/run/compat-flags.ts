@@ -39,7 +39,7 @@ export const compatArgs = {
   },
   "output-schema": { type: "string", valueHint: "file", description: "codex exec: --json-schema read from a file" },
   "session-id": { type: "string", valueHint: "uuid", description: "claude -p: this session when it exists (as --resume), else a new one with this id" },
-  "fork-session": { type: "boolean", description: "With --resume or -c: continue a copy of that session's history as a new session, leaving the original as it was" },
+  "fork-session": { type: "boolean", description: "With -c or --resume: a new session starting from a copy of that one's Lead conversation; the original stays as it was" },
   "full-auto": {
     type: "boolean",
     description: "codex exec: --permission-mode bypassPermissions in the workspace-write sandbox (deny rules still apply)",

@@ -118,7 +118,12 @@ export function runtimeSetup(args: RuntimeValues & CompatValues, rawArgs?: reado
   const resolved = resolveSandbox(sandboxRequest(settings, workspace, stateRoot, process.env));
   if (resolved.warning) warnings.push(resolved.warning);
   const store = new SessionStore(stateRoot);
-  const plan = session ? session(store) : planSession(store, { continue: args.continue, resume: args.resume, session: args.session, sessionId: args["session-id"] });
+  const plan = session
+    ? session(store)
+    : planSession(store, { continue: args.continue, resume: args.resume, session: args.session, sessionId: args["session-id"], fork: args["fork-session"] });
+  if (plan.kind === "new" && plan.forkOf && settings.store.kind === "postgres") {
+    throw new UsageError("--fork-session copies a session's files: with a PostgreSQL store (--store) it is not supported yet; continue the session itself");
+  }
   return {
     workspace,
     stateRoot,
@@ -207,9 +212,6 @@ export function headlessSetup(args: HeadlessValues & CompatValues, rawArgs?: rea
   }
   if (args["add-dir"] !== undefined) {
     throw new UsageError("--add-dir is not supported yet: the file tools and the sandbox reach the workspace only; give the common parent with --workspace DIR");
-  }
-  if (args["fork-session"] === true) {
-    throw new UsageError("--fork-session is not supported yet: continue the session itself (-c, --resume) or start a new one");
   }
   const schema = answerSchema(args["json-schema"], args["output-schema"]);
   return {

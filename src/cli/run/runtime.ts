@@ -5,6 +5,7 @@ import { type LeadContext, type LeadRuntime, buildLead } from "../../app/lead.ts
 import type { RunObserver } from "../../runtime/run-types.ts";
 import { ensureAgentGitignore } from "../../sessions/gitignore.ts";
 import type { SessionMeta } from "../../sessions/session-meta.ts";
+import { forkSession } from "../../sessions/session-fork.ts";
 import { openPlannedSession } from "../../sessions/session-plan.ts";
 import { writeRunFlags } from "../../sessions/run-flags.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
@@ -70,6 +71,8 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
         fix: busyFix(opened),
       });
     }
+    const forkOf = setup.session.kind === "new" ? setup.session.forkOf : undefined;
+    if (forkOf) await forkSession(forkOf, store.dirOf(forkOf.id), dir);
     const meta = store.touch(opened, request.prompt);
     const lead = await buildLead(setup.settings, {
       stateDir: dir,
