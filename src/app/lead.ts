@@ -44,7 +44,8 @@ import type { RunObserver } from "../runtime/run-types.ts";
 import { leadSystemPrompt, subagentSystemPrompt } from "./system-prompt.ts";
 import { environmentFacts } from "../instructions/environment.ts";
 import { contextSections } from "../instructions/prompt-context.ts";
-import { readProjectInstructions } from "../instructions/project-instructions.ts";
+import { readInstructionChain } from "../instructions/project-instructions.ts";
+import { NestedInstructions } from "../instructions/nested-instructions.ts";
 import { CronRuntime } from "../cron/cron-runtime.ts";
 import { CronStore } from "../cron/cron-store.ts";
 import { SkillCatalog } from "../skills/skill-catalog.ts";
@@ -114,6 +115,10 @@ export interface LeadContext {
   onPermissionDenied?: (denial: PermissionDenial & { agent: string }) => void;
   /** The OS sandbox for every agent's shell, background jobs, hooks and the runtime's git; plain `sh -c` when absent. */
   sandbox?: Sandbox;
+  /** Where the user started the agent, relative to the workspace ("" or absent: its root): instructions are read down to it. */
+  startDir?: string;
+  /** The user's config dir, where their own AGENTS.md is; none read when absent. */
+  userConfigDir?: string;
   /** The session's id, for worktree branches `agent/<session>/<name>`; the state dir's name when absent. */
   sessionId?: string;
   /** The state root (every session) no tool may touch; `stateDir` when absent. */
@@ -277,6 +282,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       observer: context.observer,
       onPermissionDenied: context.onPermissionDenied,
       tracing: context.tracing,
+      notes: new NestedInstructions(context.startDir ?? ""),
     });
 
     const cron = new CronRuntime({
@@ -301,7 +307,8 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     // Every agent of the runtime reads the same project instructions and environment, once per runtime.
     const environment = environmentFacts(context.workspace, clock);
     const promptContext = contextSections({
-      instructions: readProjectInstructions(context.workspace),
+      instructions: readInstructionChain(context.workspace, context.startDir ?? "", context.userConfigDir),
+      startDir: context.startDir ?? "",
       append: settings.appendSystemPrompt,
       environment,
     });

@@ -11,7 +11,7 @@ import { DEFAULT_COMPACTION, thresholdForWindow } from "../runtime/compaction.ts
 import type { HistoryStore } from "../runtime/history-store.ts";
 import type { RunObserver, RunResult } from "../runtime/run-types.ts";
 import type { ProtectedPaths } from "../security/protected-paths.ts";
-import { type PermissionDenial, ToolPipeline } from "../tools/pipeline.ts";
+import { type PermissionDenial, ToolPipeline, type ToolNotes } from "../tools/pipeline.ts";
 import type { UsageLedger } from "../usage/usage-ledger.ts";
 
 /** What the runtime tells a tracer beyond the run's events. */
@@ -51,6 +51,8 @@ export interface RunnerFactoryOptions {
   observer?: RunObserver;
   onPermissionDenied?: (denial: PermissionDenial & { agent: string }) => void;
   tracing?: RunTracing;
+  /** Added to successful calls' results (nested AGENTS.md). */
+  notes?: ToolNotes;
 }
 
 /** Every agent of a runtime gets its runner here: one tool pipeline shape, one compaction, one usage and tracing path. */
@@ -75,6 +77,7 @@ export function runnerFactory(o: RunnerFactoryOptions): RunnerFor {
         hooks,
         onWarning: o.warn(identity),
         onDenied: (denial) => o.onPermissionDenied?.({ agent: identity, ...denial }),
+        ...(o.notes ? { notes: o.notes } : {}),
         ...(tracing ? { onFound: ({ id, effect }: { id: string; effect: string }) => tracing.toolFound(id, effect) } : {}),
       }),
       hooks,

@@ -9,12 +9,12 @@ export const globalArgs = {
   workspace: {
     type: "string",
     valueHint: "dir",
-    description: "The project's directory (default: the current directory); the state root defaults to its .agent/state",
+    description: "The project's directory (default: the git repository around the current directory, else the current directory); the state root defaults to its .agent/state",
   },
   "state-dir": {
     type: "string",
     valueHint: "dir",
-    description: "State root, holding every session (default: $AGENT_STATE_DIR, else .agent/state in the workspace: --workspace or the current directory)",
+    description: "State root, holding every session (default: $AGENT_STATE_DIR, else .agent/state in the workspace)",
   },
   verbose: { type: "boolean", description: "Show stack traces with errors" },
   help: { type: "boolean", alias: "h", description: "Show this help" },

@@ -6,10 +6,12 @@ import type { SessionMeta } from "../sessions/session-meta.ts";
 import { SessionStore } from "../sessions/session-store.ts";
 import { defaultStateRoot } from "../sessions/state-root.ts";
 import type { GlobalValues } from "./args.ts";
+import { defaultWorkspace } from "../config/workspace-root.ts";
 
 /**
  * `--state-dir`, else `$AGENT_STATE_DIR`, else the default state root of
- * `--workspace` (or the current directory): `.agent/state` in it, refused when
+ * `--workspace` (or the git root above the current directory, else the current
+ * directory, as `agent run` takes it): `.agent/state` in it, refused when
  * it is a symlink (state-root.ts), or the user's own with config `stateRoot: "user"`.
  * Always absolute.
  */
@@ -27,7 +29,7 @@ export function resolveStateDir(
   if (fromEnv !== undefined && fromEnv.length > 0) return resolve(cwd, fromEnv);
   const workspace = globals.workspace;
   if (workspace !== undefined && workspace.length === 0) throw new UsageError("--workspace needs a directory path");
-  return defaultStateRoot(workspace === undefined ? cwd : resolve(cwd, workspace), env);
+  return defaultStateRoot(workspace === undefined ? defaultWorkspace(resolve(cwd)) : resolve(cwd, workspace), env);
 }
 
 /** The session an admin command (mailbox, team, cron) works on, and its directory. */
@@ -79,7 +81,7 @@ export function openMailboxStore(stateDir: string): MailboxStore {
  * files of this workspace set, so the CLI judges sizes as the runtime does. The
  * config code is loaded only here: reading commands start without it.
  */
-export async function openMailboxStoreAsConfigured(stateDir: string, workspace: string = process.cwd()): Promise<MailboxStore> {
+export async function openMailboxStoreAsConfigured(stateDir: string, workspace: string = defaultWorkspace(process.cwd())): Promise<MailboxStore> {
   const [{ readConfigFile }, { CONFIG_LEVELS, configLocations }] = await Promise.all([
     import("../config/config-file.ts"),
     import("../config/locations.ts"),

@@ -4,6 +4,7 @@ import { FileMailboxStore } from "../mailbox/file-store.ts";
 import type { MailboxStore } from "../mailbox/store.ts";
 import type { StoreSelection } from "../store/store-url.ts";
 import type { GlobalValues } from "./args.ts";
+import { defaultWorkspace } from "../config/workspace-root.ts";
 
 /** A session's mailbox for an admin command, and what releases it (a database's connections). */
 export interface SessionMailbox {
@@ -78,7 +79,7 @@ async function configValues(
 ): Promise<{ store?: { value: string; path: string }; maxContentBytes?: number }> {
   if (!wanted) return {};
   const { CONFIG_LEVELS, configLocations } = await import("../config/locations.ts");
-  const locations = configLocations(workspace ?? process.cwd());
+  const locations = configLocations(workspace ?? defaultWorkspace(process.cwd()));
   const out: { store?: { value: string; path: string }; maxContentBytes?: number } = {};
   let readConfigFile: typeof import("../config/config-file.ts").readConfigFile | undefined;
   for (const level of CONFIG_LEVELS) {

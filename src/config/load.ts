@@ -3,7 +3,7 @@ import { ConfigError, UsageError } from "../core/errors.ts";
 import { DEFAULT_MAX_CONTENT_BYTES } from "../core/message.ts";
 import { DEFAULT_JOURNAL_MAX_BYTES } from "../file-journal/journal-records.ts";
 import { DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpSettings } from "../mcp/config.ts";
-import { readMcpConfigs } from "./mcp-config-file.ts";
+import { readMcpConfigs, readProjectMcpFile } from "./mcp-config-file.ts";
 import type { ModelClientOptions } from "../model/types.ts";
 import type { Pricing } from "../usage/pricing.ts";
 import type { Isolation } from "../worktrees/teammate-worktree.ts";
@@ -171,7 +171,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
   const env = input.env ?? process.env;
   const cwd = input.cwd ?? process.cwd();
   const locations = configLocations(input.workspace, env, input.home);
-  const read = CONFIG_LEVELS.map((level) => readConfigFile(locations[level], level)).filter((file) => file !== null);
+  const read = projectInputFiles(CONFIG_LEVELS.map((level) => readConfigFile(locations[level], level)), input.workspace);
   const projectTrusted = input.projectTrusted === true;
   const ignored: IgnoredSettings[] = [];
   const user = read.find((file) => file.level === "user")?.config;
@@ -357,6 +357,18 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     if (settings.compaction[key] === undefined) delete settings.compaction[key];
   }
   return { settings, locations, files, sources, warnings: [...files.flatMap((file) => file.warnings), ...levelWarnings, ...userOnlyWarnings(files, locations.user)], ignored };
+}
+
+/**
+ * The config files with the workspace's `.mcp.json` after the project's own:
+ * `.agent/config.json` and `.agent/config.local.json` replace its servers by name.
+ */
+export function projectInputFiles(levels: (LoadedConfigFile | null)[], workspace: string): LoadedConfigFile[] {
+  const files = levels.filter((file) => file !== null);
+  const mcpFile = readProjectMcpFile(workspace);
+  if (mcpFile === null) return files;
+  const local = files.findIndex((file) => file.level === "local");
+  return local === -1 ? [...files, mcpFile] : [...files.slice(0, local), mcpFile, ...files.slice(local)];
 }
 
 /**

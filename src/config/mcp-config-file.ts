@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { describeIssues } from "./config-file.ts";
+import { join, resolve } from "node:path";
+import { type LoadedConfigFile, describeIssues } from "./config-file.ts";
 import { ConfigError } from "../core/errors.ts";
 import { McpConfigFile, type McpServers } from "../mcp/config.ts";
 
@@ -37,4 +37,34 @@ function readOne(value: string, cwd: string): McpServers {
   const parsed = McpConfigFile.safeParse(json);
   if (!parsed.success) throw new ConfigError(`${where}: ${describeIssues(parsed.error.issues)}; see docs/mcp.md for the shape`);
   return parsed.data.mcpServers;
+}
+
+/** The file Claude Code and other MCP clients read at a project's root. */
+export const PROJECT_MCP_FILE = ".mcp.json";
+
+/**
+ * `<workspace>/.mcp.json` (`{"mcpServers": {...}}`, other keys ignored) as a
+ * project-level config file holding only `mcpServers`: it is project input, so
+ * it passes the same trust filter and fingerprint as `.agent/config.json`.
+ * Null when there is none; ConfigError naming the file when it is malformed.
+ */
+export function readProjectMcpFile(workspace: string): LoadedConfigFile | null {
+  const path = join(workspace, PROJECT_MCP_FILE);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw new ConfigError(`cannot read ${path}: ${(error as Error).message}; make it a readable file or remove it`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${path} is not valid JSON (${(error as Error).message}); fix the syntax or remove the file`);
+  }
+  const parsed = McpConfigFile.safeParse(json);
+  if (!parsed.success) throw new ConfigError(`${path}: ${describeIssues(parsed.error.issues)}; see docs/mcp.md for the shape`);
+  return { level: "project", path, config: { mcpServers: parsed.data.mcpServers }, warnings: [] };
 }

@@ -6,6 +6,7 @@
  */
 export const ENVIRONMENT_TAG = "environment";
 export const PROJECT_INSTRUCTIONS_TAG = "project-instructions";
+export const USER_INSTRUCTIONS_TAG = "user-instructions";
 export const APPENDED_INSTRUCTIONS_TAG = "appended-instructions";
 
 /** What a cassette holds in place of the environment section. */

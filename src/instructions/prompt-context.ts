@@ -1,13 +1,16 @@
-import { APPENDED_INSTRUCTIONS_TAG, ENVIRONMENT_TAG, PROJECT_INSTRUCTIONS_TAG } from "../core/prompt-sections.ts";
+import { APPENDED_INSTRUCTIONS_TAG, ENVIRONMENT_TAG, PROJECT_INSTRUCTIONS_TAG, USER_INSTRUCTIONS_TAG } from "../core/prompt-sections.ts";
 import type { EnvironmentFacts } from "./environment.ts";
 import { INSTRUCTIONS_MAX_BYTES, type ProjectInstructions } from "./project-instructions.ts";
 
 /** What every agent of a runtime (Lead, teammates, subagents) is told beside its own role. */
 export interface PromptContext {
-  instructions?: ProjectInstructions;
+  /** The user's AGENTS.md, then the project's from the workspace root down to where the user is. */
+  instructions?: ProjectInstructions[];
   /** config `appendSystemPrompt` and `--append-system-prompt`, joined. */
   append?: string;
   environment: EnvironmentFacts;
+  /** Where the user started the agent, relative to the workspace ("" at its root). */
+  startDir?: string;
 }
 
 /**
@@ -17,25 +20,30 @@ export interface PromptContext {
  */
 export function contextSections(context: PromptContext): string {
   const sections: string[] = [];
-  const { instructions, append, environment } = context;
-  if (instructions) {
-    const cut =
-      instructions.cutFromBytes === undefined
-        ? ""
-        : `\n[${instructions.file} is ${instructions.cutFromBytes} bytes: only its first ${INSTRUCTIONS_MAX_BYTES} are included here; read the file for the rest]`;
-    sections.push(
-      `The project's instructions, from ${instructions.file} in the workspace: follow them unless the user says otherwise.`,
-      `<${PROJECT_INSTRUCTIONS_TAG} file="${instructions.file}">\n${instructions.text.trimEnd()}${cut}\n</${PROJECT_INSTRUCTIONS_TAG}>`,
-    );
+  const { instructions = [], append, environment } = context;
+  if (instructions.length > 0) {
+    const files = instructions.map((file) => file.file).join(", then ");
+    sections.push(`Instructions from ${files}: follow them unless the user says otherwise; where they disagree, the later (nearer to where the user is) wins.`);
+    for (const file of instructions) sections.push(instructionsBlock(file));
   }
   if (append !== undefined && append.trim() !== "") {
     sections.push(`<${APPENDED_INSTRUCTIONS_TAG}>\n${append.trim()}\n</${APPENDED_INSTRUCTIONS_TAG}>`);
   }
-  sections.push(`<${ENVIRONMENT_TAG}>\n${environmentLines(environment).join("\n")}\n</${ENVIRONMENT_TAG}>`);
+  sections.push(`<${ENVIRONMENT_TAG}>\n${environmentLines(environment, context.startDir ?? "").join("\n")}\n</${ENVIRONMENT_TAG}>`);
   return sections.join("\n\n");
 }
 
-function environmentLines({ platform, date, git }: EnvironmentFacts): string[] {
+/** One instructions file as a delimited block, so the model can tell the file's words from ours. */
+export function instructionsBlock(instructions: ProjectInstructions): string {
+  const cut =
+    instructions.cutFromBytes === undefined
+      ? ""
+      : `\n[${instructions.file} is ${instructions.cutFromBytes} bytes: only its first ${INSTRUCTIONS_MAX_BYTES} are included here; read the file for the rest]`;
+  const tag = instructions.scope === "user" ? USER_INSTRUCTIONS_TAG : PROJECT_INSTRUCTIONS_TAG;
+  return `<${tag} file="${instructions.file}">\n${instructions.text.trimEnd()}${cut}\n</${tag}>`;
+}
+
+function environmentLines({ platform, date, git }: EnvironmentFacts, startDir: string): string[] {
   const repo = !git.repository
     ? "no"
     : git.branch !== undefined
@@ -43,5 +51,9 @@ function environmentLines({ platform, date, git }: EnvironmentFacts): string[] {
       : git.detachedAt !== undefined
         ? `yes, detached at ${git.detachedAt}`
         : "yes";
-  return ["Working directory: . (the workspace)", `Platform: ${platform}`, `Today's date: ${date}`, `Git repository: ${repo}`];
+  const where =
+    startDir === ""
+      ? ["Working directory: . (the workspace)"]
+      : ["Working directory: . (the workspace: the repository's root; paths are relative to it)", `The user is in: ${startDir}/ (start there)`];
+  return [...where, `Platform: ${platform}`, `Today's date: ${date}`, `Git repository: ${repo}`];
 }

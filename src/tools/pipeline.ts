@@ -20,6 +20,13 @@ export interface ToolPipelineOptions {
   onDenied?: (denial: PermissionDenial) => void;
   /** Told which tool a call found, before its input is checked (a trace span's `tool.effect`). */
   onFound?: (call: { id: string; tool: string; effect: ToolEffect }) => void;
+  /** Asked after a call that succeeded: text to add to its result (nested AGENTS.md on a first read under a directory). */
+  notes?: ToolNotes;
+}
+
+/** What may add to a successful call's result, e.g. src/instructions/nested-instructions.ts. */
+export interface ToolNotes {
+  after(tool: string, input: unknown, context: ToolContext): string | undefined;
 }
 
 export interface PermissionDenial {
@@ -60,6 +67,7 @@ export class ToolPipeline implements ToolExecutor {
   readonly #onWarning: (warning: string) => void;
   readonly #onDenied: (denial: PermissionDenial) => void;
   readonly #onFound: ToolPipelineOptions["onFound"];
+  readonly #notes: ToolNotes | undefined;
 
   constructor(options: ToolPipelineOptions) {
     this.#tools = options.tools;
@@ -71,6 +79,7 @@ export class ToolPipeline implements ToolExecutor {
     this.#onWarning = options.onWarning ?? (() => {});
     this.#onDenied = options.onDenied ?? (() => {});
     this.#onFound = options.onFound;
+    this.#notes = options.notes;
   }
 
   async prepare(signal: AbortSignal): Promise<void> {
@@ -143,8 +152,9 @@ export class ToolPipeline implements ToolExecutor {
       // The action already happened; the model must still learn that a hook objected to it.
       return failure(`${result.content}\n\n[blocked by PostToolUse hook: ${objection}]`);
     }
-    if (post?.context) return { ...result, content: `${result.content}\n\n[PostToolUse hook: ${post.context.join("\n")}]` };
-    return result;
+    const note = result.isError ? undefined : this.#notes?.after(tool.name, input, context);
+    const added = [...(note !== undefined ? [note] : []), ...(post?.context ? [`[PostToolUse hook: ${post.context.join("\n")}]`] : [])];
+    return added.length === 0 ? result : { ...result, content: [result.content, ...added].join("\n\n") };
   }
 
   async #runHandler(tool: Tool, input: unknown, context: ToolContext): Promise<ToolResult> {

@@ -2,7 +2,7 @@ import { realpathSync } from "node:fs";
 import { relative } from "node:path";
 import { AgentDefinitions } from "../agents/agent-definitions.ts";
 import { readConfigFile } from "../config/config-file.ts";
-import { type LoadSettingsInput, type LoadedSettings, loadSettings } from "../config/load.ts";
+import { type LoadSettingsInput, type LoadedSettings, loadSettings, projectInputFiles } from "../config/load.ts";
 import { configLocations, userConfigDir } from "../config/locations.ts";
 import type { PermissionMode } from "../config/config.ts";
 import { isLooserMode } from "../config/modes.ts";
@@ -43,7 +43,7 @@ export function resolveProjectTrust(input: TrustInput): ProjectTrust {
   const env = input.env ?? process.env;
   const realPath = realpathSync(input.workspace);
   const locations = configLocations(input.workspace, env, input.home);
-  const files = [readConfigFile(locations.project, "project"), readConfigFile(locations.local, "local")].filter((file) => file !== null);
+  const files = projectInputFiles([readConfigFile(locations.project, "project"), readConfigFile(locations.local, "local")], input.workspace);
   const fingerprint = projectFingerprint({
     workspace: input.workspace,
     realWorkspace: realPath,

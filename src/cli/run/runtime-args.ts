@@ -14,6 +14,7 @@ import type { ProgressLevel } from "./progress.ts";
 import { lastMessagePath } from "./last-message.ts";
 import type { OutputFormat } from "./result-json.ts";
 import { resolveWorkspace, runStateDir } from "./workspace.ts";
+import { startDirIn } from "../../config/workspace-root.ts";
 import { sandboxRequest } from "./sandbox-request.ts";
 import type { CompatValues, InputFormat } from "./compat-flags.ts";
 import { type AnswerSchema, answerSchema } from "./structured-output.ts";
@@ -60,6 +61,8 @@ export interface HeadlessValues extends RuntimeValues {
 
 export interface RuntimeSetup {
   workspace: string;
+  /** Where the user is, relative to the workspace ("" at its root): instructions are read down to it. */
+  startDir: string;
   /** The state root: `<root>/sessions/<id>/` is each session's state dir. */
   stateRoot: string;
   /** The session the runtime takes; a new one is created only once the run starts. */
@@ -126,6 +129,7 @@ export function runtimeSetup(args: RuntimeValues & CompatValues, rawArgs?: reado
   }
   return {
     workspace,
+    startDir: startDirIn(workspace, process.cwd()),
     stateRoot,
     session: plan,
     settings,

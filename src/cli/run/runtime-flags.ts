@@ -19,7 +19,7 @@ export const trustProjectArg = {
 
 /** Where the runtime works and how it reaches the model. */
 export const runtimeArgs = {
-  workspace: { type: "string", valueHint: "dir", description: "Directory the agent works in (default: the current directory)" },
+  workspace: { type: "string", valueHint: "dir", description: "Directory the agent works in (default: the git repository around the current directory, else the current directory)" },
   model: { type: "string", alias: "m", valueHint: "name", description: "Model name (default: $AGENT_MODEL, config, else gpt-4o-mini)" },
   "base-url": { type: "string", valueHint: "url", description: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, config, else OpenAI)" },
   provider: {

@@ -14,6 +14,7 @@ import { RuntimeLock } from "../../storage/runtime-lock.ts";
 import { PgSessionLock } from "../../postgres/session-lock.ts";
 import type { RuntimeSetup } from "./runtime-args.ts";
 import { VERSION } from "../version.ts";
+import { userConfigDir } from "../../config/locations.ts";
 import { teamEventsFor } from "./unattended.ts";
 import type { RunStop } from "./stop.ts";
 
@@ -79,6 +80,8 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       sessionId: opened.id,
       stateRoot: setup.stateRoot,
       workspace: setup.workspace,
+      startDir: setup.startDir,
+      userConfigDir: userConfigDir(),
       observer: request.observer,
       teamObserver: teamEventsFor(request, opened.id, setup.settings.store),
       asker: request.asker,

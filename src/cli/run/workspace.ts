@@ -4,14 +4,16 @@ import { UsageError } from "../../core/errors.ts";
 import { type GlobalValues } from "../args.ts";
 import { resolveStateDir } from "../context.ts";
 import { defaultStateRoot } from "../../sessions/state-root.ts";
+import { defaultWorkspace } from "../../config/workspace-root.ts";
 
 /**
- * The workspace as a real path: the file tools compare real paths to keep the
- * agent inside it, so a symlinked workspace must be resolved once, here.
+ * The workspace as a real path: `--workspace`, else the git root above the
+ * current directory, else the current directory. The file tools compare real
+ * paths to keep the agent inside it, so a symlinked workspace is resolved once, here.
  */
 export function resolveWorkspace(flag: string | undefined, cwd: string = process.cwd()): string {
   if (flag !== undefined && flag.length === 0) throw new UsageError("--workspace needs a directory path");
-  const path = resolve(cwd, flag ?? ".");
+  const path = flag === undefined ? defaultWorkspace(resolve(cwd)) : resolve(cwd, flag);
   let real: string;
   try {
     real = realpathSync(path);
