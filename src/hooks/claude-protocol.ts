@@ -1,21 +1,9 @@
 import { isAbsolute, resolve } from "node:path";
 import type { HookEvent } from "../config/config.ts";
+import { CLAUDE_TOOL_NAMES } from "../core/claude-tool-names.ts";
 
 // Claude Code's hook protocol beside ours (docs/hooks.md#claude-codes-protocol):
 // their stdin keys added to ours, their tool names accepted in matchers.
-
-/** Claude Code's tool names, and ours they stand for in a matcher. */
-export const CLAUDE_TOOL_NAMES: Readonly<Record<string, string>> = {
-  Bash: "shell",
-  Read: "read_file",
-  Write: "write_file",
-  Edit: "edit_file",
-  MultiEdit: "edit_file",
-  Glob: "glob",
-  Grep: "grep",
-  Task: "task",
-  TodoWrite: "todo_write",
-};
 
 /** A tool's names a matcher is tried against: ours, then each Claude name for it (`shell` → `Bash`). */
 export function matcherNames(tool: string): string[] {

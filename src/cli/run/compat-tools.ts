@@ -1,20 +1,9 @@
+import { CLAUDE_TOOL_NAMES } from "../../core/claude-tool-names.ts";
 import { UsageError } from "../../core/errors.ts";
 
 // Claude Code's tool names in --allowedTools/--disallowedTools, as the permission
 // rules of our tools they stand for. A name not listed (an MCP tool, one of ours)
 // is taken as written.
-const CLAUDE_TOOLS: Record<string, string> = {
-  Bash: "shell",
-  Read: "read_file",
-  Write: "write_file",
-  Edit: "edit_file",
-  MultiEdit: "edit_file",
-  Glob: "glob",
-  Grep: "grep",
-  LS: "glob",
-  Task: "task",
-  TodoWrite: "todo_write",
-};
 
 /**
  * One --allowedTools/--disallowedTools value as permission rules: entries are
@@ -43,7 +32,7 @@ export function claudeToolRules(value: string, flag: string): string[] {
 function claudeRule(entry: string): string {
   const open = entry.indexOf("(");
   const name = open === -1 ? entry : entry.slice(0, open);
-  const tool = CLAUDE_TOOLS[name] ?? name;
+  const tool = CLAUDE_TOOL_NAMES[name] ?? name;
   if (open === -1) return tool;
   let pattern = entry.slice(open + 1, entry.endsWith(")") ? -1 : undefined);
   // Claude's `git diff:*` is a command prefix: ours writes it `git diff*`.
