@@ -4,6 +4,7 @@ import { join, relative } from "node:path";
 import { runAgent } from "../e2e/agent-binary.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { attackSuite, filesUnder, sandboxProblem } from "./attack-fixture.ts";
+import { requirePrerequisite } from "../support/prerequisites.ts";
 
 // The audit's attacks, replayed by a scripted model against the compiled binary:
 // each must be refused, whatever the model asks for.
@@ -287,17 +288,7 @@ describe("path rules", () => {
 });
 
 describe("the OS sandbox around shell", () => {
-  const problem = sandboxProblem();
-  if (problem !== undefined) {
-    if (process.env.CI) {
-      test("the sandbox can run in CI", () => {
-        throw new Error(`the sandbox tests must run in CI, but ${problem}; .ci/run installs bubblewrap`);
-      });
-    } else {
-      console.warn(`test/security: SKIPPED the sandbox tests: ${problem} (they run in CI, where .ci/run installs bubblewrap)`);
-    }
-  }
-  const sandboxTest = problem === undefined ? test : test.skip;
+  const sandboxTest = requirePrerequisite("bubblewrap", sandboxProblem()) ? test : test.skip;
 
   sandboxTest("a sandboxed shell writes the workspace, but not outside it, not .agent/, and reaches no server on 127.0.0.1", async () => {
     const { root, workspace, attack } = setup();

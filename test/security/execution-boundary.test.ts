@@ -6,6 +6,7 @@ import { ScriptedModelServer, type ScriptedReply } from "../support/model-server
 import { tempDir } from "../support/temp-dir.ts";
 import { git } from "../../src/worktrees/git.ts";
 import { sandboxProblem } from "./attack-fixture.ts";
+import { requirePrerequisite } from "../support/prerequisites.ts";
 import { TINY } from "../mcp/helpers.ts";
 
 // The execution boundary (docs/security.md), attacked by a scripted model through
@@ -56,7 +57,7 @@ async function world() {
 const call = (name: string, args: Record<string, unknown>): ScriptedReply => ({ identity: "lead", toolCalls: [{ name, arguments: args }] });
 const done: ScriptedReply = { identity: "lead", text: "done" };
 
-describe.skipIf(sandboxProblem() !== undefined)("the execution boundary", () => {
+describe.if(requirePrerequisite("bubblewrap", sandboxProblem()))("the execution boundary", () => {
   test("core.fsmonitor planted in .git/config: edit_file is refused, and even allowed by a rule the runtime's git refuses to run there", async () => {
     const { workspace, marker, run } = await world();
     const planted = { path: ".git/config", old_string: "[core]", new_string: `[core]\n\tfsmonitor = "env > ${marker}"` };

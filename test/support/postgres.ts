@@ -14,6 +14,7 @@ import { createServer } from "node:net";
 import { afterAll, beforeAll } from "bun:test";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { INSTALL_PREREQUISITES } from "./prerequisites.ts";
 
 export interface PostgresCluster {
   /** `postgres://agent@127.0.0.1:<port>/postgres`: the superuser, trusted locally (no password). */
@@ -47,7 +48,7 @@ export function postgresBinDir(): string {
     ? readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a))
     : [];
   if (versions.length === 0) {
-    throw new Error("PostgreSQL is not installed (no initdb on PATH or in /usr/lib/postgresql/*/bin); install the `postgresql` package (.ci/run does)");
+    throw new Error(`PostgreSQL is not installed (no initdb on PATH or in /usr/lib/postgresql/*/bin); install PostgreSQL's server: ${INSTALL_PREREQUISITES}`);
   }
   return join(root, versions[0]!, "bin");
 }
@@ -150,7 +151,7 @@ export async function startPostgres(options: ClusterOptions = {}): Promise<Postg
 function postgresIds(): { uid: number; gid: number } {
   const passwd = readFileSync("/etc/passwd", "utf8");
   const line = passwd.split("\n").find((l) => l.startsWith("postgres:"));
-  if (!line) throw new Error(`running as ${userInfo().username} (root) and there is no \`postgres\` user to run the server as; create one or run the tests as another user`);
+  if (!line) throw new Error(`running as ${userInfo().username} (root) and there is no \`postgres\` user to run the server as; create one or run the tests as another user; ${INSTALL_PREREQUISITES}`);
   const [, , uid, gid] = line.split(":");
   return { uid: Number(uid), gid: Number(gid) };
 }
