@@ -8,3 +8,6 @@ jq -s -e 'any(.[]; .type == "item.completed" and .item.type == "command_executio
 tail -1 events.jsonl | jq -e '.type == "turn.completed" and (.usage.input_tokens | type) == "number"' >/dev/null
 jq -r 'select(.type == "item.completed" and .item.type == "agent_message") | .item.text' events.jsonl
 cat last.txt
+# codex exec resume --last: the same thread.
+thread=$(head -1 events.jsonl | jq -r .thread_id)
+agent exec resume --last --json "and again" | head -1 | jq -e --arg t "$thread" '.thread_id == $t' >/dev/null

@@ -120,10 +120,11 @@ describe("claude -p scripts", () => {
 });
 
 describe("codex exec scripts", () => {
-  test("agent exec --json: thread.started, turn.started, items, turn.completed; -o writes the last message", async () => {
+  test("agent exec --json: thread.started, turn.started, items, turn.completed; -o writes the last message; exec resume --last continues the thread", async () => {
     const { code, stdout, stderr, server } = await runScript("codex-exec.sh", [
       { toolCalls: [{ id: "call_ls", name: "shell", arguments: { command: "ls" } }] },
       { text: "a.txt is here" },
+      { text: "again", check: (r) => expect(r.body.messages.some((m) => m.content === "run ls")).toBe(true) },
     ], { "a.txt": "a\n" });
     expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("agent:")) }).toEqual({ code: 0, errors: [] });
     expect(stdout).toBe("a.txt is here\na.txt is here\n");

@@ -44,6 +44,12 @@ export const compatArgs = {
     type: "boolean",
     description: "codex exec: --permission-mode bypassPermissions in the workspace-write sandbox (deny rules still apply)",
   },
+  "dangerously-skip-permissions": { type: "boolean", description: "claude -p: --permission-mode bypassPermissions (deny rules still apply)" },
+  "dangerously-bypass-approvals-and-sandbox": {
+    type: "boolean",
+    alias: "yolo",
+    description: "codex exec: --permission-mode bypassPermissions --sandbox danger-full-access (deny rules still apply)",
+  },
   "skip-git-repo-check": { type: "boolean", description: "codex exec: accepted; agent runs outside a git repository anyway" },
   json: { type: "boolean", description: "codex exec --json: print JSON lines in codex exec's event shapes (thread.started, item.completed, turn.completed)" },
   "add-dir": { type: "string", valueHint: "dir", description: "claude -p: another directory for the file tools; refused for now with how to reach it (docs/compat.md)" },
@@ -63,5 +69,7 @@ export interface CompatValues {
   json?: boolean;
   "add-dir"?: string;
   "full-auto"?: boolean;
+  "dangerously-skip-permissions"?: boolean;
+  "dangerously-bypass-approvals-and-sandbox"?: boolean;
   "skip-git-repo-check"?: boolean;
 }

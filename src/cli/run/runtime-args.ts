@@ -176,9 +176,7 @@ export function withRecordedFlags<T extends RuntimeValues>(args: T, rawArgs: rea
 
 /** The flags that are settings, as loadSettings takes them. */
 export function settingsFlags(args: RuntimeValues & CompatValues, rawArgs?: readonly string[]): SettingsFlags {
-  if (args["full-auto"] === true && (args["permission-mode"] !== undefined || args.sandbox !== undefined)) {
-    throw new UsageError("--full-auto sets --permission-mode and --sandbox; give it or them, not both");
-  }
+  const shortcut = permissionShortcut(args);
   const list = (name: "allow" | "deny" | "mcp-config" | "allowedTools" | "disallowedTools") => (rawArgs ? repeatedValues(rawArgs, name) : asList(args[name]));
   // claude -p's tool lists are rules like ours, added after them.
   const rules = (own: string[] | undefined, claude: "allowedTools" | "disallowedTools") => {
@@ -191,7 +189,7 @@ export function settingsFlags(args: RuntimeValues & CompatValues, rawArgs?: read
     provider: args.provider,
     profile: args.profile,
     maxTurns: args["max-turns"],
-    permissionMode: args["full-auto"] === true ? "bypassPermissions" : args["permission-mode"],
+    permissionMode: shortcut?.permissionMode ?? args["permission-mode"],
     allow: rules(list("allow"), "allowedTools"),
     deny: rules(list("deny"), "disallowedTools"),
     appendSystemPrompt: args["append-system-prompt"],
@@ -199,7 +197,7 @@ export function settingsFlags(args: RuntimeValues & CompatValues, rawArgs?: read
     record: args.record,
     replay: args.replay,
     mcpConfig: list("mcp-config"),
-    sandbox: args["full-auto"] === true ? "workspace-write" : args.sandbox,
+    sandbox: shortcut?.sandbox ?? args.sandbox,
     maxBudgetUsd: args["max-budget-usd"],
     store: args.store,
     remoteTeammates: args["remote-teammates"],
@@ -229,6 +227,22 @@ export function headlessSetup(args: HeadlessValues & CompatValues, rawArgs?: rea
     includePartialMessages,
     lastMessagePath: lastMessagePath(args["output-last-message"]),
   };
+}
+
+/** The permission shortcuts of `claude -p` and `codex exec`, as the modes they stand for (docs/compat.md). */
+const SHORTCUTS = {
+  "full-auto": { permissionMode: "bypassPermissions", sandbox: "workspace-write" },
+  "dangerously-skip-permissions": { permissionMode: "bypassPermissions" },
+  "dangerously-bypass-approvals-and-sandbox": { permissionMode: "bypassPermissions", sandbox: "danger-full-access" },
+} as const satisfies Record<string, { permissionMode: string; sandbox?: string }>;
+
+function permissionShortcut(args: RuntimeValues & CompatValues): { permissionMode: string; sandbox?: string } | undefined {
+  const given = (Object.keys(SHORTCUTS) as (keyof typeof SHORTCUTS)[]).filter((name) => args[name] === true);
+  if (given.length === 0) return undefined;
+  const shortcut: { permissionMode: string; sandbox?: string } = SHORTCUTS[given[0]!];
+  const clashes = [...given.slice(1).map((name) => `--${name}`), ...(args["permission-mode"] !== undefined ? ["--permission-mode"] : []), ...(shortcut.sandbox && args.sandbox !== undefined ? ["--sandbox"] : [])];
+  if (clashes.length > 0) throw new UsageError(`--${given[0]} sets the permission mode${shortcut.sandbox ? " and the sandbox" : ""}, and so does ${clashes.join(" and ")}: give one of them`);
+  return shortcut;
 }
 
 /**

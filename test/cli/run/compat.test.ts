@@ -3,6 +3,7 @@ import { expandCompatWords } from "../../../src/cli/argv.ts";
 import { claudeToolRules } from "../../../src/cli/run/compat-tools.ts";
 import { userMessageText, userMessages } from "../../../src/cli/run/stream-input.ts";
 import { answerSchema } from "../../../src/cli/run/structured-output.ts";
+import { settingsFlags } from "../../../src/cli/run/runtime-args.ts";
 
 test("claude's tool lists become our rules: names mapped, `:*` prefixes, commas and spaces outside parentheses", () => {
   expect(claudeToolRules("Bash(git diff:*) Read,Edit(./src/**)  mcp__gh__*", "--allowedTools")).toEqual(["shell(git diff*)", "read_file", "edit_file(src/**)", "mcp__gh__*"]);
@@ -41,4 +42,19 @@ test("--json-schema: a fenced answer is read, a wrong one says why, a bad schema
   expect(() => answerSchema("{nope", undefined)).toThrow("--json-schema is not JSON");
   expect(() => answerSchema("{}", "/x")).toThrow("give one");
   expect(() => answerSchema(undefined, "/nonexistent/schema.json")).toThrow("--output-schema: cannot read");
+});
+
+test("`agent exec resume --last|ID` continues a session, as codex exec resume does", () => {
+  expect(expandCompatWords(["exec", "resume", "--last", "--json", "go on"])).toEqual(["run", "--continue", "--json", "go on"]);
+  expect(expandCompatWords(["exec", "resume", "01a2", "go on"])).toEqual(["run", "--resume", "01a2", "go on"]);
+});
+
+test("the permission shortcuts of claude -p and codex exec are our modes; one of them, or our flags", () => {
+  expect(settingsFlags({ "dangerously-skip-permissions": true })).toMatchObject({ permissionMode: "bypassPermissions", sandbox: undefined });
+  expect(settingsFlags({ "full-auto": true })).toMatchObject({ permissionMode: "bypassPermissions", sandbox: "workspace-write" });
+  expect(settingsFlags({ "dangerously-bypass-approvals-and-sandbox": true })).toMatchObject({ permissionMode: "bypassPermissions", sandbox: "danger-full-access" });
+  expect(settingsFlags({ "dangerously-skip-permissions": true, sandbox: "read-only" })).toMatchObject({ sandbox: "read-only" });
+  expect(() => settingsFlags({ "full-auto": true, "permission-mode": "plan" })).toThrow("--full-auto sets the permission mode and the sandbox, and so does --permission-mode: give one of them");
+  expect(() => settingsFlags({ "full-auto": true, "dangerously-skip-permissions": true })).toThrow("give one of them");
+  expect(settingsFlags({ allowedTools: "Bash(ls:*)", allow: ["read_file"] })).toMatchObject({ allow: ["read_file", "shell(ls*)"] });
 });
