@@ -19,6 +19,4 @@ export const RuntimeOwnerRecordSchema = z.strictObject({
   pid: z.number().int().positive(),
   host: z.string().min(1),
   startedAtUtc: UtcInstant,
-  lockIno: z.string().regex(/^\d+$/),
-  pidStart: z.string().regex(/^\d+$/).optional(),
 });

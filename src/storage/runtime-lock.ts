@@ -1,33 +1,30 @@
-import { type BigIntStats, existsSync, readFileSync, rmdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { LockError, StateDirBusyError } from "../core/errors.ts";
 import { INVALID_UTC_INSTANT, Problems, UTC_INSTANT, isPlainRecord, pick } from "../core/plain-check.ts";
-// Imported statically on purpose: it brings signal-exit, whose SIGINT listener
-// re-raises the signal when it finds itself the only listener left. Loaded after
-// a run installed its own once-listener (src/cli/run/stop.ts), it would find just
-// that — the once-listener is removed as it fires — and kill the run before it
-// prints its result. Reading commands avoid it by not loading this module at all.
-import lockfile from "proper-lockfile";
 import { ensureDir, isErrno, writeFileAtomic } from "./atomic-file.ts";
-import { withFileLock } from "./file-lock.ts";
-import { isProcessAlive, processStartTicks } from "./process-liveness.ts";
+import { type OsLock, flockHoldersOf, openOsLock } from "./os-lock.ts";
 
 /**
  * Ownership of a state dir by one live runtime (`agent run` / `drain`), SPEC §3–4.
  *
- * `runtime.lock` is a proper-lockfile directory whose mtime the owner refreshes; it goes
- * stale `staleMs` after the owner stops refreshing it (the only rule that works across
- * hosts). On the owner's own host a dead pid makes it stale at once, so a runtime killed
- * with -9 does not block the next one for `staleMs`.
+ * `runtime.lock` is a file the owner holds flock(2) on for its whole life, opened
+ * close-on-exec so no child (a shell, an MCP server) inherits it. The kernel drops
+ * the lock the instant its holder dies, however it died: there is no window between
+ * "taken" and "owner known" in which a killed runtime leaves the session busy, no
+ * staleness to wait out and no pid to judge.
  *
- * `runtime.owner.json` says who holds it and which lock directory (by inode) it took. The
- * filesystem reuses a removed directory's inode for the next mkdir, so the inode alone
- * cannot tell a new lock from its dead predecessor: every create, break and owner write
- * (and every owner read) happens under the short `runtime.lock.break` lock, so nobody sees
- * a fresh `runtime.lock` beside the previous owner's record.
+ * `runtime.owner.json` says who holds it, for messages only; it is written once the
+ * lock is held, so a reader that finds the lock held but the record naming a pid that
+ * does not hold it (the new owner has not written it yet, or it is corrupt) reports
+ * the owner as unknown.
+ *
+ * The owner removes the lock file when it releases, so a finished session leaves
+ * none. Because of that, a taker checks after flock that the file it locked is still
+ * the one at the path (a releaser may have unlinked it meanwhile), and starts over if not.
  */
 export interface RuntimeOwner {
   pid: number;
@@ -35,21 +32,12 @@ export interface RuntimeOwner {
   startedAtUtc: string;
 }
 
-/** A live lock whose owner record is missing or unreadable: busy, but we cannot say who holds it. */
+/** A held lock whose owner record is missing or unreadable: busy, but we cannot say who holds it. */
 export const UNKNOWN_OWNER: Readonly<RuntimeOwner> = Object.freeze({ pid: 0, host: "unknown", startedAtUtc: "" });
 
-export interface OwnerRecord {
-  pid: number;
-  host: string;
-  startedAtUtc: string;
-  /** A string: inode numbers can exceed 2^53 and JSON numbers would round them. */
-  lockIno: string;
-  /** The owner's start time in clock ticks (Linux): tells a reused pid from the owner. */
-  pidStart?: string;
-}
+export type OwnerRecord = RuntimeOwner;
 
-const RECORD_FIELDS = ["pid", "host", "startedAtUtc", "lockIno", "pidStart"] as const;
-const DIGITS = /^\d+$/;
+const RECORD_FIELDS = ["pid", "host", "startedAtUtc"] as const;
 
 /**
  * The owner record, checked by hand (every command that opens a session may read
@@ -64,84 +52,81 @@ export function checkOwnerRecord(value: unknown): OwnerRecord | undefined {
   const host = problems.string(value, "host");
   if (host === "") problems.add("host", "Too small: expected string to have >=1 characters");
   problems.matching(value, "startedAtUtc", UTC_INSTANT, INVALID_UTC_INSTANT);
-  problems.matching(value, "lockIno", DIGITS, "Invalid string: must match pattern /^\\d+$/");
-  problems.optional(value, "pidStart", (v, k) => problems.matching(v, k, DIGITS, "Invalid string: must match pattern /^\\d+$/"));
   return problems.empty ? pick<OwnerRecord>(value, RECORD_FIELDS) : undefined;
 }
 
 export interface RuntimeLockOptions {
   /** How long to keep retrying a busy state dir; 0 (the default) fails at once. */
   waitMs?: number;
-  /** Mtime staleness, for owners on other hosts or with an unreadable record (≥ 2000). */
-  staleMs?: number;
-  /** Called (from a timer: it must not throw) when the lock is lost while held. */
+  /** Called (from a timer: it must not throw) when the lock file was removed or replaced while held. */
   onLost?: (error: Error) => void;
   clock?: Clock;
 }
 
-const DEFAULT_STALE_MS = 10_000;
-const MIN_STALE_MS = 2_000; // proper-lockfile's floor
 const RETRY_DELAY_MS = 100;
-const BREAK_LOCK_WAIT_MS = 10_000;
+/** How often a holder checks its lock file is still the one at the path. */
+const WATCH_MS = 2_000;
 
-type Paths = { dir: string; lock: string; breakLock: string; owner: string };
+type Paths = { dir: string; lock: string; owner: string };
 
 function pathsFor(stateDir: string): Paths {
   const dir = resolve(stateDir);
-  return {
-    dir,
-    lock: join(dir, "runtime.lock"),
-    breakLock: join(dir, "runtime.lock.break"),
-    owner: join(dir, "runtime.owner.json"),
-  };
+  return { dir, lock: join(dir, "runtime.lock"), owner: join(dir, "runtime.owner.json") };
 }
-
-type LockState =
-  | { kind: "free" }
-  | { kind: "stale" } // mtime older than staleMs
-  | { kind: "dead"; owner: RuntimeOwner } // owner on this host is no longer running
-  | { kind: "live"; owner: RuntimeOwner | undefined };
 
 export class RuntimeLock {
   readonly #stateDir: string;
+  readonly #paths: Paths;
   readonly #owner: RuntimeOwner;
   readonly #onLost: ((error: Error) => void) | undefined;
-  #release: (() => Promise<void>) | undefined;
+  #file: OsLock | undefined;
   #lost: Error | undefined;
+  #watch: ReturnType<typeof setInterval> | undefined;
 
-  private constructor(stateDir: string, owner: RuntimeOwner, release: () => Promise<void>, onLost?: (e: Error) => void) {
+  private constructor(stateDir: string, paths: Paths, owner: RuntimeOwner, file: OsLock, onLost?: (e: Error) => void) {
     this.#stateDir = stateDir;
+    this.#paths = paths;
     this.#owner = owner;
-    this.#release = release;
+    this.#file = file;
     this.#onLost = onLost;
+    if (onLost) {
+      this.#watch = setInterval(() => this.#check(), WATCH_MS);
+      this.#watch.unref();
+    }
   }
 
   static async acquire(stateDir: string, options: RuntimeLockOptions = {}): Promise<RuntimeLock> {
-    const staleMs = Math.max(options.staleMs ?? DEFAULT_STALE_MS, MIN_STALE_MS);
     const clock = options.clock ?? systemClock;
     const paths = pathsFor(stateDir);
     ensureDir(paths.dir);
-
-    let lock: RuntimeLock | undefined;
-    let lostEarly: Error | undefined;
-    const onCompromised = (error: Error) => (lock ? lock.#markLost(error) : (lostEarly ??= error));
-
     const deadline = Date.now() + (options.waitMs ?? 0);
-    for (;;) {
-      const result = await withFileLock(paths.breakLock, () => take(paths, staleMs, clock, onCompromised), {
-        waitMs: BREAK_LOCK_WAIT_MS,
-      });
-      if ("release" in result) {
-        lock = new RuntimeLock(stateDir, result.owner, result.release, options.onLost);
-        if (lostEarly) lock.#markLost(lostEarly);
-        return lock;
+    for (let attempt = 0; ; attempt += 1) {
+      const file = take(paths);
+      if (file) {
+        const owner = { pid: process.pid, host: hostname(), startedAtUtc: clock.now().toISOString() };
+        try {
+          writeFileAtomic(paths.owner, `${JSON.stringify(owner, null, 2)}\n`);
+        } catch (error) {
+          file.close();
+          throw new LockError(`could not record the owner of ${paths.lock}`, { cause: error });
+        }
+        return new RuntimeLock(stateDir, paths, owner, file, options.onLost);
+      }
+      const owner = holderOf(paths);
+      // Freed since we tried (its owner ended, or a reader's probe let go): try again.
+      if (owner === undefined && attempt < 5) continue;
+      // Held, but its new owner has not written its record yet: give it a moment, so
+      // the message can say who holds the session.
+      if (owner?.pid === UNKNOWN_OWNER.pid && attempt < 10) {
+        await sleep(20);
+        continue;
       }
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
         throw new StateDirBusyError(
           stateDir,
-          result.busyWith,
-          `wait for it to finish, pass --wait-lock to wait for it, or, if that runtime is gone, retry in ${staleMs / 1000} s once its lock goes stale`,
+          owner === undefined || owner.pid === UNKNOWN_OWNER.pid ? undefined : owner,
+          "wait for it to finish, or pass --wait-lock to wait for it",
         );
       }
       await sleep(Math.min(RETRY_DELAY_MS, remaining));
@@ -154,26 +139,30 @@ export class RuntimeLock {
 
   /** Throws if the lock was released or lost: call before work that needs exclusive ownership. */
   assertHeld(): void {
+    if (this.#file) this.#check();
     if (this.#lost) {
       throw new LockError(
         `lost the runtime lock on ${this.#stateDir} (${this.#lost.message}); another runtime may own it now — stop and restart`,
         { cause: this.#lost },
       );
     }
-    if (!this.#release) throw new LockError(`the runtime lock on ${this.#stateDir} was already released`);
+    if (!this.#file) throw new LockError(`the runtime lock on ${this.#stateDir} was already released`);
   }
 
   async release(): Promise<void> {
-    const release = this.#release;
-    this.#release = undefined;
-    // A lost lock is no longer ours to remove: the directory may be another runtime's now.
-    if (!release || this.#lost) return;
+    const file = this.#file;
+    this.#file = undefined;
+    if (this.#watch) clearInterval(this.#watch);
+    if (!file) return;
     try {
-      await release();
-    } catch (error) {
-      if (!isErrno(error, "ERELEASED")) {
-        throw new LockError(`could not release the runtime lock on ${this.#stateDir}`, { cause: error });
+      // Removed while still held, so nobody sees a free lock beside our record; a
+      // lost lock's files may be another runtime's now and are left alone.
+      if (!this.#lost && this.#stillOurs(file)) {
+        removeIfThere(this.#paths.owner);
+        removeIfThere(this.#paths.lock);
       }
+    } finally {
+      file.close();
     }
   }
 
@@ -181,88 +170,126 @@ export class RuntimeLock {
     await this.release();
   }
 
-  #markLost(error: Error): void {
-    this.#lost ??= error;
-    this.#onLost?.(error);
+  #stillOurs(file: OsLock): boolean {
+    try {
+      return statSync(this.#paths.lock, { bigint: true }).ino === file.ino();
+    } catch (error) {
+      if (isErrno(error, "ENOENT")) return false;
+      throw error;
+    }
+  }
+
+  #check(): void {
+    const file = this.#file;
+    if (!file || this.#lost) return;
+    let ours: boolean;
+    try {
+      ours = this.#stillOurs(file);
+    } catch {
+      return; // an unreadable state dir says nothing about who holds the lock
+    }
+    if (ours) return;
+    this.#lost = new Error(`${this.#paths.lock} was removed or replaced`);
+    this.#onLost?.(this.#lost);
   }
 }
 
 /**
- * The live owner of the state dir, or null when it is free or its lock is stale (owner
- * dead on this host, or not refreshed for `staleMs`). A live lock without a readable
- * owner record yields UNKNOWN_OWNER, never null.
+ * The live owner of the state dir, or null when nobody holds its lock. A held lock
+ * without a record naming its holder yields UNKNOWN_OWNER, never null. Creates nothing.
  */
-export async function readRuntimeOwner(
-  stateDir: string,
-  options: { staleMs?: number } = {},
-): Promise<RuntimeOwner | null> {
-  const staleMs = Math.max(options.staleMs ?? DEFAULT_STALE_MS, MIN_STALE_MS);
+export async function readRuntimeOwner(stateDir: string): Promise<RuntimeOwner | null> {
   const paths = pathsFor(stateDir);
-  // Checked first so a read of a missing or never-run state dir creates nothing.
   if (!existsSync(paths.lock)) return null;
-  const state = await withFileLock(paths.breakLock, () => inspect(paths, staleMs), { waitMs: BREAK_LOCK_WAIT_MS });
-  return state.kind === "live" ? (state.owner ?? { ...UNKNOWN_OWNER }) : null;
+  return holderOf(paths) ?? null;
 }
 
-/** One attempt, under the break lock: take the lock, or break it if its owner died, or report who holds it. */
-async function take(
-  paths: Paths,
-  staleMs: number,
-  clock: Clock,
-  onCompromised: (error: Error) => void,
-): Promise<{ release: () => Promise<void>; owner: RuntimeOwner } | { busyWith: RuntimeOwner | undefined }> {
-  for (let attempt = 0; attempt < 3; attempt += 1) {
-    let release: () => Promise<void>;
-    try {
-      // proper-lockfile itself removes a lock whose mtime is older than staleMs.
-      release = await lockfile.lock(paths.lock, {
-        lockfilePath: paths.lock,
-        realpath: false,
-        stale: staleMs,
-        retries: 0,
-        onCompromised,
-      });
-    } catch (error) {
-      if (!isErrno(error, "ELOCKED")) throw new LockError(`could not take ${paths.lock}`, { cause: error });
-      const state = inspect(paths, staleMs);
-      if (state.kind === "live") return { busyWith: state.owner };
-      if (state.kind === "dead") removeLockDir(paths.lock);
-      continue; // free or stale now (released or aged meanwhile): try again
-    }
-    try {
-      const owner = { pid: process.pid, host: hostname(), startedAtUtc: clock.now().toISOString() };
-      const pidStart = processStartTicks();
-      const record: OwnerRecord = {
-        ...owner,
-        lockIno: statSync(paths.lock, { bigint: true }).ino.toString(),
-        ...(pidStart === undefined ? {} : { pidStart }),
-      };
-      writeFileAtomic(paths.owner, `${JSON.stringify(record, null, 2)}\n`);
-      return { release, owner };
-    } catch (error) {
-      await release().catch(() => {});
-      throw error;
-    }
-  }
-  return { busyWith: undefined };
-}
-
-function inspect(paths: Paths, staleMs: number): LockState {
-  let stat: BigIntStats;
+/** Who holds the lock: undefined when free, UNKNOWN_OWNER when held by someone the record does not name. */
+function holderOf(paths: Paths): RuntimeOwner | undefined {
+  let ino: bigint;
   try {
-    stat = statSync(paths.lock, { bigint: true });
+    ino = statSync(paths.lock, { bigint: true }).ino;
   } catch (error) {
-    if (isErrno(error, "ENOENT")) return { kind: "free" };
+    if (isErrno(error, "ENOENT")) return undefined;
     throw error;
   }
-  if (Number(stat.mtimeMs) < Date.now() - staleMs) return { kind: "stale" };
+  const holders = flockHoldersOf(ino);
+  if (holders ? holders.length === 0 : !heldByProbe(paths)) return undefined;
   const record = readOwnerRecord(paths.owner);
-  // No readable record for this directory (corrupt, or its creator died before writing it
-  // under the break lock we now hold): we cannot tell who holds it, so only mtime frees it.
-  if (!record || record.lockIno !== stat.ino.toString()) return { kind: "live", owner: undefined };
-  const owner = { pid: record.pid, host: record.host, startedAtUtc: record.startedAtUtc };
-  if (record.host === hostname() && !isProcessAlive(record.pid, record.pidStart)) return { kind: "dead", owner };
-  return { kind: "live", owner };
+  // /proc/locks names the holding pid: a record naming another is a previous owner's.
+  if (!record || (holders && !holders.includes(record.pid))) return { ...UNKNOWN_OWNER };
+  return record;
+}
+
+/**
+ * Where /proc/locks cannot be read (macOS): whether the lock is held, found by
+ * taking and giving it. A taker that meets this brief hold finds the lock free
+ * by the same rule and tries again.
+ */
+function heldByProbe(paths: Paths): boolean {
+  let file: OsLock | undefined;
+  try {
+    file = openOsLock(paths.lock);
+  } catch {
+    return true; // cannot open it for writing: say held, as only the message suffers
+  }
+  if (!file) return true;
+  try {
+    return !file.tryTake();
+  } finally {
+    file.close();
+  }
+}
+
+/** One attempt: the lock file held by this process, or undefined when another holds it. */
+function take(paths: Paths): OsLock | undefined {
+  for (;;) {
+    const file = openLockFile(paths.lock);
+    let taken: boolean;
+    try {
+      taken = file.tryTake();
+    } catch (error) {
+      file.close();
+      throw new LockError(`could not take ${paths.lock}: ${(error as Error).message}`, { cause: error });
+    }
+    if (!taken) {
+      file.close();
+      return undefined;
+    }
+    // The previous owner may have unlinked the file between our open and our flock:
+    // then we hold a lock nobody else can see. Start over on the file now at the path.
+    let current: bigint | undefined;
+    try {
+      current = statSync(paths.lock, { bigint: true }).ino;
+    } catch (error) {
+      if (!isErrno(error, "ENOENT")) {
+        file.close();
+        throw error;
+      }
+    }
+    if (current === file.ino()) return file;
+    file.close();
+  }
+}
+
+function openLockFile(path: string): OsLock {
+  let file: OsLock | undefined;
+  try {
+    file = openOsLock(path);
+  } catch (error) {
+    // A lock directory left by an older version of agent: empty, and nothing holds it now.
+    if (isErrno(error, "EISDIR")) {
+      try {
+        rmdirSync(path);
+      } catch (cause) {
+        throw new LockError(`${path} is a directory (an older agent's lock) and could not be removed; remove it if no agent runs there`, { cause });
+      }
+      return openLockFile(path);
+    }
+    throw new LockError(`could not open the runtime lock ${path}`, { cause: error });
+  }
+  if (!file) throw new LockError(`cannot lock ${path}: this platform has no flock(2), which the runtime lock needs`);
+  return file;
 }
 
 /** The owner record, or undefined when missing or corrupt: an unreadable record must not stop the runtime. */
@@ -274,10 +301,10 @@ function readOwnerRecord(path: string): OwnerRecord | undefined {
   }
 }
 
-function removeLockDir(path: string): void {
+function removeIfThere(path: string): void {
   try {
-    rmdirSync(path);
+    unlinkSync(path);
   } catch (error) {
-    if (!isErrno(error, "ENOENT")) throw new LockError(`could not break the dead runtime lock ${path}`, { cause: error });
+    if (!isErrno(error, "ENOENT")) throw new LockError(`could not remove ${path}`, { cause: error });
   }
 }

@@ -22,11 +22,11 @@ describe("hand-written lock owner checks agree with their schemas", () => {
   });
 
   test("the runtime lock's owner record", () => {
-    const base = { pid: 4242, host: "box", startedAtUtc: "2026-03-01T12:00:00.000Z", lockIno: "18446744073709551615" };
+    const base = { pid: 4242, host: "box", startedAtUtc: "2026-03-01T12:00:00.000Z" };
     const { accepted, refused } = expectAgreementOver(
       RuntimeOwnerRecordSchema,
       (value) => asVerdict(checkOwnerRecord(value)),
-      [base, { ...base, pidStart: "987" }],
+      [base],
       { extraValues: [1, 7, "0", "1.5", "-1", " 12"] },
     );
     expect(accepted).toBeGreaterThan(20);
