@@ -46,12 +46,12 @@ export const runCommand = defineCommand({
     const idempotencyKey = uuidV7Source.next();
     await runHeadless<UserTurnsDone>(setup, {
       idempotencyKey,
-      ...(prompt !== undefined ? { prompt } : {}),
-      body: (lead, stop, turnEnded) =>
+      body: (lead, stop, turnEnded, session) =>
         runUserTurns(lead, prompts, {
           firstKey: idempotencyKey,
           wait,
           signal: stop.signal,
+          onAccepted: (accepted) => session.accepted(accepted),
           ...(setup.answerSchema ? { schema: setup.answerSchema } : {}),
           ...(streamed ? { turnEnded } : {}),
         }),

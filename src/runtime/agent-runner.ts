@@ -254,7 +254,7 @@ export class AgentRunner {
     });
   }
 
-  async #runTurn(content: string, { idempotencyKey, signal }: RunOptions): Promise<RunResult> {
+  async #runTurn(content: string, { idempotencyKey, signal, onAccepted }: RunOptions): Promise<RunResult> {
     const o = this.#o;
     const finished = o.history.finishedTurn(idempotencyKey);
     // The same key again (a replayed message): the turn already happened.
@@ -289,6 +289,7 @@ export class AgentRunner {
     }
     await this.#pairUnansweredCalls();
     await o.history.beginTurn(idempotencyKey, [{ role: "user", content: sent }], this.#clock.now());
+    onAccepted?.();
     this.#emit({ type: "user", agent: this.identity, content });
     return this.#loop(idempotencyKey, signal);
   }

@@ -46,4 +46,6 @@ export interface RunOptions {
   /** Stable key of this turn, passed to every tool call; refused when empty. */
   idempotencyKey: string;
   signal?: AbortSignal;
+  /** Called once the user turn is in the history (durable), before the model is asked. */
+  onAccepted?: () => void;
 }

@@ -137,7 +137,7 @@ export class SessionStore {
     let lock: RuntimeLock;
     try {
       // Loaded here: every admin command opens the session store, and the runtime
-      // lock brings proper-lockfile, a good part of a reading command's start-up.
+      // lock brings bun:ffi (flock), which a reading command need not load.
       const { RuntimeLock } = await import("../storage/runtime-lock.ts");
       lock = await RuntimeLock.acquire(dir);
     } catch (error) {

@@ -156,6 +156,10 @@ describe("RuntimeLock", () => {
     while (procState() !== "Z") await sleep(10);
     process.kill(holder, 0); // still "exists" to kill(): the case this guards
 
+    // The leader shows Z as soon as it exits, while the process's other threads may
+    // still be closing its files (and so its flock) for a few milliseconds.
+    const deadline = Date.now() + 2_000;
+    while ((await readRuntimeOwner(stateDir)) !== null && Date.now() < deadline) await sleep(10);
     expect(await readRuntimeOwner(stateDir)).toBeNull();
     const lock = await RuntimeLock.acquire(stateDir);
     expect(lock.owner.pid).toBe(process.pid);

@@ -8,7 +8,7 @@ import type { RunInfo } from "./result-json.ts";
 import { RunOutput, stderrCanAnimate } from "./run-output.ts";
 import { RunFailedError } from "./run-failed.ts";
 import type { HeadlessSetup } from "./runtime-args.ts";
-import { withRuntime } from "./runtime.ts";
+import { type OpenSession, withRuntime } from "./runtime.ts";
 import { RunStop } from "./stop.ts";
 import { writeLastMessage } from "./last-message.ts";
 import type { UsageLedger } from "../../usage/usage-ledger.ts";
@@ -22,13 +22,12 @@ import { type PermissionDenialRecord, type TeamOutcome, type TeamOutcomeInput, t
 export interface HeadlessWork<T extends Omit<TeamOutcomeInput, "stopReason" | "durationMs" | "permissionDenials">> {
   /** The user turn's key, when there is one. */
   idempotencyKey?: string;
-  /** The user's prompt, recorded as the session's first prompt when it is new. */
-  prompt?: string;
   /**
    * `turnEnded` prints one result line for a user turn that is over while more may
    * follow (--input-format stream-json), as `claude` answers each message of its SDK.
+   * `session` records the first prompt once its turn is accepted.
    */
-  body(lead: LeadRuntime, stop: RunStop, turnEnded: (done: T) => void): Promise<T>;
+  body(lead: LeadRuntime, stop: RunStop, turnEnded: (done: T) => void, session: OpenSession): Promise<T>;
   /** A line for stderr once the runtime is closed: what is left, or that there was nothing to do. */
   note?(done: T, outcome: TeamOutcome, info: RunInfo): string | undefined;
 }
@@ -105,7 +104,6 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
           tracer?.denied(denial.agent, denial.tool, denial.reason);
         },
         ...(tracer ? { tracing: tracer } : {}),
-        prompt: work.prompt,
         onClosing: () => output.stopProgress(),
         onBudgetExhausted: (error) => {
           budgetStop = error.message;
@@ -138,7 +136,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
           denialsReported = permissionDenials.length;
           output.turnResult(turn, info);
         };
-        return work.body(lead, stop, turnEnded);
+        return work.body(lead, stop, turnEnded, session);
       },
     );
     signal = stop.signalName;

@@ -26,8 +26,6 @@ export interface RuntimeRequest {
   asker?: PermissionAsker;
   /** Told each tool call the permission policy denied. */
   onPermissionDenied?: LeadContext["onPermissionDenied"];
-  /** The user's prompt, kept (clipped) as the session's first prompt when it has none yet. */
-  prompt?: string;
   /** Called once the runtime is closed, before the lock is released: e.g. stop a spinner. */
   onClosing?: () => void;
   onBudgetExhausted?: LeadContext["onBudgetExhausted"];
@@ -38,6 +36,12 @@ export interface RuntimeRequest {
 export interface OpenSession {
   meta: SessionMeta;
   dir: string;
+  /**
+   * Keeps `prompt` (masked, clipped) as the session's first prompt when it has none
+   * yet. Call once the prompt's turn is in the history: a run killed before that
+   * accepted nothing, and the session must not show a prompt `drain` cannot find.
+   */
+  accepted(prompt: string): void;
 }
 
 /**
@@ -74,7 +78,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
     }
     const forkOf = setup.session.kind === "new" ? setup.session.forkOf : undefined;
     if (forkOf) await forkSession(forkOf, store.dirOf(forkOf.id), dir);
-    const meta = store.touch(opened, request.prompt);
+    let meta = store.touch(opened);
     const lead = await buildLead(setup.settings, {
       stateDir: dir,
       sessionId: opened.id,
@@ -96,7 +100,10 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
     // What `agent drain` takes when its own command line gives no permission flags.
     writeRunFlags(dir, opened.id, setup.runFlags, store.marker);
     try {
-      return await body(lead, { meta, dir });
+      const accepted = (prompt: string) => {
+        if (meta.firstPrompt === undefined) meta = store.touch(meta, prompt);
+      };
+      return await body(lead, { meta, dir, accepted });
     } finally {
       request.onClosing?.();
       await lead.close();

@@ -16,6 +16,8 @@ export interface UserTurnsOptions {
   signal: AbortSignal;
   /** Told each turn that ended while more prompts may follow (--input-format stream-json). */
   turnEnded?: (done: UserTurnsDone) => void;
+  /** Told each user's prompt (as the user wrote it) once its turn is in the history. */
+  onAccepted?: (prompt: string) => void;
 }
 
 export interface UserTurnsDone {
@@ -41,20 +43,21 @@ export async function runUserTurns(lead: LeadRuntime, prompts: AsyncIterable<str
   let key: string | undefined = o.firstKey;
   // Set by `turn`, which the checker cannot see through.
   const lastTurn = () => last as { userTurn: RunResult; quiet?: QuietOutcome };
-  const turn = async (prompt: string) => {
+  const turn = async (prompt: string, written?: string) => {
     if (last) {
       earlier.turns.push(last.userTurn, ...(last.quiet?.turns.map((t) => t.result) ?? []));
       earlier.events += last.quiet?.events ?? 0;
       earlier.eventTurns += last.quiet?.turns.length ?? 0;
     }
-    const userTurn = await runner.run(prompt, { idempotencyKey: key ?? uuidV7Source.next(), signal: o.signal });
+    const accepted = written === undefined || !o.onAccepted ? undefined : () => o.onAccepted?.(written);
+    const userTurn = await runner.run(prompt, { idempotencyKey: key ?? uuidV7Source.next(), signal: o.signal, ...(accepted ? { onAccepted: accepted } : {}) });
     key = undefined;
     const quiet = o.wait && !userTurn.isError ? await runUntilQuiet(lead, o.signal) : undefined;
     last = { userTurn, ...(quiet ? { quiet } : {}) };
     return !userTurn.isError && !(quiet?.interrupted ?? false) && !(quiet?.turns.at(-1)?.result.isError ?? false);
   };
   for await (const prompt of prompts) {
-    const ok = await turn(o.schema ? `${prompt}\n\n${schemaInstruction(o.schema)}` : prompt);
+    const ok = await turn(o.schema ? `${prompt}\n\n${schemaInstruction(o.schema)}` : prompt, prompt);
     if (!ok) break;
     // Before the next line is read: a driver may wait for this before writing it.
     o.turnEnded?.({ ...lastTurn(), earlier: { turns: [], events: 0, eventTurns: 0 }, teammates: lead.team.list(), waitingForLead: lead.inbox.size });

@@ -4,7 +4,6 @@ import { uuidV7Source } from "../../core/ids.ts";
 import type { PermissionAsker } from "../../permissions/policy.ts";
 import { type Palette, paletteFor } from "../../permissions/preview.ts";
 import { askPermission } from "../../permissions/tty-asker.ts";
-import { SessionStore } from "../../sessions/session-store.ts";
 import { globalArgs } from "../args.ts";
 import type { RunEvent } from "../../runtime/run-types.ts";
 import { AnswerStream } from "../run/answer-stream.ts";
@@ -96,11 +95,6 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
       await withRuntime({ setup: current, stop, observer: observe, teamObserver: observeTeam, asker: sessionAsker(input, err, paletteFor(io.stderr as { isTTY?: boolean })) }, async (lead, opened) => {
         const name = opened.meta.name === undefined ? "" : ` (${opened.meta.name})`;
         err(`agent ${VERSION}: session ${opened.meta.id}${name} with the Lead in ${setup.workspace}; "exit" or Ctrl-D ends it\n`);
-        const store = new SessionStore(setup.stateRoot);
-        let meta = opened.meta;
-        const recordFirst = (request: string) => {
-          if (meta.firstPrompt === undefined) meta = store.touch(meta, request);
-        };
         teammates = () => lead.team.list().map((record) => record.name);
         session = new LeadSession({
           lead,
@@ -122,7 +116,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
               session: { id: opened.meta.id, root: setup.stateRoot, store: setup.settings.store },
             }),
           turnEnded: () => activity.leadIdle(),
-          onRequest: recordFirst,
+          onAccepted: (request) => opened.accepted(request),
         });
         await session.run();
         const left = leftForDrain(lead.team.list(), lead.inbox.size, opened.meta.id);

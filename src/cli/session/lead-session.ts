@@ -17,8 +17,8 @@ export interface LeadSessionOptions {
   turnEnded?: () => void;
   /** Whether a user turn's answer was already printed as it streamed in (so it is not printed again). */
   streamed?: (result: string) => boolean;
-  /** Called with each request before its turn runs (the session records its first prompt). */
-  onRequest?: (request: string) => void;
+  /** Called with each request once its turn is in the history (the session records its first prompt). */
+  onAccepted?: (request: string) => void;
 }
 
 const EXIT_WORDS = new Set(["exit", "quit"]);
@@ -60,7 +60,6 @@ export class LeadSession {
         const handled = await this.#o.command?.(request);
         if (handled === "end") break;
         if (handled) continue;
-        this.#o.onRequest?.(line);
         await this.#runUserTurn(line);
       }
     } finally {
@@ -83,7 +82,11 @@ export class LeadSession {
   async #runUserTurn(prompt: string): Promise<void> {
     const controller = new AbortController();
     this.#turnAbort = controller;
-    const turn = this.#o.lead.runner.run(prompt, { idempotencyKey: this.#o.ids.next(), signal: controller.signal });
+    const turn = this.#o.lead.runner.run(prompt, {
+      idempotencyKey: this.#o.ids.next(),
+      signal: controller.signal,
+      onAccepted: () => this.#o.onAccepted?.(prompt),
+    });
     this.#userTurn = turn;
     try {
       const result = await turn;
