@@ -20,6 +20,8 @@ export const AgentDefinitionFrontmatter = z.strictObject({
   isolation: Isolation.optional(),
   /** Its teammates claim unblocked tasks of the task graph when idle (docs/team.md#self-claiming-teammates). */
   autoClaim: z.boolean().optional(),
+  /** Globs of workspace paths its teammates own (docs/files.md#ownership). */
+  owns: z.array(z.string().min(1)).min(1).optional(),
 });
 export type AgentDefinitionFrontmatter = z.infer<typeof AgentDefinitionFrontmatter>;
 

@@ -38,6 +38,7 @@ import { CloseStack } from "./close-stack.ts";
 import { EventInbox } from "../runtime/event-inbox.ts";
 import { type HistoryBackend, HistoryStore } from "../runtime/history-store.ts";
 import { FileLedger } from "../file-journal/file-ledger.ts";
+import { ownershipCheck } from "./ownership.ts";
 import type { StateStores } from "./state-stores.ts";
 import { JobSupervisor } from "../runtime/job-supervisor.ts";
 import type { RunObserver } from "../runtime/run-types.ts";
@@ -344,6 +345,14 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       onLost: (name, error) => team.leaseLost(name, error),
       onWarning: warn(role === "lead" ? LEAD : "worker"),
     });
+    const decidePermission = leadSideDecider(policy, context.workspace, asker);
+    // Writes to a path a teammate owns ask the Lead's side: a teammate's through the
+    // permission protocol, the Lead's own (and its subagents') directly (`team` is read at call time).
+    const ownership = ownershipCheck({
+      teammates: () => team.list(),
+      ask: (agent, request, signal) =>
+        agent === LEAD || agent.startsWith(`${LEAD}/`) ? decidePermission(request, LEAD, ids.next(), signal) : team.requestPermission(agent as AgentName, request, signal),
+    });
     const team: TeammateRuntime = new TeammateRuntime({
       hosting,
       role,
@@ -363,6 +372,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
           ...(context.sandbox ? { sandbox: context.sandbox } : {}),
           shellOptions,
           ledger,
+          ownership,
           hookCommands,
           definitions,
           policy,
@@ -379,7 +389,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       clock,
       ids,
       observer: teamObserver,
-      decidePermission: leadSideDecider(policy, context.workspace, asker),
+      decidePermission,
       ...(context.permissionTimeoutMs !== undefined ? { permissionTimeoutMs: context.permissionTimeoutMs } : {}),
       tasks,
     });
@@ -394,13 +404,13 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     // no teammates, no background jobs), the same hooks and permissions, a turn cap.
     const runSubagent: SubagentRun = async (prompt, { idempotencyKey, signal, label }) => {
       const identity = `${LEAD}/${label}`;
-      const subagent = runnerFor(identity, baseTools({ shell: shellOptions, ledger }), withContext(subagentSystemPrompt()), HistoryStore.inMemory(identity), {
+      const subagent = runnerFor(identity, baseTools({ shell: shellOptions, ledger, ownership }), withContext(subagentSystemPrompt()), HistoryStore.inMemory(identity), {
         maxTurns: Math.min(settings.maxTurns, SUBAGENT_MAX_TURNS),
         sources: [leadSource],
       });
       return subagent.run(prompt, { idempotencyKey, signal });
     };
-    const [, ...restOfBase] = baseTools({ shell: shellOptions, ledger });
+    const [, ...restOfBase] = baseTools({ shell: shellOptions, ledger, ownership });
     // The Lead's tools, in the design's order (pinned by a test).
     const leadTools: Tool[] = [
       shellTool(shellOptions, background),

@@ -3,6 +3,7 @@ import type { Settings } from "../config/load.ts";
 import type { AgentName } from "../core/agent-name.ts";
 import type { AgentDefinitions } from "../agents/agent-definitions.ts";
 import type { FileLedger } from "../file-journal/file-ledger.ts";
+import type { OwnershipCheck } from "../tools/checked-write.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import type { ModelClient } from "../model/types.ts";
 import { withModel } from "../model/with-model.ts";
@@ -36,6 +37,7 @@ export interface TeammateRunnerParts {
   shellOptions: ShellToolOptions;
   /** The session's file versions and journal; a worktree teammate, in a checkout of its own, goes without. */
   ledger: FileLedger;
+  ownership: OwnershipCheck;
   hookCommands: string[];
   definitions: AgentDefinitions;
   policy: PermissionPolicy;
@@ -80,7 +82,8 @@ export async function buildTeammateRunner(teammate: TeammateRecord, parts: Teamm
     : undefined;
   const shell = own && parts.sandbox ? { ...settings.shell, sandbox: parts.sandbox.within(own.workspace) } : parts.shellOptions;
   const ledger = own ? undefined : parts.ledger;
-  const all = [shellTool(shell), readFileTool(ledger ? { ledger } : {}), writeFileTool(undefined, ledger), sendMessageTool(team)];
+  const guards = ledger ? { ledger, ownership: parts.ownership } : {};
+  const all = [shellTool(shell), readFileTool(ledger ? { ledger } : {}), writeFileTool(undefined, guards), sendMessageTool(team)];
   // Until the Lead approves its plan, a plan_mode_required teammate is read-only and can submit_plan.
   const planning = teammate.plan !== undefined && teammate.plan.state !== "approved";
   const tools = [

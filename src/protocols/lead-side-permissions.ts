@@ -12,7 +12,8 @@ export function leadSideDecider(policy: PermissionPolicy, workspace: string, ask
     let asked = false;
     // The person asked sees that a teammate asks, not the Lead: "teammate alice wants to run …".
     const ask: PermissionAsker | undefined = asker && ((question, stop) => ((asked = true), asker({ ...question, identity: `teammate ${question.identity}` }, stop)));
-    const lead = policy.withMode(policy.mode, ask);
+    // A write to a path another teammate owns needs an allow rule naming it or the user's yes: the mode alone does not do.
+    const lead = policy.withMode(request.owner !== undefined ? "default" : policy.mode, ask);
     const call = { name: request.tool, effect: request.effect, subject: () => request.subject };
     const decision = await lead.decide(call, request.input, { identity: teammate, idempotencyKey: requestId, workspace, signal });
     if (decision.behavior === "deny") return { allow: false, reason: decision.reason };

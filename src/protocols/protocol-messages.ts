@@ -21,6 +21,8 @@ export const PermissionRequestContent = z.strictObject({
   why: z.string().optional(),
   /** The call's input, so the person asked sees what it will do. */
   input: z.unknown().optional(),
+  /** Set when the call writes a path another teammate owns (`owns`): the Lead's mode alone does not allow it. */
+  owner: z.string().optional(),
 });
 export type PermissionRequestContent = z.infer<typeof PermissionRequestContent>;
 

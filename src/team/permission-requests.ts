@@ -45,7 +45,14 @@ export class PermissionRequests {
     const team = this.#team;
     const id = team.o.ids.next();
     const input = request.input === undefined || JSON.stringify(request.input).length > PERMISSION_INPUT_MAX_CHARS ? {} : { input: request.input };
-    const content: PermissionRequestContent = { tool: request.tool, effect: request.effect, subject: request.subject, ...(request.why ? { why: request.why } : {}), ...input };
+    const content: PermissionRequestContent = {
+      tool: request.tool,
+      effect: request.effect,
+      subject: request.subject,
+      ...(request.why ? { why: request.why } : {}),
+      ...(request.owner !== undefined ? { owner: request.owner } : {}),
+      ...input,
+    };
     const verdict = new Promise<PermissionResponse>((resolve) => this.#waiters.set(id, resolve));
     const timeoutMs = team.o.permissionTimeoutMs ?? PERMISSION_TIMEOUT_MS;
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -40,6 +40,8 @@ export const TeammateRecord = z.strictObject({
   worktree: TeammateWorktree.optional(),
   /** When idle, it claims unblocked tasks of the task graph (docs/team.md#self-claiming-teammates). */
   autoClaim: z.boolean().optional(),
+  /** Globs of workspace paths it owns: another agent's write there asks the Lead's side (docs/files.md#ownership). */
+  owns: z.array(z.string().min(1)).optional(),
 });
 export type TeammateRecord = z.infer<typeof TeammateRecord>;
 

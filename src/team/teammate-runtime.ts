@@ -114,7 +114,7 @@ export class TeammateRuntime implements TeamWatchTarget {
     name: string,
     role: string,
     prompt: string,
-    settings: { agent?: string; model?: string; planModeRequired?: boolean; isolation?: Isolation; autoClaim?: boolean } = {},
+    settings: { agent?: string; model?: string; planModeRequired?: boolean; isolation?: Isolation; autoClaim?: boolean; owns?: string[] } = {},
   ): Promise<TeammateRecord & { previous?: string }> {
     const team = this.#team;
     team.refuseWhenClosing("spawn a teammate");
@@ -145,6 +145,7 @@ export class TeammateRuntime implements TeamWatchTarget {
         ...(settings.model !== undefined ? { model: settings.model } : {}),
         ...(settings.planModeRequired ? { plan: { state: "drafting" as const } } : {}),
         ...(settings.autoClaim ? { autoClaim: true } : {}),
+        ...(settings.owns && settings.owns.length > 0 ? { owns: settings.owns } : {}),
       },
       runner: undefined,
       active: false,

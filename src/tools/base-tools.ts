@@ -1,4 +1,5 @@
 import type { FileLedger } from "../file-journal/file-ledger.ts";
+import type { OwnershipCheck } from "./checked-write.ts";
 import { editFileTool } from "./edit-file.ts";
 import { type GlobToolOptions, globTool } from "./glob.ts";
 import { type GrepToolOptions, grepTool } from "./grep.ts";
@@ -15,16 +16,19 @@ export interface BaseToolOptions {
   grep?: GrepToolOptions;
   /** The session's file versions and journal (docs/files.md); without one, writes are not checked or journaled. */
   ledger?: FileLedger;
+  /** Asks before a write to a path a teammate owns. */
+  ownership?: OwnershipCheck;
 }
 
 /** The tools every agent has, in the order the model is told about them. */
 export function baseTools(options: BaseToolOptions = {}): Tool[] {
   const { ledger } = options;
+  const guards = { ...(ledger ? { ledger } : {}), ...(options.ownership ? { ownership: options.ownership } : {}) };
   return [
     shellTool(options.shell),
     readFileTool({ ...options.readFile, ...(ledger ? { ledger } : {}) }),
-    writeFileTool(undefined, ledger),
-    editFileTool(undefined, ledger),
+    writeFileTool(undefined, guards),
+    editFileTool(undefined, guards),
     globTool(options.glob),
     grepTool(options.grep),
   ];

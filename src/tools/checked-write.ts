@@ -1,6 +1,20 @@
+import { normalize, relative, resolve } from "node:path";
+import { AgentError } from "../core/errors.ts";
 import type { ToolContext } from "../core/tool.ts";
 import { type FileLedger, contentHash } from "../file-journal/file-ledger.ts";
 import { FileChangedMeanwhileError, type FileWrite, type WorkspaceFiles } from "../workspace-files/workspace-files.ts";
+
+/**
+ * Asks whether `agent` may write `path` (relative to the workspace) when
+ * another teammate owns it; throws OwnedPathError when the Lead's side says no.
+ */
+export type OwnershipCheck = (request: { agent: string; path: string; tool: string; input: unknown; signal: AbortSignal }) => Promise<void>;
+
+/** What write_file and edit_file are given in a shared workspace. */
+export interface WriteGuards {
+  ledger?: FileLedger;
+  ownership?: OwnershipCheck;
+}
 
 /**
  * How write_file and edit_file change a file when the session keeps a ledger:
@@ -16,7 +30,13 @@ export async function checkedWrite(
   path: string,
   mustExist: boolean,
   make: (display: string, current: Buffer | undefined) => Uint8Array,
+  ownership?: { check: OwnershipCheck; input: unknown },
 ): Promise<FileWrite> {
+  // Asked before the file is opened: the answer may take a person's time.
+  if (ownership) {
+    const rel = normalize(relative(context.workspace, resolve(context.workspace, path)));
+    await ownership.check({ agent: context.identity, path: rel, tool, input: ownership.input, signal: context.signal });
+  }
   const meta = { agent: context.identity, kind: "tool" as const, turn: context.idempotencyKey, tool, ...(context.callId ? { call: context.callId } : {}) };
   for (let attempt = 0; ; attempt += 1) {
     let after: Uint8Array | undefined;
@@ -36,5 +56,17 @@ export async function checkedWrite(
       if (error instanceof FileChangedMeanwhileError && attempt === 0) continue;
       throw error;
     }
+  }
+}
+
+/** A write to a path another teammate owns, which the Lead's side did not allow. */
+export class OwnedPathError extends AgentError {
+  readonly code = "OWNED_PATH";
+  readonly category = "usage" as const;
+  constructor(tool: string, path: string, owner: string, pattern: string, reason: string | undefined) {
+    super(
+      `${tool} refused: ${path} is owned by ${owner} (owns ${pattern}) and the Lead's side did not allow this write` +
+        `${reason ? ` (${reason})` : ""}; send_message ${owner} the change you need instead`,
+    );
   }
 }

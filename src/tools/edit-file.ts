@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { defineTool } from "../core/tool.ts";
-import type { FileLedger } from "../file-journal/file-ledger.ts";
 import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
-import { checkedWrite } from "./checked-write.ts";
+import { type WriteGuards, checkedWrite } from "./checked-write.ts";
 
 export const EditFileInput = z.strictObject({
   path: z.string().min(1).describe("File to edit, relative to the workspace (or absolute inside it)."),
@@ -19,7 +18,8 @@ function countOccurrences(text: string, search: string): number {
 }
 
 /** `ledger`: the session's file versions and journal; edits of a file the agent has not seen are refused. */
-export function editFileTool(files = new WorkspaceFiles(), ledger?: FileLedger) {
+export function editFileTool(files = new WorkspaceFiles(), guards: WriteGuards = {}) {
+  const { ledger, ownership } = guards;
   return defineTool({
     name: "edit_file",
     description:
@@ -52,7 +52,7 @@ export function editFileTool(files = new WorkspaceFiles(), ledger?: FileLedger) 
         return Buffer.from(text.split(input.old_string).join(input.new_string), "utf8");
       };
       const { display } = ledger
-        ? await checkedWrite(files, ledger, context, "edit_file", input.path, true, (display, current) => change(current!, display))
+        ? await checkedWrite(files, ledger, context, "edit_file", input.path, true, (display, current) => change(current!, display), ownership && { check: ownership, input })
         : files.edit(context, input.path, change);
       return { content: `replaced ${count} occurrence${count === 1 ? "" : "s"} in ${display}` };
     },

@@ -18,6 +18,10 @@ export const SpawnTeammateInput = z.strictObject({
     .boolean()
     .optional()
     .describe("When idle, it claims the oldest unblocked pending task of the task graph, works it, completes it and reports (you get task_claimed, then the result)."),
+  owns: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('Workspace paths it owns, as globs (e.g. ["src/api/**"]): a write there by anyone else asks first.'),
 });
 export type SpawnTeammateInput = z.infer<typeof SpawnTeammateInput>;
 
@@ -62,12 +66,14 @@ export function spawnTeammateTool(team: TeammateRuntime, definitions: AgentDefin
       // The call's choice, else the definition's, else the configured default.
       const isolation = input.isolation ?? definition?.isolation ?? options.isolation ?? "none";
       const autoClaim = input.auto_claim ?? definition?.autoClaim ?? options.autoClaim ?? false;
+      const owns = input.owns ?? definition?.owns;
       const teammate = await team.spawn(input.name, input.role, input.prompt, {
         ...(definition ? { agent: definition.name } : {}),
         ...(model ? { model } : {}),
         ...(input.plan_mode_required ? { planModeRequired: true } : {}),
         ...(isolation === "worktree" ? { isolation } : {}),
         ...(autoClaim ? { autoClaim } : {}),
+        ...(owns && owns.length > 0 ? { owns } : {}),
       });
       const where = teammate.worktree ? `, in its own worktree on branch ${teammate.worktree.branch}` : "";
       return {

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { defineTool } from "../core/tool.ts";
-import type { FileLedger } from "../file-journal/file-ledger.ts";
 import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
-import { checkedWrite } from "./checked-write.ts";
+import { type WriteGuards, checkedWrite } from "./checked-write.ts";
 
 export const WriteFileInput = z.strictObject({
   path: z.string().min(1).describe("File to write, relative to the workspace (or absolute inside it)."),
@@ -11,7 +10,8 @@ export const WriteFileInput = z.strictObject({
 export type WriteFileInput = z.infer<typeof WriteFileInput>;
 
 /** `ledger`: the session's file versions and journal; writes over a file the agent has not seen are refused. */
-export function writeFileTool(files = new WorkspaceFiles(), ledger?: FileLedger) {
+export function writeFileTool(files = new WorkspaceFiles(), guards: WriteGuards = {}) {
+  const { ledger, ownership } = guards;
   return defineTool({
     name: "write_file",
     description:
@@ -24,7 +24,7 @@ export function writeFileTool(files = new WorkspaceFiles(), ledger?: FileLedger)
     async run(input, context) {
       const bytes = Buffer.from(input.content, "utf8");
       const { display, created } = ledger
-        ? await checkedWrite(files, ledger, context, "write_file", input.path, false, () => bytes)
+        ? await checkedWrite(files, ledger, context, "write_file", input.path, false, () => bytes, ownership && { check: ownership, input })
         : files.write(context, input.path, bytes);
       return { content: `${created ? "created" : "overwrote"} ${display} (${bytes.length} bytes)` };
     },

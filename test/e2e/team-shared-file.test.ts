@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { type RecordedRequest, type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
@@ -145,4 +145,45 @@ describe("two teammates write one file in a shared workspace", () => {
     expectRefusal(refusals);
     expect(readFileSync(join(workspace, "notes.txt"), "utf8")).toBe(MERGED);
   }, 120_000);
+});
+
+describe("owns: paths a teammate owns", () => {
+  test("bob's write to a path alice owns asks the Lead's side, which headless denies naming alice; his other write and alice's own go through", async () => {
+    const { workspace, stateDir } = runSetup();
+    const refusals: string[] = [];
+    const aliceWrote = deferred();
+    const server = ScriptedModelServer.start(
+      [
+        {
+          identity: "lead",
+          toolCalls: [
+            { name: "spawn_teammate", arguments: { name: "alice", role: "api", prompt: "write the API", owns: ["src/api/**"] } },
+            { name: "spawn_teammate", arguments: { name: "bob", role: "docs", prompt: "document the API" } },
+          ],
+        },
+        { identity: "lead", text: "on it." },
+        { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "src/api/routes.ts", content: "export const routes = [];\n" } }] },
+        { identity: "alice", text: "api written", check: (request) => (expect(lastTool(request)).toContain("created src/api/routes.ts"), aliceWrote.resolve()) },
+        { identity: "bob", toolCalls: [{ name: "write_file", arguments: { path: "src/api/extra.ts", content: "// bob was here\n" } }], gate: aliceWrote.promise },
+        { identity: "bob", toolCalls: [{ name: "write_file", arguments: { path: "docs/api.md", content: "# API\n" } }], check: (request) => refusals.push(lastTool(request)) },
+        { identity: "bob", text: "docs written", check: (request) => expect(lastTool(request)).toContain("created docs/api.md") },
+      ],
+      {
+        respond: (request) => {
+          if (request.identity !== "lead") throw new Error(`unscripted request from ${request.identity}`);
+          return { text: "noted." };
+        },
+      },
+    );
+    servers.push(server);
+    const child = start(["run", "--permission-mode", "acceptEdits", "--output", "json", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, "Split the API work."]);
+    const code = await child.exited;
+    const stderr = await new Response(child.stderr).text();
+    expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
+    server.assertDone();
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]).toStartWith("write_file refused: src/api/extra.ts is owned by alice (owns src/api/**) and the Lead's side did not allow this write (");
+    expect(existsSync(join(workspace, "src/api/extra.ts"))).toBe(false);
+    expect(readFileSync(join(workspace, "docs/api.md"), "utf8")).toBe("# API\n");
+  }, 90_000);
 });
