@@ -1,5 +1,6 @@
-import { readFileSync } from "node:fs";
 import { UsageError } from "../core/errors.ts";
+import { DEFAULT_MAX_CONTENT_BYTES } from "../core/message-format.ts";
+import { InputTooLargeError, readFileUpTo, readStdinUpTo } from "./bounded-read.ts";
 
 /** Where a message's content comes from: `--content TEXT` or `--content-file PATH|-`. */
 export interface ContentSource {
@@ -11,16 +12,21 @@ export interface ContentSource {
 // byte-order mark is content too — the message is delivered byte-for-byte.
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/** Reads the content exactly as given: never trimmed, `-` reads all of stdin. */
+/**
+ * Reads the content exactly as given: never trimmed, `-` reads all of stdin.
+ * A file or stdin is read no further than `maxBytes` (the mailbox's cap): past
+ * it, the content is refused at once.
+ */
 export async function readContent(
   source: ContentSource,
-  readStdin: () => Promise<Uint8Array> = () => Bun.stdin.bytes(),
+  readStdin: (maxBytes: number) => Promise<Uint8Array> = (maxBytes) => readStdinUpTo(maxBytes, "the content on stdin"),
+  maxBytes: number = DEFAULT_MAX_CONTENT_BYTES,
 ): Promise<string> {
   const { content, contentFile } = source;
   if ((content === undefined) === (contentFile === undefined)) {
     throw new UsageError("give the message content with exactly one of --content TEXT or --content-file PATH (- for stdin)");
   }
-  const text = content ?? decode(await readBytes(contentFile as string, readStdin), contentFile as string);
+  const text = content ?? decode(await readBytes(contentFile as string, readStdin, maxBytes), contentFile as string);
   if (text.length === 0) {
     const from = content !== undefined ? "--content" : contentFile === "-" ? "stdin" : contentFile;
     throw new UsageError(`the message content from ${from} is empty; a message needs at least one character`);
@@ -28,12 +34,13 @@ export async function readContent(
   return text;
 }
 
-async function readBytes(path: string, readStdin: () => Promise<Uint8Array>): Promise<Uint8Array> {
-  if (path === "-") return readStdin();
+async function readBytes(path: string, readStdin: (maxBytes: number) => Promise<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+  if (path === "-") return readStdin(maxBytes);
   if (path.length === 0) throw new UsageError("--content-file needs a path, or - for stdin");
   try {
-    return readFileSync(path);
+    return readFileUpTo(path, maxBytes, `--content-file ${path}`);
   } catch (error) {
+    if (error instanceof InputTooLargeError) throw error;
     const code = (error as { code?: string }).code;
     const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (error as Error).message;
     throw new UsageError(`cannot read --content-file ${path}: ${why}`);

@@ -4,7 +4,8 @@ import { uuidV7Source } from "../core/ids.ts";
 import { globalArgs } from "./args.ts";
 import { compatArgs } from "./run/compat-flags.ts";
 import { runHeadless } from "./run/headless.ts";
-import { readPrompt } from "./run/prompt.ts";
+import { processStdin, readPrompt } from "./run/prompt.ts";
+import { configuredContentCap } from "./session-mailbox.ts";
 import { headlessArgs, headlessSetup, runtimeArgs, sessionArgs, verboseArg } from "./run/runtime-args.ts";
 import { userMessages } from "./run/stream-input.ts";
 import { leftForDrain } from "./run/team-outcome.ts";
@@ -41,7 +42,7 @@ export const runCommand = defineCommand({
     }
     // Read before the lock is taken: a slow pipe must not hold the state dir.
     // Streamed messages arrive while the session runs, one turn each.
-    const prompt = streamed ? undefined : await readPrompt({ positional: args._[0], flag: args.prompt });
+    const prompt = streamed ? undefined : await readPrompt({ positional: args._[0], flag: args.prompt }, processStdin(await configuredContentCap(args.workspace)));
     const prompts = prompt !== undefined ? once(prompt) : userMessages(Bun.stdin.stream());
     const idempotencyKey = uuidV7Source.next();
     await runHeadless<UserTurnsDone>(setup, {

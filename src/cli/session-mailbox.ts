@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { ConfigError, UsageError } from "../core/errors.ts";
+import { DEFAULT_MAX_CONTENT_BYTES } from "../core/message-format.ts";
 import { FileMailboxStore } from "../mailbox/file-store.ts";
 import type { MailboxStore } from "../mailbox/store.ts";
 import type { StoreSelection } from "../store/store-url.ts";
@@ -39,15 +40,17 @@ export async function openSessionMailbox(
   if (selection.kind === "files") {
     return { store: new FileMailboxStore({ stateDir: session.dir, ...(maxContentBytes === undefined ? {} : { maxContentBytes }) }), close: async () => {} };
   }
-  const [{ openMailboxBackend }, { DEFAULT_MAX_CONTENT_BYTES }] = await Promise.all([
-    import("../app/mailbox-backend.ts"),
-    import("../core/message.ts"),
-  ]);
+  const { openMailboxBackend } = await import("../app/mailbox-backend.ts");
   const backend = await openMailboxBackend(
     { store: selection, mailbox: { maxContentBytes: maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES } },
     { stateDir: session.dir, sessionId: session.meta.id },
   );
   return { store: backend.store, ...(backend.sharedOwner ? { sharedOwner: backend.sharedOwner } : {}), close: () => backend.close() };
+}
+
+/** The mailbox's content cap as the config files of the workspace set it: how far the CLI reads a message's content. */
+export async function configuredContentCap(workspace: string | undefined): Promise<number> {
+  return (await configValues(workspace, true)).maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
 }
 
 /** The store `--store`, AGENT_STORE or config `store` names, reading config files only when needed. */

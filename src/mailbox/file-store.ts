@@ -305,7 +305,7 @@ export class FileMailboxStore implements MailboxStore {
 
   async list(options: ListOptions = {}): Promise<AgentMailboxListing[]> {
     if (options.agent !== undefined) assertAgentName(options.agent);
-    return this.#readLocked(() => listMailboxes(this.paths, this.#fs, this.#agentNames(), options));
+    return this.#readLocked(() => listMailboxes(this.paths, this.#fs, this.#agentNames(), options, this.maxContentBytes));
   }
 
   async agents(): Promise<AgentName[]> {
@@ -314,7 +314,7 @@ export class FileMailboxStore implements MailboxStore {
 
   async find(id: string): Promise<FoundMessage | null> {
     assertMessageId(id);
-    return this.#readLocked(() => findMessage(this.paths, this.#fs, this.#agentNames(), id));
+    return this.#readLocked(() => findMessage(this.paths, this.#fs, this.#agentNames(), id, this.maxContentBytes));
   }
 
   async prune(before: Date): Promise<PruneResult> {

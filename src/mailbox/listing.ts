@@ -2,7 +2,7 @@ import type { Stats } from "node:fs";
 import { join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
 import { MAILBOX_STATES, type MailboxState } from "../core/mailbox-state.ts";
-import { compareFifo } from "../core/message-format.ts";
+import { compareFifo, maxMessageFileBytes } from "../core/message-format.ts";
 import { isErrno } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { Pacer } from "../storage/pacer.ts";
@@ -11,12 +11,18 @@ import { type MailboxPaths, REASON_SUFFIX, fileNameOf } from "./paths.ts";
 import { readQuarantineReason } from "./quarantine.ts";
 import type { AgentMailboxListing, FoundMessage, ListOptions, MailboxCounts, MailboxEntry } from "./store.ts";
 
-/** Reads every entry of the selected mailboxes, for operators. Runs under the mailbox lock. */
+/**
+ * Reads every entry of the selected mailboxes, for operators. Runs under the
+ * mailbox lock. A file too large for a message under `maxContentBytes` is
+ * listed by its size and never read: it cannot be one, and a listing must not
+ * load a planted giant into memory.
+ */
 export async function listMailboxes(
   paths: MailboxPaths,
   fs: FsOps,
   agents: AgentName[],
   options: ListOptions,
+  maxContentBytes: number,
 ): Promise<AgentMailboxListing[]> {
   const pacer = new Pacer();
   const selected = options.agent === undefined ? agents : agents.filter((name) => name === options.agent);
@@ -25,7 +31,7 @@ export async function listMailboxes(
     const counts = Object.fromEntries(MAILBOX_STATES.map((state) => [state, 0])) as MailboxCounts;
     const messages: MailboxEntry[] = [];
     for (const state of MAILBOX_STATES) {
-      const entries = await readState(paths, fs, name, state, pacer);
+      const entries = await readState(paths, fs, name, state, pacer, maxContentBytes);
       counts[state] = entries.length;
       if (options.state === undefined || options.state === state) messages.push(...entries);
     }
@@ -40,6 +46,7 @@ async function readState(
   agent: AgentName,
   state: MailboxState,
   pacer: Pacer,
+  maxContentBytes: number,
 ): Promise<MailboxEntry[]> {
   const dir = paths.stateDirOf(agent, state);
   let names: string[];
@@ -53,7 +60,7 @@ async function readState(
   for (const file of names) {
     await pacer.step();
     if (state === "quarantine" && file.endsWith(REASON_SUFFIX)) continue;
-    const entry = describeEntry(fs, join(dir, file), agent, state, file);
+    const entry = describeEntry(fs, join(dir, file), agent, state, file, maxContentBytes);
     if (entry) entries.push(entry);
   }
   return entries.sort(byFifoThenName);
@@ -65,6 +72,7 @@ function describeEntry(
   agent: AgentName,
   state: MailboxState,
   file: string,
+  maxContentBytes: number,
 ): MailboxEntry | undefined {
   let stats: Stats;
   try {
@@ -78,6 +86,10 @@ function describeEntry(
   // Quarantined copies may carry a suffix; the id is still the name's UUID part.
   const checked = checkEntry(state === "quarantine" ? baseMessageName(file) : file, stats);
   if (!checked.ok) return entry;
+  if (stats.size > maxMessageFileBytes(maxContentBytes)) {
+    if (state !== "quarantine") entry.reason = tooLarge(stats.size, maxContentBytes);
+    return entry;
+  }
   const parsed = checkMessageBytes(fs.readFileSync(path), { id: checked.id, recipient: agent });
   if (!parsed.ok) {
     if (state !== "quarantine") entry.reason = parsed.reason;
@@ -101,15 +113,45 @@ function byFifoThenName(a: MailboxEntry, b: MailboxEntry): number {
   return a.file < b.file ? -1 : a.file > b.file ? 1 : 0;
 }
 
-/** Looks for `<id>.json` in every agent and state; the first hit wins (there is at most one). */
-export function findMessage(paths: MailboxPaths, fs: FsOps, agents: AgentName[], id: string): FoundMessage | null {
+function tooLarge(size: number, maxContentBytes: number): string {
+  return `file is ${size} bytes, too large for a message under the cap of ${maxContentBytes} content bytes (mailbox.maxContentBytes); not read`;
+}
+
+/** What `show` prints of a file too large to be a message: its start. */
+const RAW_PREFIX_BYTES = 4096;
+
+/** The first `length` bytes of the file at `path`, without reading the rest. */
+function readPrefix(fs: FsOps, path: string, length: number): Buffer {
+  const fd = fs.openSync(path, "r");
+  try {
+    const bytes = Buffer.alloc(length);
+    return bytes.subarray(0, fs.readSync(fd, bytes, 0, length, 0));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Looks for `<id>.json` in every agent and state; the first hit wins (there is
+ * at most one). A file too large to be a message is not read whole: its start
+ * is shown as its raw text.
+ */
+export function findMessage(paths: MailboxPaths, fs: FsOps, agents: AgentName[], id: string, maxContentBytes: number): FoundMessage | null {
   for (const agent of agents) {
     for (const state of MAILBOX_STATES) {
       const file = fileNameOf(id);
       const path = join(paths.stateDirOf(agent, state), file);
       let bytes: Buffer;
       try {
-        if (!fs.lstatSync(path).isFile()) continue;
+        const stats = fs.lstatSync(path);
+        if (!stats.isFile()) continue;
+        if (stats.size > maxMessageFileBytes(maxContentBytes)) {
+          const start = readPrefix(fs, path, RAW_PREFIX_BYTES).toString("utf8");
+          const reason = tooLarge(stats.size, maxContentBytes);
+          const found: FoundMessage = { agent, state, file, message: null, raw: `${start}… (${stats.size - RAW_PREFIX_BYTES} more bytes)`, reason };
+          if (state === "quarantine") found.reason = readQuarantineReason(fs, path) ?? reason;
+          return found;
+        }
         bytes = fs.readFileSync(path);
       } catch (error) {
         if (isErrno(error, "ENOENT")) continue;

@@ -68,8 +68,11 @@ export function assertSessionName(name: string): string {
   return name;
 }
 
+/** Far above what a session file holds (its first prompt is clipped): `sessions list` never reads a planted giant. */
+const SESSION_FILE_MAX_BYTES = 1024 * 1024;
+
 export function readSessionMeta(dir: string): SessionMeta | undefined {
-  return readStateFile(join(dir, SESSION_FILE), checkSessionMeta);
+  return readStateFile(join(dir, SESSION_FILE), checkSessionMeta, SESSION_FILE_MAX_BYTES);
 }
 
 export function writeSessionMeta(dir: string, meta: SessionMeta): void {

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import type { z } from "zod";
 import { CorruptStateFileError } from "../core/errors.ts";
 import { type Checked, describeIssues } from "../core/plain-check.ts";
@@ -8,10 +8,13 @@ import { isErrno } from "./atomic-file.ts";
  * Reads a JSON state file through its schema: undefined when there is no file,
  * CorruptStateFileError (naming the file and the first problems) when it is not
  * JSON or not valid — never "empty", so a damaged file is not overwritten.
+ * With `maxBytes`, a larger file is corrupt too and is not read at all.
  */
-export function readStateFile<T>(path: string, schema: z.ZodType<T> | ((value: unknown) => Checked<T>)): T | undefined {
+export function readStateFile<T>(path: string, schema: z.ZodType<T> | ((value: unknown) => Checked<T>), maxBytes?: number): T | undefined {
   let text: string;
   try {
+    const size = maxBytes === undefined ? undefined : statSync(path).size;
+    if (size !== undefined && size > maxBytes!) throw new CorruptStateFileError(path, `${size} bytes, larger than such a file can be (${maxBytes} bytes); not read`);
     text = readFileSync(path, "utf8");
   } catch (error) {
     if (isErrno(error, "ENOENT")) return undefined;

@@ -7,7 +7,7 @@ import { PLAIN_KINDS, type MessageKind, createMessage } from "../../core/message
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { readContent } from "../content.ts";
 import { findAdminSession, sendingSession } from "../context.ts";
-import { openSessionMailbox } from "../session-mailbox.ts";
+import { configuredContentCap, openSessionMailbox } from "../session-mailbox.ts";
 import { storeArg } from "../store/store-arg.ts";
 import { writeJson, writeOut } from "../output.ts";
 
@@ -28,7 +28,8 @@ export const sendCommand = defineCommand({
     // Names first: nothing is read or written for a line that names a bad agent.
     const recipient = assertAgentName(args.to);
     const sender = assertAgentName(args.from);
-    const content = await readContent({ content: args.content, contentFile: args["content-file"] });
+    const cap = await configuredContentCap(args.workspace);
+    const content = await readContent({ content: args.content, contentFile: args["content-file"] }, undefined, cap);
     // Sending creates no mailboxes: a typo in --to must not start a queue nobody reads.
     const session = findAdminSession(args);
     const unknown = () =>

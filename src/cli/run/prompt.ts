@@ -1,5 +1,7 @@
 import { fstatSync } from "node:fs";
 import { UsageError } from "../../core/errors.ts";
+import { DEFAULT_MAX_CONTENT_BYTES } from "../../core/message-format.ts";
+import { readStdinUpTo } from "../bounded-read.ts";
 
 /**
  * Where `agent run` takes its prompt from: the PROMPT operand or `--prompt`; `-` in
@@ -17,8 +19,9 @@ export interface PromptStdin {
   read(): Promise<Uint8Array>;
 }
 
-export function processStdin(): PromptStdin {
-  return { piped: stdinIsPiped(), read: () => Bun.stdin.bytes() };
+/** The process's stdin, read no further than `maxBytes` (the mailbox's cap): a larger prompt is refused as soon as it passes. */
+export function processStdin(maxBytes: number = DEFAULT_MAX_CONTENT_BYTES): PromptStdin {
+  return { piped: stdinIsPiped(), read: () => readStdinUpTo(maxBytes, "the data on stdin") };
 }
 
 function stdinIsPiped(): boolean {

@@ -7,6 +7,7 @@ import { type MailboxMessage, createMessage } from "../../core/message.ts";
 import { TeammateUnavailableError } from "../../team/teammate-runtime.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { readContent } from "../content.ts";
+import { configuredContentCap } from "../session-mailbox.ts";
 import { requireAdminSession } from "../context.ts";
 import { writeJson, writeOut } from "../output.ts";
 import { openAdminStores } from "../store/session-stores.ts";
@@ -28,7 +29,7 @@ export const teamSendCommand = defineCommand({
     if ((args.text === undefined) === (args["content-file"] === undefined)) {
       throw new UsageError("give the message as TEXT (agent team send NAME TEXT) or with --content-file PATH (- for stdin), not both");
     }
-    const content = await readContent({ content: args.text, contentFile: args["content-file"] });
+    const content = await readContent({ content: args.text, contentFile: args["content-file"] }, undefined, await configuredContentCap(args.workspace));
     const session = requireAdminSession(args);
     // The store the session's runtime uses: with PostgreSQL the send's NOTIFY wakes a running Lead or worker.
     const stores = await openAdminStores(args, session);
