@@ -108,7 +108,10 @@ export const TeamList = z.strictObject({
       plan: z.strictObject({ state: z.enum(["drafting", "submitted", "approved"]), requestId: z.uuid().optional() }).optional(),
       worktree: z.strictObject({ path: z.string(), workspace: z.string(), branch: z.string(), base: z.string() }).optional(),
       autoClaim: z.boolean().optional(),
+      owns: z.array(z.string()).optional(),
       mailbox: Counts,
+      /** The files it changed in its latest turn that changed any (docs/files.md). */
+      files_changed: z.array(z.string()),
     }),
   ),
 });

@@ -4,9 +4,9 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { type RecordedRequest, type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
-import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
+import { AGENT_BINARY, ensureBinary, runAgent } from "./agent-binary.ts";
 import { parseResult, runSetup } from "./run-fixture.ts";
-import { eventsIn } from "./team-fixture.ts";
+import { TeamList, eventsIn } from "./team-fixture.ts";
 
 // Two teammates in one workspace edit the same file (docs/files.md#versions):
 // alice and bob both read notes.txt; alice writes it; bob's write, over the
@@ -113,6 +113,12 @@ describe("two teammates write one file in a shared workspace", () => {
     server.assertDone();
     expectRefusal(refusals);
     expect(readFileSync(join(workspace, "notes.txt"), "utf8")).toBe(MERGED);
+    // Who changed what in its last turn, from the journal.
+    const listed = await runAgent(["team", "list", "--workspace", workspace, "--state-dir", stateDir]);
+    expect(listed.stdout).toMatch(/\nalice .* changed in its last turn: notes\.txt\n/);
+    expect(listed.stdout).toMatch(/\nbob .* changed in its last turn: notes\.txt\n/);
+    const json = TeamList.parse(JSON.parse((await runAgent(["team", "list", "--json", "--workspace", workspace, "--state-dir", stateDir])).stdout));
+    expect(json.teammates.map((t) => [t.name, t.files_changed])).toEqual([["alice", ["notes.txt"]], ["bob", ["notes.txt"]]]);
   }, 90_000);
 
   test("PostgreSQL, alice and bob each in their own agent worker: the same, the versions and journal shared as rows", async () => {

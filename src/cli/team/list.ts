@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { MAILBOX_STATES } from "../../core/mailbox-state.ts";
 import type { MailboxCounts } from "../../mailbox/store.ts";
+import type { NumberedEntry } from "../../file-journal/journal-records.ts";
 import type { TeammateRecord } from "../../team/team-registry.ts";
 import type { MailboxStore } from "../../mailbox/store.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
@@ -26,15 +27,20 @@ export const teamListCommand = defineCommand({
     let counts: Map<string, MailboxCounts>;
     // team.json says "running" for a teammate whose runtime was stopped mid-task.
     let live: boolean;
+    let changed: Map<string, string[]>;
     try {
       teammates = await opened.stores.team.read();
+      changed = latestTurnFiles(await opened.stores.files.entries());
       counts = await mailboxCounts(opened.mailbox, teammates);
       live = (await opened.runtimeOwner()) !== undefined;
     } finally {
       await opened.close();
     }
     if (args.json) {
-      await writeJson({ session_id: session.meta.id, teammates: teammates.map((t) => ({ ...t, mailbox: counts.get(t.name) ?? zeroCounts() })) });
+      await writeJson({
+        session_id: session.meta.id,
+        teammates: teammates.map((t) => ({ ...t, mailbox: counts.get(t.name) ?? zeroCounts(), files_changed: changed.get(t.name) ?? [] })),
+      });
       return;
     }
     if (teammates.length === 0) {
@@ -43,7 +49,7 @@ export const teamListCommand = defineCommand({
     }
     const rows = teammates.map((t) => {
       const c = counts.get(t.name) ?? zeroCounts();
-      return [t.name, t.role, t.state, t.updatedAtUtc, ...MAILBOX_STATES.map((s) => String(c[s])), note(t, live)];
+      return [t.name, t.role, t.state, t.updatedAtUtc, ...MAILBOX_STATES.map((s) => String(c[s])), note(t, live, changed.get(t.name))];
     });
     const header = ["NAME", "ROLE", "STATE", "UPDATED (UTC)", ...MAILBOX_STATES.map((s) => s.toUpperCase()), "NOTE"];
     await writeOut(`session ${session.meta.id}\n${formatTable([header, ...rows]).replace(/ +$/gm, "")}`);
@@ -57,7 +63,22 @@ async function mailboxCounts(store: MailboxStore, teammates: TeammateRecord[]): 
   return new Map(listings.map((listing) => [listing.name, listing.counts]));
 }
 
-function note(teammate: TeammateRecord, live: boolean): string {
+/**
+ * The files each agent changed in its latest turn that changed any (its current
+ * one, while it works), from the session's file journal (docs/files.md).
+ */
+export function latestTurnFiles(entries: readonly NumberedEntry[]): Map<string, string[]> {
+  const latest = new Map<string, { turn: string | undefined; paths: string[] }>();
+  for (const entry of entries) {
+    if (entry.kind === "rewind") continue;
+    const seen = latest.get(entry.agent);
+    if (!seen || seen.turn !== entry.turn) latest.set(entry.agent, { turn: entry.turn, paths: [entry.path] });
+    else if (!seen.paths.includes(entry.path)) seen.paths.push(entry.path);
+  }
+  return new Map([...latest].map(([agent, { paths }]) => [agent, paths]));
+}
+
+function note(teammate: TeammateRecord, live: boolean, files: string[] | undefined): string {
   if (teammate.failure !== undefined) return `failed: ${teammate.failure.replace(/\s*\n\s*/g, " ")}`;
   const notes = [];
   if (teammate.state === "shutdown") notes.push("shut down on the Lead's request; `agent team rm` frees the name");
@@ -65,6 +86,8 @@ function note(teammate: TeammateRecord, live: boolean): string {
   if (teammate.plan) notes.push(PLAN_NOTES[teammate.plan.state] + (teammate.plan.requestId ? ` (request ${teammate.plan.requestId})` : ""));
   if (teammate.worktree) notes.push(`branch ${teammate.worktree.branch}`);
   if (teammate.autoClaim) notes.push("claims tasks when idle");
+  if (teammate.owns) notes.push(`owns ${teammate.owns.join(", ")}`);
+  if (files && files.length > 0) notes.push(`${teammate.state === "running" ? "changing" : "changed in its last turn"}: ${files.join(", ")}`);
   return notes.join("; ");
 }
 
