@@ -9,10 +9,11 @@ import { ResultLine, runSetup } from "./run-fixture.ts";
 // compiled binary against @copilotkit/aimock, which serves Anthropic Messages at
 // /v1/messages and OpenAI Responses at /v1/responses with its own SSE writers.
 // aimock turns each request into a chat-completions shape for its fixtures (and
-// its journal), so the predicates read like those of aimock.test.ts. With
-// thinking enabled it also refuses (HTTP 400) a tool-loop request whose
-// answered turn does not start with a signed thinking block: the round trip of
-// the thinking blocks is checked by a server nobody on this project wrote.
+// its journal), so the predicates read like those of aimock.test.ts. Its answers
+// carry a thinking block (Anthropic) and a reasoning item (Responses), which
+// the adapters keep; what exactly goes back is checked on the scripted server
+// (run-anthropic.test.ts, run-responses.test.ts), as aimock's journal keeps
+// only its own translation of each request.
 
 beforeAll(() => {
   ensureBinary();
