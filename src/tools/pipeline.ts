@@ -3,7 +3,7 @@ import type { HookOutcome, Hooks } from "../hooks/types.ts";
 import type { ToolCall, ToolSpec } from "../model/types.ts";
 import type { PermissionPolicy } from "../permissions/policy.ts";
 import { redact } from "../security/redact.ts";
-import { toolSpecs } from "./schemas.ts";
+import { ToolSpecCache } from "./schemas.ts";
 import type { Tool, ToolContext, ToolEffect, ToolResult, ToolSource } from "../core/tool.ts";
 import type { ToolExecutor } from "../runtime/tool-executor.ts";
 
@@ -68,6 +68,7 @@ export class ToolPipeline implements ToolExecutor {
   readonly #onDenied: (denial: PermissionDenial) => void;
   readonly #onFound: ToolPipelineOptions["onFound"];
   readonly #notes: ToolNotes | undefined;
+  readonly #specCache = new ToolSpecCache();
 
   constructor(options: ToolPipelineOptions) {
     this.#tools = options.tools;
@@ -88,7 +89,7 @@ export class ToolPipeline implements ToolExecutor {
 
   specs(): ToolSpec[] {
     const offered = [...this.#tools, ...this.#sources.flatMap((source) => source.tools())];
-    return toolSpecs(offered.filter((tool) => !this.#policy.deniesWhole(tool.name)));
+    return this.#specCache.specs(offered.filter((tool) => !this.#policy.deniesWhole(tool.name)));
   }
 
   #find(name: string): Tool | string {

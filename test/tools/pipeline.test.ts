@@ -183,6 +183,33 @@ describe("ToolPipeline", () => {
     expect(pipeline.specs().map((spec) => spec.name)).toEqual(["echo", "shell", "read_file", "write_file", "edit_file", "glob", "grep"]);
   });
 
+  test("specs() are built once per tool, and a changed tool set (a source's new list, a deny rule) is never served a stale one", () => {
+    const source = { tools: [] as Tool[], prepare: async () => {}, unavailable: () => undefined };
+    const listed = (version: number): Tool =>
+      defineTool({
+        name: "listed",
+        description: `listed v${version}`,
+        input: z.strictObject(version === 1 ? { a: z.string() } : { b: z.number() }),
+        effect: "read",
+        subject: () => "",
+        run: async () => ({ content: "" }),
+      }) as Tool;
+    source.tools = [listed(1)];
+    const policy = new PermissionPolicy({ mode: "default" });
+    const pipeline = new ToolPipeline({ tools: baseTools(), sources: [{ prepare: source.prepare, tools: () => source.tools, unavailable: source.unavailable }], policy });
+    const first = pipeline.specs();
+    // The same tools: the very same specs, not rebuilt from zod.
+    expect(pipeline.specs()).toEqual(first);
+    pipeline.specs().forEach((spec, i) => expect(spec).toBe(first[i]!));
+    expect(first.at(-1)).toMatchObject({ description: "listed v1", parameters: { properties: { a: { type: "string" } } } });
+    // The server lists its tools again: the new schema, not the cached one.
+    source.tools = [listed(2)];
+    expect(pipeline.specs().at(-1)).toMatchObject({ description: "listed v2", parameters: { properties: { b: { type: "number" } } } });
+    // A rule now denies a whole tool: it is no longer offered.
+    policy.addSessionRules("deny", ["shell"]);
+    expect(pipeline.specs().map((spec) => spec.name)).toEqual(["read_file", "write_file", "edit_file", "glob", "grep", "listed"]);
+  });
+
   test("two tools with one name are refused", () => {
     const tools = [...baseTools(), ...baseTools()];
     expect(() => new ToolPipeline({ tools, policy: new PermissionPolicy({ mode: "default" }) })).toThrow("unique");
