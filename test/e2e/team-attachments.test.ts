@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { type RecordedRequest, ScriptedModelServer } from "../support/model-server.ts";
-import { ensureBinary } from "./agent-binary.ts";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
 import { parseResult } from "./run-fixture.ts";
 import { TeamList, eventsIn, teamSetup } from "./team-fixture.ts";
 
@@ -134,3 +136,64 @@ describe.each([
     ]);
   }, 180_000);
 });
+
+describe("a kill -9 while the attachment is written or the message sent (files store)", () => {
+  test("no message ever names a missing or partial attachment; agent drain then delivers the answer once, read back byte for byte", async () => {
+    const answer = bigAnswer();
+    const total = Buffer.byteLength(answer);
+    const outcomes: string[] = [];
+    // At once when the attachments dir shows an entry (mid-write), then later: after the rename, around the send.
+    for (const delay of [0, 3, 8, 20]) {
+      const reader = leadReader();
+      const server = ScriptedModelServer.start(
+        [
+          { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "Write the long report." } }] },
+          { identity: "lead", text: "alice is writing it." },
+          { identity: "alice", text: answer },
+        ],
+        { respond: reader.respond },
+      );
+      servers.push(server);
+      const { workspace, stateDir, sessionDir, drain, agent } = teamSetup();
+      const child = Bun.spawn(
+        [AGENT_BINARY, "run", "Have alice write the long report.", "--base-url", server.url, "--max-turns", "200", "--workspace", workspace, "--state-dir", stateDir],
+        { env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key" }, stdin: "ignore", stdout: "ignore", stderr: "ignore" },
+      );
+      const killer = Bun.spawn([process.execPath, join(import.meta.dir, "kill-on-attachment.ts"), String(child.pid), stateDir, String(delay)], { stdout: "ignore" });
+      await killer.exited;
+      expect(await child.exited).toBe(137);
+
+      // What the kill left: every message naming an attachment finds it whole.
+      const dir = sessionDir();
+      const named = messagesIn(join(dir, "mailboxes", "lead")).flatMap((content) => {
+        const note = NOTE.exec(content);
+        return note ? [{ id: note[2]!, size: Number(note[3]) }] : [];
+      });
+      for (const { id, size } of named) expect(statSync(join(dir, "attachments", id), { throwIfNoEntry: false })?.size).toBe(size);
+      const stored = readdirSync(join(dir, "attachments")).filter((name) => /^[0-9a-f]{32}$/.test(name));
+      outcomes.push(named.length > 0 ? "sent" : stored.length > 0 ? "attachment stored, not sent" : "attachment not stored");
+
+      const drained = await drain(["--base-url", server.url, "--max-turns", "200", "--output", "json"]);
+      expect({ code: drained.code, stderr: drained.code === 0 ? "" : drained.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(reader.joined() === answer).toBe(true);
+      expect(Buffer.byteLength(reader.joined())).toBe(total);
+      const list = await agent("team", "list", "--json");
+      expect(TeamList.parse(JSON.parse(list.stdout)).teammates.map(({ name, state, mailbox }) => ({ name, state, mailbox }))).toEqual([
+        { name: "alice", state: "idle", mailbox: { ready: 0, processing: 0, done: 1, quarantine: 0 } },
+      ]);
+      // The Lead got alice's answer once: one result message, done.
+      const results = messagesIn(join(dir, "mailboxes", "lead")).filter((content) => NOTE.test(content));
+      expect(results).toHaveLength(1);
+    }
+    console.log(`kill points: ${outcomes.join(", ")}`);
+  }, 300_000);
+});
+
+/** The content of every message file in a mailbox, any state. */
+function messagesIn(mailbox: string): string[] {
+  return ["ready", "processing", "done", "quarantine"].flatMap((state) => {
+    const dir = join(mailbox, state);
+    const names = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isFile() && entry.name.endsWith(".json")) : [];
+    return names.map((entry) => (JSON.parse(readFileSync(join(mailbox, state, entry.name), "utf8")) as { content: string }).content);
+  });
+}
