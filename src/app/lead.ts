@@ -262,7 +262,12 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     closers.push(() => supervisor.close());
     const stores = context.stores ?? mailbox.state;
     // One memory of the user's files for every agent of the runtime that works in its workspace (docs/files.md).
-    const ledger = new FileLedger({ backend: stores.files, clock, maxBlobBytes: settings.files.journalMaxBytes });
+    const ledger = new FileLedger({
+      backend: stores.files,
+      clock,
+      maxBlobBytes: settings.files.journalMaxBytes,
+      shellScanMaxFiles: settings.files.shellScanMaxFiles,
+    });
     const openHistory = async (agent: AgentName) => {
       const history = await HistoryStore.open(stores.histories, agent);
       histories.push(history);
@@ -413,7 +418,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
     const [, ...restOfBase] = baseTools({ shell: shellOptions, ledger, ownership });
     // The Lead's tools, in the design's order (pinned by a test).
     const leadTools: Tool[] = [
-      shellTool(shellOptions, background),
+      shellTool({ ...shellOptions, ledger }, background),
       ...restOfBase,
       todoWriteTool(todos, (list) => context.observer?.({ type: "todos", agent: LEAD, todos: [...list] })),
       taskTool(runSubagent),

@@ -83,7 +83,7 @@ export async function buildTeammateRunner(teammate: TeammateRecord, parts: Teamm
   const shell = own && parts.sandbox ? { ...settings.shell, sandbox: parts.sandbox.within(own.workspace) } : parts.shellOptions;
   const ledger = own ? undefined : parts.ledger;
   const guards = ledger ? { ledger, ownership: parts.ownership } : {};
-  const all = [shellTool(shell), readFileTool(ledger ? { ledger } : {}), writeFileTool(undefined, guards), sendMessageTool(team)];
+  const all = [shellTool(ledger ? { ...shell, ledger } : shell), readFileTool(ledger ? { ledger } : {}), writeFileTool(undefined, guards), sendMessageTool(team)];
   // Until the Lead approves its plan, a plan_mode_required teammate is read-only and can submit_plan.
   const planning = teammate.plan !== undefined && teammate.plan.state !== "approved";
   const tools = [

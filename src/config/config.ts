@@ -132,6 +132,8 @@ export const ConfigFile = z.strictObject({
     .strictObject({
       /** Contents larger than this are journaled by hash only, not kept (default 1 MiB). */
       journalMaxBytes: z.number().int().nonnegative().optional(),
+      /** A workspace with more files is not scanned around shell commands (default 20 000). */
+      shellScanMaxFiles: z.number().int().nonnegative().optional(),
     })
     .optional(),
   mailbox: z

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { ConfigError, UsageError } from "../core/errors.ts";
 import { DEFAULT_MAX_CONTENT_BYTES } from "../core/message.ts";
-import { DEFAULT_JOURNAL_MAX_BYTES } from "../file-journal/journal-records.ts";
+import { DEFAULT_JOURNAL_MAX_BYTES, DEFAULT_SHELL_SCAN_MAX_FILES } from "../file-journal/journal-records.ts";
 import { DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpSettings } from "../mcp/config.ts";
 import { readMcpConfigs, readProjectMcpFile } from "./mcp-config-file.ts";
 import type { ModelClientOptions } from "../model/types.ts";
@@ -51,7 +51,7 @@ export interface Settings {
   compaction: { thresholdChars?: number; largeToolResultChars?: number };
   mailbox: { maxContentBytes: number };
   /** The file journal: contents over `journalMaxBytes` are kept by hash only. */
-  files: { journalMaxBytes: number };
+  files: { journalMaxBytes: number; shellScanMaxFiles: number };
   /** Teammates' defaults: `isolation` "none" (the shared workspace) or "worktree"; `autoClaim` (config `team.autoClaim`). */
   team: { isolation: Isolation; autoClaim: boolean };
   /** MCP servers from config and --mcp-config files, and the client's settings. */
@@ -306,6 +306,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     },
     files: {
       journalMaxBytes: pick("files.journalMaxBytes", [() => fromFiles((c) => c.files?.journalMaxBytes)], DEFAULT_JOURNAL_MAX_BYTES),
+      shellScanMaxFiles: pick("files.shellScanMaxFiles", [() => fromFiles((c) => c.files?.shellScanMaxFiles)], DEFAULT_SHELL_SCAN_MAX_FILES),
     },
     mailbox: {
       maxContentBytes: pick("mailbox.maxContentBytes", [() => fromFiles((c) => c.mailbox?.maxContentBytes)], DEFAULT_MAX_CONTENT_BYTES),

@@ -1,7 +1,8 @@
 import type { Stats } from "node:fs";
 import type { Clock } from "../core/clock.ts";
 import { AgentError } from "../core/errors.ts";
-import { type ContentRef, DEFAULT_JOURNAL_MAX_BYTES, type FileJournalBackend, type FileVersion, type JournalEntry, type NumberedEntry } from "./journal-records.ts";
+import type { ScannedFile } from "./workspace-scan.ts";
+import { type ContentRef, DEFAULT_JOURNAL_MAX_BYTES, DEFAULT_SHELL_SCAN_MAX_FILES, type FileJournalBackend, type FileVersion, type JournalEntry, type NumberedEntry } from "./journal-records.ts";
 import { changedRegion, formatRegion, regionLines } from "./line-diff.ts";
 
 
@@ -9,6 +10,8 @@ export interface FileLedgerOptions {
   backend: FileJournalBackend;
   clock: Clock;
   maxBlobBytes?: number;
+  /** A workspace with more files is not scanned around shell commands (config `files.shellScanMaxFiles`). */
+  shellScanMaxFiles?: number;
 }
 
 /** Who made a change and how, as the journal records it. */
@@ -44,6 +47,34 @@ export class FileLedger {
     return this.#o.backend;
   }
 
+  get shellScanMaxFiles(): number {
+    return this.#o.shellScanMaxFiles ?? DEFAULT_SHELL_SCAN_MAX_FILES;
+  }
+
+  /**
+   * Journals what a shell command of `meta.agent` changed, from the workspace's
+   * scans around it: each path's content after (read now), and before only where
+   * the agent had seen the file exactly as the scan found it (same size and
+   * mtime) — otherwise the entry says the earlier content is not known.
+   */
+  async journalShell(meta: ChangeMeta, paths: readonly string[], before: Map<string, ScannedFile>, after: Map<string, ScannedFile>, read: (path: string) => Buffer | undefined): Promise<void> {
+    const mine = await this.#mine(meta.agent);
+    for (const path of paths) {
+      const then = before.get(path);
+      let beforeRef: ContentRef = null;
+      if (then) {
+        const seen = mine.get(path);
+        beforeRef =
+          seen && seen.size === then.size && seen.mtimeMs === then.mtimeMs
+            ? { hash: seen.hash, size: seen.size, stored: await this.#o.backend.hasBlob(seen.hash, seen.size) }
+            : { hash: "", size: then.size, stored: false, known: false };
+      }
+      const bytes = after.has(path) ? read(path) : undefined;
+      const afterRef = bytes === undefined ? null : await this.#keep(bytes, false);
+      await this.#o.backend.append({ v: 1, at: this.#o.clock.now().toISOString(), path, ...entryMeta(meta), before: beforeRef, after: afterRef });
+    }
+  }
+
   #mine(agent: string): Promise<Map<string, FileVersion>> {
     let versions = this.#versions.get(agent);
     if (!versions) {
@@ -53,13 +84,15 @@ export class FileLedger {
     return versions;
   }
 
-  /** Remembers that `agent` saw `bytes` as the content of `path` (a read, or its own write). */
+  /** Remembers that `agent` saw `bytes` as the content of `path` (a read, or its own write), and keeps the content. */
   async saw(agent: string, path: string, bytes: Uint8Array, stat: Stats | undefined, hash = contentHash(bytes)): Promise<void> {
     const version: FileVersion = { size: bytes.length, mtimeMs: stat?.mtimeMs ?? 0, hash };
     const mine = await this.#mine(agent);
     const known = mine.get(path);
     if (known && known.hash === version.hash && known.mtimeMs === version.mtimeMs) return;
     mine.set(path, version);
+    // Kept (unsynced), so a later change by a shell command or from outside can be shown as a diff and rewound.
+    await this.#keep(bytes, false, hash);
     await this.#o.backend.remember(agent, path, version);
   }
 
@@ -90,18 +123,7 @@ export class FileLedger {
   async journal(meta: ChangeMeta, path: string, before: Uint8Array | undefined, after: Uint8Array | undefined, hashes: { before?: string; after?: string } = {}): Promise<void> {
     const beforeRef = before === undefined ? null : await this.#keep(before, true, hashes.before);
     const afterRef = after === undefined ? null : await this.#keep(after, false, hashes.after);
-    const entry: JournalEntry = {
-      v: 1,
-      at: this.#o.clock.now().toISOString(),
-      path,
-      agent: meta.agent,
-      kind: meta.kind,
-      ...(meta.turn !== undefined ? { turn: meta.turn } : {}),
-      ...(meta.tool !== undefined ? { tool: meta.tool } : {}),
-      ...(meta.call !== undefined ? { call: meta.call } : {}),
-      before: beforeRef,
-      after: afterRef,
-    };
+    const entry: JournalEntry = { v: 1, at: this.#o.clock.now().toISOString(), path, ...entryMeta(meta), before: beforeRef, after: afterRef };
     await this.#o.backend.append(entry);
   }
 
@@ -115,6 +137,16 @@ export class FileLedger {
   entries(): Promise<NumberedEntry[]> {
     return this.#o.backend.entries();
   }
+}
+
+function entryMeta(meta: ChangeMeta): Pick<JournalEntry, "agent" | "kind" | "turn" | "tool" | "call"> {
+  return {
+    agent: meta.agent,
+    kind: meta.kind,
+    ...(meta.turn !== undefined ? { turn: meta.turn } : {}),
+    ...(meta.tool !== undefined ? { tool: meta.tool } : {}),
+    ...(meta.call !== undefined ? { call: meta.call } : {}),
+  };
 }
 
 /** Who left `path` with the content `hash`, in words, from the newest journal entry of the path. */

@@ -3,6 +3,8 @@ import { UtcInstant } from "../core/message.ts";
 
 /** Contents over this size are journaled by hash only (config `files.journalMaxBytes`). */
 export const DEFAULT_JOURNAL_MAX_BYTES = 1024 * 1024;
+/** A workspace with more files than this is not scanned around shell commands (config `files.shellScanMaxFiles`). */
+export const DEFAULT_SHELL_SCAN_MAX_FILES = 20_000;
 
 /** What an agent last saw of a file: enough to tell, later, whether it changed since. */
 export const FileVersion = z.strictObject({
@@ -20,10 +22,16 @@ export type VersionRecord = z.infer<typeof VersionRecord>;
 /** A file's content at one end of a change; null: no file there. */
 export const ContentRef = z
   .strictObject({
-    hash: z.string().regex(/^[0-9a-f]{64}$/),
+    /** Empty when the content is not known (`known: false`). */
+    hash: z.string().regex(/^([0-9a-f]{64})?$/),
     size: z.number().int().nonnegative(),
     /** False when the content was over the journal's size cap: known by hash only, not restorable. */
     stored: z.boolean(),
+    /**
+     * False for the content a shell command overwrote when no agent had seen it
+     * as it was: the journal knows a change happened, not what was there.
+     */
+    known: z.literal(false).optional(),
   })
   .nullable();
 export type ContentRef = z.infer<typeof ContentRef>;

@@ -40,7 +40,10 @@ export async function planRewind(ledger: FileLedger, workspace: string, since: s
     } else if (agent !== undefined && last.agent !== agent) {
       step.refused = `changed since by ${last.agent}`;
     }
-    if (earliest.before && !earliest.before.stored) {
+    if (earliest.before?.known === false) {
+      step.refused = `its content before ${earliest.agent}'s shell command changed it is not known (no agent had read it as it was)`;
+      step.fatal = true;
+    } else if (earliest.before && !earliest.before.stored) {
       step.refused = `its earlier content (${earliest.before.size} bytes) was over files.journalMaxBytes and is known by hash only`;
       step.fatal = true;
     } else if (earliest.before && !(await ledger.backend.hasBlob(earliest.before.hash, earliest.before.size))) {

@@ -25,7 +25,7 @@ export function baseTools(options: BaseToolOptions = {}): Tool[] {
   const { ledger } = options;
   const guards = { ...(ledger ? { ledger } : {}), ...(options.ownership ? { ownership: options.ownership } : {}) };
   return [
-    shellTool(options.shell),
+    shellTool(ledger ? { ...options.shell, ledger } : options.shell),
     readFileTool({ ...options.readFile, ...(ledger ? { ledger } : {}) }),
     writeFileTool(undefined, guards),
     editFileTool(undefined, guards),

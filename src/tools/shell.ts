@@ -1,10 +1,13 @@
+import type { FileLedger } from "../file-journal/file-ledger.ts";
+import { type ScannedFile, changedPaths, scanWorkspace } from "../file-journal/workspace-scan.ts";
+import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
 import { z } from "zod";
 import type { BackgroundJobs } from "./background-jobs.ts";
 import { type EnvPolicy, commandEnv } from "../security/env-policy.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import { type GroupResult, runProcessGroup } from "../process/process-group.ts";
 import { compileShellDeny, findShellDenial } from "./shell-deny.ts";
-import { defineTool } from "../core/tool.ts";
+import { type ToolContext, defineTool } from "../core/tool.ts";
 import { withTruncationNote } from "../core/truncate.ts";
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
@@ -48,6 +51,8 @@ export interface ShellToolOptions {
   sandbox?: Sandbox;
   /** Which of the agent's variables commands see (config `shell.env`); the default policy when absent. */
   env?: EnvPolicy;
+  /** The session's file journal: the workspace is scanned around each command and what it changed journaled. */
+  ledger?: FileLedger;
 }
 
 /** How the command ended, in words the model can act on. */
@@ -90,6 +95,9 @@ export function shellTool(options: ShellToolOptions = {}, background?: Backgroun
         return { content: `started background job ${id}; its exit code and output will arrive as a message when it ends` };
       }
       const timeoutMs = input.timeout_ms ?? defaultTimeoutMs;
+      const ledger = options.ledger;
+      const skip = (absolute: string) => context.fence?.inStateRoot(absolute) ?? false;
+      const before = ledger ? scanWorkspace(context.workspace, ledger.shellScanMaxFiles, skip) : undefined;
       const result = await runProcessGroup({
         cmd: options.sandbox ? options.sandbox.command(input.command, context.workspace) : ["sh", "-c", input.command],
         cwd: context.workspace,
@@ -100,6 +108,7 @@ export function shellTool(options: ShellToolOptions = {}, background?: Backgroun
         timeoutMs,
         signal: context.signal,
       });
+      if (ledger && before) await journalCommand(ledger, context, before, skip);
       // The pipeline turns an abort into "interrupted"; the group is already killed.
       if (result.aborted) throw new Error("interrupted");
       const output = withTruncationNote(result.output, "redirect the output to a file and read parts of it, or filter it");
@@ -107,4 +116,23 @@ export function shellTool(options: ShellToolOptions = {}, background?: Backgroun
       return { content: `${body}${exitLine(result, timeoutMs)}`, ...(result.timedOut ? { isError: true } : {}) };
     },
   });
+}
+
+/** Journals the files a command changed, found by scanning the workspace again (docs/files.md#the-change-journal). */
+async function journalCommand(ledger: FileLedger, context: ToolContext, before: Map<string, ScannedFile>, skip: (absolute: string) => boolean): Promise<void> {
+  const after = scanWorkspace(context.workspace, ledger.shellScanMaxFiles, skip);
+  if (!after) return;
+  const paths = changedPaths(before, after);
+  if (paths.length === 0) return;
+  const files = new WorkspaceFiles();
+  const read = (path: string) => {
+    try {
+      return files.read(context, path).bytes ?? undefined;
+    } catch {
+      // Gone again, or now a link out of the workspace: nothing to keep.
+      return undefined;
+    }
+  };
+  const meta = { agent: context.identity, kind: "shell" as const, turn: context.idempotencyKey, tool: "shell", ...(context.callId ? { call: context.callId } : {}) };
+  await ledger.journalShell(meta, paths, before, after, read);
 }
