@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm run test:all`: installs what the whole test suite needs and runs it — on a
 # fresh machine as in CI (.ci/run runs exactly this). Besides `npm ci`, the tests
-# need bubblewrap (the shell sandbox) and PostgreSQL's server binaries (each
+# need bubblewrap (the shell sandbox), strace (counting a run's fsyncs) and PostgreSQL's server binaries (each
 # test file of the PostgreSQL store starts its own throw-away cluster), run as
 # the `postgres` user when the tests run as root. What cannot be installed here
 # is said in one line with the command that would; the tests that need it then
@@ -39,6 +39,7 @@ have_postgres() {
 
 missing=()
 [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1 && missing+=("$(package_name bubblewrap)")
+[ "$(uname -s)" = Linux ] && ! command -v strace >/dev/null 2>&1 && missing+=(strace)
 have_postgres || missing+=("$(package_name postgresql)")
 
 if [ "${#missing[@]}" -gt 0 ]; then

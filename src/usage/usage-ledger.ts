@@ -16,6 +16,13 @@ export const USAGE_FILE = "usage.jsonl";
  * `<state-dir>/usage.jsonl` as it happens, so totals survive restarts and add up
  * across `run`, `drain` and crashes. Keeps what this process added apart, for
  * the result of the command.
+ *
+ * Durability: a record is written (in the kernel, so a killed process loses
+ * none) as it happens, but only a turn's record, and closing, fsync it — one
+ * durable write per turn, not one more per model-call step beside the history's.
+ * Usage is an account of the work, not the work: a power loss can take the model
+ * calls of the turn in progress (the history still has the work itself), so a
+ * budget may be overspent by at most that turn's calls after one.
  */
 export class UsageLedger {
   readonly path: string;
@@ -25,6 +32,8 @@ export class UsageLedger {
   readonly #added: UsageRecord[] = [];
   #fd: number | undefined;
   #failed = false;
+  /** Written since the last fsync. */
+  #unsynced = false;
 
   private constructor(path: string, earlier: UsageRecord[], clock: Clock, onError: (error: Error) => void) {
     this.path = path;
@@ -40,7 +49,7 @@ export class UsageLedger {
   }
 
   recordModelCall(call: { agent: string; identity: string; model: string; usage: Usage; toolCalls: number; durationMs: number }): void {
-    this.#add({
+    this.#add(false, {
       v: 1,
       type: "model_call",
       at: this.#clock.now().toISOString(),
@@ -56,7 +65,7 @@ export class UsageLedger {
   }
 
   recordTurn(turn: { agent: string; key: string; subtype: string; durationMs: number }): void {
-    this.#add({
+    this.#add(true, {
       v: 1,
       type: "turn",
       at: this.#clock.now().toISOString(),
@@ -88,11 +97,19 @@ export class UsageLedger {
   }
 
   close(): void {
-    if (this.#fd !== undefined) closeSync(this.#fd);
-    this.#fd = undefined;
+    if (this.#fd === undefined) return;
+    try {
+      if (this.#unsynced && !this.#failed) fsyncSync(this.#fd);
+    } catch (error) {
+      this.#onError(new Error(`could not record usage in ${this.path} (${(error as Error).message}); this run's figures are kept in memory only`));
+    } finally {
+      closeSync(this.#fd);
+      this.#fd = undefined;
+    }
   }
 
-  #add(unchecked: UsageRecord): void {
+  /** Appends the record; `sync` makes it, and every record before it, durable. */
+  #add(sync: boolean, unchecked: UsageRecord): void {
     // Masked like every file of the state: an agent's or a model's name is text from config and flags.
     const record = UsageRecord.parse(redactValue(unchecked));
     this.#added.push(record);
@@ -109,7 +126,8 @@ export class UsageLedger {
       const bytes = Buffer.from(`${JSON.stringify(record)}\n`, "utf8");
       let offset = 0;
       while (offset < bytes.length) offset += writeSync(this.#fd, bytes, offset, bytes.length - offset);
-      fsyncSync(this.#fd);
+      this.#unsynced = !sync;
+      if (sync) fsyncSync(this.#fd);
     } catch (error) {
       this.#failed = true;
       this.#onError(new Error(`could not record usage in ${this.path} (${(error as Error).message}); this run's figures are kept in memory only`));
