@@ -230,7 +230,8 @@ export class PermissionPolicy {
     const unchecked = this.#uncheckedCommand(tool, analysed) ?? writeCheck.unchecked;
     if (unchecked !== undefined) {
       if (this.mode === "plan") return deny(`plan mode is read-only: the command ${unchecked}; describe the change instead`);
-      if (!this.#ask) return deny(`permission denied: ${describe(tool.name, line)} ${unchecked}, so it needs a person's approval and there is no TTY to ask; write the command so that every program it runs is visible (no $(…) as a command, no "| sh", no -c/-e code), or drop the deny rule`);
+      // Headless, say why a person is needed (a PreToolUse hook's allow still answers for the person).
+      if (!this.#ask && context.hookPermission?.decision !== "allow") return deny(`permission denied: ${describe(tool.name, line)} ${unchecked}, so it needs a person's approval and there is no TTY to ask; write the command so that every program it runs is visible (no $(…) as a command, no "| sh", no -c/-e code), or drop the deny rule`);
       return this.#askFor({ tool: tool.name, effect: tool.effect, subject: line, identity: context.identity, why: unchecked }, input, context, parts);
     }
 

@@ -204,3 +204,13 @@ describe("withMode", () => {
     expect((await policy.withMode("acceptEdits").decide(shell, { command: "npm test" }, context)).behavior).toBe("allow");
   });
 });
+
+describe("a line the deny rules cannot check", () => {
+  test("headless it is denied naming the deny rule; a PreToolUse hook's allow answers for the person", async () => {
+    const policy = new PermissionPolicy({ mode: "bypassPermissions", deny: ["shell(rm*)"] });
+    const denied = await policy.decide(shell, { command: "$(echo rm) -rf x" }, context);
+    expect(denied).toMatchObject({ behavior: "deny", reason: expect.stringContaining('cannot be checked against the deny rule "shell(rm*)"') });
+    const hooked = await policy.decide(shell, { command: "$(echo rm) -rf x" }, { ...context, hookPermission: { decision: "allow" } });
+    expect(hooked).toEqual({ behavior: "allow" });
+  });
+});
