@@ -4,7 +4,7 @@ import { OUTPUT_FORMATS } from "./run/result-json.ts";
 
 /**
  * Whether the command line asked for machine-readable output (`--output json` or
- * `stream-json`). Read from the raw tokens, not the parse: a line that fails to
+ * `stream-json`, `--output-format` the same, `--json`). Read from the raw tokens, not the parse: a line that fails to
  * parse (`agent run --output json --bogus`) must still get its JSON error.
  */
 export function wantsJsonErrors(argv: readonly string[]): boolean {
@@ -12,8 +12,13 @@ export function wantsJsonErrors(argv: readonly string[]): boolean {
   const tokens = end === -1 ? argv : argv.slice(0, end);
   let format: string | undefined;
   tokens.forEach((token, i) => {
-    const value = token === "--output" ? tokens[i + 1] : token.startsWith("--output=") ? token.slice("--output=".length) : undefined;
-    if (value !== undefined && (OUTPUT_FORMATS as readonly string[]).includes(value)) format = value;
+    // claude -p's --output-format too; `agent run`'s --json (codex exec's) asks for JSON lines,
+    // where other commands' --json is their own listing's format.
+    if (token === "--json" && argv[0] === "run") format = "stream-json";
+    for (const flag of ["--output", "--output-format"]) {
+      const value = token === flag ? tokens[i + 1] : token.startsWith(`${flag}=`) ? token.slice(flag.length + 1) : undefined;
+      if (value !== undefined && (OUTPUT_FORMATS as readonly string[]).includes(value)) format = value;
+    }
   });
   return format === "json" || format === "stream-json";
 }

@@ -7,6 +7,11 @@ test("JSON errors follow --output json|stream-json in the raw tokens, before --"
   expect(wantsJsonErrors(["run", "--output", "json", "--bogus"])).toBe(true);
   expect(wantsJsonErrors(["run", "--output=stream-json"])).toBe(true);
   expect(wantsJsonErrors(["run", "--output", "text"])).toBe(false);
+  // claude -p's and codex exec's names for it.
+  expect(wantsJsonErrors(["run", "--output-format", "json", "--bogus"])).toBe(true);
+  expect(wantsJsonErrors(["run", "--output-format=stream-json"])).toBe(true);
+  expect(wantsJsonErrors(["run", "--json"])).toBe(true);
+  expect(wantsJsonErrors(["mailbox", "list", "--json"])).toBe(false);
   expect(wantsJsonErrors(["run", "--output", "json", "--output", "text"])).toBe(false);
   expect(wantsJsonErrors(["run", "--output", "yaml"])).toBe(false);
   expect(wantsJsonErrors(["run", "--", "--output", "json"])).toBe(false);

@@ -116,11 +116,15 @@ describe("cost from the shipped catalogue, with no pricing config", () => {
     server.assertDone();
   });
 
-  test("a model the catalogue does not know has no cost, and a budget for it names the unknown price", async () => {
+  test("a model the catalogue does not know costs 0 with a note saying so, and a budget for it names the unknown price", async () => {
     const server = startServer([{ text: "hi" }]);
     const { run } = runSetup();
     const result = await run(["hi", "--base-url", server.url, "--model", "my-local-model", "--output", "json"]);
-    expect(ResultLine.parse(JSON.parse(result.stdout)).total_cost_usd).toBeUndefined();
+    const line = ResultLine.parse(JSON.parse(result.stdout));
+    // A number always, as claude -p scripts add it up; the note says it is not a real figure.
+    expect(line.total_cost_usd).toBe(0);
+    expect(line.cost_note).toContain('no known price for model "my-local-model"');
+    expect(line.usage_by_agent.lead!.cost_usd).toBeUndefined();
     const budget = await run(["hi", "--base-url", server.url, "--model", "my-local-model", "--max-budget-usd", "1"]);
     expect(budget.code).toBe(2);
     expect(budget.stderr).toContain('model "my-local-model" has an unknown price');
