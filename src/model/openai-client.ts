@@ -1,5 +1,4 @@
 import OpenAI, { APIError } from "openai";
-import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { errorShapingFetch } from "./error-fetch.ts";
 import { describeAttemptFailure } from "./openai-failures.ts";
 import type { ChatProfile } from "./profiles/chat-profile.ts";
@@ -11,7 +10,7 @@ import { StreamAssembler } from "./stream-assembler.ts";
 import { completeWithinOutputLimit } from "./output-limit.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "./types.ts";
 import { InvalidCompletionError, firstBytes, parseCompletionBody } from "./wire-completion.ts";
-import { toWireRequest } from "./wire-request.ts";
+import { WireBodyEncoder } from "./wire-body.ts";
 
 export { fromWireResponse } from "./wire-completion.ts";
 
@@ -43,6 +42,9 @@ export interface OpenAIModelClientOptions {
   maxOutputTokens?: (model: string) => number | undefined;
 }
 
+/** A request's JSON text, with `tail`'s fields (the attempt's `stream`, `stream_options`) after the rest. */
+type WireBody = (tail: Record<string, unknown>) => string;
+
 export class OpenAIModelClient implements ModelClient {
   readonly model: string;
   readonly endpoint: string;
@@ -61,6 +63,7 @@ export class OpenAIModelClient implements ModelClient {
   /** Whether to send `stream_options`: the profile's say, turned off by an endpoint that refuses it (Mistral's 422). */
   #streamOptions: boolean;
   readonly profile: ChatProfile;
+  readonly #encoder: WireBodyEncoder;
 
   constructor(options: OpenAIModelClientOptions) {
     this.model = options.model;
@@ -75,6 +78,7 @@ export class OpenAIModelClient implements ModelClient {
     this.#streaming = options.stream ?? true;
     this.profile = options.profile ?? detectProfile(options.baseUrl);
     this.#streamOptions = this.profile.streamOptions;
+    this.#encoder = new WireBodyEncoder(this.profile);
     const keyHeader = this.profile.keyHeader ? { [this.profile.keyHeader]: options.apiKey } : {};
     // An explicit baseURL: the SDK would otherwise read OPENAI_BASE_URL itself,
     // behind the back of our flags > env > config precedence.
@@ -102,7 +106,8 @@ export class OpenAIModelClient implements ModelClient {
 
   async #complete(request: ModelRequest, model: string, maxTokens?: number): Promise<ModelResponse> {
     const signal = request.signal ? AbortSignal.any([request.signal, this.#closing.signal]) : this.#closing.signal;
-    const body = toWireRequest(model, request.messages, request.tools, this.profile, maxTokens);
+    // The request's JSON, with the fields of the attempt (stream or not) after; encoded here, not by the SDK, so only new messages cost.
+    const body: WireBody = (tail) => this.#encoder.encode(model, request.messages, request.tools, maxTokens, tail);
     return withRetries(
       async () => (this.#streaming ? this.#streamed(body, request, signal) : this.#whole(body, request, signal)),
       (error) => describeAttemptFailure(error, signal),
@@ -119,8 +124,8 @@ export class OpenAIModelClient implements ModelClient {
   }
 
   /** One attempt without streaming: the whole body, parsed by us so a bad one can be quoted. */
-  async #whole(body: ChatCompletionCreateParamsNonStreaming, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
-    const response = await this.#sdk.chat.completions.create(body, { headers: { "X-Agent-Name": request.identity }, signal }).asResponse();
+  async #whole(body: WireBody, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+    const response = await this.#post(body({}), false, request, signal);
     const whole = parseCompletionBody(await response.text());
     if (whole.message.content) request.onText?.(whole.message.content);
     return whole;
@@ -131,17 +136,11 @@ export class OpenAIModelClient implements ModelClient {
    * again without it; one that refuses to stream at all, without `stream` — both
    * for good (the life of this client: the runtime's session).
    */
-  async #streamed(body: ChatCompletionCreateParamsNonStreaming, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
-    const streamBody: ChatCompletionCreateParamsStreaming = {
-      ...body,
-      stream: true,
-      ...(this.#streamOptions ? { stream_options: { include_usage: true } } : {}),
-    };
+  async #streamed(body: WireBody, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+    const streamBody = body({ stream: true, ...(this.#streamOptions ? { stream_options: { include_usage: true } } : {}) });
     let response: Response;
     try {
-      response = await this.#sdk.chat.completions
-        .create(streamBody, { headers: { "X-Agent-Name": request.identity }, signal })
-        .asResponse();
+      response = await this.#post(streamBody, true, request, signal);
     } catch (error) {
       const refused = refusedStreamParameter(error);
       if (refused === "stream_options" && this.#streamOptions) {
@@ -178,6 +177,16 @@ export class OpenAIModelClient implements ModelClient {
       throw new InvalidCompletionError("not an event stream", firstBytes(prefix));
     }
     return assembler.finish(done);
+  }
+
+  /**
+   * POSTs JSON text to /chat/completions through the SDK (its headers, auth,
+   * timeout and typed errors), which sends a string body with a content type as is.
+   */
+  #post(json: string, stream: boolean, request: ModelRequest, signal: AbortSignal): Promise<Response> {
+    return this.#sdk
+      .post("/chat/completions", { body: json, headers: { "Content-Type": "application/json", "X-Agent-Name": request.identity }, signal, stream })
+      .asResponse();
   }
 
   async close(): Promise<void> {

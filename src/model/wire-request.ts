@@ -18,12 +18,12 @@ export function toWireRequest(
     model,
     messages: messages.map((message) => toWireMessage(message, profile)),
     // Some compatible servers reject an empty `tools` array: leave it out instead.
-    ...(tools.length > 0 ? { tools: tools.map(toWireTool) } : {}),
+    ...(tools.length > 0 ? { tools: toWireTools(tools) } : {}),
     ...(maxTokens !== undefined ? { [profile.maxTokensField]: maxTokens } : {}),
   };
 }
 
-function toWireMessage(message: ChatMessage, profile: ChatProfile): ChatCompletionMessageParam {
+export function toWireMessage(message: ChatMessage, profile: ChatProfile): ChatCompletionMessageParam {
   switch (message.role) {
     case "system":
     case "user":
@@ -64,6 +64,10 @@ function picked(extra: WireExtra | undefined, fields: readonly string[]): WireEx
   if (extra === undefined) return out;
   for (const field of fields) if (extra[field] !== undefined) out[field] = extra[field];
   return out;
+}
+
+export function toWireTools(tools: readonly ToolSpec[]): ChatCompletionTool[] {
+  return tools.map(toWireTool);
 }
 
 function toWireTool(tool: ToolSpec): ChatCompletionTool {
