@@ -3,6 +3,7 @@ import type { Clock } from "../core/clock.ts";
 import { AgentError } from "../core/errors.ts";
 import type { ScannedFile } from "./workspace-scan.ts";
 import { type ContentRef, DEFAULT_JOURNAL_MAX_BYTES, DEFAULT_SHELL_SCAN_MAX_FILES, type FileJournalBackend, type FileVersion, type JournalEntry, type NumberedEntry } from "./journal-records.ts";
+import { maskedSecrets } from "../security/redact.ts";
 import { changedRegion, formatRegion, regionLines } from "./line-diff.ts";
 
 
@@ -130,6 +131,9 @@ export class FileLedger {
   async #keep(bytes: Uint8Array, durable: boolean, known?: string): Promise<ContentRef> {
     const hash = known ?? contentHash(bytes);
     if (bytes.length > this.#max) return { hash, size: bytes.length, stored: false };
+    // The state must hold no secret (docs/security.md): a file holding the API key or a
+    // configured credential is journaled by hash only, like an oversized one.
+    if (holdsSecret(bytes)) return { hash, size: bytes.length, stored: false, secret: true };
     if (!(await this.#o.backend.hasBlob(hash, bytes.length))) await this.#o.backend.putBlob(hash, bytes, durable);
     return { hash, size: bytes.length, stored: true };
   }
@@ -137,6 +141,13 @@ export class FileLedger {
   entries(): Promise<NumberedEntry[]> {
     return this.#o.backend.entries();
   }
+}
+
+function holdsSecret(bytes: Uint8Array): boolean {
+  const secrets = maskedSecrets();
+  if (secrets.length === 0) return false;
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return secrets.some((secret) => buffer.includes(secret));
 }
 
 function entryMeta(meta: ChangeMeta): Pick<JournalEntry, "agent" | "kind" | "turn" | "tool" | "call"> {

@@ -25,8 +25,10 @@ export const ContentRef = z
     /** Empty when the content is not known (`known: false`). */
     hash: z.string().regex(/^([0-9a-f]{64})?$/),
     size: z.number().int().nonnegative(),
-    /** False when the content was over the journal's size cap: known by hash only, not restorable. */
+    /** False when the content was over the journal's size cap, or held a secret: known by hash only, not restorable. */
     stored: z.boolean(),
+    /** True when the content held a registered secret (the API key, a configured credential) and was kept out of the state. */
+    secret: z.literal(true).optional(),
     /**
      * False for the content a shell command overwrote when no agent had seen it
      * as it was: the journal knows a change happened, not what was there.

@@ -43,6 +43,9 @@ export async function planRewind(ledger: FileLedger, workspace: string, since: s
     if (earliest.before?.known === false) {
       step.refused = `its content before ${earliest.agent}'s shell command changed it is not known (no agent had read it as it was)`;
       step.fatal = true;
+    } else if (earliest.before?.secret) {
+      step.refused = "its earlier content held a secret (the API key or a configured credential), which the journal never stores";
+      step.fatal = true;
     } else if (earliest.before && !earliest.before.stored) {
       step.refused = `its earlier content (${earliest.before.size} bytes) was over files.journalMaxBytes and is known by hash only`;
       step.fatal = true;

@@ -82,8 +82,10 @@ describe("the agent cannot rewrite its own rules", () => {
     const refused = await attack([call], ["--permission-mode", "acceptEdits", "--trust-project"]);
     expect(refused.results[0]).toMatch(/permission denied.*hook/);
     expect(readFileSync(join(workspace, "hooks", "check.sh"), "utf8")).toBe("#!/bin/sh\nexit 0\n");
-    const allowed = await attack([call], ["--permission-mode", "acceptEdits", "--trust-project", "--allow", "write_file(hooks/check.sh)"]);
-    expect(allowed.results[0]).toMatch(/overwrote hooks\/check.sh/);
+    // Writing over an existing file needs a read of it first.
+    const read = { name: "read_file", arguments: { path: "hooks/check.sh" } };
+    const allowed = await attack([read, call], ["--permission-mode", "acceptEdits", "--trust-project", "--allow", "write_file(hooks/check.sh)"]);
+    expect(allowed.results[1]).toMatch(/overwrote hooks\/check.sh/);
   });
 
   test("the state root: no read, write, edit or listing, by path, through .. or a symlink, in bypassPermissions too", async () => {

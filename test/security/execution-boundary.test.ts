@@ -68,10 +68,13 @@ describe.if(requirePrerequisite("bubblewrap", sandboxProblem()))("the execution 
 
     // The user allows that very edit: the file tool writes it, then the runtime's git meets it.
     const spawn = { name: "alice", role: "editor", prompt: "Edit notes.txt.", isolation: "worktree" };
-    const allowed = await run([call("edit_file", planted), call("spawn_teammate", spawn), done], ["--permission-mode", "acceptEdits", "--allow", "edit_file(.git/config)"]);
+    // (An edit needs a read of the file first, and the rule names the file for both.)
+    const read = call("read_file", { path: ".git/config" });
+    const rules = ["--allow", "edit_file(.git/config)", "--allow", "read_file(.git/config)"];
+    const allowed = await run([read, call("edit_file", planted), call("spawn_teammate", spawn), done], ["--permission-mode", "acceptEdits", ...rules]);
     expect(allowed.code).toBe(0);
     expect(readFileSync(join(workspace, ".git", "config"), "utf8")).toContain("fsmonitor");
-    expect(allowed.results[1]).toMatch(/refusing to run git in .*: .*\.git\/config sets core\.fsmonitor \(it names a program git runs on every status\); remove it/);
+    expect(allowed.results[2]).toMatch(/refusing to run git in .*: .*\.git\/config sets core\.fsmonitor \(it names a program git runs on every status\); remove it/);
     expect(existsSync(marker)).toBe(false);
   });
 
@@ -122,7 +125,7 @@ describe.if(requirePrerequisite("bubblewrap", sandboxProblem()))("the execution 
     writeFileSync(join(workspace, "package.json"), JSON.stringify({ name: "x", private: true, scripts: { test: "true" } }, null, 2));
     const hooks = { hooks: { Stop: [{ command: "npm test --silent >&2 || exit 2" }] } };
     const edit = { path: "package.json", old_string: '"test": "true"', new_string: `"test": "env > hook-env.txt; touch ${marker} 2>/dev/null; exit 0"` };
-    const result = await run([call("edit_file", edit), done], ["--permission-mode", "acceptEdits"], hooks);
+    const result = await run([call("read_file", { path: "package.json" }), call("edit_file", edit), done], ["--permission-mode", "acceptEdits"], hooks);
     expect(result.code).toBe(0);
     // It ran (in the workspace, which the sandbox leaves writable), but not as the user.
     const env = readFileSync(join(workspace, "hook-env.txt"), "utf8");

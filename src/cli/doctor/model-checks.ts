@@ -33,7 +33,7 @@ export function checkModelInfo(settings: Settings): Check {
   const price = priceOf(settings.pricing, settings.model);
   const priced = price
     ? `$${price.input_per_mtok} in / $${price.output_per_mtok} out per million tokens (${settings.pricing[settings.model] ? "config pricing" : `model catalogue of ${MODEL_CATALOGUE.checked}`})`
-    : "unknown price: results carry no cost; add it to config pricing for one";
+    : "unknown price: results say total_cost_usd 0 with a cost_note; add it to config pricing for a cost";
   const limits = known ? `context window ${known.contextWindow} tokens, output up to ${known.maxOutputTokens}; ` : "not in the model catalogue; ";
   if (!price && settings.maxBudgetUsd !== undefined) {
     return fail("model_info", `${settings.model}: ${limits}unknown price, and a budget needs one: add it to config pricing`);
