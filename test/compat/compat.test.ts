@@ -131,3 +131,26 @@ describe("codex exec scripts", () => {
     server.assertDone();
   });
 });
+
+describe("--input-format stream-json and the stop", () => {
+  test("--timeout while waiting for the next line: error_interrupted after the turns done, not a hang on the open pipe", async () => {
+    const server = startServer([{ text: "first answer" }]);
+    const root = realpathSync(tempDir("agent-compat-"));
+    const child = Bun.spawn(
+      [AGENT_BINARY, "-p", "--input-format", "stream-json", "--output-format", "json", "--timeout", "2", "--workspace", root, "--state-dir", join(root, "state")],
+      { env: { ...process.env, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test-key" }, stdin: "pipe", stdout: "pipe", stderr: "pipe" },
+    );
+    child.stdin.write('{"type":"user","message":{"role":"user","content":"first question"}}\n');
+    await child.stdin.flush();
+    // stdin stays open: a driver that has nothing more to say yet.
+    const started = Date.now();
+    const [stdout, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+    child.stdin.end();
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(code).toBe(1);
+    const result = JSON.parse(stdout);
+    expect(result).toMatchObject({ subtype: "error_interrupted", is_error: true, num_turns: 1 });
+    expect(result.result).toContain("stopped waiting for the next message on stdin");
+    server.assertDone();
+  });
+});

@@ -1,5 +1,6 @@
 import { UsageError } from "../../core/errors.ts";
 import { uuidV7Source } from "../../core/ids.ts";
+import { ZERO_USAGE } from "../../model/types.ts";
 import type { LeadRuntime } from "../../app/lead.ts";
 import { type QuietOutcome, runUntilQuiet } from "../../app/until-quiet.ts";
 import type { RunResult } from "../../runtime/run-types.ts";
@@ -56,7 +57,17 @@ export async function runUserTurns(lead: LeadRuntime, prompts: AsyncIterable<str
     last = { userTurn, ...(quiet ? { quiet } : {}) };
     return !userTurn.isError && !(quiet?.interrupted ?? false) && !(quiet?.turns.at(-1)?.result.isError ?? false);
   };
-  for await (const prompt of prompts) {
+  const input = prompts[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await nextOrAbort(input, o.signal);
+    if (next === "aborted") {
+      // --timeout or a signal while waiting for the next line: the command was interrupted.
+      if (last) earlier.turns.push(lastTurn().userTurn, ...(lastTurn().quiet?.turns.map((t) => t.result) ?? []));
+      last = { userTurn: { result: "stopped waiting for the next message on stdin", subtype: "error_interrupted", isError: true, turns: 0, usage: ZERO_USAGE, durationMs: 0 } };
+      return { ...lastTurn(), earlier, teammates: lead.team.list(), waitingForLead: lead.inbox.size };
+    }
+    if (next.done) break;
+    const prompt = next.value;
     const ok = await turn(o.schema ? `${prompt}\n\n${schemaInstruction(o.schema)}` : prompt, prompt);
     if (!ok) break;
     // Before the next line is read: a driver may wait for this before writing it.
@@ -70,6 +81,21 @@ export async function runUserTurns(lead: LeadRuntime, prompts: AsyncIterable<str
     structured = checked.ok ? { value: checked.value } : { problem: checked.problem };
   }
   return { ...lastTurn(), earlier, ...(structured ? { structured } : {}), teammates: lead.team.list(), waitingForLead: lead.inbox.size };
+}
+
+/** The iterator's next value, or "aborted" as soon as `signal` is (a pipe nobody writes to must not outlast --timeout). */
+async function nextOrAbort<T>(iterator: AsyncIterator<T>, signal: AbortSignal): Promise<IteratorResult<T> | "aborted"> {
+  if (signal.aborted) return "aborted";
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<"aborted">((resolve) => {
+    onAbort = () => resolve("aborted");
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([iterator.next(), aborted]);
+  } finally {
+    signal.removeEventListener("abort", onAbort!);
+  }
 }
 
 function finalAnswer(last: { userTurn: RunResult; quiet?: QuietOutcome }): RunResult {
