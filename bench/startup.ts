@@ -6,11 +6,17 @@
  * of the rounds (what the code costs; other processes on a shared machine only
  * ever add to it), and `...MedianRatio` from the medians.
  *
+ * `firstRequestMs`: from starting `agent run hello` to its first model request
+ * reaching the scripted server on 127.0.0.1 (in this process), and
+ * `firstRequestRatio` to `bun -e 0` (goal <= 8). With BENCH_BASELINE=/path/to/an
+ * older agent, that one's first request is timed in the same rounds too.
+ *
  * The last line is one JSON object with the figures.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ScriptedModelServer } from "../test/support/model-server.ts";
 
 const ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? 30);
 const root = join(import.meta.dir, "..");
@@ -31,6 +37,23 @@ function timed(cmd: string[]): number {
   return ms;
 }
 
+/** Milliseconds from spawning `agent run` to its first model request reaching `server` (the run is then answered and awaited). */
+async function firstRequest(agent: string, server: ScriptedModelServer, arrivals: number[]): Promise<number> {
+  const dir = mkdtempSync(join(stateDir, "run-"));
+  mkdirSync(join(dir, "ws"));
+  const before = arrivals.length;
+  const start = performance.now();
+  const child = Bun.spawn([agent, "run", "hello", "--base-url", server.url, "--workspace", join(dir, "ws"), "--state-dir", join(dir, "state")], {
+    env: { ...env, OPENAI_API_KEY: "bench" },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+  if (code !== 0) throw new Error(`bench/startup: ${agent} run exited ${code}: ${stderr}`);
+  if (arrivals.length === before) throw new Error(`bench/startup: ${agent} run made no model request`);
+  return arrivals[before]! - start;
+}
+
 try {
   const sent = Bun.spawnSync([binary, "mailbox", "send", "--to", "lead", "--from", "bench", "--content", "hello", "--state-dir", stateDir], { env });
   const id = sent.stdout.toString().trim();
@@ -46,6 +69,27 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, cmd] of Object.entries(commands) as [keyof typeof commands, string[]][]) samples[name].push(timed(cmd));
   }
+  const arrivals: number[] = [];
+  const server = ScriptedModelServer.start([], {
+    respond: () => {
+      arrivals.push(performance.now());
+      return { text: "hi" };
+    },
+  });
+  const baseline = process.env.BENCH_BASELINE;
+  const firsts: number[] = [];
+  const baselineFirsts: number[] = [];
+  const firstRounds = Math.max(5, Math.round(ROUNDS / 3));
+  try {
+    await firstRequest(binary, server, arrivals);
+    if (baseline) await firstRequest(baseline, server, arrivals);
+    for (let round = 0; round < firstRounds; round++) {
+      firsts.push(await firstRequest(binary, server, arrivals));
+      if (baseline) baselineFirsts.push(await firstRequest(baseline, server, arrivals));
+    }
+  } finally {
+    await server.close();
+  }
   const best = (name: keyof typeof commands) => Math.min(...samples[name]);
   const mid = (name: keyof typeof commands) => median(samples[name]);
   const versionRatio = best("version") / best("bare");
@@ -55,6 +99,12 @@ try {
       `agent mailbox show ${best("mailboxShow").toFixed(1)} (medians ${mid("bare").toFixed(1)}, ${mid("version").toFixed(1)}, ${mid("mailboxShow").toFixed(1)})`,
   );
   console.log(`versionRatio ${versionRatio.toFixed(2)}, mailboxShowRatio ${mailboxShowRatio.toFixed(2)} (target <= 3 for both)`);
+  const firstRequestMs = Math.min(...firsts);
+  console.log(
+    `first model request of agent run: fastest ${firstRequestMs.toFixed(1)} ms of ${firstRounds} (median ${median(firsts).toFixed(1)}), ` +
+      `firstRequestRatio ${(firstRequestMs / best("bare")).toFixed(2)} (target <= 8)` +
+      (baseline ? `; baseline ${baseline}: fastest ${Math.min(...baselineFirsts).toFixed(1)} ms (median ${median(baselineFirsts).toFixed(1)})` : ""),
+  );
   console.log(
     JSON.stringify({
       versionRatio: round2(versionRatio),
@@ -64,6 +114,9 @@ try {
       bareBunMs: round2(best("bare")),
       versionMs: round2(best("version")),
       mailboxShowMs: round2(best("mailboxShow")),
+      firstRequestMs: round2(firstRequestMs),
+      firstRequestRatio: round2(firstRequestMs / best("bare")),
+      ...(baseline ? { baselineFirstRequestMs: round2(Math.min(...baselineFirsts)) } : {}),
     }),
   );
 } finally {

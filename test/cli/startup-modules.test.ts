@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ScriptedModelServer, type ScriptedReply } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 // `agent --version` and `agent mailbox show` start within 3x a bare bun
@@ -53,6 +54,37 @@ describe("start-up of the commands scripts call most", () => {
     // The command tree (and every command module behind it) is never loaded.
     expect(modules.filter((path) => path.endsWith("/src/cli/root.ts"))).toEqual([]);
   });
+});
+
+describe("agent run's path to its first model request", () => {
+  /** The modules an `agent run` answered by `script` loaded, from the sources. */
+  async function loadedByRun(script: ScriptedReply[]): Promise<string[]> {
+    const server = ScriptedModelServer.start(script);
+    try {
+      const dir = tempDir("agent-loaded-run-");
+      const out = join(dir, "modules.txt");
+      const child = Bun.spawn(
+        [process.execPath, "--preload", preload, join(root, "src", "main.ts"), "run", "hello", "--base-url", server.url, "--workspace", dir, "--state-dir", join(dir, "state")],
+        { env: { ...process.env, LOADED_MODULES_OUT: out, OPENAI_API_KEY: "test-key" }, stdout: "ignore", stderr: "pipe" },
+      );
+      const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+      if (code !== 0) throw new Error(`agent run exited ${code}: ${stderr}`);
+      server.assertDone();
+      return readFileSync(out, "utf8").trim().split("\n");
+    } finally {
+      await server.close();
+    }
+  }
+  const shellParser = (modules: string[]) => modules.filter((path) => path.includes("/node_modules/mvdan-sh/"));
+
+  test("loads the shell parser (27–35 ms) only for a command line to check, not on the way to the first request", async () => {
+    const answered = await loadedByRun([{ text: "hi" }]);
+    expect(answered.some((path) => path.endsWith("src/runtime/agent-runner.ts"))).toBe(true);
+    expect(shellParser(answered)).toEqual([]);
+    // Not vacuous: a shell call is checked through it.
+    const shelled = await loadedByRun([{ toolCalls: [{ name: "shell", arguments: { command: "echo hi" } }] }, { text: "done" }]);
+    expect(shellParser(shelled).length).toBeGreaterThan(0);
+  }, 60_000);
 });
 
 // In the one-file bundle the binary is built from, an import of a builtin module is

@@ -1,5 +1,17 @@
-import { syntax } from "mvdan-sh";
 import type { Node } from "mvdan-sh";
+
+type Syntax = (typeof import("mvdan-sh"))["syntax"];
+let loaded: Syntax | undefined;
+
+/**
+ * mvdan-sh, loaded on the first command line parsed: evaluating its GopherJS
+ * build took 27–35 ms of every start, before the first model request, in runs
+ * whose first shell call (if any) comes a model answer later.
+ */
+function shellSyntax(): Syntax {
+  loaded ??= (require("mvdan-sh") as typeof import("mvdan-sh")).syntax;
+  return loaded;
+}
 
 /** One word of a command: its value when it is a plain literal, else (an expansion) undefined. */
 export interface ShellWord {
@@ -39,7 +51,7 @@ const OPERATOR = /^(?:&>>|&>|>>|>\||>&|<<<|<<-|<<|<>|<&|>|<)/;
 export function parseShell(line: string): RawParse {
   let file: Node;
   try {
-    file = syntax.NewParser().Parse(line, "");
+    file = shellSyntax().NewParser().Parse(line, "");
   } catch (error) {
     const message = typeof (error as { Error?: unknown })?.Error === "function" ? (error as { Error(): string }).Error() : String(error);
     return { ok: false, error: message };
@@ -49,6 +61,7 @@ export function parseShell(line: string): RawParse {
   const text = (node: Node) => bytes.subarray(node.Pos().Offset(), node.End().Offset()).toString("utf8");
   const commands: RawCommand[] = [];
   const redirects: RawRedirect[] = [];
+  const syntax = shellSyntax();
   syntax.Walk(file, (node) => {
     if (!node) return true;
     const type = syntax.NodeType(node);
@@ -84,6 +97,7 @@ function literalOf(word: Node): string | undefined {
   let value = "";
   // The word with every quoted or escaped character blanked: where the shell could still expand.
   let bare = "";
+  const syntax = shellSyntax();
   for (const part of word.Parts as Node[]) {
     const type = syntax.NodeType(part);
     if (type === "Lit") {
