@@ -120,6 +120,8 @@ export interface LeadContext {
   startDir?: string;
   /** The user's config dir, where their own AGENTS.md is; none read when absent. */
   userConfigDir?: string;
+  /** `--add-dir` directories (real, absolute) the file tools may use besides the workspace; the sandbox binds them too. */
+  addDirs?: readonly string[];
   /** The session's id, for worktree branches `agent/<session>/<name>`; the state dir's name when absent. */
   sessionId?: string;
   /** The state root (every session) no tool may touch; `stateDir` when absent. */
@@ -289,6 +291,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       onPermissionDenied: context.onPermissionDenied,
       tracing: context.tracing,
       notes: new NestedInstructions(context.startDir ?? ""),
+      ...(context.addDirs ? { addDirs: context.addDirs } : {}),
     });
 
     const cron = new CronRuntime({

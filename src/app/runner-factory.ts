@@ -53,6 +53,8 @@ export interface RunnerFactoryOptions {
   tracing?: RunTracing;
   /** Added to successful calls' results (nested AGENTS.md). */
   notes?: ToolNotes;
+  /** `--add-dir` directories every agent's file tools may use besides its workspace. */
+  addDirs?: readonly string[];
 }
 
 /** Every agent of a runtime gets its runner here: one tool pipeline shape, one compaction, one usage and tracing path. */
@@ -86,6 +88,7 @@ export function runnerFactory(o: RunnerFactoryOptions): RunnerFor {
       systemPrompt,
       workspace: extra.workspace ?? o.workspace,
       fence: extra.fence ?? o.fence,
+      ...(o.addDirs ? { addDirs: o.addDirs } : {}),
       maxTurns: extra.maxTurns ?? settings.maxTurns,
       compaction: compaction(identity),
       observer: o.observer,

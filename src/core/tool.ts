@@ -19,6 +19,8 @@ export interface ToolContext {
    * where the rules allow. Deny rules and refusals hold either way.
    */
   hookPermission?: { decision: "allow" | "ask"; reason?: string };
+  /** `--add-dir` directories (real, absolute) the file tools may use besides the workspace. */
+  addDirs?: readonly string[];
 }
 
 /** What file tools ask before touching a path (built by the composition root from the state root). */

@@ -1,4 +1,5 @@
 import { unlinkSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import { AgentError } from "../core/errors.ts";
 import { resolveInWorkspace } from "../security/workspace-path.ts";
 import { isErrno } from "../storage/atomic-file.ts";
@@ -31,6 +32,8 @@ export async function planRewind(ledger: FileLedger, workspace: string, since: s
   const files = new WorkspaceFiles();
   const steps: RewindStep[] = [];
   for (const [path, earliest] of first) {
+    // A file of an --add-dir directory (`../shared/x`): rewind restores the workspace's files only (docs/files.md).
+    if (path === ".." || path.startsWith("../") || isAbsolute(path)) continue;
     const last = entries.findLast((entry) => entry.path === path)!;
     const step: RewindStep = { path, target: earliest.before };
     const now = readCurrent(files, workspace, path);

@@ -65,6 +65,8 @@ export interface AgentRunnerOptions {
   workspace: string;
   /** The agent's own state, which its file tools refuse (see src/security/protected-paths.ts). */
   fence?: PathFence;
+  /** `--add-dir` directories its file tools may use besides the workspace. */
+  addDirs?: readonly string[];
   maxTurns: number;
   compaction: CompactionOptions;
   observer?: RunObserver;
@@ -460,6 +462,7 @@ export class AgentRunner {
       identity: this.identity,
       idempotencyKey,
       workspace: this.#o.workspace,
+      ...(this.#o.addDirs && this.#o.addDirs.length > 0 ? { addDirs: this.#o.addDirs } : {}),
       signal: signal ?? new AbortController().signal,
       ...(this.#o.fence ? { fence: this.#o.fence } : {}),
     };

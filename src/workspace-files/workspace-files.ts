@@ -6,12 +6,15 @@ import { isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
 import { WorkspaceEscapeError, resolveInWorkspace } from "../security/workspace-path.ts";
 import { type AtCalls, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, atCalls } from "./at-calls.ts";
 import { reapTemps, writeAt } from "./atomic-write.ts";
+import { addedRootOf } from "./added-dirs.ts";
 import { type Root, components, openBeneath, openRoot, relativeTo } from "./open-beneath.ts";
 
 /** Where a file tool works: the workspace, and the fence around the agent's state in it. */
 export interface FileScope {
   workspace: string;
   fence?: PathFence;
+  /** `--add-dir` directories (real, absolute): a path in one is opened beneath it (added-dirs.ts). */
+  addDirs?: readonly string[];
 }
 
 export interface WorkspaceFilesOptions {
@@ -56,6 +59,11 @@ export class WorkspaceFiles {
   }
 
   read(scope: FileScope, path: string): FileRead {
+    const added = addedRootOf(scope, path);
+    if (added) {
+      const read = this.read(added.scope, added.path);
+      return { ...read, display: added.shown(read.display) };
+    }
     scope.fence?.assertOutsideState(path);
     if (!this.#calls) return readByPath(scope, path);
     return this.#withRoot(scope, (root) => {
@@ -72,6 +80,11 @@ export class WorkspaceFiles {
 
   /** Creates or replaces `path` with `data`, making missing directories. */
   write(scope: FileScope, path: string, data: Uint8Array): FileWrite {
+    const added = addedRootOf(scope, path);
+    if (added) {
+      const written = this.write(added.scope, added.path, data);
+      return { ...written, display: added.shown(written.display) };
+    }
     scope.fence?.assertOutsideState(path);
     if (!this.#calls) return writeByPath(scope, path, data);
     return this.#withRoot(scope, (root) => {
@@ -89,6 +102,11 @@ export class WorkspaceFiles {
 
   /** Reads the existing file `path` and replaces it with what `change` makes of it, through the same descriptors. */
   edit(scope: FileScope, path: string, change: Change): FileWrite {
+    const added = addedRootOf(scope, path);
+    if (added) {
+      const edited = this.edit(added.scope, added.path, (bytes, display) => change(bytes, added.shown(display)));
+      return { ...edited, display: added.shown(edited.display) };
+    }
     scope.fence?.assertOutsideState(path);
     if (!this.#calls) return editByPath(scope, path, change);
     return this.#withRoot(scope, (root) => {
@@ -148,6 +166,11 @@ export class WorkspaceFiles {
    * write is refused with FileChangedMeanwhileError rather than lose their change.
    */
   async replace(scope: FileScope, path: string, mustExist: boolean, make: AsyncChange): Promise<FileWrite & { stat?: Stats }> {
+    const added = addedRootOf(scope, path);
+    if (added) {
+      const replaced = await this.replace(added.scope, added.path, mustExist, (display, bytes) => make(added.shown(display), bytes));
+      return { ...replaced, display: added.shown(replaced.display) };
+    }
     scope.fence?.assertOutsideState(path);
     if (!this.#calls) return replaceByPath(scope, path, mustExist, make);
     const root = openRoot(scope.workspace, this.#calls, this.#resolver);

@@ -108,3 +108,39 @@ describe(".mcp.json at the workspace root", () => {
     expect(readFileSync(join(repo, ".mcp.json"), "utf8")).toContain("-2");
   });
 });
+
+describe("--add-dir", () => {
+  test("the file tools and the sandboxed shell reach an added directory; one not added stays out of reach", async () => {
+    const { root, agent } = repository();
+    const shared = join(root, "shared");
+    const elsewhere = join(root, "elsewhere");
+    mkdirSync(shared);
+    mkdirSync(elsewhere);
+    writeFileSync(join(shared, "a.txt"), "shared text\n");
+    writeFileSync(join(elsewhere, "x.txt"), "not added\n");
+    const server = startServer([
+      toolCallReply("read_file", { path: "../shared/a.txt" }),
+      toolCallReply("edit_file", { path: join(shared, "a.txt"), old_string: "shared", new_string: "edited" }, (text) => expect(text).toBe("shared text\n")),
+      toolCallReply("write_file", { path: "../shared/new.txt", content: "made\n" }, (text) => expect(text).toContain("../shared/a.txt")),
+      toolCallReply("shell", { command: "echo from-shell > ../shared/shell.txt; echo nope > ../elsewhere/y.txt" }, (text) =>
+        expect(text).toContain("created ../shared/new.txt"),
+      ),
+      toolCallReply("read_file", { path: "../elsewhere/x.txt" }, (text) => expect(text).toMatch(/read-only|Permission denied|nonexistent|No such file/i)),
+      { check: (r) => expect(lastToolResult(r)).toMatch(/outside the workspace/), text: "done" },
+    ]);
+    const result = await agent(["run", "use the shared dir", "--add-dir", "../../shared", "--base-url", server.url, "--permission-mode", "bypassPermissions"]);
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "done\n" });
+    server.assertDone();
+    expect(readFileSync(join(shared, "a.txt"), "utf8")).toBe("edited text\n");
+    expect(readFileSync(join(shared, "new.txt"), "utf8")).toBe("made\n");
+    expect(readFileSync(join(shared, "shell.txt"), "utf8")).toBe("from-shell\n");
+    expect(existsSync(join(elsewhere, "y.txt"))).toBe(false);
+  });
+
+  test("a missing directory is a usage error naming it", async () => {
+    const { agent } = repository();
+    const result = await agent(["run", "hi", "--add-dir", "../nowhere"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--add-dir \S+nowhere does not exist/);
+  });
+});

@@ -52,7 +52,7 @@ export const compatArgs = {
   },
   "skip-git-repo-check": { type: "boolean", description: "codex exec: accepted; agent runs outside a git repository anyway" },
   json: { type: "boolean", description: "codex exec --json: print JSON lines in codex exec's event shapes (thread.started, item.completed, turn.completed)" },
-  "add-dir": { type: "string", valueHint: "dir", description: "claude -p: another directory for the file tools; refused for now with how to reach it (docs/compat.md)" },
+  "add-dir": { type: "string", valueHint: "dir", description: "claude -p: another directory the file tools and the sandboxed shell may use besides the workspace; may be repeated" },
 } as const satisfies ArgsDef;
 
 export interface CompatValues {

@@ -15,6 +15,7 @@ import { lastMessagePath } from "./last-message.ts";
 import type { OutputFormat } from "./result-json.ts";
 import { resolveWorkspace, runStateDir } from "./workspace.ts";
 import { startDirIn } from "../../config/workspace-root.ts";
+import { resolveAddDirs } from "./workspace.ts";
 import { sandboxRequest } from "./sandbox-request.ts";
 import type { CompatValues, InputFormat } from "./compat-flags.ts";
 import { type AnswerSchema, answerSchema } from "./structured-output.ts";
@@ -63,6 +64,8 @@ export interface RuntimeSetup {
   workspace: string;
   /** Where the user is, relative to the workspace ("" at its root): instructions are read down to it. */
   startDir: string;
+  /** `--add-dir` directories, real and absolute, outside the workspace: file tools and the sandbox reach them too. */
+  addDirs: string[];
   /** The state root: `<root>/sessions/<id>/` is each session's state dir. */
   stateRoot: string;
   /** The session the runtime takes; a new one is created only once the run starts. */
@@ -118,7 +121,8 @@ export function runtimeSetup(args: RuntimeValues & CompatValues, rawArgs?: reado
   registerSecret(settings.apiKey);
   // Credentials configured as extra model-request headers are masked like the key.
   for (const [name, value] of Object.entries(settings.headers)) if (/auth|key|token|secret/i.test(name)) registerSecret(value.replace(/^(?:bearer|basic)\s+/i, ""));
-  const resolved = resolveSandbox(sandboxRequest(settings, workspace, stateRoot, process.env));
+  const addDirs = resolveAddDirs(rawArgs ? repeatedValues(rawArgs, "add-dir") : asList(args["add-dir"]), workspace);
+  const resolved = resolveSandbox(sandboxRequest(settings, workspace, stateRoot, process.env, addDirs));
   if (resolved.warning) warnings.push(resolved.warning);
   const store = new SessionStore(stateRoot);
   const plan = session
@@ -130,6 +134,7 @@ export function runtimeSetup(args: RuntimeValues & CompatValues, rawArgs?: reado
   return {
     workspace,
     startDir: startDirIn(workspace, process.cwd()),
+    addDirs,
     stateRoot,
     session: plan,
     settings,
@@ -211,9 +216,6 @@ export function headlessSetup(args: HeadlessValues & CompatValues, rawArgs?: rea
   const includePartialMessages = args["include-partial-messages"] === true;
   if (includePartialMessages && format !== "stream-json") {
     throw new UsageError("--include-partial-messages needs --output stream-json: text output streams the answer by itself on a terminal");
-  }
-  if (args["add-dir"] !== undefined) {
-    throw new UsageError("--add-dir is not supported yet: the file tools and the sandbox reach the workspace only; give the common parent with --workspace DIR");
   }
   const schema = answerSchema(args["json-schema"], args["output-schema"]);
   return {

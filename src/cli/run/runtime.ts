@@ -85,6 +85,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       stateRoot: setup.stateRoot,
       workspace: setup.workspace,
       startDir: setup.startDir,
+      ...(setup.addDirs.length > 0 ? { addDirs: setup.addDirs } : {}),
       userConfigDir: userConfigDir(),
       observer: request.observer,
       teamObserver: teamEventsFor(request, opened.id, setup.settings.store),

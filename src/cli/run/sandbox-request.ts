@@ -9,12 +9,13 @@ import { storeSocketDir } from "../../store/store-url.ts";
  * live that commands must not reach (the runtime dir, the store's socket dir).
  * One place, so `agent doctor` probes what a run would use.
  */
-export function sandboxRequest(settings: Settings, workspace: string, stateRoot: string, env: NodeJS.ProcessEnv): SandboxRequest {
+export function sandboxRequest(settings: Settings, workspace: string, stateRoot: string, env: NodeJS.ProcessEnv, addDirs: readonly string[] = []): SandboxRequest {
   const storeDir = storeSocketDir(settings.store);
   const runtimeDir = env.XDG_RUNTIME_DIR;
   return {
     ...settings.sandbox,
     workspace,
+    ...(addDirs.length > 0 ? { addDirs } : {}),
     agentDir: agentDirOf(workspace),
     stateRoot,
     hostSocketDirs: [runtimeDir, storeDir].filter((dir): dir is string => dir !== undefined && dir.startsWith("/")),

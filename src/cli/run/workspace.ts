@@ -1,5 +1,5 @@
 import { realpathSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import { UsageError } from "../../core/errors.ts";
 import { type GlobalValues } from "../args.ts";
 import { resolveStateDir } from "../context.ts";
@@ -37,4 +37,27 @@ export function runStateDir(
 ): string {
   const explicit = globals["state-dir"] !== undefined || (env.AGENT_STATE_DIR ?? "") !== "";
   return explicit ? resolveStateDir(globals, env, cwd) : defaultStateRoot(workspace, env);
+}
+
+/**
+ * `--add-dir` values as real, absolute directories outside the workspace (one
+ * inside it adds nothing and is dropped); a missing one is a UsageError.
+ */
+export function resolveAddDirs(values: readonly string[] | undefined, workspace: string, cwd: string = process.cwd()): string[] {
+  const dirs: string[] = [];
+  for (const value of values ?? []) {
+    if (value.length === 0) throw new UsageError("--add-dir needs a directory path");
+    const path = resolve(cwd, value);
+    let real: string;
+    try {
+      real = realpathSync(path);
+    } catch {
+      throw new UsageError(`--add-dir ${path} does not exist; create it or give an existing directory`);
+    }
+    if (!statSync(real).isDirectory()) throw new UsageError(`--add-dir ${path} is not a directory; give a directory`);
+    const inside = relative(workspace, real);
+    if (inside === "" || (inside !== ".." && !inside.startsWith(`..${sep}`) && !isAbsolute(inside))) continue;
+    if (!dirs.includes(real)) dirs.push(real);
+  }
+  return dirs;
 }

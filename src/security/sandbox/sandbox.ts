@@ -81,6 +81,8 @@ export interface SandboxRequest {
   /** The commands' PATH: a directory of it under a hidden one (NixOS's /run/current-system/sw/bin) is bound back. */
   searchPath?: string;
   workspace: string;
+  /** `--add-dir` directories: writable like the workspace in workspace-write, their `.git` and `.agent/` read-only. */
+  addDirs?: readonly string[];
   /** The workspace's `.agent/` directory. */
   agentDir: string;
   stateRoot: string;
@@ -198,10 +200,14 @@ export function sandboxLayout(mode: Exclude<SandboxMode, "danger-full-access">, 
   // it, not config and hooks alone: git also follows files that are not there
   // yet (`commondir`, `config.worktree`), and a missing path cannot be bound.
   readOnly.push(join(request.workspace, ".git"));
+  const added = request.addDirs ?? [];
+  // The same rule in an added directory: its git data and agent config are not the commands' to change.
+  for (const dir of added) readOnly.push(join(dir, ".git"), join(dir, ".agent"));
   const hidden = socketDirs(request.hostSocketDirs ?? []);
   return {
     mode,
     workspace: request.workspace,
+    ...(mode === "workspace-write" && added.length > 0 ? { writable: [...added] } : {}),
     readOnly: readOnly.filter((path) => existsSync(path)),
     network: request.network,
     hidden,

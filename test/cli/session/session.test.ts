@@ -36,7 +36,7 @@ function session(script: ScriptedReply[], permissionMode = "acceptEdits") {
   stdout.on("data", (chunk) => (text.out += chunk));
   stderr.on("data", (chunk) => (text.err += chunk));
   const done = interactiveSession(
-    { workspace, startDir: "", stateRoot, session: { kind: "existing", meta }, settings, warnings: [], waitLock: false, sandbox: unsandboxed, runFlags: {} },
+    { workspace, startDir: "", addDirs: [], stateRoot, session: { kind: "existing", meta }, settings, warnings: [], waitLock: false, sandbox: unsandboxed, runFlags: {} },
     { stdin, stdout, stderr, terminal: false, verbose: false });
   /** Waits until `pattern` is in the output so far: the next line must not be typed ahead of it. */
   const until = async (stream: "out" | "err", pattern: string) => {
