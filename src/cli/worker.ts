@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { buildWorker } from "../app/lead.ts";
 import { SessionNotFoundError, UsageError } from "../core/errors.ts";
+import { parseDuration } from "../core/duration.ts";
 import { parsePositiveInt } from "../core/values.ts";
 import { writeErr } from "./output.ts";
 import { ProgressPrinter } from "./run/progress.ts";
@@ -26,6 +27,11 @@ export const workerCommand = defineCommand({
   args: {
     session: { type: "string", valueHint: "id", description: "The session whose teammates to run (short id, id, unique id prefix or name); required" },
     "max-teammates": { type: "string", valueHint: "n", description: "Run at most this many teammates at once (default: no limit)" },
+    "lease-ttl": {
+      type: "string",
+      valueHint: "duration",
+      description: "How long a teammate's lease outlives this worker's last heartbeat, e.g. 15s (the default; at least 1s)",
+    },
     ...workerRuntimeArgs,
     ...globalArgs,
     quiet: { type: "boolean", description: "Print nothing on stderr but errors" },
@@ -35,6 +41,7 @@ export const workerCommand = defineCommand({
       throw new UsageError("agent worker needs --session ID: the session whose teammates it runs (`agent sessions list` shows them)");
     }
     const maxTeammates = args["max-teammates"] === undefined ? undefined : parsePositiveInt(args["max-teammates"], { flag: "--max-teammates" });
+    const leaseTtlMs = args["lease-ttl"] === undefined ? undefined : parseLeaseTtl(args["lease-ttl"]);
     const ref = args.session;
     // The session's record is on the Lead's machine; with a PostgreSQL store a
     // worker elsewhere names it by its full id (its team is in the store).
@@ -68,7 +75,7 @@ export const workerCommand = defineCommand({
       teamObserver: printer.observeTeam,
       version: VERSION,
       sandbox: setup.sandbox,
-      hosting: { ...(maxTeammates !== undefined ? { maxTeammates } : {}) },
+      hosting: { ...(maxTeammates !== undefined ? { maxTeammates } : {}), ...(leaseTtlMs !== undefined ? { ttlMs: leaseTtlMs } : {}) },
     });
     try {
       await say(
@@ -86,3 +93,10 @@ export const workerCommand = defineCommand({
     }
   },
 });
+
+/** A lease shorter than a second would be lost to an ordinary pause (a garbage collection, a slow store). */
+function parseLeaseTtl(text: string): number {
+  const ms = parseDuration(text);
+  if (ms < 1_000) throw new UsageError(`invalid value ${JSON.stringify(text)} for --lease-ttl: give at least 1s, e.g. 15s`);
+  return ms;
+}

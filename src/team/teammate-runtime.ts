@@ -257,6 +257,10 @@ export class TeammateRuntime implements TeamWatchTarget {
     const errors: unknown[] = [];
     for (const [name, worker] of team.workers) {
       try {
+        // Asked of the store now: a process stalled past its lease (SIGSTOP, a long
+        // pause) has not heard yet that another took the teammate over, and the
+        // message is the new holder's — recovered, perhaps finished — not ours to give back.
+        if (worker.current && !(await team.stillHeld(name))) worker.current = undefined;
         if (worker.current) {
           await team.o.store.release(worker.current);
           team.emit({ type: "mailbox", op: "release", agent: name, id: worker.current.id, from: worker.current.sender, kind: worker.current.kind });

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
+import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { SQL } from "bun";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
@@ -274,6 +275,10 @@ describe("agent worker's usage errors", () => {
       code: 2,
       stderr: 'agent: invalid value "0" for --max-teammates: expected a whole number greater than 0, e.g. 20\n',
     });
+    expect(await worker("--session", "nope", "--lease-ttl", "500ms")).toEqual({
+      code: 2,
+      stderr: 'agent: invalid value "500ms" for --lease-ttl: give at least 1s, e.g. 15s\n',
+    });
   }, 30_000);
 });
 
@@ -321,4 +326,101 @@ describe("agent worker --max-teammates", () => {
     expect(await first.stderr).not.toContain(`[${other}] running`);
     expect(await second.stderr).toContain(`[${other}] running (helper)`);
   }, 60_000);
+});
+
+const RUNS = 10;
+
+/**
+ * SIGSTOPs `pid` at a moment it holds no flock (/proc/locks): stopped inside one of
+ * its short store sections (a claim, a heartbeat), a process blocks every other
+ * process of the state dir until it resumes — what any lock its holder keeps does,
+ * and not what this test is about.
+ */
+function stopHoldingNoLock(pid: number): void {
+  for (;;) {
+    process.kill(pid, "SIGSTOP");
+    // Delivered asynchronously: wait until it is stopped before looking at its locks.
+    while (readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0] !== "T") Bun.sleepSync(1);
+    const held = readFileSync("/proc/locks", "utf8")
+      .split("\n")
+      .some((line) => line.trim().split(/\s+/)[4] === String(pid));
+    if (!held) return;
+    process.kill(pid, "SIGCONT");
+    Bun.sleepSync(5);
+  }
+}
+describe.each([files, postgres()])("a worker stalled past its leases, store: $name", (backend: Backend) => {
+  // SIGSTOP past the lease, another worker takes its teammates over, SIGCONT,
+  // SIGTERM: the stalled worker gives back nothing it no longer holds and exits 0
+  // (it used to exit 5, "cannot release <id>: it is not in processing/", or fail
+  // closing both teammates), 10 runs of 10.
+  test("SIGSTOP past the lease, SIGCONT, SIGTERM: exit 0, and the other worker finishes the team's work, 10 of 10", async () => {
+    const outcomes: string[] = [];
+    for (let run = 0; run < RUNS; run += 1) {
+      const { workspace, stateDir, sessionDir } = runSetup();
+      const workerUp = deferred();
+      const never = deferred();
+      const firstAsked = { alice: deferred(), bob: deferred() };
+      const asked = { alice: 0, bob: 0 };
+      const server = ScriptedModelServer.start(
+        [
+          { identity: "lead", toolCalls: [spawnCall("alice", "count the tables"), spawnCall("bob", "check the README")], gate: workerUp.promise },
+          { identity: "lead", text: "alice and bob are on it." },
+        ],
+        {
+          respond: (request) => {
+            const who = request.identity;
+            if (who === "alice" || who === "bob") {
+              asked[who] += 1;
+              // The stalled worker's request is never answered; the one that took over gets the result.
+              if (asked[who] === 1) {
+                firstAsked[who].resolve();
+                return { gate: never.promise, text: "never sent" };
+              }
+              return { text: who === "alice" ? ALICE_RESULT : BOB_RESULT };
+            }
+            const results = eventsIn(request).filter((event) => event.kind === "result");
+            return { text: results.length === 2 ? FINAL : "Noted." };
+          },
+        },
+      );
+      servers.push(server);
+      const common = ["--session", SESSION, "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, ...(await backend.args())];
+      try {
+        const lead = start(["run", "--remote-teammates", "--output", "json", ...common, "Have alice count the tables and bob check the README."]);
+        while (server.requests.length === 0) await Bun.sleep(20);
+        const stalled = start(["worker", "--lease-ttl", "1s", ...common]);
+        workerUp.resolve();
+        await Promise.all([firstAsked.alice.promise, firstAsked.bob.promise]);
+        stopHoldingNoLock(stalled.child.pid);
+        const taker = start(["worker", ...common]);
+        const { leases } = backend.open(sessionDir());
+        const waitFrom = Date.now();
+        for (;;) {
+          const live = await leases.live();
+          if (live.length === 2 && live.every((lease) => lease.holder.pid === taker.child.pid)) break;
+          if (Date.now() - waitFrom > 15_000) {
+            stalled.child.kill("SIGKILL");
+            taker.child.kill("SIGTERM");
+            lead.child.kill("SIGTERM");
+            throw new Error(`not taken over: ${JSON.stringify(live)}; taker: ${await taker.stderr}; lead: ${await lead.stderr}`);
+          }
+          await Bun.sleep(50);
+        }
+        stalled.child.kill("SIGCONT");
+        stalled.child.kill("SIGTERM");
+        const code = await stalled.child.exited;
+        outcomes.push(code === 0 ? "0" : `exit ${code}: ${(await stalled.stderr).trim().split("\n").at(-1)}`);
+
+        expect(await lead.child.exited).toBe(0);
+        expect(parseResult(await new Response(lead.child.stdout).text())).toMatchObject({ subtype: "success", result: FINAL });
+        taker.child.kill("SIGTERM");
+        expect(await taker.child.exited).toBe(0);
+        expect(await leases.live()).toEqual([]);
+      } finally {
+        never.resolve();
+      }
+    }
+    expect(outcomes).toEqual(Array(RUNS).fill("0"));
+  }, 240_000);
 });
