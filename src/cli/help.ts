@@ -39,7 +39,8 @@ export async function renderHelp(invocation: Invocation): Promise<string> {
   const usage = [
     name,
     ...(subCommands ? ["<command>"] : []),
-    ...operands.map(([key]) => `<${key.toUpperCase()}>`),
+    // An operand that may be left out is in brackets, as a command line's usage says.
+    ...operands.map(([key, def]) => (def.required === false ? `[${key.toUpperCase()}]` : `<${key.toUpperCase()}>`)),
     ...required,
     "[options]",
   ].join(" ");

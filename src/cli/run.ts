@@ -21,7 +21,7 @@ export const runCommand = defineCommand({
   args: {
     // Upper case: the flag --prompt already has the key "prompt". citty also copies
     // --prompt into PROMPT, so the operand is read from `args._` below.
-    PROMPT: { type: "positional", required: false, valueHint: "prompt", description: "What to do; - reads it from stdin" },
+    PROMPT: { type: "positional", required: false, valueHint: "prompt", description: "What to do; - reads it from stdin, as does leaving it out with data piped in" },
     prompt: { type: "string", valueHint: "text", description: "The prompt, instead of PROMPT; - reads it from stdin" },
     ...sessionArgs,
     ...runtimeArgs,

@@ -27,8 +27,10 @@ test("a group's help lists its commands", async () => {
   expect(text).toContain("Run `agent mailbox <command> --help`");
 });
 
-test("operands are shown by name", async () => {
+test("operands are shown by name; one that may be left out in brackets", async () => {
   expect(await help("mailbox", "show")).toContain("Usage: agent mailbox show <ID> [options]");
+  // `echo "fix it" | agent run`: the prompt may come from stdin.
+  expect(await help("run")).toContain("Usage: agent run [PROMPT] [options]");
 });
 
 test("formatTable aligns columns and does not pad the last one", () => {
