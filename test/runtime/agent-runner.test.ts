@@ -34,6 +34,7 @@ function setup(script: ScriptedReply[], options: {
     maxTurns?: number;
     thresholdChars?: number;
     mode?: "acceptEdits" | "bypassPermissions";
+    identity?: string;
   } = {}): Setup {
   const server = ScriptedModelServer.start(script);
   servers.push(server);
@@ -57,11 +58,11 @@ function setup(script: ScriptedReply[], options: {
         retryDeps: fakeRetryDeps().deps,
       });
       return new AgentRunner({
-        identity: "lead",
+        identity: options.identity ?? "lead",
         model,
         tools: new ToolPipeline({ tools: baseTools(), policy: new PermissionPolicy({ mode: options.mode ?? "acceptEdits" }), hooks }),
         hooks,
-        history: openFileHistory(stateDir, "lead"),
+        history: openFileHistory(stateDir, options.identity ?? "lead"),
         systemPrompt: "You are a test agent.",
         workspace,
         maxTurns: options.maxTurns ?? 10,
@@ -236,6 +237,43 @@ describe("AgentRunner", () => {
     const result = await s.runner().run("work", { idempotencyKey: key() });
     expect(result).toMatchObject({ subtype: "success", result: "now really done", turns: 2 });
     s.server.assertDone();
+  });
+
+  test("SessionStart once per runner (startup, then resume in a new process), its stdout with the prompt; PreCompact before /compact says manual", async () => {
+    const log = "jq -c '{e: .hook_event_name, s: .source, t: .trigger}' >> events.log";
+    const s = setup(
+      [
+        { text: "one", check: (r) => expect(String(r.body.messages.at(-1)!.content)).toBe("first\n\n<hook-context>\nbranch: main\n</hook-context>") },
+        { text: "two", check: (r) => expect(String(r.body.messages.at(-1)!.content)).toBe("second") },
+        { text: "three" },
+        { text: "summary of the earlier conversation" },
+      ],
+      { hooks: { SessionStart: [{ command: `${log}; echo 'branch: main'` }], PreCompact: [{ command: log }] } },
+    );
+    const runner = s.runner();
+    await runner.run("first", { idempotencyKey: key(1) });
+    await runner.run("second", { idempotencyKey: key(2) });
+    runner.close();
+    const again = s.runner();
+    await again.run("third", { idempotencyKey: key(3) });
+    await again.compactNow();
+    again.close();
+    const events = readFileSync(join(s.workspace, "events.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    expect(events).toEqual([
+      { e: "SessionStart", s: "startup", t: null },
+      { e: "SessionStart", s: "resume", t: null },
+      { e: "PreCompact", s: null, t: "manual" },
+    ]);
+  });
+
+  test("a subagent's or teammate's final answer runs SubagentStop, not Stop", async () => {
+    const s = setup([{ text: "done" }], {
+      identity: "alice",
+      hooks: { Stop: [{ command: "touch stop-ran" }], SubagentStop: [{ command: "jq -r .identity > subagent-stop" }] },
+    });
+    await s.runner().run("work", { idempotencyKey: key() });
+    expect(readFileSync(join(s.workspace, "subagent-stop"), "utf8")).toBe("alice\n");
+    expect(existsSync(join(s.workspace, "stop-ran"))).toBe(false);
   });
 
   test("the history survives a restart: a new runner's request contains the earlier turn", async () => {
