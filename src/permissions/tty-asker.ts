@@ -1,4 +1,3 @@
-import { createInterface } from "node:readline/promises";
 import type { Readable } from "node:stream";
 import type { PermissionAnswer, PermissionAsker, PermissionRequest } from "./policy.ts";
 import { NO_PALETTE, type Palette, paletteFor, previewCall } from "./preview.ts";
@@ -89,6 +88,8 @@ export function ttyAskerIfInteractive(): PermissionAsker | undefined {
 async function askOnce(streams: AskerStreams, request: PermissionRequest, signal: AbortSignal): Promise<PermissionAnswer> {
   if (signal.aborted) return { answer: "no" };
   if (streams.input.readableEnded) throw new Error("stdin is closed");
+  // Loaded on the first question, not at every start (~40 ms from the sources, on the way to the first model request).
+  const { createInterface } = await import("node:readline/promises");
   const readline = createInterface({ input: streams.input, output: streams.output, terminal: false });
   // A question whose input ends (stdin closed, ^D) would otherwise wait for ever.
   const closed = new Promise<null>((resolve) => readline.once("close", () => resolve(null)));
