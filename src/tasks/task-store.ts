@@ -131,6 +131,29 @@ export class TaskStore {
     return completion;
   }
 
+  /**
+   * Puts every task `owner` holds in progress back to pending with `note` (its
+   * owner failed and will not finish them): another teammate, or a self-claiming
+   * one, takes them from there. Returns the tasks put back.
+   */
+  async releaseOwnedBy(owner: string, note: string): Promise<TaskView[]> {
+    const released = await this.#locked((index, write) => {
+      const now = this.#now();
+      const back: Task[] = [];
+      for (const task of index.values()) {
+        if (task.status !== "in_progress" || task.owner !== owner) continue;
+        const { owner: _owner, claimedAtUtc: _claimed, ...rest } = task;
+        const pending: Task = { ...rest, status: "pending", note, updatedAtUtc: now };
+        write(pending);
+        back.push(pending);
+      }
+      const after = new Map([...index, ...back.map((task) => [task.id, task] as const)]);
+      return back.map((task) => viewOf(task, after));
+    });
+    if (released.length > 0) this.#onChange?.();
+    return released;
+  }
+
   #find(id: string, index: TaskIndex): Task {
     const task = index.get(id);
     if (!task) throw new UnknownTaskError([id], [...index.keys()]);

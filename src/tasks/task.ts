@@ -31,6 +31,8 @@ export const Task = z
     updatedAtUtc: UtcInstant,
     claimedAtUtc: UtcInstant.optional(),
     completedAtUtc: UtcInstant.optional(),
+    /** Why the task went back to pending (its owner failed), for whoever claims it next. */
+    note: z.string().optional(),
   })
   // A file that says "in progress" without saying who holds it cannot be acted
   // on safely (who may complete it?), so it is corrupt rather than guessed at.

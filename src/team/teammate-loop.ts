@@ -211,6 +211,23 @@ export class TeammateLoop {
     return undefined;
   }
 
+  /**
+   * The tasks a failed teammate claimed go back to pending, each with a note
+   * saying why, so another can take them (they stayed in_progress forever).
+   * Returns what the Lead's failure message says of them.
+   */
+  async #returnTasks(name: AgentName, reason: string): Promise<string> {
+    const tasks = this.#team.o.tasks;
+    if (!tasks) return "";
+    try {
+      const back = await tasks.releaseOwnedBy(name, `back to pending: its owner ${name} failed (${clipReason(reason)})`);
+      if (back.length === 0) return "";
+      return `; its task${back.length === 1 ? "" : "s"} ${back.map((task) => task.id).join(", ")} ${back.length === 1 ? "is" : "are"} pending again`;
+    } catch (error) {
+      return `; its tasks could not be put back to pending (${(error as Error).message})`;
+    }
+  }
+
   /** A failure is an event, not a log line: input quarantined, state failed, the Lead told. */
   async #fail(name: AgentName, worker: Worker, message: MailboxMessage, reason: string): Promise<void> {
     const team = this.#team;
@@ -220,11 +237,18 @@ export class TeammateLoop {
     } finally {
       worker.current = undefined;
       await team.setState(name, "failed", reason);
+      const returned = await this.#returnTasks(name, reason);
       try {
-        await this.#mail.deliver(name, LEAD, "result", `teammate ${name} failed on message ${message.id} and stopped: ${reason}`, undefined, message.id);
+        await this.#mail.deliver(name, LEAD, "result", `teammate ${name} failed on message ${message.id} and stopped: ${reason}${returned}`, undefined, message.id);
       } catch {
         // Best effort: the failure is also in team.json and in quarantine/.
       }
     }
   }
+}
+
+/** A failure reason as a task's note keeps it: one line, not a whole stack of output. */
+function clipReason(reason: string): string {
+  const line = reason.split("\n")[0] ?? "";
+  return line.length <= 200 ? line : `${line.slice(0, 199)}…`;
 }

@@ -9,7 +9,8 @@ function state(task: TaskView): string {
 
 /** e.g. `t3 [pending, blocked by t1, t2] Write the tests`. */
 export function taskLine(task: TaskView): string {
-  return `${task.id} [${state(task)}] ${task.subject}`;
+  const note = task.status === "pending" && task.note !== undefined ? ` (${task.note})` : "";
+  return `${task.id} [${state(task)}] ${task.subject}${note}`;
 }
 
 export function taskLines(tasks: readonly TaskView[]): string {
@@ -27,6 +28,7 @@ export function taskDetail(task: TaskView): string {
     taskLine(task),
     `blockedBy: ${blockers.length > 0 ? blockers.join(", ") : "none"}`,
     times.join(", "),
+    ...(task.note === undefined ? [] : [`note: ${task.note}`]),
     ...(task.description === undefined ? [] : ["", task.description]),
   ].join("\n");
 }

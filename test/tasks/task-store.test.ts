@@ -112,6 +112,29 @@ describe.each(backendRows())("task graph (%s store)", (_name, backend) => {
     expect((await refusal(store.complete("t1", "bob"))).message).toBe("task t1 is already completed by alice");
   });
 
+  test("releaseOwnedBy puts only that owner's tasks in progress back to pending, with the note; a completed one stays", async () => {
+    const { store } = await taskStoreOn(backend);
+    for (const subject of ["a", "b", "c", "d"]) await store.create({ subject });
+    await store.claim("t1", "alice");
+    await store.claim("t2", "alice");
+    await store.claim("t3", "bob");
+    await store.claim("t4", "alice");
+    await store.complete("t4", "alice");
+    const back = await store.releaseOwnedBy("alice", "back to pending: its owner alice failed (boom)");
+    expect(ids(back)).toEqual(["t1", "t2"]);
+    const [t1, t2, t3, t4] = await store.list();
+    for (const task of [t1, t2]) {
+      expect(task).toMatchObject({ status: "pending", note: "back to pending: its owner alice failed (boom)" });
+      expect(task?.owner).toBeUndefined();
+      expect(task?.claimedAtUtc).toBeUndefined();
+    }
+    expect(t3).toMatchObject({ status: "in_progress", owner: "bob" });
+    expect(t4).toMatchObject({ status: "completed", owner: "alice" });
+    // Free to claim again, by anyone.
+    expect(await store.claim("t1", "carol")).toMatchObject({ status: "in_progress", owner: "carol" });
+    expect(await store.releaseOwnedBy("nobody", "x")).toEqual([]);
+  });
+
   test("concurrent claims through separate store instances in one process: exactly one wins", async () => {
     const { store, session } = await taskStoreOn(backend);
     await store.create({ subject: "contested" });

@@ -1,0 +1,89 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { basename } from "node:path";
+import { SQL } from "bun";
+import { PgTaskTable } from "../../src/postgres/task-table.ts";
+import { FileTaskStore, TaskStore } from "../../src/tasks/task-store.ts";
+import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
+import { type RecordedRequest, ScriptedModelServer } from "../support/model-server.ts";
+import { ensureBinary } from "./agent-binary.ts";
+import { parseResult } from "./run-fixture.ts";
+import { eventsIn, teamSetup } from "./team-fixture.ts";
+
+// The team's loose ends, on the compiled binary and both stores: what happens to
+// a failed teammate's tasks, to messages queued behind a shutdown, and what
+// `agent team list` says of a teammate no process runs.
+
+const servers: ScriptedModelServer[] = [];
+const pools: SQL[] = [];
+let cluster: Promise<PostgresCluster> | undefined;
+beforeAll(() => ensureBinary(), 120_000);
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+  for (const pool of pools.splice(0)) await pool.close().catch(() => {});
+});
+afterAll(async () => {
+  await (await cluster)?.stop();
+});
+
+interface Backend {
+  name: string;
+  args(): Promise<string[]>;
+  tasks(sessionDir: string): TaskStore;
+}
+
+const files: Backend = {
+  name: "files",
+  args: async () => [],
+  tasks: (sessionDir) => new FileTaskStore({ stateDir: sessionDir }),
+};
+
+function postgres(): Backend {
+  let url = "";
+  return {
+    name: "PostgreSQL",
+    async args() {
+      cluster ??= startPostgres();
+      url = await (await cluster).database();
+      return ["--store", url];
+    },
+    tasks(sessionDir) {
+      const sql = new SQL(url, { max: 1 });
+      pools.push(sql);
+      return new TaskStore({ table: new PgTaskTable(sql, basename(sessionDir)) });
+    },
+  };
+}
+
+const results = (request: RecordedRequest) => eventsIn(request).filter((event) => event.kind === "result");
+
+describe.each([files, postgres()])("store: $name", (backend: Backend) => {
+  test("a teammate that fails holding a task: the task is pending again with a note, and the Lead is told", async () => {
+    const server = ScriptedModelServer.start(
+      [
+        { identity: "lead", toolCalls: [{ name: "create_task", arguments: { subject: "write the schema" } }] },
+        {
+          identity: "lead",
+          toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "developer", prompt: "Say you are ready.", auto_claim: true } }],
+        },
+        { identity: "lead", text: "alice is on it." },
+        { identity: "alice", text: "alice is ready" },
+        // Her turn on the task she claimed: not retried, so the turn fails, and alice with it.
+        { identity: "alice", status: 400, body: { error: { message: "this request is malformed", type: "invalid_request_error" } } },
+      ],
+      { respond: () => ({ text: "noted" }) },
+    );
+    servers.push(server);
+    const { run, sessionDir } = teamSetup();
+    const result = await run(["Have alice write the schema.", "--base-url", server.url, "--output", "json", ...(await backend.args())]);
+    expect(result.code).toBe(0);
+    expect(parseResult(result.stdout)).toMatchObject({ subtype: "success", teammates: [{ name: "alice", state: "failed" }] });
+    server.assertDone();
+    const told = server.requests.filter((request) => request.identity === "lead").flatMap((request) => results(request).map((event) => event.content));
+    expect(told).toContainEqual(expect.stringMatching(/^teammate alice failed on message .*HTTP 400.*; its task t1 is pending again$/));
+
+    const task = await backend.tasks(sessionDir()).get("t1");
+    expect(task).toMatchObject({ status: "pending", subject: "write the schema" });
+    expect(task.owner).toBeUndefined();
+    expect(task.note).toMatch(/^back to pending: its owner alice failed \(.*malformed.*\)$/);
+  }, 60_000);
+});
