@@ -207,6 +207,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       stateRoot: context.stateRoot ?? context.stateDir,
       agentDir: agentDirOf(context.workspace),
       hookCommands: Object.values(settings.hooks).flatMap((list) => (list ?? []).map((hook) => hook.command)),
+      ...(context.addDirs ? { addDirs: context.addDirs } : {}),
     });
     const policy = new PermissionPolicy({
       mode: settings.permissionMode,
@@ -376,6 +377,7 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
       makeRunner: (teammate) =>
         buildTeammateRunner(teammate, {
           settings,
+          ...(context.addDirs ? { addDirs: context.addDirs } : {}),
           stateRoot: context.stateRoot ?? context.stateDir,
           ...(context.sandbox ? { sandbox: context.sandbox } : {}),
           shellOptions,

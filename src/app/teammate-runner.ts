@@ -31,6 +31,8 @@ import { teammateSystemPrompt } from "./system-prompt.ts";
 
 export interface TeammateRunnerParts {
   settings: Settings;
+  /** `--add-dir` directories, guarded in a worktree teammate's fence as in the Lead's. */
+  addDirs?: readonly string[];
   /** The Lead's workspace's state root and sandbox, narrowed for a worktree teammate. */
   stateRoot: string;
   sandbox?: Sandbox;
@@ -77,6 +79,7 @@ export async function buildTeammateRunner(teammate: TeammateRecord, parts: Teamm
           stateRoot: parts.stateRoot,
           agentDir: agentDirOf(worktree.workspace),
           hookCommands: parts.hookCommands,
+          ...(parts.addDirs ? { addDirs: parts.addDirs } : {}),
         }),
       }
     : undefined;

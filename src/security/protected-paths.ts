@@ -25,6 +25,8 @@ export interface ProtectedPathsOptions {
   agentDir: string;
   /** Commands of the configured hooks: the files they run need explicit permission to write. */
   hookCommands?: readonly string[];
+  /** `--add-dir` directories (real paths): their `.agent/` and `.git` are guarded as the workspace's are. */
+  addDirs?: readonly string[];
 }
 
 /** Workspace-relative globs whose writes need an explicit allow rule or a "yes", besides the `.agent/` ones. */
@@ -45,12 +47,15 @@ const GIT_FILES = [".git", ".git/**", "**/.git", "**/.git/**"];
  */
 export class ProtectedPaths {
   readonly #workspace: string;
+  /** The workspace, then the added directories: each one's own files are guarded alike. */
+  readonly #roots: string[];
   readonly #stateRoots: string[];
   readonly #guarded: { glob: Bun.Glob; source: string; what: string }[];
   readonly #hookFiles: Set<string>;
 
   constructor(options: ProtectedPathsOptions) {
     this.#workspace = options.workspace;
+    this.#roots = [options.workspace, ...(options.addDirs ?? [])];
     const lexical = resolve(options.workspace, options.stateRoot);
     // Both spellings: a state root reached through a symlink is the same directory.
     this.#stateRoots = [...new Set([lexical, realPathOf(lexical)])];
@@ -96,10 +101,12 @@ export class ProtectedPaths {
     const absolute = resolve(this.#workspace, path);
     for (const candidate of new Set([normalize(absolute), realPathOf(absolute)])) {
       if (this.#hookFiles.has(candidate)) return "a file a configured hook runs";
-      const rel = relative(this.#workspace, candidate);
-      if (rel.startsWith("..") || isAbsolute(rel)) continue;
-      const hit = this.#guarded.find(({ glob }) => glob.match(rel) || glob.match(`${rel}/`));
-      if (hit) return hit.what;
+      for (const root of this.#roots) {
+        const rel = relative(root, candidate);
+        if (rel.startsWith("..") || isAbsolute(rel)) continue;
+        const hit = this.#guarded.find(({ glob }) => glob.match(rel) || glob.match(`${rel}/`));
+        if (hit) return hit.what;
+      }
     }
     return undefined;
   }

@@ -41,6 +41,18 @@ test("guarded writes: config files, agents, skills, and the files hooks run", ()
   expect(fence.guardedWrite(join(workspace, "cfg"))).toContain("config");
 });
 
+test("an --add-dir directory's .git and .agent config are guarded as the workspace's; its other files are not", () => {
+  const { workspace, stateRoot } = world();
+  const shared = realpathSync(tempDir("agent-protected-added-"));
+  const fence = new ProtectedPaths({ workspace, stateRoot, agentDir: join(workspace, ".agent"), addDirs: [shared] });
+  expect(fence.guardedWrite(join(shared, ".git", "config"))).toContain("git's own files");
+  expect(fence.guardedWrite(join(shared, ".agent", "config.json"))).toContain("configuration");
+  expect(fence.guardedWrite(join(shared, "src", "a.ts"))).toBeUndefined();
+  // Without the directory added, the fence has no say there (the file tools refuse it anyway).
+  const plain = new ProtectedPaths({ workspace, stateRoot, agentDir: join(workspace, ".agent") });
+  expect(plain.guardedWrite(join(shared, ".git", "config"))).toBeUndefined();
+});
+
 test("git's own files are guarded: .git, everything under it, a nested repository's, and a worktree's .git pointer file", () => {
   const { workspace, fence } = world();
   for (const path of [".git", ".git/config", ".git/hooks/pre-commit", ".git/info/attributes", "vendor/lib/.git", "vendor/lib/.git/config"]) {
