@@ -42,7 +42,7 @@ export const runCommand = defineCommand({
     }
     // Read before the lock is taken: a slow pipe must not hold the state dir.
     // Streamed messages arrive while the session runs, one turn each.
-    const prompt = streamed ? undefined : await readPrompt({ positional: args._[0], flag: args.prompt }, processStdin(await configuredContentCap(args.workspace)));
+    const prompt = streamed ? undefined : await readPrompt({ positional: args._[0], flag: args.prompt }, processStdin(() => configuredContentCap(args.workspace)));
     const prompts = prompt !== undefined ? once(prompt) : userMessages(Bun.stdin.stream());
     const idempotencyKey = uuidV7Source.next();
     await runHeadless<UserTurnsDone>(setup, {

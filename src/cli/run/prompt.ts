@@ -19,9 +19,12 @@ export interface PromptStdin {
   read(): Promise<Uint8Array>;
 }
 
-/** The process's stdin, read no further than `maxBytes` (the mailbox's cap): a larger prompt is refused as soon as it passes. */
-export function processStdin(maxBytes: number = DEFAULT_MAX_CONTENT_BYTES): PromptStdin {
-  return { piped: stdinIsPiped(), read: () => readStdinUpTo(maxBytes, "the data on stdin") };
+/**
+ * The process's stdin, read no further than the cap `maxBytes` resolves to (the
+ * mailbox's, asked only when stdin is read): a larger prompt is refused as soon as it passes.
+ */
+export function processStdin(maxBytes: () => Promise<number> = async () => DEFAULT_MAX_CONTENT_BYTES): PromptStdin {
+  return { piped: stdinIsPiped(), read: async () => readStdinUpTo(await maxBytes(), "the data on stdin") };
 }
 
 function stdinIsPiped(): boolean {
