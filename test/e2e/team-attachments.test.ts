@@ -3,6 +3,8 @@ import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { type RecordedRequest, ScriptedModelServer } from "../support/model-server.ts";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { SQL } from "bun";
+import { attachmentIdOf } from "../../src/attachments/attachment-store.ts";
 import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
 import { parseResult } from "./run-fixture.ts";
 import { TeamList, eventsIn, teamSetup } from "./team-fixture.ts";
@@ -104,7 +106,7 @@ describe.each([
     },
   ],
 ])("a teammate's answer over the mailbox cap, store: %s", (_name, storeArgs) => {
-  test("the Lead gets its first part and an attachment id, reads the rest with read_attachment, byte for byte; nothing quarantined", async () => {
+  test("the Lead gets its first part and an attachment id, reads the rest with read_attachment, byte for byte; nothing quarantined; removed with the session", async () => {
     const answer = bigAnswer();
     const reader = leadReader();
     const server = ScriptedModelServer.start(
@@ -117,7 +119,7 @@ describe.each([
     );
     servers.push(server);
     const store = await storeArgs();
-    const { run, agent } = teamSetup();
+    const { run, agent, sessionDir } = teamSetup();
     const result = await run(["Have alice write the long report.", "--base-url", server.url, "--output", "json", "--max-turns", "200", ...store]);
     expect({ code: result.code, stderr: result.code === 0 ? "" : result.stderr }).toEqual({ code: 0, stderr: "" });
     expect(parseResult(result.stdout)).toMatchObject({ subtype: "success", result: FINAL });
@@ -134,6 +136,16 @@ describe.each([
     expect(TeamList.parse(JSON.parse(list.stdout)).teammates.map(({ name, state, mailbox }) => ({ name, state, mailbox }))).toEqual([
       { name: "alice", state: "idle", mailbox: { ready: 0, processing: 0, done: 1, quarantine: 0 } },
     ]);
+
+    // Kept with the session, and removed with it.
+    const session = TeamList.parse(JSON.parse(list.stdout)).session_id;
+    const id = attachmentIdOf(Buffer.from(answer));
+    const dir = sessionDir();
+    const stored = await storedAttachments(store, dir, session);
+    expect(stored).toEqual([id]);
+    const removed = await agent("sessions", "rm", session, ...store);
+    expect({ code: removed.code, stderr: removed.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(await storedAttachments(store, dir, session)).toEqual([]);
   }, 180_000);
 });
 
@@ -188,6 +200,21 @@ describe("a kill -9 while the attachment is written or the message sent (files s
     console.log(`kill points: ${outcomes.join(", ")}`);
   }, 300_000);
 });
+
+/** The attachments a session has: the files of its dir, or its rows of the database the `--store` arguments name. */
+async function storedAttachments(store: string[], dir: string, session: string): Promise<string[]> {
+  if (store.length === 0) {
+    const path = join(dir, "attachments");
+    return existsSync(path) ? readdirSync(path) : [];
+  }
+  const sql = new SQL(store[1]!, { max: 1 });
+  try {
+    const rows: { id: string }[] = await sql`SELECT id FROM agent_attachments WHERE session = ${session}`;
+    return rows.map((row) => row.id);
+  } finally {
+    await sql.close();
+  }
+}
 
 /** The content of every message file in a mailbox, any state. */
 function messagesIn(mailbox: string): string[] {
