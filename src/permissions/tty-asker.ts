@@ -7,7 +7,26 @@ export interface AskerStreams {
   /** Where the prompt goes: stderr, so stdout keeps only the result. */
   output: NodeJS.WritableStream;
   palette?: Palette;
+  /**
+   * Runs each question with the terminal to itself (RunOutput.whileAsking:
+   * the status block off the screen, other output held until the answer).
+   */
+  around?: <T>(ask: () => Promise<T>) => Promise<T>;
 }
+
+/** stdin as a terminal: raw mode lets one key answer without Enter. */
+interface KeyInput extends Readable {
+  isTTY?: boolean;
+  setRawMode?: (raw: boolean) => unknown;
+}
+
+/** The keys that answer on their own, without Enter. */
+const ANSWER_KEY_CHARS = new Set(["y", "a", "n", "N", "e"]);
+/** An Enter this soon after a key answer is the habit of confirming it, not an answer to what comes next. */
+const CONFIRM_ENTER_MS = 1000;
+const CTRL_C = "\x03";
+const CTRL_D = "\x04";
+const BACKSPACES = new Set(["\x7f", "\b"]);
 
 /** The choices, as the question lists them. */
 export const ANSWER_KEYS = "[y]es once, [a]lways this session, [n]o, [N]ever this session, [e] no and tell the model why";
@@ -73,28 +92,31 @@ export async function askPermission(
  */
 export function createTtyAsker(streams: AskerStreams = { input: process.stdin, output: process.stderr, palette: paletteFor(process.stderr) }): PermissionAsker {
   let queue: Promise<unknown> = Promise.resolve();
+  const keys = { lastAt: 0 };
+  const around = streams.around ?? (<T>(ask: () => Promise<T>) => ask());
   return (request, signal) => {
-    const answer = queue.then(() => askOnce(streams, request, signal));
+    const answer = queue.then(() => around(() => askOnce(streams, request, signal, keys)));
     queue = answer.catch(() => {});
     return answer;
   };
 }
 
 /** The asker when stdin and stderr are a terminal, else none (headless: the policy denies with a fix). */
-export function ttyAskerIfInteractive(): PermissionAsker | undefined {
-  return process.stdin.isTTY && process.stderr.isTTY ? createTtyAsker() : undefined;
+export function ttyAskerIfInteractive(around?: AskerStreams["around"]): PermissionAsker | undefined {
+  if (!process.stdin.isTTY || !process.stderr.isTTY) return undefined;
+  return createTtyAsker({ input: process.stdin, output: process.stderr, palette: paletteFor(process.stderr), ...(around ? { around } : {}) });
 }
 
-async function askOnce(streams: AskerStreams, request: PermissionRequest, signal: AbortSignal): Promise<PermissionAnswer> {
+async function askOnce(streams: AskerStreams, request: PermissionRequest, signal: AbortSignal, keys: { lastAt: number }): Promise<PermissionAnswer> {
   if (signal.aborted) return { answer: "no" };
   if (streams.input.readableEnded) throw new Error("stdin is closed");
-  // Loaded on the first question, not at every start (~40 ms from the sources, on the way to the first model request).
-  const { createInterface } = await import("node:readline/promises");
-  const readline = createInterface({ input: streams.input, output: streams.output, terminal: false });
-  // A question whose input ends (stdin closed, ^D) would otherwise wait for ever.
-  const closed = new Promise<null>((resolve) => readline.once("close", () => resolve(null)));
+  const input = streams.input as KeyInput;
+  const raw = input.isTTY === true && typeof input.setRawMode === "function";
+  let asked = 0;
   const ask = async (prompt: string) => {
-    const line = await Promise.race([readline.question(prompt, { signal }), closed]);
+    asked += 1;
+    // The first question (allow?) takes a single key; the reason after `e` is a line.
+    const line = raw && asked === 1 ? await readAnswerKey(input, streams.output, prompt, signal, keys) : await readLine(streams, prompt, signal, keys);
     if (line === null) throw new Error("stdin closed before an answer");
     return line;
   };
@@ -103,7 +125,82 @@ async function askOnce(streams: AskerStreams, request: PermissionRequest, signal
   } catch (error) {
     if (signal.aborted) return { answer: "no" };
     throw error;
+  }
+}
+
+/** A line from stdin in the terminal's own line mode; an Enter that only confirmed the key before is skipped. */
+async function readLine(streams: AskerStreams, prompt: string, signal: AbortSignal, keys: { lastAt: number }): Promise<string | null> {
+  // Loaded on the first question, not at every start (~40 ms from the sources, on the way to the first model request).
+  const { createInterface } = await import("node:readline/promises");
+  const readline = createInterface({ input: streams.input, output: streams.output, terminal: false });
+  // A question whose input ends (stdin closed, ^D) would otherwise wait for ever.
+  const closed = new Promise<null>((resolve) => readline.once("close", () => resolve(null)));
+  try {
+    let line = await Promise.race([readline.question(prompt, { signal }), closed]);
+    if (line === "" && Date.now() - keys.lastAt < CONFIRM_ENTER_MS) line = await Promise.race([readline.question("", { signal }), closed]);
+    return line;
   } finally {
     readline.close();
   }
+}
+
+/**
+ * The answer to `allow?` from a raw terminal: y a n N e answer at once (the
+ * key is echoed); anything else is typed as a word and ends with Enter (an
+ * empty line is a no). Ctrl-C is passed on as the SIGINT it would have been,
+ * Ctrl-D ends the input.
+ */
+function readAnswerKey(input: KeyInput, output: NodeJS.WritableStream, prompt: string, signal: AbortSignal, keys: { lastAt: number }): Promise<string | null> {
+  output.write(prompt);
+  return new Promise((resolve) => {
+    let typed = "";
+    const finish = (answer: string | null) => {
+      input.off("data", onData);
+      input.off("end", onEnd);
+      signal.removeEventListener("abort", onAbort);
+      input.setRawMode?.(false);
+      input.pause();
+      output.write("\n");
+      resolve(answer);
+    };
+    const onEnd = () => finish(null);
+    const onAbort = () => finish(null);
+    const onData = (chunk: Buffer | string) => {
+      for (const char of chunk.toString()) {
+        if (char === CTRL_C) {
+          // A no; the signal then stops the run as it would have without raw mode.
+          finish("");
+          process.kill(process.pid, "SIGINT");
+          return;
+        }
+        if (char === CTRL_D) return finish(null);
+        if (char === "\r" || char === "\n") {
+          // The Enter that confirmed the previous question's key, typed a moment after it.
+          if (typed === "" && Date.now() - keys.lastAt < CONFIRM_ENTER_MS) continue;
+          return finish(typed);
+        }
+        if (BACKSPACES.has(char)) {
+          if (typed.length > 0) {
+            typed = typed.slice(0, -1);
+            output.write("\b \b");
+          }
+          continue;
+        }
+        if (typed === "" && ANSWER_KEY_CHARS.has(char)) {
+          output.write(char);
+          keys.lastAt = Date.now();
+          return finish(char);
+        }
+        if (char >= " ") {
+          typed += char;
+          output.write(char);
+        }
+      }
+    };
+    input.setRawMode?.(true);
+    input.on("data", onData);
+    input.once("end", onEnd);
+    signal.addEventListener("abort", onAbort, { once: true });
+    input.resume();
+  });
 }

@@ -5,6 +5,7 @@ import { writeErr, writeOut } from "../output.ts";
 import { VERSION } from "../version.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
 import type { RunInfo } from "./result-json.ts";
+import { terminalColumns } from "../terminal/columns.ts";
 import { RunOutput, stderrCanAnimate } from "./run-output.ts";
 import { RunFailedError } from "./run-failed.ts";
 import type { HeadlessSetup } from "./runtime-args.ts";
@@ -53,10 +54,10 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     version: VERSION,
     streamAnswer: process.stdout.isTTY === true,
     ...(process.stdout.isTTY === true && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb"
-      ? { markdown: { columns: () => process.stdout.columns ?? 80 } }
+      ? { markdown: { columns: () => terminalColumns(process.stdout) } }
       : {}),
     ...(process.stderr.isTTY === true && process.env.TERM !== "dumb"
-      ? { teamView: { columns: () => process.stderr.columns ?? 80, colour: (process.env.NO_COLOR ?? "") === "" } }
+      ? { teamView: { columns: () => terminalColumns(process.stderr), colour: (process.env.NO_COLOR ?? "") === "" } }
       : {}),
     includePartialMessages: setup.includePartialMessages,
     shapes: setup.events === "claude" ? claudeShapes(VERSION) : setup.events === "codex" ? codexShapes() : agentShapes(VERSION),
@@ -98,7 +99,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
         stop,
         observer: tracer ? (event) => (output.observe(event), tracer.observe(event)) : output.observe,
         teamObserver: tracer ? (event) => (output.observeTeam(event), tracer.observeTeam(event)) : output.observeTeam,
-        asker: ttyAskerIfInteractive(),
+        asker: ttyAskerIfInteractive((ask) => output.whileAsking(ask)),
         onPermissionDenied: (denial) => {
           permissionDenials.push(denial);
           tracer?.denied(denial.agent, denial.tool, denial.reason);

@@ -52,6 +52,8 @@ export class RunOutput {
    */
   #early: StreamEvent[] | undefined = [];
   readonly #shapes: StreamShapes;
+  /** A permission question owns the terminal: nothing animates, every write waits for the answer. */
+  #asking = false;
 
   constructor(options: RunOutputOptions) {
     this.#o = options;
@@ -82,7 +84,7 @@ export class RunOutput {
     }
     const block = this.#block;
     const spinner = !block && options.animate && options.level !== "quiet" ? new Spinner(write) : undefined;
-    this.#progress = new ProgressPrinter(block ? (text) => block.log(text) : write, options.level, spinner, () => !this.#answer?.midLine);
+    this.#progress = new ProgressPrinter(block ? (text) => block.log(text) : write, options.level, spinner, () => !this.#answer?.midLine && !this.#asking);
   }
 
   /** The first stream-json line, before the model is called. */
@@ -132,6 +134,32 @@ export class RunOutput {
   note(text: string): void {
     this.#progress.stop();
     if (this.#o.level !== "quiet") this.#o.stderr.write(`agent: ${text}\n`);
+  }
+
+  /**
+   * Runs `ask` (a question on the terminal, answered from stdin) with the
+   * terminal to itself: the status block and spinner are taken off the screen
+   * and stay off, everything else printed meanwhile (progress, a streaming
+   * answer) is held and printed after the answer, then the block comes back.
+   * Without this the block's next redraw erased the question it sat below.
+   */
+  async whileAsking<T>(ask: () => Promise<T>): Promise<T> {
+    this.#asking = true;
+    this.#progress.stop();
+    this.#block?.suspend();
+    let answered!: () => void;
+    const done = new Promise<void>((resolve) => (answered = resolve));
+    try {
+      // The erase goes out before the question is written.
+      await Promise.all([this.#stdout.flush().catch(() => {}), this.#o.stderr.flush().catch(() => {})]);
+      this.#stdout.holdUntil(done);
+      this.#o.stderr.holdUntil(done);
+      return await ask();
+    } finally {
+      this.#asking = false;
+      answered();
+      this.#block?.resume();
+    }
   }
 
   /** Stops the spinner; call as soon as the run is over, before anything else is printed. */

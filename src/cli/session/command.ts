@@ -16,6 +16,7 @@ import { askTrustOnTerminal } from "../trust-question.ts";
 import { VERSION } from "../version.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { TeamActivity } from "../terminal/activity.ts";
+import { terminalColumns } from "../terminal/columns.ts";
 import { MarkdownStream, renderMarkdown } from "../terminal/markdown.ts";
 import { LeadSession } from "./lead-session.ts";
 import { completeLine, runSlashCommand } from "./slash-commands.ts";
@@ -70,7 +71,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   const stdoutTty = io.stdout as { isTTY?: boolean; columns?: number };
   // Markdown rendered only for a terminal with colour (NO_COLOR, TERM=dumb and pipes get the text as written).
   const markdown = io.terminal && stdoutTty.isTTY === true && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb";
-  const answer = io.terminal ? new AnswerStream(markdown ? new MarkdownStream(toStdout, () => stdoutTty.columns ?? 80).push : toStdout) : undefined;
+  const answer = io.terminal ? new AnswerStream(markdown ? new MarkdownStream(toStdout, () => terminalColumns(stdoutTty)).push : toStdout) : undefined;
   let session: LeadSession | undefined;
   const observe = (event: RunEvent) => {
     if (answer && session?.inUserTurn) answer.observe(event);

@@ -28,6 +28,8 @@ export class StatusBlock {
   #shown = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
   #cleared = false;
+  /** A question is on screen: the block stays off it (no redraw) until resume(). */
+  #suspended = false;
 
   constructor(write: (text: string) => void, options: StatusBlockOptions) {
     this.#write = write;
@@ -58,6 +60,23 @@ export class StatusBlock {
     if (erase !== "") this.#write(erase);
   }
 
+  /**
+   * Takes the block off the screen and keeps it off (the timer draws nothing,
+   * a log line prints without it) until resume(): a question is about to be
+   * asked below, and a redraw would erase it.
+   */
+  suspend(): void {
+    this.#suspended = true;
+    this.hide();
+  }
+
+  /** Draws the block again after suspend(). */
+  resume(): void {
+    if (!this.#suspended) return;
+    this.#suspended = false;
+    this.refresh();
+  }
+
   /** Erases the block and stops drawing it. */
   clear(): void {
     if (this.#timer) clearInterval(this.#timer);
@@ -67,7 +86,7 @@ export class StatusBlock {
   }
 
   #mayDraw(): boolean {
-    return this.#o.mayDraw?.() ?? true;
+    return !this.#suspended && (this.#o.mayDraw?.() ?? true);
   }
 
   #erase(): string {
@@ -79,6 +98,7 @@ export class StatusBlock {
 
   #draw(): string {
     if (this.#cleared || !this.#mayDraw()) return "";
+    // The caller gives a real width (terminalColumns: never the 0 some terminals report).
     const width = Math.max(10, this.#o.columns() - 1);
     const lines = this.#o.render().map((line) => (line.length > width ? `${line.slice(0, width - 1)}…` : line));
     this.#shown = lines.length;

@@ -29,6 +29,20 @@ describe("StatusBlock", () => {
     expect(finalScreen(out)).toEqual(["first", "second", "The answer.", "last", ""]);
   });
 
+  test("suspend(): the block leaves the screen and no redraw or log line brings it back over a question until resume()", () => {
+    let out = "";
+    const block = new StatusBlock((text) => (out += text), { render: () => ["lead  working  3s"], columns: () => 80 });
+    block.log("log\n");
+    block.suspend();
+    out += "allow? [y]es: ";
+    block.refresh();
+    block.log("");
+    expect(finalScreen(out)).toEqual(["log", "allow? [y]es:"]);
+    out += "n\n";
+    block.resume();
+    expect(finalScreen(out)).toEqual(["log", "allow? [y]es: n", "lead  working  3s", ""]);
+  });
+
   test("the team view's lines: the Lead, each teammate with its tool and tokens, events waiting", () => {
     let now = 1_000;
     const activity = new TeamActivity(() => now);
