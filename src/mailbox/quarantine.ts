@@ -102,9 +102,15 @@ function freshName(fs: FsOps, dir: string, name: string): string {
   }
 }
 
+/** Far above any reason this store writes (a failure's message, a path, a time). */
+const MAX_REASON_FILE_BYTES = 1024 * 1024;
+
 /** Reads the reason recorded for a quarantined entry, if there is a readable one. */
 export function readQuarantineReason(fs: FsOps, entryPath: string): string | undefined {
   try {
+    // Listings read one per quarantined entry: a planted giant is named, not loaded.
+    const size = fs.lstatSync(reasonFileOf(entryPath)).size;
+    if (size > MAX_REASON_FILE_BYTES) return `(reason record is ${size} bytes, too large to be one; not read)`;
     const parsed = checkQuarantineRecord(JSON.parse(fs.readFileSync(reasonFileOf(entryPath), "utf8")));
     return parsed.ok ? parsed.record.reason : "(reason record is unreadable)";
   } catch {

@@ -66,7 +66,7 @@ describe("stdin is read no further than the mailbox cap", () => {
 });
 
 describe("a message file too large to be a message is not read whole", () => {
-  test("mailbox list and sessions list stat it and go on; mailbox show refuses it in one line", async () => {
+  test("mailbox list and sessions list stat it and go on, a giant reason record too; mailbox show refuses it in one line", async () => {
     const { agent, stateDir, store } = setup();
     // A well-formed message of 7 MiB, placed around the store: larger than any message file
     // under the cap can be (its content JSON-escaped at worst, 6 bytes a byte), so never read whole.
@@ -84,6 +84,17 @@ describe("a message file too large to be a message is not read whole", () => {
     expect(listed).toMatchObject({ id: null, sender: null, size: serializeMessage(big).length });
     expect(listed.reason).toMatch(/^file is \d+ bytes, too large for a message under the cap of 1048576 content bytes \(mailbox\.maxContentBytes\); not read$/);
     expect(entries.filter((entry) => entry.id !== null)).toHaveLength(1);
+
+    // A quarantined entry's reason record, as large: named by its size, not read.
+    const quarantine = join(stateDir, "mailboxes", "lead", "quarantine");
+    mkdirSync(quarantine, { recursive: true });
+    writeFileSync(join(quarantine, "junk.json"), "{}");
+    writeFileSync(join(quarantine, "junk.json.reason.json"), JSON.stringify({ reason: "z".repeat(7 * 1024 * 1024) }));
+    const quarantined = await agent("mailbox", "list", "--json", "--state", "quarantine");
+    expectOk(quarantined);
+    expect((JSON.parse(quarantined.stdout) as { agents: { messages: Entry[] }[] }).agents[0]!.messages.map((entry) => entry.reason)).toEqual([
+      expect.stringMatching(/^\(reason record is 73400\d\d bytes, too large to be one; not read\)$/),
+    ]);
 
     // Outside quarantine an unreadable file is corrupt state: said in one line, the file still not read.
     expectError(await agent("mailbox", "show", big.id), 5, /corrupt state file .*: file is 7340\d+ bytes, too large for a message under the cap .*; not read;/);
