@@ -8,6 +8,7 @@ import { git } from "../../src/worktrees/git.ts";
 import { sandboxProblem } from "./attack-fixture.ts";
 import { requirePrerequisite } from "../support/prerequisites.ts";
 import { TINY } from "../mcp/helpers.ts";
+import { visibleInSandbox } from "../support/sandbox-visible.ts";
 
 // The execution boundary (docs/security.md), attacked by a scripted model through
 // the compiled binary: whatever the model writes — git's config, a worktree's
@@ -170,7 +171,8 @@ describe.if(requirePrerequisite("bubblewrap", sandboxProblem()))("the execution 
     const server = { command: process.execPath, args: [TINY, "--pid-file", outside] };
     mkdirSync(join(workspace, ".agent"), { recursive: true });
     // Two servers: one writing its pid file in the workspace (it ran, in the sandbox), one outside (it cannot).
-    const inside = { command: process.execPath, args: [TINY, "--pid-file", join(workspace, "inside.pid")] };
+    // (Visible inside the sandbox wherever the checkout is: it has a private /tmp.)
+    const inside = { command: visibleInSandbox(process.execPath), args: [visibleInSandbox(TINY), "--pid-file", join(workspace, "inside.pid")] };
     writeFileSync(join(workspace, ".agent", "config.local.json"), JSON.stringify({ mcpServers: { tiny: server, inside } }));
     // Trusted (untrusted, the workspace's servers are not started at all): they start, sandboxed.
     const sandboxed = await run([done], ["--trust-project"]);

@@ -8,6 +8,7 @@ import { uuidV7Source } from "../../src/core/ids.ts";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { attackSuite, filesUnder, sandboxProblem } from "./attack-fixture.ts";
 import { requirePrerequisite } from "../support/prerequisites.ts";
+import { visibleInSandbox } from "../support/sandbox-visible.ts";
 
 // No host sockets in the sandbox: a stand-in host service on a unix socket
 // outside /tmp, the runtime dir, and the PostgreSQL store's own socket are out
@@ -51,7 +52,7 @@ function hostService(path: string) {
  * `socket()` as ECONNREFUSED; the host service's count tells them apart.
  */
 const connectTo = (socket: string) =>
-  `${process.execPath} -e 'const s = await Bun.connect({ unix: ${JSON.stringify(socket)}, socket: { data() {} } }); s.write("touch /PWNED\\n"); s.end(); console.log("CONN" + "ECTED")' 2>&1; echo end`;
+  `${visibleInSandbox(process.execPath)} -e 'const s = await Bun.connect({ unix: ${JSON.stringify(socket)}, socket: { data() {} } }); s.write("touch /PWNED\\n"); s.end(); console.log("CONN" + "ECTED")' 2>&1; echo end`;
 
 describe("host unix sockets", () => {
   sandboxTest("a sandboxed command reaches no host socket and sees an empty runtime dir and /run; a socket the user's config allows it reaches", async () => {
