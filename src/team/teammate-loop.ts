@@ -126,8 +126,11 @@ export class TeammateLoop {
               await team.setState(name, "shutdown");
               worker.runner?.close();
               worker.runner = undefined;
-              // Retired: no next message for it.
+              // Retired: no next message for it. What is queued behind the request
+              // is answered "shut down" to its senders, not left in ready/ for ever.
               await this.#finish(name, worker, message, false);
+              await this.#protocols.settleRetired(name);
+              worker.current = undefined;
               return;
             }
             finished = await this.#finish(name, worker, message, true);

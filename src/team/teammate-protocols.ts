@@ -1,6 +1,7 @@
 import { type AgentName, LEAD } from "../core/agent-name.ts";
 import type { MailboxMessage } from "../core/message.ts";
-import { ShutdownResponse, parseProtocolContent, requestIdOf } from "../protocols/protocol-messages.ts";
+import { ShutdownResponse, isProtocolKind, parseProtocolContent, requestIdOf } from "../protocols/protocol-messages.ts";
+import { DuplicateMessageIdError } from "../core/errors.ts";
 import { derivedId } from "./derived-id.ts";
 import type { TeamContext } from "./team-context.ts";
 import type { TeamMail } from "./team-mail.ts";
@@ -80,18 +81,48 @@ export class TeammateProtocols {
   }
 
   /**
-   * A teammate shut down by an approved request, found by a new runtime: the
-   * request it approved may still be in its mailbox (the last runtime died
-   * before the ack), so ack it; anything else stays for `agent team rm`.
+   * Empties the mailbox of a teammate shut down by an approved request — at the
+   * approval, and again by a new runtime (the last one may have died before):
+   * the request it approved is acked; every message queued behind it is
+   * answered "shut down" to its sender, then acked, instead of waiting in
+   * `ready/` for ever. Each answer's id is derived from what it answers, so a
+   * replay after a crash sends none twice.
    */
   async settleRetired(name: AgentName): Promise<void> {
     const store = this.#team.o.store;
     await store.recover(name);
-    const message = await store.claim(name);
-    if (!message) return;
-    const answered = message.kind === "shutdown_request" && (await store.find(derivedId(message.id, "shutdown_response")))?.message;
-    if (answered) await store.ack(message);
-    else await store.release(message);
+    for (let message = await store.claim(name); message; message = await store.claim(name)) {
+      const answered = message.kind === "shutdown_request" && (await store.find(derivedId(message.id, "shutdown_response")))?.message;
+      if (!answered) await this.#answerShutDown(name, message);
+      await store.ack(message);
+    }
+  }
+
+  /**
+   * Tells the sender of `message` that `name` shut down without reading it: a
+   * teammate that still takes messages gets a `message`; the Lead — and, through
+   * it, the operator (`user`) — a `result` naming what was not read. Protocol
+   * answers (a plan review, a permission verdict) need no reply; a second
+   * shutdown request is answered as approved, which it already is.
+   */
+  async #answerShutDown(name: AgentName, message: MailboxMessage): Promise<void> {
+    const id = derivedId(message.id, "shut_down");
+    const reply = { inReplyTo: message.id, requestId: requestIdOf(message) };
+    if (message.kind === "shutdown_request") {
+      await this.#mail.sendOnce(name, LEAD, "shutdown_response", JSON.stringify({ approve: true, reason: `${name} has already shut down` }), reply, derivedId(message.id, "shutdown_response"));
+      return;
+    }
+    if (isProtocolKind(message.kind)) return;
+    const peer = message.sender === LEAD ? undefined : this.#team.workers.get(message.sender);
+    const peerListens = peer !== undefined && !peer.retired && peer.record.state !== "failed" && peer.record.state !== "shutdown";
+    const what = `${message.kind} ${message.id} from ${message.sender}`;
+    const notice = `shut down: ${name} approved a shutdown request and stopped before reading the ${what}`;
+    try {
+      if (peerListens) await this.#mail.deliver(name, message.sender, "message", notice, id, message.id);
+      else await this.#mail.deliver(name, LEAD, "result", message.sender === LEAD ? notice : `${notice}: ${preview(message.content)}`, id, message.id);
+    } catch (error) {
+      if (!(error instanceof DuplicateMessageIdError)) throw error;
+    }
   }
 
   /**
@@ -140,4 +171,10 @@ export class TeammateProtocols {
     await team.setPlan(worker.record.name, { state: approve ? "approved" : "drafting" });
     team.startWorker(worker.record.name);
   }
+}
+
+/** The start of what was not read, so the Lead can tell the operator or send it elsewhere. */
+function preview(content: string): string {
+  const line = content.replace(/\s+/g, " ").trim();
+  return line.length <= 200 ? JSON.stringify(line) : JSON.stringify(`${line.slice(0, 199)}…`);
 }

@@ -86,4 +86,40 @@ describe.each([files, postgres()])("store: $name", (backend: Backend) => {
     expect(task.owner).toBeUndefined();
     expect(task.note).toMatch(/^back to pending: its owner alice failed \(.*malformed.*\)$/);
   }, 60_000);
+
+  test("a message queued behind a shutdown the teammate approves is answered \"shut down\" to its sender, not left in ready/", async () => {
+    const leadAsked = Promise.withResolvers<void>();
+    const server = ScriptedModelServer.start(
+      [
+        { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "Write notes." } }] },
+        {
+          identity: "lead",
+          toolCalls: [
+            { name: "request_shutdown", arguments: { name: "alice", reason: "the notes are all we need" } },
+            { name: "send_message", arguments: { to: "alice", content: "And then the changelog, please." } },
+          ],
+        },
+        { identity: "lead", text: "alice will stop after the notes.", check: () => leadAsked.resolve() },
+        // Busy on her task until both are queued behind it.
+        { identity: "alice", text: "notes written", gate: leadAsked.promise },
+        { identity: "alice", toolCalls: [{ name: "respond_shutdown", arguments: { approve: true, reason: "the notes are done" } }] },
+        { identity: "alice", text: "stopping" },
+      ],
+      { respond: () => ({ text: "noted" }) },
+    );
+    servers.push(server);
+    const { run, sessionDir, agent } = teamSetup();
+    const store = await backend.args();
+    const result = await run(["Have alice write notes.", "--base-url", server.url, "--output", "json", ...store]);
+    expect(result.code).toBe(0);
+    expect(parseResult(result.stdout)).toMatchObject({ subtype: "success", teammates: [{ name: "alice", state: "shutdown" }] });
+    server.assertDone();
+    const told = server.requests.filter((request) => request.identity === "lead").flatMap((request) => results(request).map((event) => event.content));
+    expect(told).toContainEqual(expect.stringMatching(/^shut down: alice approved a shutdown request and stopped before reading the message .* from lead$/));
+    // Nothing waits in her mailbox: the message was answered and acknowledged.
+    const listed = await agent("mailbox", "list", "--session", basename(sessionDir()), "--json", ...store);
+    expect(listed.code).toBe(0);
+    const alice = (JSON.parse(listed.stdout) as { agents: { name: string; counts: Record<string, number> }[] }).agents.find((entry) => entry.name === "alice");
+    expect(alice?.counts).toMatchObject({ ready: 0, processing: 0, done: 3 });
+  }, 60_000);
 });
