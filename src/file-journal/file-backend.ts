@@ -46,6 +46,7 @@ export class FileJournalFiles implements FileJournalBackend {
   }
 
   async hasBlob(hash: string, size: number): Promise<boolean> {
+    if (!HASH.test(hash)) return false;
     // The size is checked too: a blob written without fsync may be cut short by a crash.
     return statSync(join(this.#dir, "blobs", hash), { throwIfNoEntry: false })?.size === size;
   }
@@ -68,6 +69,8 @@ export class FileJournalFiles implements FileJournalBackend {
   }
 
   async blob(hash: string): Promise<Buffer | undefined> {
+    // Only a sha256 names a blob: an empty (unknown) hash or anything else is no file name here.
+    if (!HASH.test(hash)) return undefined;
     try {
       return readFileSync(join(this.#dir, "blobs", hash));
     } catch (error) {
@@ -107,6 +110,8 @@ export class FileJournalFiles implements FileJournalBackend {
     return (await this.entries()).findLast((entry) => entry.path === path);
   }
 }
+
+const HASH = /^[0-9a-f]{64}$/;
 
 function readLines(path: string): string[] {
   let text: string;

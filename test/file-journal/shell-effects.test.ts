@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { systemClock } from "../../src/core/clock.ts";
 import { FileJournalFiles } from "../../src/file-journal/file-backend.ts";
 import { FileLedger, contentHash } from "../../src/file-journal/file-ledger.ts";
+import { changesText, listChanges } from "../../src/cli/files/changes.ts";
+import { FileHistoryBackend } from "../../src/runtime/file-history.ts";
 import { readFileTool } from "../../src/tools/read-file.ts";
 import { shellTool } from "../../src/tools/shell.ts";
 import { writeFileTool } from "../../src/tools/write-file.ts";
@@ -42,6 +44,14 @@ describe("shell commands' effects", () => {
     expect(removed!.after).toBeNull();
     // The agent's state (the fence's state root, under the workspace here) is not scanned.
     expect(entries.some((e) => e.path.startsWith(".agent"))).toBe(false);
+    // As agent changes --diff shows them: the unknown content said so, not read.
+    const listing = await listChanges(ledger.backend, new FileHistoryBackend(join(context.stateRoot, "session")), { diff: true });
+    expect(listing.diffs).toEqual([
+      "@@ -1,0 +1,1 @@\n+made",
+      "@@ -1,1 +1,1 @@\n-x = 1\n+x = 2",
+      "(the content before this shell command is not known: no agent had read it as it was)",
+    ]);
+    expect(changesText(listing, "s1")).toContain("removed (content not known)");
   });
 
   test("a teammate's write over a file another agent's command changed is refused naming that command", async () => {

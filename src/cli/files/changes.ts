@@ -77,11 +77,13 @@ function turnLabel(entry: NumberedEntry, turns: Map<string, Checkpoint>): string
 
 function what(entry: NumberedEntry): string {
   if (entry.before === null) return `created (${entry.after?.size ?? 0} B)`;
+  if (entry.before.known === false) return entry.after === null ? "removed (content not known)" : `? -> ${entry.after.size} B`;
   if (entry.after === null) return `removed (was ${entry.before.size} B)`;
   return `${entry.before.size} B -> ${entry.after.size} B`;
 }
 
 async function diffOf(files: FileJournalBackend, entry: NumberedEntry): Promise<string> {
+  if (entry.before?.known === false) return "(the content before this shell command is not known: no agent had read it as it was)";
   const before = entry.before ? await files.blob(entry.before.hash) : Buffer.alloc(0);
   const after = entry.after ? await files.blob(entry.after.hash) : Buffer.alloc(0);
   if (!before || !after) return "(content over files.journalMaxBytes: not kept, no diff)";
