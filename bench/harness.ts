@@ -8,7 +8,9 @@
  * final answer. Its floor is a bare loop in the same process doing what the
  * step cannot avoid: the same HTTP requests (the very bodies the agent sent,
  * streamed answers read to the end), the same file reads and one fsynced
- * history append of the same records per step. Both are timed alternately in
+ * history append of the same records per step (stricter than the runtime can
+ * be: it fsyncs the model's call before running the tool, then the result —
+ * two a step, see docs/performance.md). Both are timed alternately in
  * this one run (the machine is shared; each sees the load of its moment), and
  * the ratio is taken from the fastest round of each:
  *
