@@ -56,6 +56,20 @@ describe("start-up of the commands scripts call most", () => {
   });
 });
 
+describe("help", () => {
+  // Help is read from the commands' argument definitions; the runtime behind
+  // `run`, `drain` and `worker` (hundreds of modules, zod among them) is loaded
+  // only when the command runs.
+  test("run, drain and worker --help load no runtime and no zod", () => {
+    for (const command of ["run", "drain", "worker"]) {
+      const { stdout, modules } = loadedBy([command, "--help"], tempDir("agent-startup-"));
+      expect(stdout).toContain(`agent ${command}`);
+      expect(modules.filter((path) => path.includes("/src/runtime/") || path.includes("/src/app/"))).toEqual([]);
+      expect(zodModules(modules)).toEqual([]);
+    }
+  });
+});
+
 describe("agent run's path to its first model request", () => {
   /** The modules an `agent run` answered by `script` loaded, from the sources. */
   async function loadedByRun(script: ScriptedReply[]): Promise<string[]> {

@@ -1,0 +1,52 @@
+import type { CommandContext } from "citty";
+import { UsageError } from "../../core/errors.ts";
+import { uuidV7Source } from "../../core/ids.ts";
+import type { runArgs } from "../run.ts";
+import { runHeadless } from "./headless.ts";
+import { processStdin, readPrompt } from "./prompt.ts";
+import { configuredContentCap } from "../session-mailbox.ts";
+import { headlessSetup } from "./runtime-args.ts";
+import { userMessages } from "./stream-input.ts";
+import { leftForDrain } from "./team-outcome.ts";
+import { type UserTurnsDone, runUserTurns } from "./user-turns.ts";
+import { askTrustOnTerminal } from "../trust-question.ts";
+
+// What `agent run` does, loaded only when it runs: `agent run --help` reads the
+// command's arguments (src/cli/run.ts) without loading the runtime behind them.
+
+/** Runs the user turn(s) of `agent run` and the team's event turns after them. */
+export async function runAction({ args, rawArgs }: CommandContext<typeof runArgs>): Promise<void> {
+  await askTrustOnTerminal(args);
+  const setup = headlessSetup(args, rawArgs);
+  // citty reads any `--no-X` as `X: false` and leaves "no-wait" unset.
+  const wait = !(args["no-wait"] === true || (args as { wait?: boolean }).wait === false);
+  const streamed = setup.inputFormat === "stream-json";
+  if (streamed && (args._[0] !== undefined || args.prompt !== undefined)) {
+    throw new UsageError("--input-format stream-json reads the prompts from stdin; give no PROMPT or --prompt");
+  }
+  // Read before the lock is taken: a slow pipe must not hold the state dir.
+  // Streamed messages arrive while the session runs, one turn each.
+  const prompt = streamed ? undefined : await readPrompt({ positional: args._[0], flag: args.prompt }, processStdin(() => configuredContentCap(args.workspace)));
+  const prompts = prompt !== undefined ? once(prompt) : userMessages(Bun.stdin.stream());
+  const idempotencyKey = uuidV7Source.next();
+  await runHeadless<UserTurnsDone>(setup, {
+    idempotencyKey,
+    body: (lead, stop, turnEnded, session) =>
+      runUserTurns(lead, prompts, {
+        firstKey: idempotencyKey,
+        wait,
+        signal: stop.signal,
+        onAccepted: (accepted) => session.accepted(accepted),
+        ...(setup.answerSchema ? { schema: setup.answerSchema } : {}),
+        ...(streamed ? { turnEnded } : {}),
+      }),
+    note(done, _outcome, info) {
+      const left = wait ? undefined : leftForDrain(done.teammates, done.waitingForLead, info.sessionId);
+      return left === undefined ? undefined : `not waiting for the team (--no-wait): ${left}`;
+    },
+  });
+}
+
+async function* once(prompt: string): AsyncGenerator<string> {
+  yield prompt;
+}
