@@ -16,7 +16,11 @@ export class AnswerStream {
   #lastReply = "";
   #midLine = false;
 
-  constructor(private readonly write: (text: string) => void) {}
+  constructor(
+    private readonly write: (text: string) => void,
+    /** Called when a reply ends (after its last newline): a renderer draws what it held (markdown.ts). */
+    private readonly end?: () => void,
+  ) {}
 
   /** Takes every event; acts on the Lead's. */
   observe(event: RunEvent): void {
@@ -31,10 +35,12 @@ export class AnswerStream {
         this.#lastReply = this.#current;
         this.#current = "";
         this.#endLine();
+        this.end?.();
         return;
       case "model_retry":
         this.#current = "";
         this.#endLine();
+        this.end?.();
         return;
       case "tool_call":
         this.#lastReply = "";

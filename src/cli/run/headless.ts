@@ -6,6 +6,7 @@ import { VERSION } from "../version.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
 import type { RunInfo } from "./result-json.ts";
 import { terminalColumns } from "../terminal/columns.ts";
+import { terminalHyperlinks } from "../terminal/hyperlinks.ts";
 import { RunOutput, stderrCanAnimate } from "./run-output.ts";
 import { RunFailedError } from "./run-failed.ts";
 import type { HeadlessSetup } from "./runtime-args.ts";
@@ -54,7 +55,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     version: VERSION,
     streamAnswer: process.stdout.isTTY === true,
     ...(process.stdout.isTTY === true && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb"
-      ? { markdown: { columns: () => terminalColumns(process.stdout) } }
+      ? { markdown: { columns: () => terminalColumns(process.stdout), hyperlinks: terminalHyperlinks(process.env) } }
       : {}),
     ...(process.stderr.isTTY === true && process.env.TERM !== "dumb"
       ? { teamView: { columns: () => terminalColumns(process.stderr), colour: (process.env.NO_COLOR ?? "") === "" } }

@@ -1,7 +1,7 @@
 import type { RunEvent } from "../../runtime/run-types.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { TeamActivity, teamViewLines } from "../terminal/activity.ts";
-import { MarkdownStream, renderMarkdown } from "../terminal/markdown.ts";
+import { type MarkdownOptions, MarkdownStream, renderMarkdown } from "../terminal/markdown.ts";
 import { StatusBlock } from "../terminal/status-block.ts";
 import { AnswerStream } from "./answer-stream.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
@@ -28,7 +28,7 @@ export interface RunOutputOptions {
   /** stderr is a terminal: a live team view below the log instead of the spinner (src/cli/terminal/). */
   teamView?: { columns: () => number; colour: boolean };
   /** stdout is a terminal with colour: the answer's markdown rendered (src/cli/terminal/markdown.ts). */
-  markdown?: { columns: () => number };
+  markdown?: MarkdownOptions;
 }
 
 /**
@@ -62,8 +62,9 @@ export class RunOutput {
     this.#stdout = new OrderedWriter(options.stdout);
     const toStdout = (text: string) => this.#stdout.write(text);
     const markdown = options.markdown && options.format === "text" ? options.markdown : undefined;
-    this.#render = markdown ? renderMarkdown : (text: string) => text;
-    this.#answer = streamAnswer ? new AnswerStream(markdown ? new MarkdownStream(toStdout, markdown.columns).push : toStdout) : undefined;
+    this.#render = markdown ? (text: string) => renderMarkdown(text, markdown) : (text: string) => text;
+    const rendered = markdown ? new MarkdownStream(toStdout, markdown) : undefined;
+    this.#answer = streamAnswer ? new AnswerStream(rendered?.push ?? toStdout, rendered?.end) : undefined;
     // While the answer streams, stdout and stderr share the terminal: progress
     // joins stdout's queue, so a line never lands inside an answer and a
     // spinner's erase never wipes a piece of one.

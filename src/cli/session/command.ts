@@ -17,6 +17,7 @@ import { VERSION } from "../version.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { TeamActivity } from "../terminal/activity.ts";
 import { terminalColumns } from "../terminal/columns.ts";
+import { terminalHyperlinks } from "../terminal/hyperlinks.ts";
 import { MarkdownStream, renderMarkdown } from "../terminal/markdown.ts";
 import { LeadSession } from "./lead-session.ts";
 import { completeLine, runSlashCommand } from "./slash-commands.ts";
@@ -71,7 +72,9 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   const stdoutTty = io.stdout as { isTTY?: boolean; columns?: number };
   // Markdown rendered only for a terminal with colour (NO_COLOR, TERM=dumb and pipes get the text as written).
   const markdown = io.terminal && stdoutTty.isTTY === true && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb";
-  const answer = io.terminal ? new AnswerStream(markdown ? new MarkdownStream(toStdout, () => terminalColumns(stdoutTty)).push : toStdout) : undefined;
+  const layout = { columns: () => terminalColumns(stdoutTty), hyperlinks: terminalHyperlinks(process.env) };
+  const rendered = markdown ? new MarkdownStream(toStdout, layout) : undefined;
+  const answer = io.terminal ? new AnswerStream(rendered?.push ?? toStdout, rendered?.end) : undefined;
   let session: LeadSession | undefined;
   const observe = (event: RunEvent) => {
     if (answer && session?.inUserTurn) answer.observe(event);
@@ -100,7 +103,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
         session = new LeadSession({
           lead,
           input,
-          answer: (text) => io.stdout.write(markdown ? renderMarkdown(text) : text),
+          answer: (text) => io.stdout.write(markdown ? renderMarkdown(text, layout) : text),
           note: err,
           ids: uuidV7Source,
           streamed: (result) => answer?.coversResult(result) ?? false,
