@@ -13,7 +13,12 @@ export interface AgentActivity {
   since: number;
   /** Model tokens used (input + output) in this process, when the events carry them. */
   tokens: number;
+  /** Files its write_file/edit_file calls changed in its current (or last) turn. */
+  files?: string[];
 }
+
+/** The tools whose successful call changed the file named by their `path`. */
+const FILE_TOOLS = new Set(["write_file", "edit_file"]);
 
 const LEAD = "lead";
 
@@ -24,6 +29,8 @@ const LEAD = "lead";
  */
 export class TeamActivity {
   readonly #agents = new Map<string, AgentActivity>();
+  /** The path of each file tool call in flight, by call id. */
+  readonly #paths = new Map<string, string>();
   /** Messages sent to the Lead that no event turn has taken yet. */
   #waiting = 0;
   #changed: () => void = () => {};
@@ -69,18 +76,27 @@ export class TeamActivity {
     switch (event.type) {
       case "user":
       case "event":
-        if (name === LEAD) this.#set(LEAD, { state: "working", doing: "thinking" });
+        if (name === LEAD) this.#set(LEAD, { state: "working", doing: "thinking", files: [] });
         if (event.type === "event" && name === LEAD) this.#waiting = Math.max(0, this.#waiting - 1);
         break;
       case "model_request":
         this.#set(name, { doing: "thinking", ...(name === LEAD ? { state: "working" } : {}) });
         break;
       case "tool_call":
+        if (FILE_TOOLS.has(event.name)) {
+          const path = pathOf(event.arguments);
+          if (path !== undefined) this.#paths.set(event.id, path);
+        }
         this.#set(name, { doing: event.name, ...(name === LEAD ? { state: "working" } : {}) });
         break;
-      case "tool_result":
-        this.#set(name, { doing: "thinking" });
+      case "tool_result": {
+        const path = this.#paths.get(event.id);
+        this.#paths.delete(event.id);
+        const files = this.#agents.get(name)?.files ?? [];
+        const changed = path !== undefined && !event.isError && !files.includes(path) ? { files: [...files, path] } : {};
+        this.#set(name, { doing: "thinking", ...changed });
         break;
+      }
       case "assistant":
         // The Lead's reply without tool calls ends its turn.
         if (name === LEAD && event.agent === LEAD) this.#set(LEAD, { state: "idle", doing: undefined });
@@ -104,7 +120,9 @@ export class TeamActivity {
       return;
     } else {
       const working = event.state === "running";
-      this.#set(event.name, { role: event.role, state: event.state, doing: working ? "thinking" : undefined });
+      // A teammate's new turn starts its list of changed files afresh.
+      const starts = working && this.#agents.get(event.name)?.state !== "running";
+      this.#set(event.name, { role: event.role, state: event.state, doing: working ? "thinking" : undefined, ...(starts ? { files: [] } : {}) });
     }
     this.#changed();
   };
@@ -119,6 +137,21 @@ export class TeamActivity {
     const current = this.#agents.get(name);
     if (current) current.tokens += tokens;
   }
+}
+
+function pathOf(json: string): string | undefined {
+  try {
+    const path = (JSON.parse(json) as { path?: unknown }).path;
+    return typeof path === "string" ? path : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `changed a.ts, b.ts +2`: the files an agent's turn changed, the first three named. */
+function filesNote(files: readonly string[]): string {
+  const shown = files.slice(0, 3).join(", ");
+  return `changed ${shown}${files.length > 3 ? ` +${files.length - 3}` : ""}`;
 }
 
 /** `4s`, `2m05s`, `1h02m`: elapsed time for a status line. */
@@ -137,13 +170,14 @@ export function tokenCount(tokens: number): string {
   return `${Math.round(tokens / 1000)}k`;
 }
 
-/** One agent's line: `alice (writer)  working  write_file  12s  1.2k tokens`. */
+/** One agent's line: `alice (writer)  working  write_file  12s  1.2k tokens  changed a.ts`. */
 export function activityLine(agent: AgentActivity, now: number): string {
   const who = agent.role ? `${agent.name} (${agent.role})` : agent.name;
   const parts = [who, agent.state];
   if (agent.doing) parts.push(agent.doing);
   parts.push(elapsed(now - agent.since));
   if (agent.tokens > 0) parts.push(`${tokenCount(agent.tokens)} tokens`);
+  if (agent.files && agent.files.length > 0) parts.push(filesNote(agent.files));
   return parts.join("  ");
 }
 
