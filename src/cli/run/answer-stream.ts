@@ -53,9 +53,9 @@ export class AnswerStream {
     return this.#midLine;
   }
 
-  /** Whether the Lead is about to print: a piece of its answer. */
+  /** Whether the Lead is about to print: a piece of its answer, or the end of a reply (a renderer may draw what it held). */
   static prints(event: RunEvent): boolean {
-    return event.type === "assistant_delta" && event.agent === LEAD;
+    return (event.type === "assistant_delta" || event.type === "assistant") && event.agent === LEAD;
   }
 
   /** True when `result` is what was streamed last, so printing it again would repeat it. */

@@ -106,7 +106,7 @@ export class RunOutput {
     this.#answer?.observe(event);
     this.#activity.observe(event);
     this.#progress.observe(event);
-    if (!prints) this.#block?.refresh();
+    if (event.type !== "assistant_delta") this.#block?.refresh();
     if (event.type === "assistant_delta" && !this.#o.includePartialMessages) return;
     // Token counts per answer are for the terminal's team view; the result line has the totals.
     if (event.type === "usage") return;

@@ -1,13 +1,14 @@
 import { expect, test } from "bun:test";
 import { OrderedWriter } from "../../../src/cli/run/ordered-writer.ts";
-import { RunOutput } from "../../../src/cli/run/run-output.ts";
+import { RunOutput, type RunOutputOptions } from "../../../src/cli/run/run-output.ts";
 import type { TeamOutcome } from "../../../src/cli/run/team-outcome.ts";
 import type { RunEvent } from "../../../src/runtime/run-types.ts";
+import { finalScreen } from "../../support/screen.ts";
 
 // Text mode on a terminal: what stdout and stderr, sharing one screen, show in
 // order while the Lead's answer streams in.
 
-function terminal(animate = false) {
+function terminal(animate = false, layout: Pick<RunOutputOptions, "markdown" | "teamView"> = {}) {
   const screen: string[] = [];
   const stderr = new OrderedWriter(async (text) => {
     await Bun.sleep(1); // a slower stream than stdout: order must not depend on speed
@@ -23,6 +24,7 @@ function terminal(animate = false) {
     animate,
     version: "test",
     streamAnswer: true,
+    ...layout,
   });
   return { screen, output };
 }
@@ -82,4 +84,16 @@ test("a teammate's model request while the Lead's reply is half printed starts n
   output.observe({ type: "assistant", agent: "lead", text: "Half a line, then the rest." });
   await output.finish(outcome("Half a line, then the rest."), info);
   expect(screen).toEqual(["out:Half a line", "out:, then the rest.", "out:\n"]);
+});
+
+test("a markdown table held to the end of the reply is drawn with the team's status block off the screen, the block after it", async () => {
+  const { screen, output } = terminal(false, { markdown: { columns: () => 60 }, teamView: { columns: () => 60, colour: false } });
+  output.observe(delta("| a | b |\n|---|---|\n| 1 | 2 |\n"));
+  // The block comes back while the table is held (the reply's text ended its line).
+  output.observeTeam({ type: "teammate", name: "alice", role: "writer", state: "running" });
+  output.observe({ type: "assistant", agent: "lead", text: "| a | b |\n|---|---|\n| 1 | 2 |" });
+  await output.finish(outcome("| a | b |\n|---|---|\n| 1 | 2 |"), info);
+  const shown = finalScreen(screen.map((text) => text.slice(4)).join(""));
+  // The log line came while the table was held: it is above it.
+  expect(shown).toEqual(["[alice] running (writer)", "a │ b", "──┼──", "1 │ 2", ""]);
 });
