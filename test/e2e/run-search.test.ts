@@ -24,7 +24,7 @@ describe("agent run: grep and glob on real trees", () => {
         expect(paths).toContain("test/e2e/run-search.test.ts");
         expect(paths.filter((path) => path.includes("node_modules"))).toEqual([]);
         // The listing is capped: past the cap its last line says how many more there are.
-        expect(paths.filter((path) => !/^(src|test|bench)\/|^[^/]+\.ts$|^\[… \d+ more files not shown/.test(path))).toEqual([]);
+        expect(paths.filter((path) => !/^(src|test|bench|examples|scripts)\/|^[^/]+\.ts$|^\[… \d+ more files not shown/.test(path))).toEqual([]);
       }),
       {
         text: "found",
