@@ -28,6 +28,16 @@ export class UsageError extends AgentError {
   readonly category = "usage" as const;
 }
 
+/** Ctrl-C a second time while the first was cancelling a turn of the interactive session: it ends, exit 130. */
+export class SessionInterruptedError extends AgentError {
+  readonly code = "SESSION_INTERRUPTED";
+  readonly category = "interrupted" as const;
+
+  constructor() {
+    super("the session was interrupted (Ctrl-C twice); its history is kept: `agent --continue` goes on with it");
+  }
+}
+
 export class InvalidAgentNameError extends AgentError {
   readonly code = "INVALID_AGENT_NAME";
   readonly category = "usage" as const;

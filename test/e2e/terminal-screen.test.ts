@@ -97,3 +97,128 @@ describe("agent run on a terminal, as the screen shows it", () => {
     server.assertDone();
   }, 30_000);
 });
+
+describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
+  const size = { cols: 80, rows: 24 };
+  const session = (setup: ReturnType<typeof teamSetup>, url: string, mode = "acceptEdits") =>
+    onXterm(
+      terminals,
+      [AGENT_BINARY, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", url, "--permission-mode", mode],
+      { OPENAI_API_KEY: "test-key" },
+      size,
+    );
+
+  test("at the prompt: the first Ctrl-C clears the half-typed line and the session goes on; a second within 2 s leaves with 0", async () => {
+    const server = startServer([{ identity: "lead", text: "hello back.", check: (r) => expect(JSON.stringify(r.body.messages.at(-1))).toContain("hello") }]);
+    const t = session(teamSetup(), server.url);
+    await t.waitFor("> ");
+    t.type("half typed");
+    await t.waitFor("> half typed");
+    t.type("\x03");
+    await t.waitFor("Ctrl-C again within 2 s to leave");
+    await t.settled();
+    expect(t.rows().join("\n")).not.toContain("half typed");
+    // Past the 2 s, a Ctrl-C is a first one again.
+    await Bun.sleep(2100);
+    t.type("hello\r");
+    await t.waitFor("hello back.");
+    t.type("\x03");
+    await t.waitFor(/Ctrl-C again within 2 s to leave[^]*Ctrl-C again within 2 s to leave/);
+    t.type("\x03");
+    expect(await t.child.exited).toBe(0);
+    server.assertDone();
+  }, 30_000);
+
+  test("mid-turn: Ctrl-C cancels the turn, its note starts a line of its own, the history stays valid and the next request works", async () => {
+    const held = Promise.withResolvers<void>();
+    const server = startServer([
+      { identity: "lead", text: "Streaming into the session now.", hold: { afterChunks: 3, until: held.promise } },
+      {
+        identity: "lead",
+        text: "second answer.",
+        check: (r) => {
+          const last = r.body.messages.at(-1)!;
+          expect(last.role).toBe("user");
+          expect(JSON.stringify(last.content)).toContain("go on");
+        },
+      },
+    ]);
+    const t = session(teamSetup(), server.url);
+    await t.waitFor("> ");
+    t.type("first\r");
+    await t.waitFor("Stream");
+    t.type("\x03");
+    await t.waitFor(/^agent: the turn ended with error_interrupted/m);
+    held.resolve();
+    await t.waitFor(/^> $/m);
+    t.type("go on\r");
+    await t.waitFor("second answer.");
+    t.type("exit\r");
+    expect(await t.child.exited).toBe(0);
+    server.assertDone();
+  }, 30_000);
+
+  test("mid-turn: a second Ctrl-C within 2 s ends the session with 130", async () => {
+    const held = Promise.withResolvers<void>();
+    const server = startServer([{ identity: "lead", text: "Streaming into the session now.", hold: { afterChunks: 3, until: held.promise } }]);
+    const t = session(teamSetup(), server.url);
+    await t.waitFor("> ");
+    t.type("first\r");
+    await t.waitFor("Stream");
+    t.type("\x03");
+    await Bun.sleep(200);
+    t.type("\x03");
+    expect(await t.child.exited).toBe(130);
+    held.resolve();
+    expect(t.all().join("\n")).toContain("the session was interrupted (Ctrl-C twice)");
+  }, 30_000);
+
+  test("typing /team while alice's question arrives: the command runs, then the question is asked and answered on its own", async () => {
+    const gate = Promise.withResolvers<void>();
+    const server = startServer([
+      { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "write notes.txt" } }] },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "notes\n" } }], gate: gate.promise },
+      { identity: "alice", text: "notes.txt written" },
+      { identity: "lead", text: "alice wrote notes.txt." },
+    ]);
+    const setup = teamSetup();
+    const t = session(setup, server.url, "default");
+    await t.waitFor("> ");
+    t.type("have alice write notes.txt\r");
+    await t.waitFor("alice is on it.");
+    await t.waitFor(/^> $/m);
+    t.type("/te");
+    gate.resolve();
+    await t.waitFor(/wants to run write_file|a permission question is waiting/);
+    t.type("am\r");
+    await t.waitFor(/alice \(writer\)\s+running/, t.all);
+    await t.waitFor("teammate alice wants to run write_file (edit):", t.all);
+    await t.waitFor("[N]ever this session");
+    t.type("y\r");
+    await t.waitFor("alice wrote notes.txt.", t.all);
+    t.type("exit\r");
+    expect(await t.child.exited).toBe(0);
+    server.assertDone();
+    expect(await Bun.file(join(setup.workspace, "notes.txt")).text()).toBe("notes\n");
+  }, 40_000);
+
+  test("agent run stopped by Ctrl-C during the Lead's own turn while alice works: the agent drain hint, exit 130", async () => {
+    const held = Promise.withResolvers<void>();
+    const alice = Promise.withResolvers<void>();
+    const server = startServer([
+      { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "write a.txt" } }] },
+      { identity: "lead", text: "Waiting on alice while I think.", hold: { afterChunks: 3, until: held.promise } },
+      { identity: "alice", text: "alice done", gate: alice.promise },
+    ]);
+    const setup = teamSetup();
+    const t = agentRun(setup, server.url, size, "acceptEdits");
+    await t.waitFor("[alice] running (writer)", t.all);
+    await t.waitFor("Waiting on");
+    t.type("\x03");
+    expect(await t.child.exited).toBe(130);
+    held.resolve();
+    alice.resolve();
+    expect(t.all().join("")).toMatch(/agent: interrupted: alice still working .*agent drain --session [0-9a-f-]{36}/);
+  }, 30_000);
+});

@@ -34,12 +34,12 @@ export class AnswerStream {
       case "assistant":
         this.#lastReply = this.#current;
         this.#current = "";
-        this.#endLine();
+        this.endLine();
         this.end?.();
         return;
       case "model_retry":
         this.#current = "";
-        this.#endLine();
+        this.endLine();
         this.end?.();
         return;
       case "tool_call":
@@ -60,14 +60,15 @@ export class AnswerStream {
 
   /** True when `result` is what was streamed last, so printing it again would repeat it. */
   coversResult(result: string): boolean {
-    this.#endLine();
+    this.endLine();
     const covered = result.length > 0 && this.#lastReply.trimEnd() === result.trimEnd();
     // Asked once per turn: the next turn's answer is judged on its own replies.
     this.#lastReply = "";
     return covered;
   }
 
-  #endLine(): void {
+  /** Ends a half-printed reply's line (a note is about to be printed: a cut answer, a Ctrl-C). */
+  endLine(): void {
     if (!this.#midLine) return;
     this.write("\n");
     this.#midLine = false;

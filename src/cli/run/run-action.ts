@@ -40,9 +40,12 @@ export async function runAction({ args, rawArgs }: CommandContext<typeof runArgs
         ...(setup.answerSchema ? { schema: setup.answerSchema } : {}),
         ...(streamed ? { turnEnded } : {}),
       }),
-    note(done, _outcome, info) {
-      const left = wait ? undefined : leftForDrain(done.teammates, done.waitingForLead, info.sessionId);
-      return left === undefined ? undefined : `not waiting for the team (--no-wait): ${left}`;
+    note(done, outcome, info) {
+      // Stopped by Ctrl-C, SIGTERM or --timeout, what is left is said as for --no-wait: drain finishes it.
+      const interrupted = outcome.result.subtype === "error_interrupted";
+      const left = wait && !interrupted ? undefined : leftForDrain(done.teammates, done.waitingForLead, info.sessionId);
+      if (left === undefined) return undefined;
+      return interrupted ? `interrupted: ${left}` : `not waiting for the team (--no-wait): ${left}`;
     },
   });
 }

@@ -1,5 +1,6 @@
 import type { Readable, Writable } from "node:stream";
 import { defineCommand } from "citty";
+import { SessionInterruptedError } from "../../core/errors.ts";
 import { uuidV7Source } from "../../core/ids.ts";
 import type { PermissionAsker } from "../../permissions/policy.ts";
 import { type Palette, paletteFor } from "../../permissions/preview.ts";
@@ -64,8 +65,6 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
     terminal: io.terminal,
     completer: (line) => completeLine(line, () => teammates()),
   });
-  const err = (text: string) => input.interject(() => io.stderr.write(text));
-  const progress = new ProgressPrinter(err, io.verbose ? "verbose" : "normal");
   // The answer to what the user typed streams in as the model writes it (no
   // prompt is waiting then); event turns print theirs whole, above the prompt.
   const toStdout = (text: string) => io.stdout.write(text);
@@ -75,6 +74,13 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   const layout = { columns: () => terminalColumns(stdoutTty), hyperlinks: terminalHyperlinks(process.env) };
   const rendered = markdown ? new MarkdownStream(toStdout, layout) : undefined;
   const answer = io.terminal ? new AnswerStream(rendered?.push ?? toStdout, rendered?.end) : undefined;
+  // Every note starts on a line of its own: an answer cut by Ctrl-C or a broken stream is ended first.
+  const err = (text: string) =>
+    input.interject(() => {
+      answer?.endLine();
+      io.stderr.write(text);
+    });
+  const progress = new ProgressPrinter(err, io.verbose ? "verbose" : "normal");
   let session: LeadSession | undefined;
   const observe = (event: RunEvent) => {
     if (answer && session?.inUserTurn) answer.observe(event);
@@ -91,6 +97,8 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   stop.signal.addEventListener("abort", () => input.close(), { once: true });
   // `/new` ends the session's runtime and opens a new session on the same input.
   let plan: RuntimeSetup["session"] | undefined = setup.session;
+  /** Ctrl-C twice during a turn: the session ends as an interrupted run (exit 130), after closing cleanly. */
+  let interrupted = false;
   try {
     while (plan !== undefined) {
       const current: RuntimeSetup = { ...setup, session: plan };
@@ -123,10 +131,11 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
           onAccepted: (request) => opened.accepted(request),
         });
         await session.run();
+        if (session.forcedExit) interrupted = true;
         const left = leftForDrain(lead.team.list(), lead.inbox.size, opened.meta.id);
         if (left !== undefined) err(`agent: session ended: ${left}\n`);
       });
-      if (ending.then === "new" && !stop.signal.aborted) {
+      if (ending.then === "new" && !stop.signal.aborted && !interrupted) {
         plan = { kind: "new" };
         activity.reset();
       }
@@ -134,6 +143,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   } finally {
     input.close();
   }
+  if (interrupted) throw new SessionInterruptedError();
 }
 
 function sessionAsker(input: SessionInput, note: (text: string) => void, palette: Palette): PermissionAsker {

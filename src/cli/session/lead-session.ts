@@ -19,7 +19,12 @@ export interface LeadSessionOptions {
   streamed?: (result: string) => boolean;
   /** Called with each request once its turn is in the history (the session records its first prompt). */
   onAccepted?: (request: string) => void;
+  /** Milliseconds now (Ctrl-C twice within AGAIN_MS); Date.now by default. */
+  clock?: () => number;
 }
+
+/** A second Ctrl-C within this long of the first is the "I mean it" press. */
+const AGAIN_MS = 2000;
 
 const EXIT_WORDS = new Set(["exit", "quit"]);
 /** How long to give the mailbox before retrying an event whose acknowledgement failed. */
@@ -30,8 +35,11 @@ const ACK_RETRY_MS = 50;
  * turn; between them, what teammates send arrives as event turns, run in the
  * background and printed as they happen. The runner's turn lock keeps the two
  * apart: an event never enters a user turn, and events that arrive during one
- * wait for it to end. Ctrl-C interrupts the turn in progress; at the prompt it
- * ends the session, like Ctrl-D or `exit`.
+ * wait for it to end. Ctrl-C as in the tools people know: during a turn the
+ * first cancels it (the runner stops the request and tools, the history stays
+ * whole) and a second within 2 s ends the session as interrupted (exit 130);
+ * at the prompt the first clears the line and says how to leave, a second
+ * within 2 s ends the session like Ctrl-D or `exit`.
  */
 export class LeadSession {
   readonly #o: LeadSessionOptions;
@@ -40,13 +48,45 @@ export class LeadSession {
   #userTurn: Promise<unknown> | undefined;
   /** Aborts the turn in progress, user or event. */
   #turnAbort: AbortController | undefined;
+  /** When the last Ctrl-C came, and whether it cancelled a turn. */
+  #interrupt = { at: Number.NEGATIVE_INFINITY, cancelled: false };
+  #forcedExit = false;
 
   constructor(options: LeadSessionOptions) {
     this.#o = options;
-    options.input.onInterrupt = () => {
-      if (this.#turnAbort) this.#turnAbort.abort();
-      else options.input.close();
-    };
+    options.input.onInterrupt = () => this.#interrupted();
+  }
+
+  /** True when the user left with a second Ctrl-C during a turn: the command exits 130. */
+  get forcedExit(): boolean {
+    return this.#forcedExit;
+  }
+
+  #interrupted(): void {
+    const now = (this.#o.clock ?? Date.now)();
+    const again = now - this.#interrupt.at <= AGAIN_MS;
+    const { cancelled } = this.#interrupt;
+    this.#interrupt = { at: now, cancelled: false };
+    const input = this.#o.input;
+    if (again && cancelled) {
+      this.#forcedExit = true;
+      this.#turnAbort?.abort();
+      input.close();
+      return;
+    }
+    const turn = this.#turnAbort;
+    if (turn && !turn.signal.aborted) {
+      this.#interrupt.cancelled = true;
+      turn.abort();
+      return;
+    }
+    if (again) {
+      input.close();
+      return;
+    }
+    input.clearLine();
+    // note prints above the prompt (the session's notes go through SessionInput.interject).
+    this.#o.note("agent: Ctrl-C again within 2 s to leave (or type exit)\n");
   }
 
   /** Runs until the input ends or the user leaves; event turns in progress are interrupted then. */

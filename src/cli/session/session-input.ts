@@ -32,6 +32,8 @@ export class SessionInput {
   #questions: Promise<unknown> = Promise.resolve();
   #dialogs: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** Questions waiting for the line being typed to be entered. */
+  readonly #afterLine: (() => void)[] = [];
   /** Ctrl-C on a terminal (readline turns it into an event instead of a signal). */
   onInterrupt: () => void = () => this.close();
 
@@ -50,11 +52,13 @@ export class SessionInput {
       this.#waiting = undefined;
       if (waiting) waiting(line);
       else this.#queued.push(line); // typed ahead, during a turn
+      for (const ask of this.#afterLine.splice(0)) ask();
     });
     this.#rl.on("close", () => {
       this.#closed = true;
       for (const resolve of [this.#waiting, this.#answering]) resolve?.(null);
       this.#waiting = this.#answering = undefined;
+      for (const ask of this.#afterLine.splice(0)) ask();
     });
     this.#rl.on("SIGINT", () => this.onInterrupt());
   }
@@ -97,8 +101,21 @@ export class SessionInput {
     this.#rl.close();
   }
 
-  #askOnce(question: string, signal: AbortSignal): Promise<string | null> {
-    if (this.#closed || signal.aborted) return Promise.resolve(null);
+  /** Drops what was typed at the prompt (Ctrl-C's first press): to its end, then everything before the cursor. */
+  clearLine(): void {
+    if (!this.#terminal || this.#rl.line.length === 0) return;
+    this.#rl.write(null, { ctrl: true, name: "e" });
+    this.#rl.write(null, { ctrl: true, name: "u" });
+  }
+
+  async #askOnce(question: string, signal: AbortSignal): Promise<string | null> {
+    if (this.#closed || signal.aborted) return null;
+    // Text typed at the prompt is that prompt's: the question waits until the line is entered.
+    if (this.#terminal && this.#waiting !== undefined && this.#rl.line.length > 0) {
+      this.interject(() => this.#output.write("agent: a permission question is waiting; it is asked once you enter this line\n"));
+      await new Promise<void>((resolve) => this.#afterLine.push(resolve));
+      if (this.#closed || signal.aborted) return null;
+    }
     return new Promise((resolve) => {
       const prompting = this.#terminal && this.#waiting !== undefined;
       const done = (line: string | null) => {
