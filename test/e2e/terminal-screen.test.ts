@@ -170,7 +170,7 @@ describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
     t.type("\x03");
     expect(await t.child.exited).toBe(130);
     held.resolve();
-    expect(t.all().join("\n")).toContain("the session was interrupted (Ctrl-C twice)");
+    await t.waitFor("the session was interrupted (Ctrl-C twice)", t.all);
   }, 30_000);
 
   test("typing /team while alice's question arrives: the command runs, then the question is asked and answered on its own", async () => {
@@ -219,6 +219,6 @@ describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
     expect(await t.child.exited).toBe(130);
     held.resolve();
     alice.resolve();
-    expect(t.all().join("")).toMatch(/agent: interrupted: alice still working .*agent drain --session [0-9a-f-]{36}/);
+    await t.waitFor(/agent: interrupted: alice still working .*agent drain --session [0-9a-f-]{36}/, () => [t.all().join("")]);
   }, 30_000);
 });
