@@ -93,3 +93,28 @@ for (const size of [
     server.assertDone();
   }, 30_000);
 }
+
+test("in the interactive session on a 40-column terminal: the streamed answer laid out, its quote behind a bar, not a prompt", async () => {
+  const server = startServer([{ text: LONG }]);
+  const { workspace, stateDir } = runSetup();
+  const term = onXterm(
+    terminals,
+    [AGENT_BINARY, "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url],
+    { OPENAI_API_KEY: "test-key", TERM: "xterm", NO_COLOR: "" },
+    { cols: 40, rows: 60 },
+  );
+  await term.waitFor("> ");
+  term.type("plan\r");
+  await term.waitFor("Done.", term.all);
+  term.type("exit\r");
+  expect(await term.child.exited).toBe(0);
+  await term.settled();
+  const rows = term.all();
+  const answer = rows.slice(rows.findIndex((row) => row.includes("The migration"))).join("\n");
+  const screen = answer.slice(0, answer.indexOf("Done."));
+  for (const marker of ["**", "```", "| ", "> "]) expect(screen).not.toContain(marker);
+  expect(screen).toContain("│ Careful: back up first.");
+  expect(screen).toContain("• first step\n  ◦ nested detail");
+  for (const row of rows) expect(Bun.stringWidth(row)).toBeLessThanOrEqual(40);
+  server.assertDone();
+}, 30_000);
