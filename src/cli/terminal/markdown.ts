@@ -38,7 +38,9 @@ export class MarkdownBlocks {
   constructor(private readonly options: MarkdownOptions) {}
 
   /** The rows one more complete line (without its newline) draws: none while a table is held. */
-  line(line: string): string[] {
+  line(whole: string): string[] {
+    // A model writing \r\n: the \r would send the cursor back over the row.
+    const line = whole.endsWith("\r") ? whole.slice(0, -1) : whole;
     const width = this.#width();
     if (this.#fence !== undefined) {
       const fence = FENCE.exec(line);
@@ -187,11 +189,33 @@ export class MarkdownStream {
   /** Back to the start of the shown incomplete line, erasing it (and everything below). */
   #erase(): string {
     if (this.#line === "") return "";
-    const shown = Bun.stringWidth(this.#line);
     const columns = this.options.columns();
-    const width = Number.isFinite(columns) && columns > 0 ? columns : FALLBACK_COLUMNS;
-    // A row filled to its last column leaves the cursor on it (the wrap is pending).
-    const up = shown === 0 ? 0 : Math.floor((shown - 1) / width);
+    const up = rowsDown(this.#line, Number.isFinite(columns) && columns > 0 ? Math.floor(columns) : FALLBACK_COLUMNS);
     return `\r${up > 0 ? `\x1b[${up}A` : ""}\x1b[J`;
   }
+}
+
+/**
+ * How many rows below its first the cursor is after a terminal `width` wide
+ * printed `text` from the start of a row: a character that does not fit wraps
+ * (a row filled to its last column leaves the cursor on it until the next
+ * one), a tab moves to the next stop of 8 without wrapping.
+ */
+export function rowsDown(text: string, width: number): number {
+  let row = 0;
+  let column = 0;
+  for (const char of text) {
+    if (char === "\t") {
+      column = Math.min(width - 1, (Math.floor(column / 8) + 1) * 8);
+      continue;
+    }
+    const wide = Bun.stringWidth(char);
+    if (wide === 0) continue;
+    if (column + wide > width) {
+      row += 1;
+      column = 0;
+    }
+    column += wide;
+  }
+  return row;
 }

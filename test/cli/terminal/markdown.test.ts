@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Terminal } from "@xterm/headless";
 import { terminalHyperlinks } from "../../../src/cli/terminal/hyperlinks.ts";
-import { MarkdownStream, renderMarkdown } from "../../../src/cli/terminal/markdown.ts";
+import { MarkdownStream, renderMarkdown, rowsDown } from "../../../src/cli/terminal/markdown.ts";
 
 // An answer as a model writes one: a long bold paragraph, a nested list, a
 // numbered list, a table, a quote, a link and a code fence.
@@ -148,5 +148,26 @@ describe("markdown streaming in", () => {
     expect(plain(out)).not.toContain("1 │ 2");
     stream.end();
     expect(plain(out)).toContain("a │ b\n──┼──\n1 │ 2\n");
+  });
+});
+
+describe("the rows a line shown as written took", () => {
+  test("wraps where the terminal does: a full row keeps the cursor, a wide character that does not fit moves on, tabs stop at 8", async () => {
+    for (const [text, width] of [
+      ["a".repeat(40), 40],
+      ["a".repeat(41), 40],
+      [`${"a".repeat(39)}漢字`, 40],
+      [`\t${"b".repeat(35)}\tc`, 40],
+      ["x".repeat(300), 80],
+      ["", 80],
+    ] as const) {
+      const xterm = new Terminal({ cols: width, rows: 20, allowProposedApi: true });
+      await new Promise<void>((resolve) => xterm.write(text, resolve));
+      expect(rowsDown(text, width)).toBe(xterm.buffer.active.cursorY);
+    }
+  });
+
+  test("a line ending in \\r (a model writing \\r\\n) is laid out without it", () => {
+    expect(renderMarkdown("**a**\r\nb\r\n", { columns: () => 80 })).toBe("\x1b[1ma\x1b[0m\nb\n");
   });
 });
