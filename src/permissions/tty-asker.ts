@@ -21,9 +21,9 @@ interface KeyInput extends Readable {
 }
 
 /** The keys that answer on their own, without Enter. */
-const ANSWER_KEY_CHARS = new Set(["y", "a", "n", "N", "e"]);
+export const ANSWER_KEY_CHARS = new Set(["y", "a", "n", "N", "e"]);
 /** An Enter this soon after a key answer is the habit of confirming it, not an answer to what comes next. */
-const CONFIRM_ENTER_MS = 1000;
+export const CONFIRM_ENTER_MS = 1000;
 const CTRL_C = "\x03";
 const CTRL_D = "\x04";
 const BACKSPACES = new Set(["\x7f", "\b"]);
@@ -67,15 +67,16 @@ export function isYes(line: string): boolean {
  */
 export async function askPermission(
   request: PermissionRequest,
-  ask: (prompt: string) => Promise<string | null>,
+  /** `key`: the allow? question, which a single key may answer; the reason after `e` is a line. */
+  ask: (prompt: string, answer: "key" | "line") => Promise<string | null>,
   note: (text: string) => void,
   palette: Palette = NO_PALETTE,
 ): Promise<PermissionAnswer> {
-  const line = await ask(permissionQuestion(request, palette));
+  const line = await ask(permissionQuestion(request, palette), "key");
   if (line === null) return { answer: "no" };
   const key = parseAnswerKey(line);
   if (key === "explain") {
-    const reason = await ask("why not? (sent to the model): ");
+    const reason = await ask("why not? (sent to the model): ", "line");
     return reason === null || reason.trim() === "" ? { answer: "no" } : { answer: "no", reason: reason.trim() };
   }
   if (key === "always" || key === "never") {
@@ -112,11 +113,8 @@ async function askOnce(streams: AskerStreams, request: PermissionRequest, signal
   if (streams.input.readableEnded) throw new Error("stdin is closed");
   const input = streams.input as KeyInput;
   const raw = input.isTTY === true && typeof input.setRawMode === "function";
-  let asked = 0;
-  const ask = async (prompt: string) => {
-    asked += 1;
-    // The first question (allow?) takes a single key; the reason after `e` is a line.
-    const line = raw && asked === 1 ? await readAnswerKey(input, streams.output, prompt, signal, keys) : await readLine(streams, prompt, signal, keys);
+  const ask = async (prompt: string, answer: "key" | "line") => {
+    const line = raw && answer === "key" ? await readAnswerKey(input, streams.output, prompt, signal, keys) : await readLine(streams, prompt, signal, keys);
     if (line === null) throw new Error("stdin closed before an answer");
     return line;
   };

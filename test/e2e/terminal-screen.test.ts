@@ -222,3 +222,28 @@ describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
     await t.waitFor(/agent: interrupted: alice still working .*agent drain --session [0-9a-f-]{36}/, () => [t.all().join("")]);
   }, 30_000);
 });
+
+describe("a permission question in the session, as the screen shows it", () => {
+  test("n without Enter denies the Lead's edit; the prompt comes back", async () => {
+    const server = startServer([
+      { identity: "lead", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "notes\n" } }] },
+      { identity: "lead", text: "not written, as you said.", check: (r) => expect(lastToolResult(r)).toContain("denied") },
+    ]);
+    const setup = teamSetup();
+    const t = onXterm(
+      terminals,
+      [AGENT_BINARY, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--permission-mode", "default"],
+      { OPENAI_API_KEY: "test-key" },
+      { cols: 80, rows: 24 },
+    );
+    await t.waitFor("> ");
+    t.type("write notes.txt\r");
+    await t.waitFor("tell the model why: ");
+    t.type("n");
+    await t.waitFor("not written, as you said.");
+    t.type("exit\r");
+    expect(await t.child.exited).toBe(0);
+    server.assertDone();
+    expect(existsSync(join(setup.workspace, "notes.txt"))).toBe(false);
+  }, 30_000);
+});

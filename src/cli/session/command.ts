@@ -147,5 +147,5 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
 }
 
 function sessionAsker(input: SessionInput, note: (text: string) => void, palette: Palette): PermissionAsker {
-  return (request, signal) => input.exclusive(() => askPermission(request, (prompt) => input.ask(prompt, signal), note, palette));
+  return (request, signal) => input.exclusive(() => askPermission(request, (prompt, answer) => input.ask(prompt, signal, answer === "key"), note, palette));
 }

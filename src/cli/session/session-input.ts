@@ -1,5 +1,6 @@
 import { type Interface, createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
+import { ANSWER_KEY_CHARS, CONFIRM_ENTER_MS } from "../../permissions/tty-asker.ts";
 
 export interface SessionStreams {
   input: Readable;
@@ -26,6 +27,9 @@ export class SessionInput {
   readonly #rl: Interface;
   readonly #terminal: boolean;
   readonly #output: Writable;
+  readonly #input: Readable;
+  /** When a single key last answered a question (an Enter right after it only confirms it). */
+  #keyAnsweredAt = 0;
   readonly #queued: string[] = [];
   #waiting: ((line: string | null) => void) | undefined;
   #answering: ((line: string | null) => void) | undefined;
@@ -40,6 +44,7 @@ export class SessionInput {
   constructor(streams: SessionStreams) {
     this.#terminal = streams.terminal;
     this.#output = streams.output;
+    this.#input = streams.input;
     this.#rl = createInterface({
       input: streams.input,
       output: streams.output,
@@ -75,8 +80,9 @@ export class SessionInput {
   }
 
   /** Asks `question` and resolves with the line that answers it (null if input ends); one question at a time. */
-  ask(question: string, signal: AbortSignal): Promise<string | null> {
-    const answer = this.#questions.then(() => this.#askOnce(question, signal));
+  /** `singleKey`: y a n N e answer on their own, without Enter (a permission question's choice). */
+  ask(question: string, signal: AbortSignal, singleKey = false): Promise<string | null> {
+    const answer = this.#questions.then(() => this.#askOnce(question, signal, singleKey));
     this.#questions = answer.catch(() => {});
     return answer;
   }
@@ -108,7 +114,7 @@ export class SessionInput {
     this.#rl.write(null, { ctrl: true, name: "u" });
   }
 
-  async #askOnce(question: string, signal: AbortSignal): Promise<string | null> {
+  async #askOnce(question: string, signal: AbortSignal, singleKey: boolean): Promise<string | null> {
     if (this.#closed || signal.aborted) return null;
     // Text typed at the prompt is that prompt's: the question waits until the line is entered.
     if (this.#terminal && this.#waiting !== undefined && this.#rl.line.length > 0) {
@@ -119,17 +125,37 @@ export class SessionInput {
     return new Promise((resolve) => {
       const prompting = this.#terminal && this.#waiting !== undefined;
       const done = (line: string | null) => {
-        if (!this.#answering) return;
         this.#answering = undefined;
         resolve(line);
         // The request prompt the question replaced, shown again.
         if (prompting && !this.#closed) this.#rl.prompt(true);
       };
-      this.#answering = done;
+      // After readline's own listener has put the key on the line: a lone answer key is entered at once.
+      const onKey = (key: string | undefined) => {
+        if (key !== undefined && this.#rl.line === key && ANSWER_KEY_CHARS.has(key)) {
+          this.#keyAnsweredAt = Date.now();
+          this.#rl.write(null, { name: "return" });
+        }
+      };
+      const keys = singleKey && this.#terminal;
+      let settled = false;
+      const finish = (line: string | null) => {
+        if (settled) return;
+        settled = true;
+        if (keys) this.#input.off("keypress", onKey);
+        done(line);
+      };
+      this.#answering = finish;
       if (prompting) this.#output.write(CLEAR_LINE);
+      if (keys) this.#input.on("keypress", onKey);
+      const answered = (line: string) => {
+        // The Enter that confirmed the previous key answer, typed a moment after it: not this answer.
+        if (line === "" && Date.now() - this.#keyAnsweredAt < CONFIRM_ENTER_MS) this.#rl.question("", { signal }, answered);
+        else finish(line);
+      };
       // The question takes the next line ahead of the "line" listener.
-      this.#rl.question(question, { signal }, (line) => done(line));
-      signal.addEventListener("abort", () => done(null), { once: true });
+      this.#rl.question(question, { signal }, answered);
+      signal.addEventListener("abort", () => finish(null), { once: true });
     });
   }
 }
