@@ -25,8 +25,10 @@ export interface InlineOptions {
 }
 
 // One alternative per construct; the first that matches at a position wins.
+// Underscores open only after a space or an opening bracket or quote: in paths
+// and names (src/__init__.py, my_var) they are text.
 const INLINE =
-  /(`+)(.+?)\1(?!`)|\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__(?!\w)|~~(?=\S)(.+?)(?<=\S)~~|\[([^\]\n]+)\]\(([^()\s]+)\)|<(https?:\/\/[^>\s]+)>|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=\S)_(?![\w_])/g;
+  /(`+)(.+?)\1(?!`)|\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![^\s(["'])__(?=\S)(.+?)(?<=\S)__(?!\w)|~~(?=\S)(.+?)(?<=\S)~~|\[([^\]\n]+)\]\(([^()\s]+)\)|<(https?:\/\/[^>\s]+)>|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|(?<![^\s(["'])_(?=[^\s_])([^_\n]+?)(?<=\S)_(?![\w_])/g;
 
 /** The spans of one line of markdown; a lone marker stays as written. */
 export function inlineSpans(text: string, options: InlineOptions, style = ""): Span[] {

@@ -171,3 +171,7 @@ describe("the rows a line shown as written took", () => {
     expect(renderMarkdown("**a**\r\nb\r\n", { columns: () => 80 })).toBe("\x1b[1ma\x1b[0m\nb\n");
   });
 });
+
+test("markers inside words stay: snake_case, a path's __init__", () => {
+  expect(renderMarkdown("edit src/__init__.py and my_var_name", { columns: () => 80 })).toBe("edit src/__init__.py and my_var_name");
+});
