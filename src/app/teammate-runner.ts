@@ -1,3 +1,4 @@
+import { LeaseLostError } from "../leases/teammate-leases.ts";
 import type { AttachmentStore } from "../attachments/attachment-store.ts";
 import type { Settings } from "../config/load.ts";
 import type { AgentName } from "../core/agent-name.ts";
@@ -108,6 +109,7 @@ export async function buildTeammateRunner(teammate: TeammateRecord, parts: Teamm
   const modePolicy = policy.withMode(mode, askLead);
   const extraPrompt = [worktree ? worktreePromptNote(worktree) : "", definition?.prompt ?? ""].filter(Boolean).join("\n\n");
   const history = await parts.openHistory(teammate.name);
+  history.guardWrites(() => (team.runsHere(teammate.name) ? undefined : new LeaseLostError(teammate.name, undefined)));
   return parts.runnerFor(teammate.name, tools, parts.withContext(teammateSystemPrompt(teammate.name, teammate.role, extraPrompt)), history, {
     sources: [parts.mcp.source("teammate")],
     policy: own ? modePolicy.withProtected(own.fence) : modePolicy,

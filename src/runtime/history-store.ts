@@ -97,6 +97,8 @@ export class HistoryStore {
   /** Set when loading found and cut off a record a crash left half-written. */
   readonly repaired: string | undefined;
 
+  #refusal: (() => Error | undefined) | undefined;
+
   constructor(opened: OpenedHistory) {
     this.#log = opened.log;
     this.repaired = opened.repaired;
@@ -201,7 +203,20 @@ export class HistoryStore {
     this.#log.close();
   }
 
+  /**
+   * Refuses every later append with the error `refusal` returns (undefined: go on).
+   * A teammate's history is written only while this process holds the teammate:
+   * a turn stopped after its lease was taken over must not record even that it
+   * was interrupted, or its write could land before the new holder's and make the
+   * new holder's next append the one that conflicts.
+   */
+  guardWrites(refusal: () => Error | undefined): void {
+    this.#refusal = refusal;
+  }
+
   #append(unsafe: HistoryRecord[]): Promise<void> {
+    const refused = this.#refusal?.();
+    if (refused) return Promise.reject(refused);
     // Memory and the log get the same masked, validated records, so a resumed
     // run sees what this one saw, and no backend stores what it could not read.
     const records = redactValue(unsafe).map((record) => HistoryRecord.parse(record));

@@ -253,14 +253,18 @@ export class TeammateRuntime implements TeamWatchTarget {
     // Its own jobs only: the supervisor and the inbox are shared and closed by
     // the composition root after this.
     await this.#remote.stopWatch();
+    // Asked of the store now, before any turn is stopped: a process stalled past its
+    // lease (SIGSTOP, a long pause) has not heard yet that another took the teammate
+    // over. Told now, it neither writes that teammate's history (see guardWrites)
+    // nor gives back its message, which are the new holder's.
+    for (const [name, worker] of team.workers) if ((worker.active || worker.current) && team.runsHere(name)) await team.stillHeld(name);
     await Promise.all([...team.workers.values()].map((worker) => worker.job?.cancel()));
     const errors: unknown[] = [];
     for (const [name, worker] of team.workers) {
       try {
-        // Asked of the store now: a process stalled past its lease (SIGSTOP, a long
-        // pause) has not heard yet that another took the teammate over, and the
-        // message is the new holder's — recovered, perhaps finished — not ours to give back.
-        if (worker.current && !(await team.stillHeld(name))) worker.current = undefined;
+        // Taken over (found above): the message is the new holder's — recovered,
+        // perhaps finished — not ours to give back.
+        if (worker.current && !team.runsHere(name)) worker.current = undefined;
         if (worker.current) {
           await team.o.store.release(worker.current);
           team.emit({ type: "mailbox", op: "release", agent: name, id: worker.current.id, from: worker.current.sender, kind: worker.current.kind });
@@ -304,6 +308,11 @@ export class TeammateRuntime implements TeamWatchTarget {
   /** See RemoteTeammates.adopt. */
   adopt(name: AgentName): Promise<boolean> {
     return this.#remote.adopt(name);
+  }
+
+  /** Whether this process runs `name` now (holds its lease, or shares teammates with no one). */
+  runsHere(name: AgentName): boolean {
+    return this.#team.runsHere(name);
   }
 
   /** See RemoteTeammates.leaseLost. */

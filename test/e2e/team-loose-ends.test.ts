@@ -5,7 +5,7 @@ import { PgTaskTable } from "../../src/postgres/task-table.ts";
 import { FileTaskStore, TaskStore } from "../../src/tasks/task-store.ts";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { type RecordedRequest, ScriptedModelServer } from "../support/model-server.ts";
-import { ensureBinary } from "./agent-binary.ts";
+import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
 import { parseResult } from "./run-fixture.ts";
 import { eventsIn, teamSetup } from "./team-fixture.ts";
 
@@ -121,5 +121,38 @@ describe.each([files, postgres()])("store: $name", (backend: Backend) => {
     expect(listed.code).toBe(0);
     const alice = (JSON.parse(listed.stdout) as { agents: { name: string; counts: Record<string, number> }[] }).agents.find((entry) => entry.name === "alice");
     expect(alice?.counts).toMatchObject({ ready: 0, processing: 0, done: 3 });
+  }, 60_000);
+
+  test("agent team list says `waiting for a worker` of a teammate with work that no live process runs (--remote-teammates, no worker)", async () => {
+    const server = ScriptedModelServer.start([
+      { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "Write notes." } }] },
+      { identity: "lead", text: "alice is on it." },
+    ]);
+    servers.push(server);
+    const { workspace, stateDir, agent } = teamSetup();
+    const store = await backend.args();
+    const lead = Bun.spawn(
+      [AGENT_BINARY, "run", "--session", "remote", "--remote-teammates", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, ...store, "Have alice write notes."],
+      { env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    try {
+      // The Lead's user turn is over once both replies were taken: alice is spawned, and the run waits for her.
+      while (server.remaining > 0) await Bun.sleep(20);
+      let listed = "";
+      for (let i = 0; i < 100 && !listed.includes("alice"); i += 1) {
+        listed = (await agent("team", "list", "--session", "remote", ...store)).stdout;
+        if (!listed.includes("alice")) await Bun.sleep(50);
+      }
+      const row = listed.split("\n").find((line) => line.startsWith("alice"));
+      expect(row).toMatch(/^alice +writer +waiting for a worker .* 1 +0 +0 +0 +no live process runs it: start `agent worker --session [0-9a-f-]+`$/);
+      const json = JSON.parse((await agent("team", "list", "--session", "remote", "--json", ...store)).stdout) as { teammates: { name: string; state: string; condition?: string }[] };
+      expect(json.teammates).toMatchObject([{ name: "alice", state: "idle", condition: "waiting for a worker" }]);
+    } finally {
+      lead.kill("SIGTERM");
+      await lead.exited;
+    }
+    // Once the Lead is gone, nothing is at work: alice is just idle with a message waiting for `agent drain`.
+    const after = (await agent("team", "list", "--session", "remote", ...store)).stdout;
+    expect(after.split("\n").find((line) => line.startsWith("alice"))).toMatch(/^alice +writer +idle /);
   }, 60_000);
 });

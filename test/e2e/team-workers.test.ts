@@ -14,7 +14,7 @@ import { FileHistoryBackend } from "../../src/runtime/file-history.ts";
 import { type HistoryBackend, HistoryStore } from "../../src/runtime/history-store.ts";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
-import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
+import { AGENT_BINARY, ensureBinary, runAgent } from "./agent-binary.ts";
 import { parseResult, runSetup } from "./run-fixture.ts";
 import { eventsIn } from "./team-fixture.ts";
 
@@ -393,6 +393,17 @@ describe.each([files, postgres()])("a worker stalled past its leases, store: $na
         workerUp.resolve();
         await Promise.all([firstAsked.alice.promise, firstAsked.bob.promise]);
         stopHoldingNoLock(stalled.child.pid);
+        if (run === 0) {
+          // Once its leases ran out, `agent team list` says what is happening to the two.
+          const list = ["team", "list", "--session", SESSION, "--workspace", workspace, "--state-dir", stateDir, ...common.slice(common.indexOf(server.url) + 1)];
+          let rows: string[] = [];
+          for (let i = 0; i < 100 && rows.filter((row) => / stalled /.test(row)).length < 2; i += 1) {
+            await Bun.sleep(100);
+            rows = (await runAgent(list)).stdout.split("\n").filter((line) => /^(alice|bob) /.test(line));
+          }
+          for (const row of rows) expect(row).toMatch(/^(alice|bob) +helper +stalled .* 0 +1 +0 +0 +the process running it stopped renewing its lease/);
+          expect(rows).toHaveLength(2);
+        }
         const taker = start(["worker", ...common]);
         const { leases } = backend.open(sessionDir());
         const waitFrom = Date.now();

@@ -3,6 +3,7 @@ import { MAILBOX_STATES } from "../../core/mailbox-state.ts";
 import type { MailboxCounts } from "../../mailbox/store.ts";
 import type { NumberedEntry } from "../../file-journal/journal-records.ts";
 import type { TeammateRecord } from "../../team/team-registry.ts";
+import { conditionNote, teammateCondition } from "../../team/teammate-condition.ts";
 import type { MailboxStore } from "../../mailbox/store.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { findAdminSession, resolveStateDir } from "../context.ts";
@@ -28,18 +29,29 @@ export const teamListCommand = defineCommand({
     // team.json says "running" for a teammate whose runtime was stopped mid-task.
     let live: boolean;
     let changed: Map<string, string[]>;
+    let leased: Set<string>;
     try {
       teammates = await opened.stores.team.read();
       changed = latestTurnFiles(await opened.stores.files.entries());
       counts = await mailboxCounts(opened.mailbox, teammates);
       live = (await opened.runtimeOwner()) !== undefined;
+      leased = new Set(live && teammates.length > 0 ? (await opened.leases.live()).map((lease) => lease.name) : []);
     } finally {
       await opened.close();
     }
+    const conditions = new Map(
+      teammates.flatMap((t) => {
+        const condition = teammateCondition(t, counts.get(t.name) ?? zeroCounts(), { runtimeLive: live, leased: leased.has(t.name) });
+        return condition ? [[t.name, condition] as const] : [];
+      }),
+    );
     if (args.json) {
       await writeJson({
         session_id: session.meta.id,
-        teammates: teammates.map((t) => ({ ...t, mailbox: counts.get(t.name) ?? zeroCounts(), files_changed: changed.get(t.name) ?? [] })),
+        teammates: teammates.map((t) => {
+          const condition = conditions.get(t.name);
+          return { ...t, ...(condition ? { condition } : {}), mailbox: counts.get(t.name) ?? zeroCounts(), files_changed: changed.get(t.name) ?? [] };
+        }),
       });
       return;
     }
@@ -49,7 +61,9 @@ export const teamListCommand = defineCommand({
     }
     const rows = teammates.map((t) => {
       const c = counts.get(t.name) ?? zeroCounts();
-      return [t.name, t.role, t.state, t.updatedAtUtc, ...MAILBOX_STATES.map((s) => String(c[s])), note(t, live, changed.get(t.name))];
+      const condition = conditions.get(t.name);
+      const notes = [...(condition ? [conditionNote(condition, session.meta.id)] : []), note(t, live, changed.get(t.name))].filter((n) => n !== "");
+      return [t.name, t.role, condition ?? t.state, t.updatedAtUtc, ...MAILBOX_STATES.map((s) => String(c[s])), notes.join("; ")];
     });
     const header = ["NAME", "ROLE", "STATE", "UPDATED (UTC)", ...MAILBOX_STATES.map((s) => s.toUpperCase()), "NOTE"];
     await writeOut(`session ${session.meta.id}\n${formatTable([header, ...rows]).replace(/ +$/gm, "")}`);
