@@ -1,12 +1,12 @@
 #!/usr/bin/env bun
 // The entry point: runs the CLI, and is the only place that prints errors and
 // decides the exit code (see src/cli/exit-codes.ts and docs/output.md).
-import { runCommand } from "citty";
 import { AgentError } from "./core/errors.ts";
 import { expandCompatWords, expandHelpWords, resolveInvocation } from "./cli/argv.ts";
 import { errorJson, wantsJsonErrors } from "./cli/error-json.ts";
 import { EXIT_CODES, exitCodeFor, isSystemError } from "./cli/exit-codes.ts";
 import { renderHelp } from "./cli/help.ts";
+import { runLeaf } from "./cli/run-leaf.ts";
 import { StdoutClosedError, writeErr, writeOut } from "./cli/output.ts";
 import { RunFailedError } from "./cli/run/run-failed.ts";
 import { VERSION } from "./cli/version.ts";
@@ -39,12 +39,11 @@ async function main(typed: string[]): Promise<number> {
       await writeOut(`${VERSION}\n`);
     } else if (invocation.names.length === 0) {
       const { sessionCommand } = await import("./cli/session/command.ts");
-      await runCommand(sessionCommand, { rawArgs: invocation.argv });
+      await runLeaf(sessionCommand, invocation.argv);
     } else {
       // Straight to the command named: the line is checked already, and citty
       // parsing every level again costs more start-up than the command itself.
-      const leaf = invocation.path.at(-1)!;
-      await runCommand(leaf, { rawArgs: invocation.argv.slice(invocation.names.length) });
+      await runLeaf(invocation.path.at(-1)!, invocation.argv.slice(invocation.names.length));
     }
     return EXIT_CODES.ok;
   } catch (error) {

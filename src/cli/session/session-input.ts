@@ -1,4 +1,4 @@
-import { type Interface, createInterface } from "node:readline";
+import type { Interface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { ANSWER_KEY_CHARS, CONFIRM_ENTER_MS } from "../../permissions/tty-asker.ts";
 
@@ -45,6 +45,10 @@ export class SessionInput {
     this.#terminal = streams.terminal;
     this.#output = streams.output;
     this.#input = streams.input;
+    // Required here, not imported at the top: the one-file bundle hoists a static
+    // import of a builtin to its start, and node:readline (with the stream modules it
+    // loads) cost every command's start-up 1–2 ms, `mailbox show` included.
+    const { createInterface } = require("node:readline") as typeof import("node:readline");
     this.#rl = createInterface({
       input: streams.input,
       output: streams.output,
