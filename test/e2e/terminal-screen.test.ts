@@ -223,6 +223,19 @@ describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
   }, 30_000);
 });
 
+describe("agent run cut by Ctrl-C mid-answer, as the screen shows it", () => {
+  test("the error line starts a line of its own, not glued to the half-printed answer", async () => {
+    const held = Promise.withResolvers<void>();
+    const server = startServer([{ identity: "lead", text: "Streaming an answer that is cut short.", hold: { afterChunks: 3, until: held.promise } }]);
+    const t = agentRun(teamSetup(), server.url, { cols: 80, rows: 24 }, "acceptEdits");
+    await t.waitFor("Stream");
+    t.type("\x03");
+    expect(await t.child.exited).toBe(130);
+    held.resolve();
+    await t.waitFor(/^agent: run ended with error_interrupted/m, t.all);
+  }, 30_000);
+});
+
 describe("a permission question in the session, as the screen shows it", () => {
   test("n without Enter denies the Lead's edit; the prompt comes back", async () => {
     const server = startServer([

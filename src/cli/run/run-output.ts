@@ -52,6 +52,8 @@ export class RunOutput {
    */
   #early: StreamEvent[] | undefined = [];
   readonly #shapes: StreamShapes;
+  /** A line to stderr in turn with the answer streaming to stdout (the same terminal). */
+  readonly #log: (text: string) => void;
   /** A permission question owns the terminal: nothing animates, every write waits for the answer. */
   #asking = false;
 
@@ -73,6 +75,7 @@ export class RunOutput {
       await options.stderr.flush();
     };
     const write = streamAnswer ? (text: string) => this.#stdout.write(text, toStderr) : (text: string) => options.stderr.write(text);
+    this.#log = write;
     const view = options.teamView;
     if (view && options.level !== "quiet") {
       this.#block = new StatusBlock(write, {
@@ -133,8 +136,8 @@ export class RunOutput {
 
   /** A line for the user on stderr (not with --quiet): what is left to do, or that there was nothing. */
   note(text: string): void {
-    this.#progress.stop();
-    if (this.#o.level !== "quiet") this.#o.stderr.write(`agent: ${text}\n`);
+    this.stopProgress();
+    if (this.#o.level !== "quiet") this.#log(`agent: ${text}\n`);
   }
 
   /**
@@ -167,6 +170,8 @@ export class RunOutput {
   stopProgress(): void {
     this.#progress.stop();
     this.#block?.clear();
+    // An answer cut short (Ctrl-C, --timeout) ends its line: what follows starts on a fresh one.
+    this.#answer?.endLine();
   }
 
   /** A user turn's own result line, while the command goes on (stream-json only). */
