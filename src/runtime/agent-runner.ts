@@ -169,6 +169,7 @@ export class AgentRunner {
         const batch = await this.#takeBatch(inbox, outcome, options);
         if (batch === undefined || outcome.ackFailed) return outcome;
         if (batch.key !== undefined) {
+          this.#emit({ type: "event_turn", agent: this.identity, events: batch.events.map(({ sender, kind }) => ({ sender, kind })) });
           await this.#pairUnansweredCalls();
           const result = await this.#loop(batch.key, options.signal);
           outcome.turns.push({ key: batch.key, event: batch.events[0]!, events: batch.events, result });

@@ -27,6 +27,8 @@ export interface RunResult {
 export type RunEvent =
   | { type: "user"; agent: string; content: string }
   | { type: "event"; agent: string; eventId: string; source: string; sender: string; kind: string }
+  /** An event turn about to answer its batch (one or more `event`s before it): one line on stderr, not one per event. */
+  | { type: "event_turn"; agent: string; events: { sender: string; kind: string }[] }
   | { type: "assistant"; agent: string; text: string }
   /** A piece of an answer as it streams in; a `model_retry` of the same agent voids the pieces before it. */
   | { type: "assistant_delta"; agent: string; text: string }

@@ -155,4 +155,31 @@ describe.each([files, postgres()])("store: $name", (backend: Backend) => {
     const after = (await agent("team", "list", "--session", "remote", ...store)).stdout;
     expect(after.split("\n").find((line) => line.startsWith("alice"))).toMatch(/^alice +writer +idle /);
   }, 60_000);
+
+  test("two results answered in one event turn print one `event turn` line on stderr, not one per result", async () => {
+    const bothAsked = { alice: Promise.withResolvers<void>(), bob: Promise.withResolvers<void>() };
+    const together = Promise.all([bothAsked.alice.promise, bothAsked.bob.promise]);
+    const server = ScriptedModelServer.start(
+      [
+        {
+          identity: "lead",
+          toolCalls: [
+            { name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "Write notes." } },
+            { name: "spawn_teammate", arguments: { name: "bob", role: "tester", prompt: "Check notes." } },
+          ],
+        },
+        { identity: "lead", text: "both are on it." },
+        // Answered together: their results reach the Lead together, for one event turn.
+        { identity: "alice", text: "notes written", check: () => bothAsked.alice.resolve(), gate: together },
+        { identity: "bob", text: "notes checked", check: () => bothAsked.bob.resolve(), gate: together },
+        { identity: "lead", text: "both done.", check: (request) => expect(results(request).map((event) => event.content).sort()).toEqual(["notes checked", "notes written"]) },
+      ],
+    );
+    servers.push(server);
+    const { run } = teamSetup();
+    const result = await run(["Have alice write notes and bob check them.", "--base-url", server.url, ...(await backend.args())]);
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "both done.\n" });
+    server.assertDone();
+    expect(result.stderr.match(/^\[lead\] event turn: .*$/gm)).toEqual([expect.stringMatching(/^\[lead\] event turn: result from (alice|bob), result from (alice|bob)$/)]);
+  }, 60_000);
 });

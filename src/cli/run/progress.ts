@@ -39,7 +39,9 @@ export function progressLine(event: RunEvent, level: ProgressLevel): string | un
         ? `${who} compacted the history: ${event.summarisedMessages} message(s) summarised, ${event.persistedResults} large result(s) saved to files`
         : undefined;
     case "event":
-      return `${who} event turn: ${event.kind} from ${event.sender}`;
+      return undefined; // said once for its batch, by "event_turn"
+    case "event_turn":
+      return `${who} event turn: ${batchText(event.events)}`;
     case "user":
       return undefined; // the user knows what they asked
     case "todos": {
@@ -70,6 +72,13 @@ export function teamProgressLine(event: TeamEvent, level: ProgressLevel): string
   const reason = event.reason === undefined ? "" : `: ${clip(event.reason, verbose ? LONG : BRIEF)}`;
   const plan = event.plan === undefined ? "" : `, plan ${event.plan}`;
   return `[${event.name}] ${event.state} (${event.role}${plan})${reason}`;
+}
+
+/** A batch as one line: "result from alice, message from bob"; a long one counted after the first few. */
+function batchText(events: readonly { sender: string; kind: string }[]): string {
+  const shown = events.slice(0, 4).map((event) => `${event.kind} from ${event.sender}`);
+  const more = events.length - shown.length;
+  return more > 0 ? `${shown.join(", ")} and ${more} more` : shown.join(", ");
 }
 
 /** One line, at most `max` characters: newlines shown as ⏎, the rest cut with an ellipsis. */

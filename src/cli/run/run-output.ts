@@ -112,7 +112,8 @@ export class RunOutput {
     if (event.type !== "assistant_delta") this.#block?.refresh();
     if (event.type === "assistant_delta" && !this.#o.includePartialMessages) return;
     // Token counts per answer are for the terminal's team view; the result line has the totals.
-    if (event.type === "usage") return;
+    // A batch's one stderr line repeats its `event` lines, which stream-json has already.
+    if (event.type === "usage" || event.type === "event_turn") return;
     this.#event(event);
   };
 
