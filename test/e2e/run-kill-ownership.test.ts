@@ -1,7 +1,8 @@
-import { beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { ScriptedModelServer } from "../support/model-server.ts";
+import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { AGENT_BINARY, ensureBinary, runAgent } from "./agent-binary.ts";
 import { runSetup } from "./run-fixture.ts";
 
@@ -13,6 +14,11 @@ import { runSetup } from "./run-fixture.ts";
 beforeAll(() => {
   ensureBinary();
 }, 120_000);
+let cluster: Promise<PostgresCluster> | undefined;
+afterAll(async () => {
+  await (await cluster)?.stop();
+});
+
 const RUNS = 100;
 const LOOPS = 4;
 
@@ -29,31 +35,36 @@ function sessionFiles(stateDir: string): { prompt: string | undefined; history: 
 /** Half the kills land where start-up takes the lock and writes the session (30–200 ms), half anywhere in the first second. */
 const killDelay = (i: number) => (i % 2 === 0 ? 30 + Math.random() * 170 : Math.random() * 1_000);
 
-test(`kill -9 of agent run in its first second, then drain: never busy, no first prompt without its turn (${RUNS} runs)`, async () => {
+/**
+ * `runs` kills spread over `loops` parallel loops, each a fresh state root: kill -9
+ * at a random moment, then `agent drain` without --wait-lock. `store` gives the
+ * --store arguments of each run (none for files); with files the Lead's history is
+ * on disk, and a first prompt in session.json must be in it.
+ */
+async function killThenDrain(runs: number, loops: number, store: () => Promise<string[]>): Promise<string[]> {
   // Every request gets an answer, a little late: a run is killed while it waits, or after it finished.
   const answering = ScriptedModelServer.start([], { respond: () => ({ text: "done", delayMs: 100 }) });
   const failures: string[] = [];
-  const delays: number[] = [];
   const loop = async (loopIndex: number) => {
-    for (let i = loopIndex; i < RUNS; i += LOOPS) {
+    for (let i = loopIndex; i < runs; i += loops) {
       const { workspace, stateDir } = runSetup();
+      const storeArgs = await store();
       const prompt = `write notes ${i}`;
       const env = { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" } as Record<string, string>;
-      const child = Bun.spawn([AGENT_BINARY, "run", prompt, "--workspace", workspace, "--state-dir", stateDir, "--base-url", answering.url], {
+      const child = Bun.spawn([AGENT_BINARY, "run", prompt, "--workspace", workspace, "--state-dir", stateDir, "--base-url", answering.url, ...storeArgs], {
         env,
         stdio: ["ignore", "ignore", "ignore"],
       });
       const delay = killDelay(i);
-      delays.push(delay);
       await Bun.sleep(delay);
       child.kill("SIGKILL");
       await child.exited;
 
       const files = sessionFiles(stateDir);
-      if (files?.prompt !== undefined && !files.history.includes(JSON.stringify(prompt))) {
+      if (storeArgs.length === 0 && files?.prompt !== undefined && !files.history.includes(JSON.stringify(prompt))) {
         failures.push(`run ${i} (killed at ${delay.toFixed(0)} ms): session.json shows "${files.prompt}" but the history has no such turn`);
       }
-      const drained = await runAgent(["drain", "--workspace", workspace, "--state-dir", stateDir, "--base-url", answering.url], {
+      const drained = await runAgent(["drain", "--workspace", workspace, "--state-dir", stateDir, "--base-url", answering.url, ...storeArgs], {
         env: { OPENAI_API_KEY: "test-key" },
       });
       if (drained.code === 4 || drained.stderr.includes("is busy")) {
@@ -64,10 +75,21 @@ test(`kill -9 of agent run in its first second, then drain: never busy, no first
     }
   };
   try {
-    await Promise.all(Array.from({ length: LOOPS }, (_, i) => loop(i)));
+    await Promise.all(Array.from({ length: loops }, (_, i) => loop(i)));
   } finally {
     await answering.close();
   }
-  expect(failures).toEqual([]);
-  expect(delays).toHaveLength(RUNS);
+  return failures;
+}
+
+test(`kill -9 of agent run in its first second, then drain: never busy, no first prompt without its turn (${RUNS} runs)`, async () => {
+  expect(await killThenDrain(RUNS, LOOPS, async () => [])).toEqual([]);
+}, 180_000);
+
+// The session's lock in PostgreSQL is an advisory lock on the runtime's own
+// connection: the server drops it when the killed process's socket closes.
+test("with a PostgreSQL store too: kill -9 of agent run, then drain, never busy (20 runs)", async () => {
+  cluster ??= startPostgres();
+  const pg = await cluster;
+  expect(await killThenDrain(20, 2, async () => ["--store", await pg.database()])).toEqual([]);
 }, 180_000);
