@@ -1,5 +1,5 @@
 import { spillToAttachment } from "../attachments/attachment-text.ts";
-import { type AgentName, LEAD } from "../core/agent-name.ts";
+import { type AgentName, LEAD, USER } from "../core/agent-name.ts";
 import { DuplicateMessageIdError } from "../core/errors.ts";
 import { createMessage, type MailboxMessage, type MessageKind } from "../core/message.ts";
 import { describeProtocol, isProtocolKind, requestIdOf } from "../protocols/protocol-messages.ts";
@@ -40,16 +40,18 @@ export class TeamMail {
   }
 
   /**
-   * Sends the result of `input` to the Lead under an id derived from the input's:
-   * if the process dies after this send but before the ack, the replayed input
-   * (whose turn the runner has recorded as finished) sends the same id again,
-   * which the store refuses as a duplicate — so the Lead gets it once.
+   * Sends the result of `input` to whoever should hear it (replyTarget) under an
+   * id derived from the input's: if the process dies after this send but before
+   * the ack, the replayed input (whose turn the runner has recorded as finished)
+   * sends the same id again, which the store refuses as a duplicate — so the
+   * answer arrives once.
    */
   async deliverResult(name: AgentName, input: MailboxMessage, content: string): Promise<void> {
     const team = this.#team;
     const id = derivedId(input.id, "result");
+    const to = replyTarget(name, input);
     const message = createMessage(
-      { sender: name, recipient: LEAD, kind: "result", content: await this.#fitted("result", content), inReplyTo: input.id, ...(input.taskId !== undefined ? { taskId: input.taskId } : {}) },
+      { sender: name, recipient: to, kind: "result", content: await this.#fitted("result", content), inReplyTo: input.id, ...(input.taskId !== undefined ? { taskId: input.taskId } : {}) },
       { clock: team.o.clock, ids: { next: () => id } },
     );
     try {
@@ -58,8 +60,10 @@ export class TeamMail {
       if (error instanceof DuplicateMessageIdError) return;
       throw error;
     }
-    team.emit({ type: "mailbox", op: "send", agent: LEAD, id, from: name, kind: "result" });
-    await team.pumpLead();
+    team.emit({ type: "mailbox", op: "send", agent: to, id, from: name, kind: "result" });
+    if (to === LEAD) await team.pumpLead();
+    // A peer's loop takes it up (or its own process does, woken by the store); the operator reads it with `team send --wait`.
+    else if (to !== USER) team.startWorker(to);
   }
 
   /**
@@ -119,4 +123,16 @@ export class TeamMail {
       summary: describeProtocol(message),
     });
   }
+}
+
+/**
+ * Where a teammate's answer to `input` goes: a message (kind `message`) from a
+ * peer or the operator is answered to its sender, as a person expects of a
+ * question; a task's result goes to the Lead that tracks the work (a task it
+ * claimed itself names itself as sender), and so does the answer to a result —
+ * answering a result to its sender would start two teammates replying to each
+ * other for ever.
+ */
+export function replyTarget(name: AgentName, input: MailboxMessage): AgentName {
+  return input.kind === "message" && input.sender !== name ? input.sender : LEAD;
 }

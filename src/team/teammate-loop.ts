@@ -1,7 +1,7 @@
 import { type AgentName, LEAD } from "../core/agent-name.ts";
 import type { MailboxMessage } from "../core/message.ts";
 import { eventEnvelope, eventFromMessage } from "../core/runtime-event.ts";
-import { PlanApprovalResponse, isProtocolKind, tryProtocolContent } from "../protocols/protocol-messages.ts";
+import { PlanApprovalResponse, tryProtocolContent } from "../protocols/protocol-messages.ts";
 import type { AutoClaim } from "./auto-claim.ts";
 import type { TeamContext, Worker } from "./team-context.ts";
 import type { TeamMail } from "./team-mail.ts";
@@ -10,6 +10,16 @@ import type { TeammateProtocols } from "./teammate-protocols.ts";
 import { withWorktreeReport } from "./teammate-worktree-steps.ts";
 
 const ACK_ATTEMPTS = 3;
+
+/**
+ * What the model reads for a message: a task (the Lead's, or one it claimed) is
+ * its text, as its first prompt always was; every other message — a peer's, the
+ * operator's, a result, a protocol request — comes in the event envelope the
+ * Lead's events use, so the teammate knows who wrote it and what it answers.
+ */
+export function teammatePrompt(message: MailboxMessage): string {
+  return message.kind === "task" ? message.content : eventEnvelope(eventFromMessage(message));
+}
 const ACK_RETRY_MS = 50;
 
 /**
@@ -109,8 +119,7 @@ export class TeammateLoop {
           worker.runner = await team.o.makeRunner(worker.record);
           worker.runnerInPlanMode = inPlanMode;
         }
-        // A protocol message reaches the model as the Lead's events do: kind and request id in the envelope.
-        const prompt = isProtocolKind(message.kind) ? eventEnvelope(eventFromMessage(message)) : message.content;
+        const prompt = teammatePrompt(message);
         let failure: string | undefined;
         try {
           const result = await worker.runner.run(prompt, { idempotencyKey: message.id, signal });

@@ -14,7 +14,8 @@ export function sendMessageTool(team: TeammateRuntime) {
     name: "send_message",
     description:
       "Send a message to the lead or to a teammate through the durable mailbox. It is delivered even if the recipient " +
-      "is busy; replies arrive later as messages to you.",
+      "is busy. The recipient sees who sent it (from: your name); its answer comes back to you, later, as a result message " +
+        "naming yours in in_reply_to — a teammate's answer to a task goes to the Lead instead.",
     input: SendMessageInput,
     effect: "coordinate",
     subject: (input) => input.to,

@@ -66,8 +66,8 @@ describe("teammate definitions", () => {
 
     expect((await agent("team", "send", "alice", "Now review util.ts.")).code).toBe(0);
     const next = startServer([
+      // Its answer goes to the operator who asked, not to the Lead.
       { identity: "alice", text: "util.ts looks fine.", check: expectReviewer },
-      { identity: "lead", text: "Both reviewed." },
     ]);
     const drained = await drain(["--base-url", next.url]);
     expect(drained.code).toBe(0);

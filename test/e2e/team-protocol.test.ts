@@ -177,7 +177,7 @@ describe("freeing a teammate's name", () => {
 });
 
 describe("agent team send", () => {
-  test("the operator's message reaches alice as from \"user\"; her result answers it under `agent drain`", async () => {
+  test("the operator's message reaches alice in an envelope from \"user\"; her answer goes back to \"user\" under `agent drain`, not to the Lead", async () => {
     const server = startServer(helloScript());
     const { run, agent, drain, sessionDir } = teamSetup();
     expect((await run(runArgs("Get alice to say hello.", server.url))).code).toBe(0);
@@ -190,15 +190,22 @@ describe("agent team send", () => {
     expect(JSON.parse(readFileSync(join(sessionDir(), "mailboxes", "alice", "ready", `${message.id}.json`), "utf8")).sender).toBe("user");
 
     const next = startServer([
-      { identity: "alice", text: "bye", check: (request) => expect(request.body.messages.at(-1)).toEqual({ role: "user", content: "Say bye." }) },
       {
-        identity: "lead",
-        text: "alice said bye.",
-        check: (request) => expect(envelopesOf(request.body.messages).at(-1)).toMatchObject({ from: "alice", kind: "result", in_reply_to: message.id }),
+        identity: "alice",
+        text: "bye",
+        check: (request) => {
+          expect(envelopesOf(request.body.messages).at(-1)).toMatchObject({ id: message.id, from: "user", kind: "message" });
+          expect(JSON.parse(String(request.body.messages.at(-1)!.content)).content).toBe("Say bye.");
+        },
       },
     ]);
     expect((await drain(["--base-url", next.url])).code).toBe(0);
     next.assertDone();
+    const answers = readdirSync(join(sessionDir(), "mailboxes", "user", "ready")).filter((n) => n.endsWith(".json"));
+    expect(answers.map((n) => JSON.parse(readFileSync(join(sessionDir(), "mailboxes", "user", "ready", n), "utf8")))).toMatchObject([
+      { sender: "alice", recipient: "user", kind: "result", content: "bye", inReplyTo: message.id },
+    ]);
+    expect(readdirSync(join(sessionDir(), "mailboxes", "lead", "ready"))).toEqual([]);
   });
 
   test("refused: unknown teammate, reserved names, a failed teammate, no text", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RecordedRequest } from "../support/model-server.ts";
 import { git } from "../../src/worktrees/git.ts";
@@ -163,15 +163,15 @@ describe("worktree teammates", () => {
     const next = startServer([
       { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "done.txt", content: "done\n" } }] },
       { identity: "alice", text: "Added done.txt." },
-      {
-        identity: "lead",
-        text: "Noted.",
-        check: (request) => expect(lastEvent(request).content).toMatch(/done\.txt +\| 1 \+\nnotes\.txt \| 2 \+-\n2 files changed, 2 insertions\(\+\), 1 deletion\(-\)\]$/),
-      },
     ]);
     const drained = await drain(["--base-url", next.url, "--permission-mode", "acceptEdits"]);
     expect(drained.code).toBe(0);
     next.assertDone();
+    // The operator asked, so the answer with its worktree report is the operator's (in the mailbox of "user").
+    const answers = readdirSync(join(sessionDir(), "mailboxes", "user", "ready")).filter((n) => n.endsWith(".json"));
+    expect(answers).toHaveLength(1);
+    const answer = JSON.parse(readFileSync(join(sessionDir(), "mailboxes", "user", "ready", answers[0]!), "utf8"));
+    expect(answer.content).toMatch(/done\.txt +\| 1 \+\nnotes\.txt \| 2 \+-\n2 files changed, 2 insertions\(\+\), 1 deletion\(-\)\]$/);
     expect(readFileSync(join(alice.path, "done.txt"), "utf8")).toBe("done\n");
     expect(existsSync(join(workspace, "done.txt"))).toBe(false);
 

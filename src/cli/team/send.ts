@@ -18,6 +18,7 @@ export const teamSendCommand = defineCommand({
   args: {
     name: { type: "positional", required: true, valueHint: "name", description: "The teammate" },
     text: { type: "positional", required: false, valueHint: "text", description: "The message, sent byte-for-byte" },
+    wait: { type: "boolean", description: "Wait for the teammate's answer to this message and print it (its content; the whole message with --json)" },
     "content-file": { type: "string", valueHint: "path|-", description: "Read the message from a file, or - for stdin, instead of TEXT" },
     ...sessionArg,
     ...storeArg,
@@ -49,6 +50,13 @@ export const teamSendCommand = defineCommand({
       }
       message = createMessage({ sender: USER, recipient: name, kind: "message", content }, { clock: systemClock, ids: uuidV7Source });
       await stores.mailbox.send(message);
+      if (args.wait) {
+        const { waitForReply } = await import("./reply-wait.ts");
+        const reply = await waitForReply(message, stores.mailbox, stores.stores.team);
+        if (args.json) await writeJson(reply);
+        else await writeOut(reply.content.endsWith("\n") ? reply.content : `${reply.content}\n`);
+        return;
+      }
     } finally {
       await stores.close();
     }
