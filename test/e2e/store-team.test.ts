@@ -56,13 +56,14 @@ describe("agent run --store postgres://…", () => {
     });
     const rows = await rowsOf(url, basename(dir));
     expect(rows.filter((row) => row.state !== "done")).toEqual([]);
-    // alice's task; bob's task and alice's word; alice's result and bob's two (one per message he got).
+    // alice's task and bob's answer to her word; bob's task and alice's word; alice's two results and bob's task's.
     expect(rows.map((row) => `${row.agent} <- ${row.sender} (${row.kind})`).sort()).toEqual([
+      "alice <- bob (result)",
       "alice <- lead (task)",
       "bob <- alice (message)",
       "bob <- lead (task)",
       "lead <- alice (result)",
-      "lead <- bob (result)",
+      "lead <- alice (result)",
       "lead <- bob (result)",
     ]);
     // The operator's view is the same store's.
@@ -71,7 +72,7 @@ describe("agent run --store postgres://…", () => {
     const counts = Object.fromEntries(
       (JSON.parse(listed.stdout).agents as { name: string; counts: { done: number } }[]).map((a) => [a.name, a.counts.done]),
     );
-    expect(counts).toEqual({ alice: 1, bob: 2, lead: 3 });
+    expect(counts).toEqual({ alice: 2, bob: 2, lead: 3 });
     const onFiles = await agent("mailbox", "list", "--json");
     expect(JSON.parse(onFiles.stdout).agents).toEqual([]);
     const sent = await agent("mailbox", "send", "--to", "lead", "--from", "ops", "--content", "status?", "--store", url);

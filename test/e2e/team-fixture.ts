@@ -29,7 +29,7 @@ export function eventsIn(request: RecordedRequest): { from: string; kind: string
 export function seedScript(): ScriptedReply[] {
   // Results finishing together would share one event turn (docs/team.md): gates
   // keep them apart here, so each gets its own turn and the count is fixed —
-  // bob's check waits for the Lead's first event turn, alice's result for its second.
+  // alice's result waits for the Lead's first event turn, bob's check (answered to alice, who relays it) for its second.
   const firstEventTurn = Promise.withResolvers<void>();
   const secondEventTurn = Promise.withResolvers<void>();
   return [
@@ -44,7 +44,13 @@ export function seedScript(): ScriptedReply[] {
     { identity: "lead", text: "alice is writing schema.sql; bob will check it." },
     { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "schema.sql", content: SCHEMA_SQL } }] },
     { identity: "alice", toolCalls: [{ name: "send_message", arguments: { to: "bob", content: "schema.sql is written" } }] },
-    { identity: "alice", text: ALICE_RESULT, gate: secondEventTurn.promise },
+    { identity: "alice", text: ALICE_RESULT, gate: firstEventTurn.promise },
+    // bob's answer to her message comes back to her, not to the Lead: she relays it.
+    {
+      identity: "alice",
+      text: `bob reports: ${BOB_RESULT}`,
+      check: (request) => expect(JSON.parse(String(request.body.messages.at(-1)?.content))).toMatchObject({ agent_event: { from: "bob", kind: "result" }, content: BOB_RESULT }),
+    },
     { identity: "bob", text: "Waiting for alice to write schema.sql." },
     {
       identity: "bob",
@@ -52,14 +58,14 @@ export function seedScript(): ScriptedReply[] {
       // Its second turn: the same history, then alice's word.
       check: (request) => {
         const users = request.body.messages.filter((m) => m.role === "user").map((m) => m.content);
-        expect(users.at(-1)).toBe("schema.sql is written");
+        expect(JSON.parse(String(users.at(-1)))).toMatchObject({ agent_event: { from: "alice", kind: "message" }, content: "schema.sql is written" });
         expect(users).toHaveLength(2);
       },
     },
     {
       identity: "bob",
       text: BOB_RESULT,
-      gate: firstEventTurn.promise,
+      gate: secondEventTurn.promise,
       check: (request) => expect(String(request.body.messages.at(-1)?.content)).toContain("CREATE TABLE users"),
     },
     // One event turn per result: bob's first report, bob's check, alice's.
@@ -70,9 +76,9 @@ export function seedScript(): ScriptedReply[] {
       text: FINAL_ANSWER,
       check: (request) => {
         const results = eventsIn(request).filter((event) => event.kind === "result");
-        expect(results.map((event) => event.from).sort()).toEqual(["alice", "bob", "bob"]);
+        expect(results.map((event) => event.from).sort()).toEqual(["alice", "alice", "bob"]);
         expect(results.map((event) => event.content)).toContain(ALICE_RESULT);
-        expect(results.map((event) => event.content)).toContain(BOB_RESULT);
+        expect(results.map((event) => event.content)).toContain(`bob reports: ${BOB_RESULT}`);
       },
     },
   ];

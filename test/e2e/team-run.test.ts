@@ -45,7 +45,8 @@ describe("agent run waits for its team", () => {
     expect(json.code).toBe(0);
     const teammates = TeamList.parse(JSON.parse(json.stdout)).teammates;
     expect(teammates.map(({ name, role, state, mailbox }) => ({ name, role, state, mailbox }))).toEqual([
-      { name: "alice", role: "backend", state: "idle", mailbox: { ready: 0, processing: 0, done: 1, quarantine: 0 } },
+      // Its task, then bob's answer to her word.
+      { name: "alice", role: "backend", state: "idle", mailbox: { ready: 0, processing: 0, done: 2, quarantine: 0 } },
       // Its task, then alice's word.
       { name: "bob", role: "tester", state: "idle", mailbox: { ready: 0, processing: 0, done: 2, quarantine: 0 } },
     ]);
@@ -86,7 +87,7 @@ describe("agent run waits for its team", () => {
 
     // Each result: sent to the Lead, claimed, in the history (event), acked, then its model turn.
     const events = lines.flatMap((l, i) => (l.type === "event" ? [{ line: l, i }] : []));
-    expect(events.map(({ line }) => line.sender).sort()).toEqual(["alice", "bob", "bob"]);
+    expect(events.map(({ line }) => line.sender).sort()).toEqual(["alice", "alice", "bob"]);
     for (const { line, i } of events) {
       const at = (op: string) => lines.findIndex((l) => l.type === "mailbox" && l.op === op && l.id === line.event_id);
       expect(lines[at("send")]).toEqual({ type: "mailbox", op: "send", agent: "lead", id: line.event_id, from: line.sender, kind: "result" });

@@ -76,7 +76,8 @@ describe("OpenTelemetry traces", () => {
 
     const turns = (agent: string) => spans.filter((span) => span.name === `turn ${agent}`);
     expect(turns("lead")).toHaveLength(4);
-    expect(turns("alice")).toHaveLength(1);
+    // alice: her task, then bob's answer to her word.
+    expect(turns("alice")).toHaveLength(2);
     expect(turns("bob")).toHaveLength(2);
     // Model calls: one span each, with the tokens the server reported.
     const chats = spans.filter((span) => span.name.startsWith("chat "));
