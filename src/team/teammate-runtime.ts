@@ -71,6 +71,11 @@ export class TeammateRuntime implements TeamWatchTarget {
     return this.#team.o.inbox;
   }
 
+  /** A message of the team's store by id (an answer sent to the operator, say), or undefined when there is none. */
+  async message(id: string): Promise<MailboxMessage | undefined> {
+    return (await this.#team.o.store.find(id))?.message ?? undefined;
+  }
+
   get supervisor(): JobSupervisor {
     return this.#team.o.supervisor;
   }

@@ -2,6 +2,8 @@ import type { Readable, Writable } from "node:stream";
 import { defineCommand } from "citty";
 import { SessionInterruptedError } from "../../core/errors.ts";
 import { uuidV7Source } from "../../core/ids.ts";
+import { USER } from "../../core/agent-name.ts";
+import type { MailboxMessage } from "../../core/message.ts";
 import type { PermissionAsker } from "../../permissions/policy.ts";
 import { type Palette, paletteFor } from "../../permissions/preview.ts";
 import { askPermission } from "../../permissions/tty-asker.ts";
@@ -87,9 +89,21 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
     progress.observe(event);
     activity.observe(event);
   };
+  let replies: ((id: string) => Promise<MailboxMessage | undefined>) | undefined;
   const observeTeam = (event: TeamEvent) => {
     progress.observeTeam(event);
     activity.observeTeam(event);
+    // A teammate's answer to the user's own `@name` message comes to the user, not the Lead: show it.
+    if (event.type === "mailbox" && event.op === "send" && event.agent === USER && replies) {
+      void replies(event.id).then(
+        (message) => {
+          if (message === undefined) return;
+          answer?.endLine();
+          io.stdout.write(`${event.from}: ${message.content.endsWith("\n") ? message.content : `${message.content}\n`}`);
+        },
+        (error: unknown) => err(`agent: could not read ${event.from}'s answer ${event.id}: ${(error as Error).message}\n`),
+      );
+    }
   };
   for (const warning of setup.warnings) err(`agent: warning: ${warning}\n`);
   using stop = new RunStop(undefined);
@@ -108,6 +122,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
         const name = opened.meta.name === undefined ? "" : ` (${opened.meta.name})`;
         err(`agent ${VERSION}: session ${opened.meta.id}${name} with the Lead in ${setup.workspace}; "exit" or Ctrl-D ends it\n`);
         teammates = () => lead.team.list().map((record) => record.name);
+        replies = (id) => lead.team.message(id);
         session = new LeadSession({
           lead,
           input,
