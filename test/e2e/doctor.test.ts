@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { anthropicAnswer } from "../support/anthropic-stream.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { clusterForFile } from "../support/postgres.ts";
+import { visibleInSandbox } from "../support/sandbox-visible.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { AGENT_BINARY, type AgentResult, ensureBinary, runAgent } from "./agent-binary.ts";
 
@@ -182,12 +183,14 @@ describe("agent doctor", () => {
   test("MCP servers are started: one that starts is ok, one that does not is a warning (a run goes on without it)", async () => {
     const server = modelServer();
     const { doctor, workspace } = doctorSetup();
-    const tiny = join(import.meta.dir, "..", "mcp", "fixtures", "tiny-server.ts");
+    // The project's servers run sandboxed, with a private /tmp: wherever the checkout is, they must see these.
+    const tiny = visibleInSandbox(join(import.meta.dir, "..", "mcp", "fixtures", "tiny-server.ts"));
+    const bun = visibleInSandbox(process.execPath);
     mkdirSync(join(workspace, ".agent"), { recursive: true });
     writeFileSync(
       join(workspace, ".agent", "config.json"),
       JSON.stringify({
-        mcpServers: { tiny: { command: process.execPath, args: [tiny] }, broken: { command: process.execPath, args: [tiny, "--fail-start"] } },
+        mcpServers: { tiny: { command: bun, args: [tiny] }, broken: { command: bun, args: [tiny, "--fail-start"] } },
       }),
     );
     // The user's own checkout, trusted: its servers are started (test/e2e/trust.test.ts: untrusted).
