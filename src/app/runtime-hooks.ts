@@ -1,0 +1,55 @@
+import { basename, join } from "node:path";
+import { LEAD } from "../core/agent-name.ts";
+import type { HookSession } from "../hooks/claude-protocol.ts";
+import { HookNotices } from "../hooks/hook-notices.ts";
+import { ShellHooks } from "../hooks/hook-runner.ts";
+import type { PermissionAsker } from "../permissions/policy.ts";
+import type { TeamEvent } from "../team/teammate-runtime.ts";
+import type { LeadContext, RuntimeBase } from "./runtime-context.ts";
+import type { Settings } from "../config/load.ts";
+
+/** The runtime's hooks, and the two places they listen in: a question for the user and a teammate's state. */
+export interface RuntimeHooks {
+  hooks: ShellHooks;
+  notices: HookNotices;
+  /** The caller's asker, firing Notification first; absent when headless. */
+  asker?: PermissionAsker;
+  teamObserver: (event: TeamEvent) => void;
+  /** Every hook's command line: the fence guards the files they name. */
+  commands: string[];
+}
+
+export function wireHooks({ settings, context, closers, warn }: RuntimeBase): RuntimeHooks {
+  const hooks = new ShellHooks(settings.hooks, {
+    env: settings.shell.env,
+    ...(context.sandbox ? { sandbox: context.sandbox } : {}),
+    session: hookSession(settings, context),
+  });
+  const notices = new HookNotices(hooks, context.workspace, warn(LEAD));
+  // Waited for last of all (closers run newest first): a notice started while the team closed still ends.
+  closers.push(() => notices.settle());
+  // Claude Code's Notification: the agent waits for a person's answer.
+  const asker: PermissionAsker | undefined = context.asker
+    ? (request, signal) => {
+        notices.fire("Notification", { identity: request.identity, message: `agent needs your permission to use ${request.tool}` });
+        return context.asker!(request, signal);
+      }
+    : undefined;
+  const teamObserver = (event: TeamEvent) => {
+    context.teamObserver?.(event);
+    if (event.type === "teammate" && event.state === "idle") notices.fire("TeammateIdle", { identity: event.name, teammate: event.name, role: event.role });
+  };
+  const commands = Object.values(settings.hooks).flatMap((list) => (list ?? []).map((hook) => hook.command));
+  return { hooks, notices, ...(asker ? { asker } : {}), teamObserver, commands };
+}
+
+/** Who the hooks' events belong to, as Claude Code's `session_id`, `transcript_path` and `permission_mode`. */
+function hookSession(settings: Settings, context: LeadContext): HookSession {
+  // The file stores keep each agent's history as JSON lines; PostgreSQL's has no file, and a subagent's lives in memory.
+  const files = settings.store.kind !== "postgres";
+  return {
+    id: context.sessionId ?? basename(context.stateDir),
+    permissionMode: settings.permissionMode,
+    ...(files ? { transcriptPath: (identity: string) => (identity.includes("/") ? undefined : join(context.stateDir, "agents", `${identity}.jsonl`)) } : {}),
+  };
+}
