@@ -2,6 +2,9 @@ import type { Readable } from "node:stream";
 import type { PermissionAnswer, PermissionAsker, PermissionRequest } from "./policy.ts";
 import { NO_PALETTE, type Palette, paletteFor, previewCall } from "./preview.ts";
 
+/** Runs a question with the terminal to itself; `write` prints the question (the terminal's owner, Screen.question). */
+export type AskAround = <T>(ask: (write: (text: string) => void) => Promise<T>) => Promise<T>;
+
 export interface AskerStreams {
   input: Readable;
   /** Where the prompt goes: stderr, so stdout keeps only the result. */
@@ -9,9 +12,10 @@ export interface AskerStreams {
   palette?: Palette;
   /**
    * Runs each question with the terminal to itself (RunOutput.whileAsking:
-   * the status block off the screen, other output held until the answer).
+   * the status block off the screen, other output held until the answer),
+   * printing it through the `write` it is given instead of `output`.
    */
-  around?: <T>(ask: () => Promise<T>) => Promise<T>;
+  around?: AskAround;
 }
 
 /** stdin as a terminal: raw mode lets one key answer without Enter. */
@@ -94,32 +98,41 @@ export async function askPermission(
 export function createTtyAsker(streams: AskerStreams = { input: process.stdin, output: process.stderr, palette: paletteFor(process.stderr) }): PermissionAsker {
   let queue: Promise<unknown> = Promise.resolve();
   const keys = { lastAt: 0 };
-  const around = streams.around ?? (<T>(ask: () => Promise<T>) => ask());
+  const around: AskAround = streams.around ?? ((ask) => ask((text) => streams.output.write(text)));
   return (request, signal) => {
-    const answer = queue.then(() => around(() => askOnce(streams, request, signal, keys)));
+    const answer = queue.then(() => around((write) => askOnce(streams.input, write, streams.palette, request, signal, keys)));
     queue = answer.catch(() => {});
     return answer;
   };
 }
 
 /** The asker when stdin and stderr are a terminal, else none (headless: the policy denies with a fix). */
-export function ttyAskerIfInteractive(around?: AskerStreams["around"]): PermissionAsker | undefined {
+export function ttyAskerIfInteractive(around?: AskAround): PermissionAsker | undefined {
   if (!process.stdin.isTTY || !process.stderr.isTTY) return undefined;
   return createTtyAsker({ input: process.stdin, output: process.stderr, palette: paletteFor(process.stderr), ...(around ? { around } : {}) });
 }
 
-async function askOnce(streams: AskerStreams, request: PermissionRequest, signal: AbortSignal, keys: { lastAt: number }): Promise<PermissionAnswer> {
+type Write = (text: string) => void;
+
+async function askOnce(
+  stdin: Readable,
+  write: Write,
+  palette: Palette | undefined,
+  request: PermissionRequest,
+  signal: AbortSignal,
+  keys: { lastAt: number },
+): Promise<PermissionAnswer> {
   if (signal.aborted) return { answer: "no" };
-  if (streams.input.readableEnded) throw new Error("stdin is closed");
-  const input = streams.input as KeyInput;
+  if (stdin.readableEnded) throw new Error("stdin is closed");
+  const input = stdin as KeyInput;
   const raw = input.isTTY === true && typeof input.setRawMode === "function";
   const ask = async (prompt: string, answer: "key" | "line") => {
-    const line = raw && answer === "key" ? await readAnswerKey(input, streams.output, prompt, signal, keys) : await readLine(streams, prompt, signal, keys);
+    const line = raw && answer === "key" ? await readAnswerKey(input, write, prompt, signal, keys) : await readLine(input, write, prompt, signal, keys);
     if (line === null) throw new Error("stdin closed before an answer");
     return line;
   };
   try {
-    return await askPermission(request, ask, (text) => streams.output.write(text), streams.palette);
+    return await askPermission(request, ask, write, palette);
   } catch (error) {
     if (signal.aborted) return { answer: "no" };
     throw error;
@@ -127,14 +140,16 @@ async function askOnce(streams: AskerStreams, request: PermissionRequest, signal
 }
 
 /** A line from stdin in the terminal's own line mode; an Enter that only confirmed the key before is skipped. */
-async function readLine(streams: AskerStreams, prompt: string, signal: AbortSignal, keys: { lastAt: number }): Promise<string | null> {
+async function readLine(input: Readable, write: Write, prompt: string, signal: AbortSignal, keys: { lastAt: number }): Promise<string | null> {
   // Loaded on the first question, not at every start (~40 ms from the sources, on the way to the first model request).
   const { createInterface } = await import("node:readline/promises");
-  const readline = createInterface({ input: streams.input, output: streams.output, terminal: false });
+  // No output: the prompt goes through `write` (the terminal's owner), the terminal echoes the typing.
+  const readline = createInterface({ input, terminal: false });
   // A question whose input ends (stdin closed, ^D) would otherwise wait for ever.
   const closed = new Promise<null>((resolve) => readline.once("close", () => resolve(null)));
   try {
-    let line = await Promise.race([readline.question(prompt, { signal }), closed]);
+    write(prompt);
+    let line = await Promise.race([readline.question("", { signal }), closed]);
     if (line === "" && Date.now() - keys.lastAt < CONFIRM_ENTER_MS) line = await Promise.race([readline.question("", { signal }), closed]);
     return line;
   } finally {
@@ -148,8 +163,8 @@ async function readLine(streams: AskerStreams, prompt: string, signal: AbortSign
  * empty line is a no). Ctrl-C is passed on as the SIGINT it would have been,
  * Ctrl-D ends the input.
  */
-function readAnswerKey(input: KeyInput, output: NodeJS.WritableStream, prompt: string, signal: AbortSignal, keys: { lastAt: number }): Promise<string | null> {
-  output.write(prompt);
+function readAnswerKey(input: KeyInput, write: Write, prompt: string, signal: AbortSignal, keys: { lastAt: number }): Promise<string | null> {
+  write(prompt);
   return new Promise((resolve) => {
     let typed = "";
     const finish = (answer: string | null) => {
@@ -158,7 +173,7 @@ function readAnswerKey(input: KeyInput, output: NodeJS.WritableStream, prompt: s
       signal.removeEventListener("abort", onAbort);
       input.setRawMode?.(false);
       input.pause();
-      output.write("\n");
+      write("\n");
       resolve(answer);
     };
     const onEnd = () => finish(null);
@@ -180,18 +195,18 @@ function readAnswerKey(input: KeyInput, output: NodeJS.WritableStream, prompt: s
         if (BACKSPACES.has(char)) {
           if (typed.length > 0) {
             typed = typed.slice(0, -1);
-            output.write("\b \b");
+            write("\b \b");
           }
           continue;
         }
         if (typed === "" && ANSWER_KEY_CHARS.has(char)) {
-          output.write(char);
+          write(char);
           keys.lastAt = Date.now();
           return finish(char);
         }
         if (char >= " ") {
           typed += char;
-          output.write(char);
+          write(char);
         }
       }
     };

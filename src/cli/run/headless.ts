@@ -7,7 +7,7 @@ import { OrderedWriter } from "./ordered-writer.ts";
 import type { RunInfo } from "./result-json.ts";
 import { terminalColumns } from "../terminal/columns.ts";
 import { terminalHyperlinks } from "../terminal/hyperlinks.ts";
-import { RunOutput, stderrCanAnimate } from "./run-output.ts";
+import { RunOutput } from "./run-output.ts";
 import { RunFailedError } from "./run-failed.ts";
 import type { HeadlessSetup } from "./runtime-args.ts";
 import { type OpenSession, withRuntime } from "./runtime.ts";
@@ -51,7 +51,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     level: setup.level,
     stdout: writeOut,
     stderr,
-    animate: stderrCanAnimate(),
+    terminal: { stdout: process.stdout.isTTY === true, stderr: process.stderr.isTTY === true },
     version: VERSION,
     streamAnswer: process.stdout.isTTY === true,
     ...(process.stdout.isTTY === true && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb"

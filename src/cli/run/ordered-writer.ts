@@ -30,17 +30,6 @@ export class OrderedWriter {
     });
   }
 
-  /**
-   * Holds every later write until `until` settles (a question owns the
-   * terminal meanwhile); they go out afterwards, in order.
-   */
-  holdUntil(until: Promise<unknown>): void {
-    this.#tail = this.#tail.then(() => until.then(
-      () => {},
-      () => {},
-    ));
-  }
-
   /** Resolves once everything written so far is out; throws the first write failure. */
   async flush(): Promise<void> {
     await this.#tail;

@@ -1,6 +1,5 @@
 import type { RunEvent } from "../../runtime/run-types.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
-import type { Spinner } from "./spinner.ts";
 
 /** How much `agent run` tells on stderr: errors only, a line per tool call, or everything. */
 export type ProgressLevel = "quiet" | "normal" | "verbose";
@@ -87,35 +86,20 @@ export function clip(text: string, max: number): string {
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
-/** The RunObserver behind stderr progress, with the spinner shown while the model is working. */
+/** The RunObserver behind stderr progress: a line per event worth telling, at the level chosen. */
 export class ProgressPrinter {
   constructor(
     private readonly write: (text: string) => void,
     private readonly level: ProgressLevel,
-    private readonly spinner?: Spinner,
-    /** False while the spinner's line is taken (an answer streaming on the same terminal). */
-    private readonly mayAnimate: () => boolean = () => true,
   ) {}
 
   readonly observe = (event: RunEvent): void => {
-    // Pieces of an answer keep the spinner going: the model is still at work.
-    if (event.type === "assistant_delta" || event.type === "usage") return;
-    this.spinner?.stop();
     const line = progressLine(event, this.level);
     if (line !== undefined) this.write(`${line}\n`);
-    if (event.type === "model_request" && this.level !== "quiet" && this.mayAnimate()) {
-      this.spinner?.start(`${event.agent}: waiting for the model`);
-    }
   };
 
   readonly observeTeam = (event: TeamEvent): void => {
     const line = teamProgressLine(event, this.level);
-    if (line === undefined) return;
-    this.spinner?.stop();
-    this.write(`${line}\n`);
+    if (line !== undefined) this.write(`${line}\n`);
   };
-
-  stop(): void {
-    this.spinner?.stop();
-  }
 }

@@ -2,13 +2,13 @@ import type { RunEvent } from "../../runtime/run-types.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { TeamActivity, teamViewLines } from "../terminal/activity.ts";
 import { type MarkdownOptions, MarkdownStream, renderMarkdown } from "../terminal/markdown.ts";
+import { type Channel, Screen } from "../terminal/screen.ts";
 import { StatusBlock } from "../terminal/status-block.ts";
 import { AnswerStream } from "./answer-stream.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
 import { ProgressPrinter, type ProgressLevel } from "./progress.ts";
 import type { OutputFormat, RunInfo } from "./result-json.ts";
 import { type StreamEvent, type StreamShapes, agentShapes } from "./stream-shapes.ts";
-import { Spinner, canAnimate } from "./spinner.ts";
 import type { TeamOutcome } from "./team-outcome.ts";
 
 export interface RunOutputOptions {
@@ -16,8 +16,8 @@ export interface RunOutputOptions {
   level: ProgressLevel;
   stdout: (text: string) => Promise<void>;
   stderr: OrderedWriter;
-  /** Whether stderr may show a spinner (a terminal, NO_COLOR unset). */
-  animate: boolean;
+  /** Which of stdout and stderr are the terminal (one screen: src/cli/terminal/screen.ts). */
+  terminal?: { stdout: boolean; stderr: boolean };
   version: string;
   /** Text mode on a terminal: print the Lead's answer as it streams in. */
   streamAnswer?: boolean;
@@ -25,7 +25,7 @@ export interface RunOutputOptions {
   includePartialMessages?: boolean;
   /** Whose shapes the json and stream-json lines take (default: ours). */
   shapes?: StreamShapes;
-  /** stderr is a terminal: a live team view below the log instead of the spinner (src/cli/terminal/). */
+  /** stderr is a terminal: a live team view below the log (src/cli/terminal/). */
   teamView?: { columns: () => number; colour: boolean };
   /** stdout is a terminal with colour: the answer's markdown rendered (src/cli/terminal/markdown.ts). */
   markdown?: MarkdownOptions;
@@ -52,43 +52,44 @@ export class RunOutput {
    */
   #early: StreamEvent[] | undefined = [];
   readonly #shapes: StreamShapes;
-  /** A line to stderr in turn with the answer streaming to stdout (the same terminal). */
-  readonly #log: (text: string) => void;
-  /** A permission question owns the terminal: nothing animates, every write waits for the answer. */
-  #asking = false;
+  /** The terminal's one owner: the answer, progress, the status block and questions all go through it. */
+  readonly #screen: Screen;
 
   constructor(options: RunOutputOptions) {
     this.#o = options;
     this.#shapes = options.shapes ?? agentShapes(options.version);
     const streamAnswer = options.streamAnswer === true && options.format === "text";
     this.#stdout = new OrderedWriter(options.stdout);
-    const toStdout = (text: string) => this.#stdout.write(text);
-    const markdown = options.markdown && options.format === "text" ? options.markdown : undefined;
-    this.#render = markdown ? (text: string) => renderMarkdown(text, markdown) : (text: string) => text;
-    const rendered = markdown ? new MarkdownStream(toStdout, markdown) : undefined;
-    this.#answer = streamAnswer ? new AnswerStream(rendered?.push ?? toStdout, rendered?.end) : undefined;
-    // While the answer streams, stdout and stderr share the terminal: progress
-    // joins stdout's queue, so a line never lands inside an answer and a
-    // spinner's erase never wipes a piece of one.
+    // While the answer streams, stdout and stderr share the terminal: stderr's
+    // text joins stdout's queue, so the screen's bytes go out in the order it
+    // made them, whichever stream they are for.
     const toStderr = async (text: string) => {
       options.stderr.write(text);
       await options.stderr.flush();
     };
-    const write = streamAnswer ? (text: string) => this.#stdout.write(text, toStderr) : (text: string) => options.stderr.write(text);
-    this.#log = write;
+    const terminal = options.terminal ?? { stdout: false, stderr: false };
+    const shared = streamAnswer || (terminal.stdout && terminal.stderr);
+    const sink = (text: string, channel: Channel) => {
+      if (channel === "out") this.#stdout.write(text);
+      else if (shared) this.#stdout.write(text, toStderr);
+      else options.stderr.write(text);
+    };
+    const channels: Channel[] = [...(terminal.stdout ? (["out"] as const) : []), ...(terminal.stderr ? (["err"] as const) : [])];
     const view = options.teamView;
+    this.#screen = new Screen(sink, { columns: view?.columns ?? options.markdown?.columns ?? (() => 80), channels });
+    const toScreen = (text: string) => this.#screen.write(text, "out");
+    const markdown = options.markdown && options.format === "text" ? options.markdown : undefined;
+    this.#render = markdown ? (text: string) => renderMarkdown(text, markdown) : (text: string) => text;
+    const rendered = markdown ? new MarkdownStream(toScreen, markdown) : undefined;
+    this.#answer = streamAnswer ? new AnswerStream(rendered?.push ?? toScreen, rendered?.end) : undefined;
     if (view && options.level !== "quiet") {
-      this.#block = new StatusBlock(write, {
+      this.#block = new StatusBlock(this.#screen, {
         render: () => teamViewLines(this.#activity, Date.now()),
-        columns: view.columns,
-        mayDraw: () => !this.#answer?.midLine,
         ...(view.colour ? { style: (line: string) => `\x1b[2m${line}\x1b[0m` } : {}),
       });
       this.#block.start();
     }
-    const block = this.#block;
-    const spinner = !block && options.animate && options.level !== "quiet" ? new Spinner(write) : undefined;
-    this.#progress = new ProgressPrinter(block ? (text) => block.log(text) : write, options.level, spinner, () => !this.#answer?.midLine && !this.#asking);
+    this.#progress = new ProgressPrinter((text) => this.#screen.message(text, "err"), options.level);
   }
 
   /** The first stream-json line, before the model is called. */
@@ -101,15 +102,10 @@ export class RunOutput {
   }
 
   readonly observe = (event: RunEvent): void => {
-    const prints = AnswerStream.prints(event);
-    if (this.#answer && prints) {
-      this.#progress.stop();
-      this.#block?.hide();
-    }
     this.#answer?.observe(event);
     this.#activity.observe(event);
     this.#progress.observe(event);
-    if (event.type !== "assistant_delta") this.#block?.refresh();
+    if (event.type !== "assistant_delta") this.#screen.refresh();
     if (event.type === "assistant_delta" && !this.#o.includePartialMessages) return;
     // Token counts per answer are for the terminal's team view; the result line has the totals.
     // A batch's one stderr line repeats its `event` lines, which stream-json has already.
@@ -120,7 +116,7 @@ export class RunOutput {
   readonly observeTeam = (event: TeamEvent): void => {
     this.#activity.observeTeam(event);
     this.#progress.observeTeam(event);
-    this.#block?.refresh();
+    this.#screen.refresh();
     this.#event(event);
   };
 
@@ -138,41 +134,29 @@ export class RunOutput {
   /** A line for the user on stderr (not with --quiet): what is left to do, or that there was nothing. */
   note(text: string): void {
     this.stopProgress();
-    if (this.#o.level !== "quiet") this.#log(`agent: ${text}\n`);
+    if (this.#o.level !== "quiet") this.#screen.message(`agent: ${text}\n`, "err");
   }
 
   /**
    * Runs `ask` (a question on the terminal, answered from stdin) with the
-   * terminal to itself: the status block and spinner are taken off the screen
-   * and stay off, everything else printed meanwhile (progress, a streaming
-   * answer) is held and printed after the answer, then the block comes back.
-   * Without this the block's next redraw erased the question it sat below.
+   * terminal to itself (Screen.question): the status block off the screen and
+   * not redrawn, everything else printed meanwhile held and printed after the
+   * answer, then the block back. `ask` prints the question through `write`.
    */
-  async whileAsking<T>(ask: () => Promise<T>): Promise<T> {
-    this.#asking = true;
-    this.#progress.stop();
-    this.#block?.suspend();
-    let answered!: () => void;
-    const done = new Promise<void>((resolve) => (answered = resolve));
-    try {
-      // The erase goes out before the question is written.
+  whileAsking<T>(ask: (write: (text: string) => void) => Promise<T>): Promise<T> {
+    return this.#screen.question(async (write) => {
+      // What the screen wrote before the question (the block's erase) goes out first.
       await Promise.all([this.#stdout.flush().catch(() => {}), this.#o.stderr.flush().catch(() => {})]);
-      this.#stdout.holdUntil(done);
-      this.#o.stderr.holdUntil(done);
-      return await ask();
-    } finally {
-      this.#asking = false;
-      answered();
-      this.#block?.resume();
-    }
+      return ask(write);
+    });
   }
 
-  /** Stops the spinner; call as soon as the run is over, before anything else is printed. */
+  /** Stops the status block; call as soon as the run is over, before anything else is printed. */
   stopProgress(): void {
-    this.#progress.stop();
     this.#block?.clear();
     // An answer cut short (Ctrl-C, --timeout) ends its line: what follows starts on a fresh one.
     this.#answer?.endLine();
+    this.#screen.endLine();
   }
 
   /** A user turn's own result line, while the command goes on (stream-json only). */
@@ -188,16 +172,12 @@ export class RunOutput {
     if (this.#o.format === "json") this.#line(agentShapes(this.#o.version).result(outcome, info)[0]);
     else if (this.#o.format === "stream-json") for (const line of this.#shapes.result(outcome, info)) this.#line(line);
     else if (!result.isError && result.result.length > 0 && !this.#answer?.coversResult(result.result)) {
-      this.#stdout.write(this.#render(result.result.endsWith("\n") ? result.result : `${result.result}\n`));
+      this.#screen.message(this.#render(result.result.endsWith("\n") ? result.result : `${result.result}\n`), "out");
     }
     await this.#stdout.flush();
   }
 
   #line(value: unknown): void {
-    this.#stdout.write(`${JSON.stringify(value)}\n`);
+    this.#screen.message(`${JSON.stringify(value)}\n`, "out");
   }
-}
-
-export function stderrCanAnimate(): boolean {
-  return canAnimate(process.env, process.stderr.isTTY === true);
 }

@@ -8,7 +8,7 @@ import { finalScreen } from "../../support/screen.ts";
 // Text mode on a terminal: what stdout and stderr, sharing one screen, show in
 // order while the Lead's answer streams in.
 
-function terminal(animate = false, layout: Pick<RunOutputOptions, "markdown" | "teamView"> = {}) {
+function terminal(layout: Pick<RunOutputOptions, "markdown" | "teamView"> = {}) {
   const screen: string[] = [];
   const stderr = new OrderedWriter(async (text) => {
     await Bun.sleep(1); // a slower stream than stdout: order must not depend on speed
@@ -21,7 +21,7 @@ function terminal(animate = false, layout: Pick<RunOutputOptions, "markdown" | "
       screen.push(`out:${text}`);
     },
     stderr,
-    animate,
+    terminal: { stdout: true, stderr: true },
     version: "test",
     streamAnswer: true,
     ...layout,
@@ -76,18 +76,8 @@ test("a final answer that is not the last streamed reply (a Stop hook sent it ba
   expect(screen).toEqual(["out:First try.", "out:\n", "out:First try. And more.\n"]);
 });
 
-test("a teammate's model request while the Lead's reply is half printed starts no spinner on that line", async () => {
-  const { screen, output } = terminal(true);
-  output.observe(delta("Half a line"));
-  output.observe({ type: "model_request", agent: "alice", turn: 1 });
-  output.observe(delta(", then the rest."));
-  output.observe({ type: "assistant", agent: "lead", text: "Half a line, then the rest." });
-  await output.finish(outcome("Half a line, then the rest."), info);
-  expect(screen).toEqual(["out:Half a line", "out:, then the rest.", "out:\n"]);
-});
-
 test("a markdown table held to the end of the reply is drawn with the team's status block off the screen, the block after it", async () => {
-  const { screen, output } = terminal(false, { markdown: { columns: () => 60 }, teamView: { columns: () => 60, colour: false } });
+  const { screen, output } = terminal({ markdown: { columns: () => 60 }, teamView: { columns: () => 60, colour: false } });
   output.observe(delta("| a | b |\n|---|---|\n| 1 | 2 |\n"));
   // The block comes back while the table is held (the reply's text ended its line).
   output.observeTeam({ type: "teammate", name: "alice", role: "writer", state: "running" });

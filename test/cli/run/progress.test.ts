@@ -1,6 +1,5 @@
 import { expect, test } from "bun:test";
-import { ProgressPrinter, clip, progressLine } from "../../../src/cli/run/progress.ts";
-import { Spinner, canAnimate } from "../../../src/cli/run/spinner.ts";
+import { clip, progressLine } from "../../../src/cli/run/progress.ts";
 import type { RunEvent } from "../../../src/runtime/run-types.ts";
 
 const call: RunEvent = { type: "tool_call", agent: "lead", id: "c1", name: "write_file", arguments: '{"path":"a.txt","content":"hi"}' };
@@ -37,27 +36,4 @@ test("verbose adds results, text, model turns and compaction", () => {
 test("clip keeps one line of bounded length", () => {
   expect(clip("a\nb", 10)).toBe("a⏎b");
   expect(clip("x".repeat(20), 10)).toBe(`${"x".repeat(9)}…`);
-});
-
-test("the spinner runs only on a terminal without NO_COLOR", () => {
-  expect(canAnimate({}, true)).toBe(true);
-  expect(canAnimate({}, false)).toBe(false);
-  expect(canAnimate({ NO_COLOR: "1" }, true)).toBe(false);
-  expect(canAnimate({ NO_COLOR: "" }, true)).toBe(true);
-  expect(canAnimate({ TERM: "dumb" }, true)).toBe(false);
-});
-
-test("the spinner shows while the model works and is erased before the next line", () => {
-  const written: string[] = [];
-  const spinner = new Spinner((t) => written.push(t));
-  const printer = new ProgressPrinter((t) => written.push(t), "normal", spinner);
-  printer.observe(request);
-  expect(written.at(-1)).toContain("lead: waiting for the model");
-  printer.observe(call);
-  expect(written.slice(-2)).toEqual(["\r\x1b[K", '[lead] write_file {"path":"a.txt","content":"hi"}\n']);
-  printer.observe(request);
-  printer.stop();
-  expect(written.at(-1)).toBe("\r\x1b[K");
-  printer.stop(); // idempotent: no second erase
-  expect(written.filter((t) => t === "\r\x1b[K")).toHaveLength(2);
 });

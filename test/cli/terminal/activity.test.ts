@@ -1,48 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { StatusBlock } from "../../../src/cli/terminal/status-block.ts";
 import { TeamActivity, teamViewLines } from "../../../src/cli/terminal/activity.ts";
-import { finalScreen } from "../../support/screen.ts";
 
-describe("StatusBlock", () => {
-  test("the log scrolls above the block; the block follows it, clipped to the width; clear() leaves only the log", () => {
-    let out = "";
-    let lines = ["lead  working  thinking  1s"];
-    let midLine = false;
-    const block = new StatusBlock((text) => (out += text), { render: () => lines, columns: () => 20, mayDraw: () => !midLine });
-    block.log("first\n");
-    expect(finalScreen(out)).toEqual(["first", "lead  working  thi…", ""]);
-    lines = ["lead  idle  2s", "alice (w)  running"];
-    block.log("second\n");
-    expect(finalScreen(out)).toEqual(["first", "second", "lead  idle  2s", "alice (w)  running", ""]);
-    // An answer half printed owns the line: the block is hidden and not drawn.
-    block.hide();
-    out += "The ans";
-    midLine = true;
-    block.refresh();
-    expect(finalScreen(out)).toEqual(["first", "second", "The ans"]);
-    out += "wer.\n";
-    midLine = false;
-    block.refresh();
-    expect(finalScreen(out)).toEqual(["first", "second", "The answer.", "lead  idle  2s", "alice (w)  running", ""]);
-    block.clear();
-    block.log("last\n");
-    expect(finalScreen(out)).toEqual(["first", "second", "The answer.", "last", ""]);
-  });
-
-  test("suspend(): the block leaves the screen and no redraw or log line brings it back over a question until resume()", () => {
-    let out = "";
-    const block = new StatusBlock((text) => (out += text), { render: () => ["lead  working  3s"], columns: () => 80 });
-    block.log("log\n");
-    block.suspend();
-    out += "allow? [y]es: ";
-    block.refresh();
-    block.log("");
-    expect(finalScreen(out)).toEqual(["log", "allow? [y]es:"]);
-    out += "n\n";
-    block.resume();
-    expect(finalScreen(out)).toEqual(["log", "allow? [y]es: n", "lead  working  3s", ""]);
-  });
-
+describe("TeamActivity", () => {
   test("the team view's lines: the Lead, each teammate with its tool and tokens, events waiting", () => {
     let now = 1_000;
     const activity = new TeamActivity(() => now);
