@@ -39,6 +39,8 @@ export interface GrepSearchOptions {
    * swapped for a symlink after the listing is not read through.
    */
   openFile?: (absolute: string) => number | undefined;
+  /** Maps a path relative to `workspace` to the one output (an `--add-dir` directory's are shown relative to the real workspace). */
+  show?: (path: string) => string;
 }
 
 export interface GrepSearchResult {
@@ -210,8 +212,9 @@ export async function grepSearch(options: GrepSearchOptions): Promise<GrepSearch
     if (accept && !accept(file.absolute)) continue;
     const read = readFile(file.absolute, scratch, maxFileBytes, options.openFile);
     if (read === undefined) continue;
+    const path = options.show ? options.show(file.path) : file.path;
     if ("tooLarge" in read) {
-      result.skippedLarge.push(file.path);
+      result.skippedLarge.push(path);
       continue;
     }
     result.filesSearched++;
@@ -231,10 +234,10 @@ export async function grepSearch(options: GrepSearchOptions): Promise<GrepSearch
       break;
     }
     result.filesMatched++;
-    if (options.mode === "files_with_matches") result.entries.push(file.path);
-    else if (options.mode === "count") result.entries.push(`${file.path}:${hits.length}`);
+    if (options.mode === "files_with_matches") result.entries.push(path);
+    else if (options.mode === "count") result.entries.push(`${path}:${hits.length}`);
     else {
-      const entries = contentEntries(file.path, lines, hits, context);
+      const entries = contentEntries(path, lines, hits, context);
       const separated = context > 0 && result.entries.length > 0 ? ["--", ...entries] : entries;
       if (separated.length > room) {
         result.entries.push(...separated.slice(0, room));

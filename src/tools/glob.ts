@@ -1,17 +1,17 @@
 import { realpathSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { z } from "zod";
 import { isErrno } from "../storage/atomic-file.ts";
 import { walkFiles } from "../search/file-walk.ts";
 import { defineTool } from "../core/tool.ts";
-import { resolveInWorkspace } from "../security/workspace-path.ts";
+import { searchRoots } from "./search-roots.ts";
 
 export const DEFAULT_GLOB_RESULTS = 500;
 export const GLOB_SORTS = ["mtime", "name"] as const;
 
 export const GlobInput = z.strictObject({
   pattern: z.string().min(1).describe('Glob pattern such as "**/*.ts" or "src/*.{js,json}", relative to `path`.'),
-  path: z.string().min(1).optional().describe("Directory to search, relative to the workspace; default the workspace."),
+  path: z.string().min(1).optional().describe("Directory to search, relative to the workspace; default the workspace and any added directories."),
   include_ignored: z
     .boolean()
     .optional()
@@ -61,7 +61,7 @@ export function globTool(options: GlobToolOptions = {}) {
   return defineTool({
     name: "glob",
     description:
-      "List the files in the workspace matching a glob pattern, as paths relative to the workspace, " +
+      "List the files in the workspace (and the directories added with --add-dir) matching a glob pattern, as paths relative to the workspace, " +
       `most recently modified first (sort: "name" for path order); at most ${maxResults}. ` +
       "Files that .gitignore and .ignore exclude are left out unless include_ignored is true; " +
       "hidden files and directories (.github, .env) only match a pattern that names them.",
@@ -77,27 +77,30 @@ export function globTool(options: GlobToolOptions = {}) {
           `pattern ${JSON.stringify(input.pattern)} must be relative and stay below the search directory (no "/" at the start, no "..")`,
         );
       }
-      const base = resolveInWorkspace(context.workspace, input.path ?? ".", context.fence);
+      const roots = searchRoots(context, input.path);
       // The fence refuses a path in the state root, as written or resolved; the walk never enters it.
-      const roots = context.fence?.stateRoots ?? [];
-      if (!statSync(base.absolute).isDirectory()) throw new Error(`${base.display} is not a directory`);
-      const workspace = resolveInWorkspace(context.workspace, ".").absolute;
-      const none = { content: `no files match ${JSON.stringify(input.pattern)} in ${base.display}` };
-      const start = literalStart(base.absolute, segments);
-      if (start === undefined) return none;
+      const stateRoots = context.fence?.stateRoots ?? [];
+      const where = roots.map((root) => root.target.display).join(", ");
+      const none = { content: `no files match ${JSON.stringify(input.pattern)} in ${where}` };
       const matcher = new Bun.Glob(pattern);
-      const baseRel = base.display === "." ? "" : `${base.display}/`;
       const matches: { path: string; absolute: string }[] = [];
-      const files = walkFiles({
-        workspace,
-        start,
-        respectIgnore: !(input.include_ignored ?? false),
-        includeHidden: segments.some((segment) => segment.startsWith(".")),
-        protectedRoots: roots,
-        signal: context.signal,
-      });
-      for await (const file of files) {
-        if (matcher.match(file.path.slice(baseRel.length))) matches.push(file);
+      for (const root of roots) {
+        if (!statSync(root.target.absolute).isDirectory()) throw new Error(`${root.target.display} is not a directory`);
+        const start = literalStart(root.target.absolute, segments);
+        if (start === undefined) continue;
+        const inner = relative(root.workspace, root.target.absolute).split(sep).join("/");
+        const baseRel = inner === "" ? "" : `${inner}/`;
+        const files = walkFiles({
+          workspace: root.workspace,
+          start,
+          respectIgnore: !(input.include_ignored ?? false),
+          includeHidden: segments.some((segment) => segment.startsWith(".")),
+          protectedRoots: stateRoots,
+          signal: context.signal,
+        });
+        for await (const file of files) {
+          if (matcher.match(file.path.slice(baseRel.length))) matches.push({ path: root.shown(file.path), absolute: file.absolute });
+        }
       }
       if (matches.length === 0) return none;
       const byName = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);

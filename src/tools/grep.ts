@@ -2,8 +2,8 @@ import { z } from "zod";
 import { GREP_OUTPUT_MODES, MAX_GREP_FILE_BYTES, grepSearch } from "../search/grep-search.ts";
 import { defineTool } from "../core/tool.ts";
 import { capText, withTruncationNote } from "../core/truncate.ts";
-import { resolveInWorkspace } from "../security/workspace-path.ts";
 import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
+import { searchRoots } from "./search-roots.ts";
 
 export const DEFAULT_GREP_ENTRIES = 200;
 export const MAX_GREP_ENTRIES = 2_000;
@@ -15,7 +15,7 @@ export const GrepInput = z.strictObject({
     .string()
     .min(1)
     .describe('JavaScript regular expression looked for in each line, e.g. "class \\\\w+Store" or "TODO|FIXME".'),
-  path: z.string().min(1).optional().describe("File or directory to search, relative to the workspace; default the workspace."),
+  path: z.string().min(1).optional().describe("File or directory to search, relative to the workspace; default the workspace and any added directories."),
   glob: z
     .string()
     .min(1)
@@ -63,33 +63,47 @@ export function grepTool(options: GrepToolOptions = {}) {
   return defineTool({
     name: "grep",
     description:
-      "Search file contents in the workspace for a JavaScript regular expression, line by line. " +
+      "Search file contents in the workspace (and the directories added with --add-dir) for a JavaScript regular expression, line by line. " +
       "Skips binary files, .git/, the agent's state directory and whatever .gitignore and .ignore files exclude. " +
       `Output is capped (head_limit, default ${DEFAULT_GREP_ENTRIES}); a note says when there is more.`,
     input: GrepInput,
     effect: "read",
     subject: (input) => input.path ?? ".",
     async run(input, context) {
-      const target = resolveInWorkspace(context.workspace, input.path ?? ".", context.fence);
+      const roots = searchRoots(context, input.path);
       // The fence refuses a path in the state root, as written or resolved; the walk never enters it.
-      const roots = context.fence?.stateRoots ?? [];
+      const stateRoots = context.fence?.stateRoots ?? [];
       const mode = input.output_mode ?? "content";
       const limit = input.head_limit ?? DEFAULT_GREP_ENTRIES;
-      const opener = files.searchOpener(context);
-      const result = await grepSearch({
-        pattern: input.pattern,
-        caseInsensitive: input.case_insensitive,
-        workspace: resolveInWorkspace(context.workspace, ".").absolute,
-        start: target.absolute,
-        glob: input.glob,
-        mode,
-        context: input.context,
-        limit,
-        protectedRoots: roots,
-        signal: context.signal,
-        maxFileBytes,
-        ...(opener ? { openFile: opener.open } : {}),
-      }).finally(() => opener?.close());
+      const result = { entries: [] as string[], truncated: false, skippedLarge: [] as string[] };
+      for (const root of roots) {
+        // Context groups of two roots are apart, as two files' are.
+        const separator = (input.context ?? 0) > 0 && result.entries.length > 0 ? ["--"] : [];
+        const room = limit - result.entries.length - separator.length;
+        if (room <= 0) break;
+        const opener = files.searchOpener({ workspace: root.workspace, ...(context.fence ? { fence: context.fence } : {}) });
+        const found = await grepSearch({
+          pattern: input.pattern,
+          caseInsensitive: input.case_insensitive,
+          workspace: root.workspace,
+          start: root.target.absolute,
+          glob: input.glob,
+          mode,
+          context: input.context,
+          limit: room,
+          protectedRoots: stateRoots,
+          signal: context.signal,
+          maxFileBytes,
+          show: root.shown,
+          ...(opener ? { openFile: opener.open } : {}),
+        }).finally(() => opener?.close());
+        if (found.entries.length > 0) result.entries.push(...separator, ...found.entries);
+        result.skippedLarge.push(...found.skippedLarge);
+        if (found.truncated) {
+          result.truncated = true;
+          break;
+        }
+      }
       const notes: string[] = [];
       if (result.truncated) {
         const unit = mode === "content" ? "lines" : "files";
@@ -104,7 +118,8 @@ export function grepTool(options: GrepToolOptions = {}) {
         notes.push(`[not searched, larger than ${formatBytes(maxFileBytes)}: ${shown}${more}]`);
       }
       if (result.entries.length === 0) {
-        const where = input.glob ? `${target.display} (files matching ${JSON.stringify(input.glob)})` : target.display;
+        const searched = roots.map((root) => root.target.display).join(", ");
+        const where = input.glob ? `${searched} (files matching ${JSON.stringify(input.glob)})` : searched;
         return { content: [`no matches for ${JSON.stringify(input.pattern)} in ${where}`, ...notes].join("\n") };
       }
       const capped = capText(result.entries.join("\n"), maxChars);

@@ -137,6 +137,30 @@ describe("--add-dir", () => {
     expect(existsSync(join(elsewhere, "y.txt"))).toBe(false);
   });
 
+  test("glob and grep search an added directory too, showing its paths relative to the workspace as read_file takes them", async () => {
+    const { root, repo, agent } = repository();
+    const shared = join(root, "shared");
+    mkdirSync(join(shared, "lib"), { recursive: true });
+    writeFileSync(join(shared, "lib", "util.ts"), "export const needle = 1;\n");
+    writeFileSync(join(shared, ".gitignore"), "build/\n");
+    mkdirSync(join(shared, "build"));
+    writeFileSync(join(shared, "build", "out.ts"), "export const needle = 2;\n");
+    writeFileSync(join(repo, "pkg", "index.ts"), "import { needle } from '../../shared/lib/util';\n");
+    const server = startServer([
+      toolCallReply("glob", { pattern: "**/*.ts", sort: "name" }),
+      toolCallReply("grep", { pattern: "needle" }, (text) => expect(text.split("\n")).toEqual(["../shared/lib/util.ts", "pkg/index.ts"])),
+      toolCallReply("glob", { pattern: "*.ts", path: "../shared/lib" }, (text) =>
+        expect(text.split("\n").sort()).toEqual(["../shared/lib/util.ts:1:export const needle = 1;", "pkg/index.ts:1:import { needle } from '../../shared/lib/util';"]),
+      ),
+      toolCallReply("grep", { pattern: "needle", path: join(shared, "lib"), output_mode: "files_with_matches" }, (text) => expect(text).toBe("../shared/lib/util.ts")),
+      toolCallReply("read_file", { path: "../shared/lib/util.ts" }, (text) => expect(text).toBe("../shared/lib/util.ts")),
+      { check: (r) => expect(lastToolResult(r)).toContain("export const needle = 1;"), text: "done" },
+    ]);
+    const result = await agent(["run", "search the shared dir", "--add-dir", "../../shared", "--base-url", server.url]);
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "done\n" });
+    server.assertDone();
+  });
+
   test("a missing directory is a usage error naming it", async () => {
     const { agent } = repository();
     const result = await agent(["run", "hi", "--add-dir", "../nowhere"]);
