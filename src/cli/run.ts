@@ -17,6 +17,8 @@ export const runArgs = {
   "no-wait": { type: "boolean", description: "Return after the user turn; teammates' messages wait in the mailbox for `agent drain`" },
   ...compatArgs,
   ...globalArgs,
+  // codex exec's -C/--cd DIR, its working root, is our --workspace (docs/compat.md).
+  workspace: { ...globalArgs.workspace, alias: ["C", "cd"] },
   ...verboseArg,
 } as const satisfies ArgsDef;
 

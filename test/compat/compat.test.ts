@@ -130,6 +130,18 @@ describe("codex exec scripts", () => {
     expect(stdout).toBe("a.txt is here\na.txt is here\n");
     server.assertDone();
   });
+
+  test("agent exec -C DIR / --cd DIR: codex exec's working root is the workspace, whatever the current directory", async () => {
+    const { code, stdout, stderr, server } = await runScript("codex-exec-cd.sh", [
+      { toolCalls: [{ id: "call_ls", name: "shell", arguments: { command: "ls" } }] },
+      { text: "listed", check: (r) => expect(String(r.body.messages.at(-1)?.content)).toContain("a.txt") },
+      { toolCalls: [{ id: "call_read", name: "read_file", arguments: { path: "a.txt" } }] },
+      { text: "read", check: (r) => expect(String(r.body.messages.at(-1)?.content)).toContain("from the repo") },
+    ], { "a.txt": "from the repo\n" });
+    expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("agent:")) }).toEqual({ code: 0, errors: [] });
+    expect(stdout).toBe("listed\nread\n");
+    server.assertDone();
+  });
 });
 
 describe("--input-format stream-json and the stop", () => {
