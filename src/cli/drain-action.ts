@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import type { CommandContext } from "citty";
 import { UsageError } from "../core/errors.ts";
 import { runUntilQuiet } from "../app/until-quiet.ts";
@@ -34,15 +35,17 @@ export async function drainAction({ args, rawArgs }: CommandContext<typeof drain
   for (const meta of targets) {
     try {
       const session = { kind: "existing", meta } as const;
-      // The interrupted run's permissions, unless this command line gives its own:
-      // its teammates go on as they were allowed to start.
-      const recorded = noRunFlags(setup.runFlags) ? readRunFlags(store.dirOf(meta.id), meta.id, store.marker) : undefined;
-      if (recorded === undefined || noRunFlags(recorded)) {
+      // The interrupted run's permissions, unless this command line gives its own,
+      // and its added directories in any case (drain has no --add-dir): its
+      // teammates go on as they were allowed to start, where they could reach.
+      const recorded = recordedFlagsFor(readRunFlags(store.dirOf(meta.id), meta.id, store.marker), setup.runFlags);
+      if (recorded === undefined) {
         await drainSession({ ...setup, session });
       } else {
+        assertAddDirsExist(meta.id, recorded.addDirs);
         const line = withRecordedFlags(args, rawArgs, recorded);
         const own = headlessSetup(line.args, line.rawArgs, () => session);
-        if (own.level !== "quiet") await writeErr(`agent: session ${meta.id}: draining with its last run's permissions: ${describeFlags(recorded)}\n`);
+        if (own.level !== "quiet") await writeErr(`agent: session ${meta.id}: draining with its last run's ${describeFlags(recorded)}\n`);
         await drainSession(own);
       }
     } catch (error) {
@@ -54,16 +57,44 @@ export async function drainAction({ args, rawArgs }: CommandContext<typeof drain
   if (failure) throw failure.error;
 }
 
+/** What of the record drain takes: all of it when its own line gives no permission flag, else the added directories; undefined for nothing. */
+function recordedFlagsFor(recorded: RunFlags | undefined, own: RunFlags): RunFlags | undefined {
+  if (recorded === undefined) return undefined;
+  const taken = noRunFlags(own) ? recorded : recorded.addDirs !== undefined ? { addDirs: recorded.addDirs } : {};
+  return noRunFlags(taken) ? undefined : taken;
+}
+
+/** A directory the run added and that is gone since: drain stops rather than run the team without it. */
+function assertAddDirsExist(sessionId: string, dirs: readonly string[] | undefined): void {
+  for (const dir of dirs ?? []) {
+    if (!isDirectory(dir)) {
+      throw new UsageError(`session ${sessionId} was run with --add-dir ${dir}, which is no longer a directory; recreate it, then run agent drain again`);
+    }
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** The recorded flags as they were typed, for the line saying so. */
 function describeFlags(flags: RunFlags): string {
-  const words = [
+  const permissions = [
     ...(flags.permissionMode !== undefined ? [`--permission-mode ${flags.permissionMode}`] : []),
     ...(flags.allow ?? []).map((rule) => `--allow '${rule}'`),
     ...(flags.deny ?? []).map((rule) => `--deny '${rule}'`),
     ...(flags.sandbox !== undefined ? [`--sandbox ${flags.sandbox}`] : []),
     ...(flags.trustProject ? ["--trust-project"] : []),
   ];
-  return words.join(" ");
+  const dirs = (flags.addDirs ?? []).map((dir) => `--add-dir ${dir}`);
+  return [
+    ...(permissions.length > 0 ? [`permissions: ${permissions.join(" ")}`] : []),
+    ...(dirs.length > 0 ? [`directories: ${dirs.join(" ")}`] : []),
+  ].join("; ");
 }
 
 /**

@@ -6,7 +6,7 @@ import { writeFileAtomic } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
 import type { SessionMarker } from "./session-marker.ts";
 
-/** `<session>/run-flags.json`: what the command line of the session's last run said about permissions. */
+/** `<session>/run-flags.json`: what the command line of the session's last run said about permissions and added directories. */
 export const RUN_FLAGS_FILE = "run-flags.json";
 
 /**
@@ -20,6 +20,8 @@ export const RunFlags = z.strictObject({
   deny: z.array(z.string()).optional(),
   sandbox: z.enum(SANDBOX_MODES).optional(),
   trustProject: z.literal(true).optional(),
+  /** `--add-dir` directories, real and absolute: drain takes them whatever its own permission flags (drain-action.ts). */
+  addDirs: z.array(z.string()).optional(),
 });
 export type RunFlags = z.infer<typeof RunFlags>;
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { systemClock } from "../../src/core/clock.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
@@ -161,6 +161,60 @@ describe("agent drain takes the interrupted run's permission flags", () => {
     expect(drained.stderr).not.toContain("last run's permissions");
     expect(existsSync(join(workspace, "report.md"))).toBe(false);
     server.assertDone();
+  }, 30_000);
+});
+
+describe("agent drain takes the interrupted run's --add-dir directories", () => {
+  /** `agent run --add-dir ROOT/shared --permission-mode acceptEdits` stopped while alice works. */
+  async function stoppedRunWithSharedDir() {
+    const server = startServer([
+      { identity: "lead", toolCalls: [spawnAlice("write the shared report")] },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", text: "too late", delayMs: 10_000 },
+    ]);
+    const setup = teamSetup();
+    const shared = join(setup.root, "shared");
+    mkdirSync(shared);
+    const result = await setup.run(["get a report", "--add-dir", shared, "--permission-mode", "acceptEdits", "--timeout", "1500ms", "--base-url", server.url]);
+    expect(result.code).toBe(1);
+    return { server, shared, ...setup };
+  }
+  const aliceWritesShared = (path: string) => [
+    { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path, content: "# Shared\n" } }] },
+    { identity: "alice", text: "report done", check: (r: RecordedRequest) => expect(lastToolResult(r)).toContain("created ../shared/report.md") },
+    { identity: "lead", text: "the report is done." },
+  ];
+
+  test("none given: alice writes in the added directory as in the run, and drain names it", async () => {
+    const { server, drain, shared, sessionDir } = await stoppedRunWithSharedDir();
+    server.push(...aliceWritesShared(join(shared, "report.md")));
+    const drained = await drain(["--base-url", server.url]);
+    expect({ code: drained.code, stdout: drained.stdout }).toEqual({ code: 0, stdout: "the report is done.\n" });
+    expect(drained.stderr).toContain(
+      `agent: session ${basename(sessionDir())}: draining with its last run's permissions: --permission-mode acceptEdits; directories: --add-dir ${shared}\n`,
+    );
+    expect(readFileSync(join(shared, "report.md"), "utf8")).toBe("# Shared\n");
+    server.assertDone();
+  }, 30_000);
+
+  test("drain's own permission flags replace the recorded ones, the added directories stay", async () => {
+    const { server, drain, shared, sessionDir } = await stoppedRunWithSharedDir();
+    server.push(...aliceWritesShared("../shared/report.md"));
+    const drained = await drain(["--permission-mode", "bypassPermissions", "--base-url", server.url]);
+    expect(drained.code).toBe(0);
+    expect(drained.stderr).toContain(`agent: session ${basename(sessionDir())}: draining with its last run's directories: --add-dir ${shared}\n`);
+    expect(readFileSync(join(shared, "report.md"), "utf8")).toBe("# Shared\n");
+    server.assertDone();
+  }, 30_000);
+
+  test("an added directory removed since: exit 2 naming it, nothing drained", async () => {
+    const { drain, shared, sessionDir } = await stoppedRunWithSharedDir();
+    rmSync(shared, { recursive: true });
+    const drained = await drain(["--base-url", "http://127.0.0.1:9/v1"]);
+    expect(drained.code).toBe(2);
+    expect(drained.stderr).toContain(
+      `agent: session ${basename(sessionDir())} was run with --add-dir ${shared}, which is no longer a directory; recreate it, then run agent drain again\n`,
+    );
   }, 30_000);
 });
 

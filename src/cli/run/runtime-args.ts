@@ -141,11 +141,11 @@ export function runtimeSetup(args: RuntimeValues & CompatValues, rawArgs?: reado
     warnings,
     waitLock: args["wait-lock"] === true,
     sandbox: resolved.sandbox,
-    runFlags: runFlagsOf(flags, args["trust-project"] === true),
+    runFlags: runFlagsOf(flags, args["trust-project"] === true, addDirs),
   };
 }
 
-function runFlagsOf(flags: SettingsFlags, trustProject: boolean): RunFlags {
+function runFlagsOf(flags: SettingsFlags, trustProject: boolean, addDirs: string[]): RunFlags {
   // The enums were checked against these lists when the command line was parsed.
   return {
     ...(flags.permissionMode !== undefined ? { permissionMode: flags.permissionMode as RunFlags["permissionMode"] } : {}),
@@ -153,28 +153,32 @@ function runFlagsOf(flags: SettingsFlags, trustProject: boolean): RunFlags {
     ...(flags.deny !== undefined ? { deny: flags.deny } : {}),
     ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox as RunFlags["sandbox"] } : {}),
     ...(trustProject ? { trustProject: true as const } : {}),
+    ...(addDirs.length > 0 ? { addDirs } : {}),
   };
 }
 
 /**
- * The command line with a session's recorded permission flags in place of the
- * permission flags it gave none of (`agent drain`): the values and the raw argv
- * runtimeSetup reads them from.
+ * The command line with a session's recorded flags in place of its own
+ * (`agent drain`): the values and the raw argv runtimeSetup reads them from.
+ * Only what `recorded` holds is replaced; the added directories are checked
+ * again by runtimeSetup, which refuses one that is gone.
  */
 export function withRecordedFlags<T extends RuntimeValues>(args: T, rawArgs: readonly string[], recorded: RunFlags): { args: T; rawArgs: string[] } {
+  const has = (key: keyof RunFlags) => recorded[key] !== undefined;
   return {
     args: {
       ...args,
-      "permission-mode": recorded.permissionMode,
-      sandbox: recorded.sandbox,
-      "trust-project": recorded.trustProject,
-      allow: recorded.allow,
-      deny: recorded.deny,
+      ...(has("permissionMode") ? { "permission-mode": recorded.permissionMode } : {}),
+      ...(has("sandbox") ? { sandbox: recorded.sandbox } : {}),
+      ...(has("trustProject") ? { "trust-project": recorded.trustProject } : {}),
+      ...(has("allow") ? { allow: recorded.allow } : {}),
+      ...(has("deny") ? { deny: recorded.deny } : {}),
     },
     rawArgs: [
-      ...rawArgs.filter((token) => !token.startsWith("--allow=") && !token.startsWith("--deny=")),
+      ...rawArgs.filter((token) => !(has("allow") && token.startsWith("--allow=")) && !(has("deny") && token.startsWith("--deny="))),
       ...(recorded.allow ?? []).map((rule) => `--allow=${rule}`),
       ...(recorded.deny ?? []).map((rule) => `--deny=${rule}`),
+      ...(recorded.addDirs ?? []).map((dir) => `--add-dir=${dir}`),
     ],
   };
 }
