@@ -66,7 +66,8 @@ async function readState(
   return entries.sort(byFifoThenName);
 }
 
-function describeEntry(
+/** One file of a mailbox as a listing shows it; undefined when it is gone (moved meanwhile). */
+export function describeEntry(
   fs: FsOps,
   path: string,
   agent: AgentName,

@@ -204,6 +204,35 @@ export async function readRuntimeOwner(stateDir: string): Promise<RuntimeOwner |
   return holderOf(paths) ?? null;
 }
 
+/**
+ * Whether a runtime holds the state dir, found without ever taking its lock,
+ * not even for the instant readRuntimeOwner's probe takes it where /proc/locks
+ * is missing (a follower must not make a starting runtime's take fail): there,
+ * the owner record's pid is asked whether it is alive. A record naming another
+ * host cannot be checked, and counts as held.
+ */
+export function runtimeHeldWithoutTaking(stateDir: string): boolean {
+  const paths = pathsFor(stateDir);
+  let ino: bigint;
+  try {
+    ino = statSync(paths.lock, { bigint: true }).ino;
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return false;
+    throw error;
+  }
+  const holders = flockHoldersOf(ino);
+  if (holders) return holders.length > 0;
+  const record = readOwnerRecord(paths.owner);
+  if (!record) return false;
+  if (record.host !== hostname()) return true;
+  try {
+    process.kill(record.pid, 0);
+    return true;
+  } catch (error) {
+    return isErrno(error, "EPERM");
+  }
+}
+
 /** Who holds the lock: undefined when free, UNKNOWN_OWNER when held by someone the record does not name. */
 function holderOf(paths: Paths): RuntimeOwner | undefined {
   let ino: bigint;

@@ -111,7 +111,7 @@ async function lookOnce(team: TeamWatchTarget, { registry, hosting }: TeamWatchO
 }
 
 /** Waits `ms`, or until aborted, or until the function handed to `onWake` is called. */
-function pause(ms: number, signal: AbortSignal, onWake: (wake: () => void) => void): Promise<void> {
+export function pause(ms: number, signal: AbortSignal, onWake: (wake: () => void) => void): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const done = () => {

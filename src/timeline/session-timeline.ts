@@ -40,7 +40,8 @@ export async function sessionTimeline(stateDir: string, histories: HistoryReader
 /** What the timeline reads of a session's histories. */
 export type HistoryReader = Pick<HistoryBackend, "agents" | "read">;
 
-function historyEntries(agent: string, record: HistoryRecord): TimelineEntry[] {
+/** What one history record says, as timeline entries (none for a system message). */
+export function historyEntries(agent: string, record: HistoryRecord): TimelineEntry[] {
   const at = record.at;
   if (record.type === "turn") {
     const text = record.status === "finished" ? `turn finished (${record.subtype ?? "success"})${record.result ? `: ${record.result}` : ""}` : `turn ${record.status}`;

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { UsageError } from "../../core/errors.ts";
 import { loadSettings } from "../../config/load.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import { type TimelineEntry, formatTimeline, sessionTimeline } from "../../timeline/session-timeline.ts";
@@ -15,6 +16,11 @@ export const sessionsShowCommand = defineCommand({
   args: {
     id: { type: "positional", required: true, valueHint: "id", description: "Session: short id, id, unique id prefix or name" },
     timeline: { type: "boolean", description: "The turns, messages and tool calls of every agent, in time order" },
+    follow: {
+      type: "boolean",
+      description: "Print one agent's tool calls, results, answers and new mail as they happen, until the session's runtime is gone (read only; see docs/terminal.md#following-an-agent)",
+    },
+    agent: { type: "string", valueHint: "name", description: "With --follow: the teammate to follow (default: the Lead)" },
     ...storeArg,
     ...jsonArg,
     ...globalArgs,
@@ -24,6 +30,13 @@ export const sessionsShowCommand = defineCommand({
     const store = new SessionStore(root);
     const meta = store.find(args.id);
     const dir = store.dirOf(meta.id);
+    if (args.agent !== undefined && !args.follow) throw new UsageError("--agent goes with --follow: `agent sessions show ID --follow --agent NAME`");
+    if (args.follow) {
+      if (args.timeline) throw new UsageError("--follow and --timeline do not go together: --timeline prints every agent once, --follow one agent as it goes");
+      const { followSession } = await import("./follow.ts");
+      await followSession(args, { root, meta, dir });
+      return;
+    }
     // Prices come from the config of the directory it is run in, as for `agent run` there.
     const { pricing } = loadSettings({ workspace: process.cwd() }).settings;
     const usage = readSessionUsage(dir, pricing);

@@ -18,11 +18,13 @@ export interface AdminStores {
   leases: TeammateLeases;
   /** Who runs the session now: a runtime on this machine (its state dir's lock) or, with PostgreSQL, on any. */
   runtimeOwner(): Promise<{ pid: number; host: string } | undefined>;
+  /** Who holds the session's lock in the PostgreSQL store, read without taking it; absent for files. */
+  sharedOwner?: () => Promise<{ pid: number; host: string } | undefined>;
   close(): Promise<void>;
 }
 
 /** The settings `agent run` would have in this workspace, with the flag's store. */
-async function adminSettings(args: GlobalValues & { store?: string }): Promise<Settings> {
+export async function adminSettings(args: GlobalValues & { store?: string }): Promise<Settings> {
   const { loadWorkspaceSettings } = await import("../../trust/project-trust.ts");
   return loadWorkspaceSettings({ workspace: resolveWorkspace(args.workspace), flags: { store: args.store } }).settings;
 }
@@ -50,6 +52,7 @@ export async function openAdminStores(args: GlobalValues & { store?: string }, s
     mailbox: backend.store,
     leases: backend.leases,
     runtimeOwner: async () => (await readRuntimeOwner(session.dir)) ?? (await backend.sharedOwner?.()),
+    ...(backend.sharedOwner ? { sharedOwner: backend.sharedOwner } : {}),
     close: () => backend.close(),
   };
 }
