@@ -2,13 +2,13 @@ import { z } from "zod";
 import { McpServers, McpSettingsConfig } from "../mcp/config.ts";
 import { PROFILE_NAMES } from "../model/profiles/chat-profile.ts";
 import { PROVIDER_NAMES } from "../model/providers/provider.ts";
-import { PERMISSION_MODES } from "./modes.ts";
+import { PERMISSION_MODES, TEAMMATE_PANES, type TeammatePanes } from "./modes.ts";
 import { Pricing } from "../usage/pricing.ts";
 import { Isolation } from "../worktrees/teammate-worktree.ts";
 import { STATE_ROOT_CHOICES } from "./locations.ts";
 import { EnvPolicyConfig } from "../security/env-policy.ts";
 
-export { PERMISSION_MODES };
+export { PERMISSION_MODES, TEAMMATE_PANES, type TeammatePanes };
 export const PermissionMode = z.enum(PERMISSION_MODES);
 export type PermissionMode = z.infer<typeof PermissionMode>;
 
@@ -161,6 +161,12 @@ export const ConfigFile = z.strictObject({
   store: z.string().min(1).optional(),
   /** The Lead's runtime runs no teammate: `agent worker` processes run them all (docs/worker.md). */
   remoteTeammates: z.boolean().optional(),
+  terminal: z
+    .strictObject({
+      /** "tmux": inside tmux, each spawned teammate gets a pane following it (docs/terminal.md#panes-in-tmux); "off" (default): none. */
+      teammatePanes: z.enum(TEAMMATE_PANES).optional(),
+    })
+    .optional(),
   /** "user": the state under $XDG_STATE_HOME/agent/projects/ instead of the workspace's .agent/state (user level only; docs/layout.md). */
   stateRoot: z.enum(STATE_ROOT_CHOICES).optional(),
 });

@@ -9,10 +9,10 @@ import type { Pricing } from "../usage/pricing.ts";
 import type { Isolation } from "../worktrees/teammate-worktree.ts";
 import { type LoadedConfigFile, readConfigFile } from "./config-file.ts";
 import { type SandboxMode, parseSandboxMode } from "../security/sandbox/sandbox.ts";
-import type { ConfigFile, HookConfig, HookEvent, PermissionMode } from "./config.ts";
+import type { ConfigFile, HookConfig, HookEvent, PermissionMode, TeammatePanes } from "./config.ts";
 import { CONFIG_LEVELS, type ConfigLevel, type ConfigLocations, configLocations } from "./locations.ts";
 import { type ValueSource, parseBaseUrl, parseBudget, parseNonEmpty, parsePositiveInt } from "../core/values.ts";
-import { parsePermissionMode, parseProfile, parseProvider, parseStore } from "./values.ts";
+import { parsePermissionMode, parseProfile, parseProvider, parseStore, parseTeammatePanes } from "./values.ts";
 import { KEY_VARIABLES, type ProviderName, detectProvider } from "../model/providers/provider.ts";
 import type { ProfileChoice } from "../model/profiles/chat-profile.ts";
 import { FILES_STORE, type StoreSelection } from "../store/store-url.ts";
@@ -64,6 +64,8 @@ export interface Settings {
   store: StoreSelection;
   /** --remote-teammates or config remoteTeammates: the Lead's runtime runs no teammate itself. */
   remoteTeammates: boolean;
+  /** --teammate-panes or config terminal.teammatePanes: "tmux" gives each teammate a tmux pane following it. */
+  terminal: { teammatePanes: TeammatePanes };
   /** Absolute path of the --record cassette (flag only). */
   recordPath?: string;
   /** Absolute path of the --replay cassette (flag only). */
@@ -103,6 +105,7 @@ export interface SettingsFlags {
   sandbox?: string;
   store?: string;
   remoteTeammates?: boolean;
+  teammatePanes?: string;
 }
 
 export interface LoadSettingsInput {
@@ -346,6 +349,13 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       ],
       false,
     ),
+    terminal: {
+      teammatePanes: pick(
+        "terminal.teammatePanes",
+        [() => fromFlag(flags.teammatePanes, "--teammate-panes", parseTeammatePanes), () => fromFiles((c) => c.terminal?.teammatePanes)],
+        "off" as TeammatePanes,
+      ),
+    },
     recordPath: fromFlag(flags.record, "--record", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
     replayPath: fromFlag(flags.replay, "--replay", (value, source) => resolve(cwd, parseNonEmpty(value, source)))?.value,
     projectTrusted,

@@ -9,3 +9,7 @@ export const PERMISSION_MODES_STRICTEST_FIRST = ["plan", "default", "acceptEdits
 export function isLooserMode(mode: (typeof PERMISSION_MODES)[number], than: (typeof PERMISSION_MODES)[number]): boolean {
   return PERMISSION_MODES_STRICTEST_FIRST.indexOf(mode) > PERMISSION_MODES_STRICTEST_FIRST.indexOf(than);
 }
+
+/** Where teammates are shown besides the main terminal: nowhere else, or a tmux pane each. */
+export const TEAMMATE_PANES = ["off", "tmux"] as const;
+export type TeammatePanes = (typeof TEAMMATE_PANES)[number];

@@ -56,6 +56,8 @@ export const PROJECT_RULES: { [K in keyof ConfigFile]-?: ProjectRule } = {
   maxBudgetUsd: FREE,
   store: trust("the team's state is kept in this database"),
   remoteTeammates: FREE,
+  // Panes run this same binary, following the session: nothing the project could point elsewhere.
+  terminal: FREE,
   // Read from the user's file only, trusted or not (src/config/load.ts names a project's as ignored).
   stateRoot: FREE,
 };

@@ -2,7 +2,7 @@ import { PROFILE_NAMES, type ProfileChoice } from "../model/profiles/chat-profil
 import { isProfileName } from "../model/profiles/detect.ts";
 import { PROVIDER_NAMES, type ProviderName, isProviderName } from "../model/providers/provider.ts";
 import { type ValueSource, invalidValue } from "../core/values.ts";
-import { PERMISSION_MODES, type PermissionMode } from "./config.ts";
+import { PERMISSION_MODES, type PermissionMode, TEAMMATE_PANES, type TeammatePanes } from "./config.ts";
 import { type StoreSelection, displayStoreUrl, parseStoreUrl } from "../store/store-url.ts";
 
 /** A wire protocol: openai, openai-responses or anthropic. */
@@ -28,4 +28,10 @@ export function parseStore(value: string, source: ValueSource): StoreSelection {
   // The value itself may hold a password: never echo it back.
   if ("problem" in parsed) throw invalidValue(source, displayStoreUrl(value), parsed.problem);
   return parsed;
+}
+
+/** off or tmux (`--teammate-panes`, config terminal.teammatePanes). */
+export function parseTeammatePanes(value: string, source: ValueSource): TeammatePanes {
+  if (!(TEAMMATE_PANES as readonly string[]).includes(value)) throw invalidValue(source, value, `one of ${TEAMMATE_PANES.join(", ")}`);
+  return value as TeammatePanes;
 }

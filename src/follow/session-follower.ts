@@ -41,12 +41,13 @@ export async function followAgent(source: FollowSource, emit: (item: FollowItem)
   let present = false;
   for (;;) {
     const running = await source.running();
+    // The mailbox first: a message is there before the turn that takes it up is in the history.
+    for (const change of (await source.mailbox?.changes()) ?? []) await emit({ type: "mail", change });
     const read = await source.history.read();
     if (read.missing && present) await emit({ type: "gone" });
     if (read.replaced) await emit({ type: "replaced" });
     present = !read.missing;
     for (const record of read.records) await emit({ type: "record", record });
-    for (const change of (await source.mailbox?.changes()) ?? []) await emit({ type: "mail", change });
     if (!running) return "ended";
     if (options.signal.aborted) return "stopped";
     await pause(options.everyMs, options.signal, () => {});

@@ -1,6 +1,7 @@
 import { priceOf } from "../../usage/cost.ts";
 import type { Settings, SettingsFlags } from "../../config/load.ts";
 import { loadWorkspaceSettings } from "../../trust/project-trust.ts";
+import { PANES_NEED_TMUX, TmuxPanes } from "../terminal/tmux-panes.ts";
 import { parseDuration } from "../../core/duration.ts";
 import { UsageError } from "../../core/errors.ts";
 import { registerSecret } from "../../security/redact.ts";
@@ -46,6 +47,7 @@ export interface RuntimeValues extends GlobalValues {
   "max-budget-usd"?: string;
   store?: string;
   "remote-teammates"?: boolean;
+  "teammate-panes"?: string;
   "trust-project"?: boolean;
   continue?: boolean;
   resume?: string;
@@ -124,6 +126,7 @@ export function runtimeSetup(args: RuntimeValues & CompatValues, rawArgs?: reado
   const addDirs = resolveAddDirs(rawArgs ? repeatedValues(rawArgs, "add-dir") : asList(args["add-dir"]), workspace);
   const resolved = resolveSandbox(sandboxRequest(settings, workspace, stateRoot, process.env, addDirs));
   if (resolved.warning) warnings.push(resolved.warning);
+  if (settings.terminal.teammatePanes === "tmux" && !TmuxPanes.available(process.env)) warnings.push(PANES_NEED_TMUX);
   const store = new SessionStore(stateRoot);
   const plan = session
     ? session(store)
@@ -210,6 +213,7 @@ export function settingsFlags(args: RuntimeValues & CompatValues, rawArgs?: read
     maxBudgetUsd: args["max-budget-usd"],
     store: args.store,
     remoteTeammates: args["remote-teammates"],
+    teammatePanes: args["teammate-panes"],
   };
 }
 

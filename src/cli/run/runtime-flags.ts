@@ -1,5 +1,5 @@
 import type { ArgsDef } from "citty";
-import { PERMISSION_MODES } from "../../config/modes.ts";
+import { PERMISSION_MODES, TEAMMATE_PANES } from "../../config/modes.ts";
 import { PROFILE_NAMES } from "../../model/profiles/chat-profile.ts";
 import { PROVIDER_NAMES } from "../../model/providers/provider.ts";
 import { SANDBOX_MODES } from "../../security/sandbox/modes.ts";
@@ -54,6 +54,11 @@ export const runtimeArgs = {
   "remote-teammates": {
     type: "boolean",
     description: "Run no teammate in this process: `agent worker` processes run them (default: config remoteTeammates; see docs/worker.md)",
+  },
+  "teammate-panes": {
+    type: "enum",
+    options: [...TEAMMATE_PANES],
+    description: "tmux: inside tmux, give each spawned teammate a pane following it (default: config terminal.teammatePanes, else off; see docs/terminal.md)",
   },
   sandbox: {
     type: "enum",

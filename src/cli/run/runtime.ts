@@ -16,6 +16,8 @@ import type { RuntimeSetup } from "./runtime-args.ts";
 import { VERSION } from "../version.ts";
 import { userConfigDir } from "../../config/locations.ts";
 import { teamEventsFor } from "./unattended.ts";
+import { TmuxPanes } from "../terminal/tmux-panes.ts";
+import { LEAD } from "../../core/agent-name.ts";
 import type { RunStop } from "./stop.ts";
 
 export interface RuntimeRequest {
@@ -79,6 +81,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
     const forkOf = setup.session.kind === "new" ? setup.session.forkOf : undefined;
     if (forkOf) await forkSession(forkOf, store.dirOf(forkOf.id), dir);
     let meta = store.touch(opened);
+    const panes = teammatePanes(request, opened.id);
     const lead = await buildLead(setup.settings, {
       stateDir: dir,
       sessionId: opened.id,
@@ -88,7 +91,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       ...(setup.addDirs.length > 0 ? { addDirs: setup.addDirs } : {}),
       userConfigDir: userConfigDir(),
       observer: request.observer,
-      teamObserver: teamEventsFor(request, opened.id, setup.settings.store),
+      teamObserver: teamEventsFor({ observer: request.observer, teamObserver: withPanes(request.teamObserver, panes) }, opened.id, setup.settings.store),
       asker: request.asker,
       version: VERSION,
       onPermissionDenied: request.onPermissionDenied,
@@ -107,6 +110,8 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       return await body(lead, { meta, dir, accepted });
     } finally {
       request.onClosing?.();
+      // The panes go before the runtime: their followers would only print that it ended.
+      await panes?.close();
       await lead.close();
     }
   } finally {
@@ -116,6 +121,28 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
     await lock.release();
     if (discard) store.removeUnlisted(opened);
   }
+}
+
+/** With --teammate-panes tmux (or config) inside tmux: the panes teammates get; outside tmux the setup warned already. */
+function teammatePanes(request: RuntimeRequest, sessionId: string): TmuxPanes | undefined {
+  const { setup } = request;
+  if (setup.settings.terminal.teammatePanes !== "tmux" || !TmuxPanes.available(process.env)) return undefined;
+  return new TmuxPanes({
+    sessionId,
+    stateRoot: setup.stateRoot,
+    workspace: setup.workspace,
+    store: setup.settings.store,
+    env: process.env,
+    warn: (message) => request.observer?.({ type: "warning", agent: LEAD, message }),
+  });
+}
+
+function withPanes(observer: ((event: TeamEvent) => void) | undefined, panes: TmuxPanes | undefined): ((event: TeamEvent) => void) | undefined {
+  if (!panes) return observer;
+  return (event) => {
+    observer?.(event);
+    panes.observe(event);
+  };
 }
 
 async function acquireSessionLock(dir: string, meta: SessionMeta, waitMs: number, onLost: (error: Error) => void): Promise<RuntimeLock> {
