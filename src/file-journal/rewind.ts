@@ -3,6 +3,7 @@ import { isAbsolute } from "node:path";
 import { AgentError } from "../core/errors.ts";
 import { resolveInWorkspace } from "../security/workspace-path.ts";
 import { isErrno } from "../storage/atomic-file.ts";
+import { addedRootOf } from "../workspace-files/added-dirs.ts";
 import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
 import { type FileLedger, contentHash } from "./file-ledger.ts";
 import type { ContentRef, NumberedEntry } from "./journal-records.ts";
@@ -14,6 +15,14 @@ export interface RewindStep {
   /** Why it cannot be put back without --force (or at all, when `fatal`). */
   refused?: string;
   fatal?: boolean;
+  /** Why it is left as it is: a path outside the workspace and the session's added directories. */
+  skipped?: string;
+}
+
+/** Where a rewind writes: the workspace, and the `--add-dir` directories the session's run recorded (real, absolute). */
+export interface RewindScope {
+  workspace: string;
+  addDirs?: readonly string[];
 }
 
 /**
@@ -24,7 +33,7 @@ export interface RewindStep {
  * agents, or by an agent the rewind leaves alone), and cannot be restored at all
  * when that content was over the journal's size cap.
  */
-export async function planRewind(ledger: FileLedger, workspace: string, since: string, agent?: string): Promise<RewindStep[]> {
+export async function planRewind(ledger: FileLedger, scope: RewindScope, since: string, agent?: string): Promise<RewindStep[]> {
   const entries = await ledger.entries();
   const changed = entries.filter((entry) => entry.at >= since && (agent === undefined || entry.agent === agent));
   const first = new Map<string, NumberedEntry>();
@@ -32,11 +41,15 @@ export async function planRewind(ledger: FileLedger, workspace: string, since: s
   const files = new WorkspaceFiles();
   const steps: RewindStep[] = [];
   for (const [path, earliest] of first) {
-    // A file of an --add-dir directory (`../shared/x`): rewind restores the workspace's files only (docs/files.md).
-    if (path === ".." || path.startsWith("../") || isAbsolute(path)) continue;
+    // A file of an --add-dir directory (`../shared/x`) is put back when the
+    // session's run still adds that directory; another is named, not touched.
+    if (outsideWorkspace(path) && addedRootOf(scope, path) === undefined) {
+      steps.push({ path, target: earliest.before, skipped: "outside the workspace and the directories the session's last run added with --add-dir" });
+      continue;
+    }
     const last = entries.findLast((entry) => entry.path === path)!;
     const step: RewindStep = { path, target: earliest.before };
-    const now = readCurrent(files, workspace, path);
+    const now = readCurrent(files, scope, path);
     const nowHash = now === undefined ? undefined : contentHash(now);
     if (nowHash !== (last.after?.hash ?? undefined)) {
       step.refused = "changed since by something outside the agents";
@@ -64,17 +77,20 @@ export async function planRewind(ledger: FileLedger, workspace: string, since: s
 }
 
 /** Puts the files of `steps` back, journaling each as a change by `agent rewind`; returns what was done, a line each. */
-export async function applyRewind(ledger: FileLedger, workspace: string, steps: RewindStep[], turn: string): Promise<string[]> {
+export async function applyRewind(ledger: FileLedger, scope: RewindScope, steps: RewindStep[], turn: string): Promise<string[]> {
   const files = new WorkspaceFiles();
-  const scope = { workspace };
   const done: string[] = [];
   for (const step of steps) {
-    const before = readCurrent(files, workspace, step.path);
+    if (step.skipped !== undefined) {
+      done.push(`left ${step.path} as it is (${step.skipped})`);
+      continue;
+    }
+    const before = readCurrent(files, scope, step.path);
     const target = step.target ? await ledger.backend.blob(step.target.hash) : undefined;
     await ledger.journal({ agent: "rewind", kind: "rewind", turn }, step.path, before, target);
     if (!step.target) {
       try {
-        unlinkSync(resolveInWorkspace(workspace, step.path).absolute);
+        unlinkSync(absoluteOf(scope, step.path));
       } catch (error) {
         if (!isErrno(error, "ENOENT")) throw error;
       }
@@ -87,9 +103,19 @@ export async function applyRewind(ledger: FileLedger, workspace: string, steps: 
   return done;
 }
 
-function readCurrent(files: WorkspaceFiles, workspace: string, path: string): Buffer | undefined {
+function outsideWorkspace(path: string): boolean {
+  return path === ".." || path.startsWith("../") || isAbsolute(path);
+}
+
+/** The real path of a journaled path, checked to be inside the workspace or the added directory it names. */
+function absoluteOf(scope: RewindScope, path: string): string {
+  const added = addedRootOf(scope, path);
+  return added ? resolveInWorkspace(added.scope.workspace, added.path).absolute : resolveInWorkspace(scope.workspace, path).absolute;
+}
+
+function readCurrent(files: WorkspaceFiles, scope: RewindScope, path: string): Buffer | undefined {
   try {
-    return files.read({ workspace }, path).bytes ?? undefined;
+    return files.read(scope, path).bytes ?? undefined;
   } catch (error) {
     if (isErrno(error, "ENOENT")) return undefined;
     throw error;

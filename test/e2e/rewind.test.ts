@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { ensureBinary, runAgent } from "./agent-binary.ts";
@@ -77,5 +77,50 @@ describe("agent rewind", () => {
     expect(history).toContain("[agent rewind] The user put the workspace's files back as they were before turn 2");
     const after = await admin("changes", "--agent", "rewind");
     expect(after.stdout.split("\n").filter((line) => /^\d+ /.test(line))).toHaveLength(3);
+  }, 90_000);
+
+  test("files of an --add-dir directory come back too while the session's run adds it; named and left alone once it does not", async () => {
+    const { root, workspace, stateDir, run } = runSetup();
+    const shared = join(root, "shared");
+    mkdirSync(shared);
+    writeFileSync(join(shared, "s.txt"), "shared 0\n");
+    const server = ScriptedModelServer.start([
+      call("read_file", { path: "../shared/s.txt" }),
+      call("write_file", { path: "../shared/s.txt", content: "shared 1\n" }),
+      { identity: "lead", text: "turn 1 done" },
+      call("edit_file", { path: join(shared, "s.txt"), old_string: "shared 1", new_string: "shared 2" }),
+      call("write_file", { path: "../shared/new.txt", content: "made in turn 2\n" }),
+      call("write_file", { path: "w.txt", content: "workspace 2\n" }),
+      { identity: "lead", text: "turn 2 done" },
+    ]);
+    servers.push(server);
+    const common = ["--session", "rewind-added", "--permission-mode", "acceptEdits", "--base-url", server.url];
+    expect((await run([...common, "turn one", "--add-dir", shared])).code).toBe(0);
+    expect((await run([...common, "turn two", "--add-dir", shared])).code).toBe(0);
+    server.assertDone();
+    expect(readFileSync(join(shared, "s.txt"), "utf8")).toBe("shared 2\n");
+
+    const admin = (...args: string[]) => runAgent([...args, "--session", "rewind-added", "--workspace", workspace, "--state-dir", stateDir]);
+    const dry = await admin("rewind", "--to", "2", "--dry-run");
+    expect(dry.stdout.split("\n").filter((line) => line.startsWith("  ")).sort()).toEqual([
+      "  would remove ../shared/new.txt",
+      "  would remove w.txt",
+      "  would restore ../shared/s.txt",
+    ]);
+    const rewound = await admin("rewind", "--to", "2");
+    expect({ code: rewound.code, stderr: rewound.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(readFileSync(join(shared, "s.txt"), "utf8")).toBe("shared 1\n");
+    expect(existsSync(join(shared, "new.txt"))).toBe(false);
+    expect(existsSync(join(workspace, "w.txt"))).toBe(false);
+
+    // A later run without --add-dir: the directory is no longer the session's, so its file is named and not touched.
+    server.push({ identity: "lead", text: "turn 3 done" });
+    expect((await run([...common, "turn three"])).code).toBe(0);
+    const outside = await admin("rewind", "--to", "1");
+    expect({ code: outside.code, stderr: outside.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(outside.stdout).toContain(
+      "  left ../shared/s.txt as it is (outside the workspace and the directories the session's last run added with --add-dir)\n",
+    );
+    expect(readFileSync(join(shared, "s.txt"), "utf8")).toBe("shared 1\n");
   }, 90_000);
 });

@@ -48,7 +48,7 @@ describe("the journal and secrets", () => {
     expect(env!.before).toEqual({ hash: contentHash(Buffer.from(`OPENAI_API_KEY=${KEY}\n`)), size: 16 + KEY.length, stored: false, secret: true });
     expect(env!.after).toMatchObject({ stored: false, secret: true });
 
-    const steps = await planRewind(ledger, context.workspace, since);
+    const steps = await planRewind(ledger, { workspace: context.workspace }, since);
     const step = steps.find((s) => s.path === ".env")!;
     expect(step.fatal).toBe(true);
     expect(step.refused).toContain("held a secret");

@@ -8,6 +8,8 @@ export interface RewindRequest {
   ledger: FileLedger;
   histories: HistoryBackend;
   workspace: string;
+  /** The `--add-dir` directories the session's last run recorded: their files are put back too. */
+  addDirs?: readonly string[];
   to: string;
   agent?: string;
   dryRun?: boolean;
@@ -28,16 +30,21 @@ export interface RewindOutcome {
 export async function rewindFiles(request: RewindRequest): Promise<RewindOutcome> {
   const checkpoint = findCheckpoint(await checkpoints(request.histories), request.to);
   const label = checkpoint.number !== undefined ? `turn ${checkpoint.number}` : `${checkpoint.agent}'s turn ${checkpoint.id}`;
-  const steps = await planRewind(request.ledger, request.workspace, checkpoint.at, request.agent);
+  const scope = { workspace: request.workspace, ...(request.addDirs ? { addDirs: request.addDirs } : {}) };
+  const steps = await planRewind(request.ledger, scope, checkpoint.at, request.agent);
   const fatal = steps.filter((step) => step.fatal);
   if (fatal.length > 0) throw new RewindRefusedError(fatal, false);
-  if (request.dryRun || steps.length === 0) {
-    const lines = steps.map((step) => `${step.target ? "would restore" : "would remove"} ${step.path}${step.refused ? ` (${step.refused}: needs --force)` : ""}`);
+  if (request.dryRun || steps.every((step) => step.skipped !== undefined)) {
+    const lines = steps.map((step) =>
+      step.skipped !== undefined
+        ? `left ${step.path} as it is (${step.skipped})`
+        : `${step.target ? "would restore" : "would remove"} ${step.path}${step.refused ? ` (${step.refused}: needs --force)` : ""}`,
+    );
     return { checkpoint, label, done: lines };
   }
   const refused = steps.filter((step) => step.refused !== undefined);
   if (refused.length > 0 && !request.force) throw new RewindRefusedError(refused, true);
-  const done = await applyRewind(request.ledger, request.workspace, steps, `rewind-${checkpoint.id}`);
+  const done = await applyRewind(request.ledger, scope, steps, `rewind-${checkpoint.id}`);
   // Told to the Lead, so its next turn knows the files are not what it last saw.
   await request.note(
     `[agent rewind] The user put the workspace's files back as they were before ${label}: ${done.join("; ")}. Read a file again before changing it.`,

@@ -3,6 +3,8 @@ import { LEAD } from "../../core/agent-name.ts";
 import { systemClock } from "../../core/clock.ts";
 import { FileLedger } from "../../file-journal/file-ledger.ts";
 import { HistoryStore } from "../../runtime/history-store.ts";
+import { readRunFlags } from "../../sessions/run-flags.ts";
+import { SessionStore } from "../../sessions/session-store.ts";
 import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { writeJson, writeOut } from "../output.ts";
 import { resolveWorkspace } from "../run/workspace.ts";
@@ -28,11 +30,13 @@ export const rewindCommand = defineCommand({
   async run({ args }) {
     const workspace = resolveWorkspace(args.workspace);
     const dryRun = Boolean(args["dry-run"]);
-    const { session, value } = await withStoppedSession(args, async (_session, { stores }) =>
+    const { session, value } = await withStoppedSession(args, async (session, { stores }) =>
       rewindFiles({
         ledger: new FileLedger({ backend: stores.files, clock: systemClock }),
         histories: stores.histories,
         workspace,
+        // Files of the run's --add-dir directories come back too, while it still adds them.
+        addDirs: readRunFlags(session.dir, session.meta.id, new SessionStore(session.root).marker)?.addDirs ?? [],
         to: args.to,
         ...(args.agent !== undefined ? { agent: args.agent } : {}),
         dryRun,
