@@ -1,11 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { lastToolResult, scriptedServers } from "./run-fixture.ts";
 import { teamSetup } from "./team-fixture.ts";
 import { terminalsKilledAfterEach } from "./terminals.ts";
 import { type ScreenSize, onXterm } from "./xterm-screen.ts";
+import { HistoryRecord } from "../../src/runtime/history-store.ts";
+import type { ScriptedReply } from "../support/model-server.ts";
 
 // `agent run` on a real pseudo-terminal read through a headless xterm.js: what
 // a person sees at several widths — a permission question stays on screen
@@ -15,6 +17,44 @@ import { type ScreenSize, onXterm } from "./xterm-screen.ts";
 const startServer = scriptedServers();
 const terminals = terminalsKilledAfterEach();
 const QUESTION = "lead wants to run write_file (edit):";
+/** The widths every screen test runs at: narrow, usual, wide, and a terminal that reports 0 columns. */
+const SIZES: ScreenSize[] = [
+  { cols: 80, rows: 24 },
+  { cols: 40, rows: 24 },
+  { cols: 200, rows: 50 },
+  { cols: 80, rows: 24, reportedCols: 0 },
+];
+/** A row of the status block: an agent, two spaces, its state. */
+const STATUS_ROW = /^(lead|alice \(writer\)|bob \(tester\))  (working|idle|running)  /;
+const label = (size: ScreenSize) => `${size.cols}×${size.rows}${size.reportedCols === undefined ? "" : ` reporting ${size.reportedCols} columns`}`;
+type HistoryMessage = { role: string; content?: unknown; toolCalls?: { id: string }[]; tool_calls?: { id: string }[]; toolCallId?: string; tool_call_id?: string };
+
+/** The Lead's history as the session left it: every line through the schema (a bad line throws), snapshots replacing what came before. */
+function historyMessages(stateDir: string): HistoryMessage[] {
+  const sessions = join(stateDir, "sessions");
+  const [id] = readdirSync(sessions);
+  const lines = readFileSync(join(sessions, id!, "agents", "lead.jsonl"), "utf8").split("\n").filter((line) => line !== "");
+  let messages: HistoryMessage[] = [];
+  for (const line of lines) {
+    const record = HistoryRecord.parse(JSON.parse(line));
+    if (record.type === "message") messages.push(record.message);
+    else if (record.type === "snapshot") messages = [...record.messages];
+  }
+  return messages;
+}
+
+/** Tool call ids with no result after them (the history's shape, or the wire's). */
+function danglingCalls(messages: HistoryMessage[]): string[] {
+  const answered = new Set(messages.map((message) => message.toolCallId ?? message.tool_call_id).filter((id) => id !== undefined));
+  return messages.flatMap((message) => [...(message.toolCalls ?? []), ...(message.tool_calls ?? [])].map((call) => call.id)).filter((id) => !answered.has(id));
+}
+
+/** The visible rows without the empty ones at the bottom. */
+function visible(rows: string[]): string[] {
+  const shown = rows.map((row) => row.trimEnd());
+  while (shown.length > 0 && shown.at(-1) === "") shown.pop();
+  return shown;
+}
 
 /** The Lead spawns alice and bob (each held at its first request until released), then asks to write notes.txt. */
 function teamThenEdit() {
@@ -48,12 +88,8 @@ function agentRun(setup: ReturnType<typeof teamSetup>, url: string, size: Screen
 }
 
 describe("agent run on a terminal, as the screen shows it", () => {
-  for (const size of [
-    { cols: 80, rows: 24 },
-    { cols: 40, rows: 24 },
-    { cols: 200, rows: 50 },
-  ]) {
-    test(`${size.cols}×${size.rows}: the question stays visible while two teammates work; n without Enter denies; the block comes back`, async () => {
+  for (const size of SIZES) {
+    test(`${label(size)}: the question stays visible while two teammates work; n without Enter denies; the block comes back and is erased before the answer`, async () => {
       const { server, alice, bob } = teamThenEdit();
       const setup = teamSetup();
       const t = agentRun(setup, server.url, size);
@@ -75,8 +111,12 @@ describe("agent run on a terminal, as the screen shows it", () => {
       expect(await t.child.exited).toBe(0);
       server.assertDone();
       expect(existsSync(join(setup.workspace, "notes.txt"))).toBe(false);
+      const log = visible(t.all());
       // Asked once: a redraw never printed it twice.
-      expect(t.all().join("\n").split(QUESTION).length).toBe(2);
+      expect(log.join("\n").split(QUESTION).length).toBe(2);
+      // Every drawing of the block was erased, the last one before the answer, which ends the screen.
+      expect(log.filter((row) => STATUS_ROW.test(row))).toEqual([]);
+      expect(log.at(-1)).toBe("bob reported.");
     }, 40_000);
   }
 
@@ -100,17 +140,18 @@ describe("agent run on a terminal, as the screen shows it", () => {
 
 describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
   const size = { cols: 80, rows: 24 };
-  const session = (setup: ReturnType<typeof teamSetup>, url: string, mode = "acceptEdits") =>
+  const session = (setup: ReturnType<typeof teamSetup>, url: string, mode = "acceptEdits", screen: ScreenSize = size) =>
     onXterm(
       terminals,
       [AGENT_BINARY, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", url, "--permission-mode", mode],
       { OPENAI_API_KEY: "test-key" },
-      size,
+      screen,
     );
 
-  test("at the prompt: the first Ctrl-C clears the half-typed line and the session goes on; a second within 2 s leaves with 0", async () => {
+  for (const screen of SIZES) {
+  test(`${label(screen)}: at the prompt, the first Ctrl-C clears the half-typed line and the session goes on; a second within 2 s leaves with 0`, async () => {
     const server = startServer([{ identity: "lead", text: "hello back.", check: (r) => expect(JSON.stringify(r.body.messages.at(-1))).toContain("hello") }]);
-    const t = session(teamSetup(), server.url);
+    const t = session(teamSetup(), server.url, "acceptEdits", screen);
     await t.waitFor("> ");
     t.type("half typed");
     await t.waitFor("> half typed");
@@ -118,6 +159,8 @@ describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
     await t.waitFor("Ctrl-C again within 2 s to leave");
     await t.settled();
     expect(t.rows().join("\n")).not.toContain("half typed");
+    // The note above, the empty prompt below it.
+    expect(visible(t.rows()).at(-1)).toBe(">");
     // Past the 2 s, a Ctrl-C is a first one again.
     await Bun.sleep(2100);
     t.type("hello\r");
@@ -128,6 +171,7 @@ describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
     expect(await t.child.exited).toBe(0);
     server.assertDone();
   }, 30_000);
+  }
 
   test("mid-turn: Ctrl-C cancels the turn, its note starts a line of its own, the history stays valid and the next request works", async () => {
     const held = Promise.withResolvers<void>();
@@ -158,6 +202,51 @@ describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
     server.assertDone();
   }, 30_000);
 
+  for (const when of ["while its shell command runs", "while the reply naming a tool call streams"] as const) {
+    test(`mid-turn, ${when}: Ctrl-C cancels the turn, the history file parses with no tool call left without its result, the next prompt works`, async () => {
+      const held = Promise.withResolvers<void>();
+      const sleep = { name: "shell", arguments: { command: "sleep 30" } };
+      const first: ScriptedReply =
+        when === "while its shell command runs"
+          ? { identity: "lead", toolCalls: [sleep] }
+          : { identity: "lead", text: "Sleeping on it now.", toolCalls: [sleep], hold: { afterChunks: 3, until: held.promise } };
+      const server = startServer([
+        first,
+        {
+          identity: "lead",
+          text: "second answer.",
+          check: (r) => {
+            expect(danglingCalls(r.body.messages as HistoryMessage[])).toEqual([]);
+            expect(JSON.stringify(r.body.messages.at(-1))).toContain("go on");
+          },
+        },
+      ]);
+      const setup = teamSetup();
+      const t = onXterm(
+        terminals,
+        [AGENT_BINARY, "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--permission-mode", "acceptEdits", "--allow", "shell(sleep*)"],
+        { OPENAI_API_KEY: "test-key" },
+        size,
+      );
+      await t.waitFor("> ");
+      t.type("sleep on it\r");
+      await t.waitFor(when === "while its shell command runs" ? "[lead] shell" : "Sleep");
+      t.type("\x03");
+      await t.waitFor(/^agent: the turn ended with error_interrupted/m);
+      held.resolve();
+      await t.waitFor(/^> $/m);
+      t.type("go on\r");
+      await t.waitFor("second answer.");
+      t.type("exit\r");
+      expect(await t.child.exited).toBe(0);
+      server.assertDone();
+      const messages = historyMessages(setup.stateDir);
+      expect(messages.length).toBeGreaterThan(0);
+      expect(danglingCalls(messages)).toEqual([]);
+      expect(messages.at(-1)).toMatchObject({ role: "assistant", content: "second answer." });
+    }, 40_000);
+  }
+
   test("mid-turn: a second Ctrl-C within 2 s ends the session with 130", async () => {
     const held = Promise.withResolvers<void>();
     const server = startServer([{ identity: "lead", text: "Streaming into the session now.", hold: { afterChunks: 3, until: held.promise } }]);
@@ -173,35 +262,51 @@ describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
     await t.waitFor("the session was interrupted (Ctrl-C twice)", t.all);
   }, 30_000);
 
-  test("typing /team while alice's question arrives: the command runs, then the question is asked and answered on its own", async () => {
-    const gate = Promise.withResolvers<void>();
-    const server = startServer([
-      { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "write notes.txt" } }] },
-      { identity: "lead", text: "alice is on it." },
-      { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "notes\n" } }], gate: gate.promise },
-      { identity: "alice", text: "notes.txt written" },
-      { identity: "lead", text: "alice wrote notes.txt." },
-    ]);
-    const setup = teamSetup();
-    const t = session(setup, server.url, "default");
-    await t.waitFor("> ");
-    t.type("have alice write notes.txt\r");
-    await t.waitFor("alice is on it.");
-    await t.waitFor(/^> $/m);
-    t.type("/te");
-    gate.resolve();
-    await t.waitFor(/wants to run write_file|a permission question is waiting/);
-    t.type("am\r");
-    await t.waitFor(/alice \(writer\)\s+running/, t.all);
-    await t.waitFor("teammate alice wants to run write_file (edit):", t.all);
-    await t.waitFor("[N]ever this session");
-    t.type("y\r");
-    await t.waitFor("alice wrote notes.txt.", t.all);
-    t.type("exit\r");
-    expect(await t.child.exited).toBe(0);
-    server.assertDone();
-    expect(await Bun.file(join(setup.workspace, "notes.txt")).text()).toBe("notes\n");
-  }, 40_000);
+  for (const size of SIZES) {
+    test(`${label(size)}: typing /team while alice's question arrives: the question shows above the half-typed line, the command runs, then the question is asked and answered on its own`, async () => {
+      const gate = Promise.withResolvers<void>();
+      const server = startServer([
+        { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "write notes.txt" } }] },
+        { identity: "lead", text: "alice is on it." },
+        { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "notes\n" } }], gate: gate.promise },
+        { identity: "alice", text: "notes.txt written" },
+        { identity: "lead", text: "alice wrote notes.txt." },
+      ]);
+      const setup = teamSetup();
+      const notes = join(setup.workspace, "notes.txt");
+      const t = session(setup, server.url, "default", size);
+      await t.waitFor("> ");
+      t.type("have alice write notes.txt\r");
+      await t.waitFor("alice is on it.");
+      await t.waitFor(/^> $/m);
+      t.type("/te");
+      await t.waitFor(/^> \/te$/m);
+      gate.resolve();
+      await t.waitFor("teammate alice wants to run");
+      await t.waitFor("+notes");
+      // The question is above; the half-typed line stays the last row, as typed, and is not taken as the answer.
+      const shown = visible(t.rows());
+      expect(shown.at(-1)).toBe("> /te");
+      expect(shown.findIndex((row) => row.includes("alice wants to run"))).toBeLessThan(shown.length - 1);
+      expect(shown.join("\n")).not.toContain("allow? [y]es");
+      t.type("am\r");
+      // The command ran (its row for alice) while the question was still unanswered; then the question took the input.
+      await t.waitFor(/allow\? \[y\]es/);
+      const log = t.all().join("\n");
+      expect(log.indexOf("> /team")).toBeGreaterThan(log.indexOf("alice wants to run"));
+      expect(log.search(/alice \(writer\)\s+running/)).toBeGreaterThan(log.indexOf("> /team"));
+      expect(log.lastIndexOf("allow? [y]es")).toBeGreaterThan(log.search(/alice \(writer\)\s+running/));
+      expect(existsSync(notes)).toBe(false);
+      // One key answers it, without Enter.
+      t.type("y");
+      await t.waitFor("alice wrote notes.txt.", t.all);
+      await t.waitFor(/^> $/m);
+      t.type("exit\r");
+      expect(await t.child.exited).toBe(0);
+      server.assertDone();
+      expect(await Bun.file(notes).text()).toBe("notes\n");
+    }, 40_000);
+  }
 
   test("agent run stopped by Ctrl-C during the Lead's own turn while alice works: the agent drain hint, exit 130", async () => {
     const held = Promise.withResolvers<void>();

@@ -6,7 +6,7 @@ import { USER } from "../../core/agent-name.ts";
 import type { MailboxMessage } from "../../core/message.ts";
 import type { PermissionAsker } from "../../permissions/policy.ts";
 import { type Palette, paletteFor } from "../../permissions/preview.ts";
-import { askPermission } from "../../permissions/tty-asker.ts";
+import { askPermission, permissionQuestion } from "../../permissions/tty-asker.ts";
 import { globalArgs } from "../args.ts";
 import type { RunEvent } from "../../runtime/run-types.ts";
 import { AnswerStream } from "../run/answer-stream.ts";
@@ -22,6 +22,7 @@ import { TeamActivity } from "../terminal/activity.ts";
 import { terminalColumns } from "../terminal/columns.ts";
 import { terminalHyperlinks } from "../terminal/hyperlinks.ts";
 import { MarkdownStream, renderMarkdown } from "../terminal/markdown.ts";
+import { type Channel, Screen } from "../terminal/screen.ts";
 import { LeadSession } from "./lead-session.ts";
 import { completeLine, runSlashCommand } from "./slash-commands.ts";
 import { SessionInput } from "./session-input.ts";
@@ -61,27 +62,34 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   const activity = new TeamActivity();
   // Known once the runtime is built (restored teammates included).
   let teammates: () => string[] = () => [];
+  const stdoutTty = io.stdout as { isTTY?: boolean; columns?: number };
+  const stderrTty = io.stderr as { isTTY?: boolean; columns?: number };
+  // Every write to the terminal goes through its one owner: answers, notes, questions and the prompt.
+  const channels: Channel[] = io.terminal ? [...(stdoutTty.isTTY === true ? (["out"] as const) : []), ...(stderrTty.isTTY === true ? (["err"] as const) : [])] : [];
+  const screen = new Screen((text, channel) => (channel === "out" ? io.stdout : io.stderr).write(text), {
+    columns: () => terminalColumns(stderrTty),
+    channels,
+  });
   const input = new SessionInput({
     input: io.stdin,
     output: io.stderr,
+    screen,
     terminal: io.terminal,
     completer: (line) => completeLine(line, () => teammates()),
   });
   // The answer to what the user typed streams in as the model writes it (no
   // prompt is waiting then); event turns print theirs whole, above the prompt.
-  const toStdout = (text: string) => io.stdout.write(text);
-  const stdoutTty = io.stdout as { isTTY?: boolean; columns?: number };
+  const toStdout = (text: string) => screen.write(text, "out");
   // Markdown rendered only for a terminal with colour (NO_COLOR, TERM=dumb and pipes get the text as written).
   const markdown = io.terminal && stdoutTty.isTTY === true && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb";
   const layout = { columns: () => terminalColumns(stdoutTty), hyperlinks: terminalHyperlinks(process.env) };
   const rendered = markdown ? new MarkdownStream(toStdout, layout) : undefined;
   const answer = io.terminal ? new AnswerStream(rendered?.push ?? toStdout, rendered?.end) : undefined;
   // Every note starts on a line of its own: an answer cut by Ctrl-C or a broken stream is ended first.
-  const err = (text: string) =>
-    input.interject(() => {
-      answer?.endLine();
-      io.stderr.write(text);
-    });
+  const err = (text: string) => {
+    answer?.endLine();
+    screen.message(text, "err");
+  };
   const progress = new ProgressPrinter(err, io.verbose ? "verbose" : "normal");
   let session: LeadSession | undefined;
   const observe = (event: RunEvent) => {
@@ -99,7 +107,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
         (message) => {
           if (message === undefined) return;
           answer?.endLine();
-          io.stdout.write(`${event.from}: ${message.content.endsWith("\n") ? message.content : `${message.content}\n`}`);
+          screen.message(`${event.from}: ${message.content}`, "out");
         },
         (error: unknown) => err(`agent: could not read ${event.from}'s answer ${event.id}: ${(error as Error).message}\n`),
       );
@@ -126,7 +134,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
         session = new LeadSession({
           lead,
           input,
-          answer: (text) => io.stdout.write(markdown ? renderMarkdown(text, layout) : text),
+          answer: (text) => screen.message(markdown ? renderMarkdown(text, layout) : text, "out"),
           note: err,
           ids: uuidV7Source,
           streamed: (result) => answer?.coversResult(result) ?? false,
@@ -162,5 +170,10 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
 }
 
 function sessionAsker(input: SessionInput, note: (text: string) => void, palette: Palette): PermissionAsker {
-  return (request, signal) => input.exclusive(() => askPermission(request, (prompt, answer) => input.ask(prompt, signal, answer === "key"), note, palette));
+  return (request, signal) => {
+    // Shown above a half-typed line: the question without its last line (the choices), which it is asked with later.
+    const question = permissionQuestion(request, palette);
+    const notice = question.slice(0, question.lastIndexOf("\n") + 1);
+    return input.exclusive(() => askPermission(request, (prompt, answer) => input.ask(prompt, signal, answer === "key"), note, palette), signal, notice);
+  };
 }

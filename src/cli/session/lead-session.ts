@@ -85,7 +85,7 @@ export class LeadSession {
       return;
     }
     input.clearLine();
-    // note prints above the prompt (the session's notes go through SessionInput.interject).
+    // note prints above the prompt (the screen redraws the input line below it).
     this.#o.note("agent: Ctrl-C again within 2 s to leave (or type exit)\n");
   }
 
@@ -122,6 +122,8 @@ export class LeadSession {
   async #runUserTurn(prompt: string): Promise<void> {
     const controller = new AbortController();
     this.#turnAbort = controller;
+    // A question that waited for this line to be entered may be asked during the turn.
+    this.#o.input.handled();
     const turn = this.#o.lead.runner.run(prompt, {
       idempotencyKey: this.#o.ids.next(),
       signal: controller.signal,
@@ -161,12 +163,12 @@ export class LeadSession {
       try {
         const round = await runner.runEvents(inbox, { signal: controller.signal });
         if (round.turns.length > 0) this.#o.turnEnded?.();
-        for (const { result } of round.turns) this.#o.input.interject(() => this.#show(result, "the event turn"));
+        for (const { result } of round.turns) this.#show(result, "the event turn");
         // A user turn took the lock first: wait for it (or a moment, if it is already over).
         if (round.deferred) await this.#userTurnEnd();
         if (round.ackFailed) await Bun.sleep(ACK_RETRY_MS);
       } catch (error) {
-        this.#o.input.interject(() => this.#o.note(`agent: an event turn failed: ${(error as Error).message}\n`));
+        this.#o.note(`agent: an event turn failed: ${(error as Error).message}\n`);
         await Bun.sleep(ACK_RETRY_MS);
       } finally {
         closing.removeEventListener("abort", abort);
