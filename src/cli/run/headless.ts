@@ -45,7 +45,6 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
   work: HeadlessWork<T>,
 ): Promise<void> {
   const stderr = new OrderedWriter(writeErr);
-  if (setup.level !== "quiet") for (const warning of setup.warnings) stderr.write(`agent: warning: ${warning}\n`);
   const output = new RunOutput({
     format: setup.format,
     level: setup.level,
@@ -63,6 +62,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     includePartialMessages: setup.includePartialMessages,
     shapes: setup.events === "claude" ? claudeShapes(VERSION) : setup.events === "codex" ? codexShapes() : agentShapes(VERSION),
   });
+  for (const warning of setup.warnings) output.warn(warning);
   // A script reading stream-json learns what was ignored (an untrusted project's settings) without parsing stderr.
   for (const warning of setup.warnings) output.setupWarning(LEAD, warning);
   const info: RunInfo = {
@@ -82,7 +82,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     { "agent.model": setup.settings.model, "agent.workspace": setup.workspace, ...(work.idempotencyKey ? { "agent.turn.key": work.idempotencyKey } : {}) },
     (message) => {
       // Once: a collector that is down must not flood stderr.
-      if (!reportedTraceError && setup.level !== "quiet") stderr.write(`agent: warning: ${message}\n`);
+      if (!reportedTraceError) output.warn(message);
       reportedTraceError = true;
     },
   );

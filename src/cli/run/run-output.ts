@@ -131,6 +131,11 @@ export class RunOutput {
     this.#event({ type: "warning", agent, message });
   }
 
+  /** A warning line on stderr while the run goes on (not with --quiet), through the screen like every other line. */
+  warn(text: string): void {
+    if (this.#o.level !== "quiet") this.#screen.message(`agent: warning: ${text}\n`, "err");
+  }
+
   /** A line for the user on stderr (not with --quiet): what is left to do, or that there was nothing. */
   note(text: string): void {
     this.stopProgress();

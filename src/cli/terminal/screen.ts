@@ -135,10 +135,13 @@ export class Screen {
     this.#drawBottom(`\x1b[${up}A${ERASE_BELOW}${shown}\n`);
   }
 
-  /** The line editor stops taking lines (the session ends): its line is left as it is. */
+  /** The line editor stops taking lines (Ctrl-D, the session ends): its line stays, what follows starts below it. */
   closeInput(): void {
+    const shown = this.#inputShown;
     this.#input = undefined;
     this.#inputShown = false;
+    if (shown) this.#sink("\n", "err");
+    this.#column = 0;
   }
 
   /** What the line editor writes (its prompt, echo, cursor moves): its own business, on the input line. */

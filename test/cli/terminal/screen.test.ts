@@ -163,6 +163,14 @@ describe("Screen", () => {
     expect(await t.xterm.rows()).toEqual(["> /team", "alice (writer)  running  write_file  2s", "alice (writer)  running  2s", ">"]);
   });
 
+  test("the editor closing (Ctrl-D) leaves its prompt; the last note starts on the row below it", async () => {
+    const t = onTerminal(80);
+    t.screen.showInput(editor(t.screen, 80));
+    t.screen.closeInput();
+    t.screen.message("agent: session ended: nothing left");
+    expect(await t.xterm.rows()).toEqual([">", "agent: session ended: nothing left"]);
+  });
+
   test("text for a stream that is not this terminal goes straight through, and does not count as the terminal's row", async () => {
     const sent: string[] = [];
     const screen = new Screen((text, channel) => sent.push(`${channel}:${text}`), { columns: () => 80, channels: ["err"] });
