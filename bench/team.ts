@@ -13,11 +13,18 @@
  *      to the last result in the Lead's mailbox, then one Lead model turn — on
  *      an idle machine 3 × 200 ms (spawning call, closing call while the
  *      teammates work, one event turn), printed too; on a loaded one the
- *      measured path is what the run could at best have taken.
+ *      measured path is what the run could at best have taken;
+ *  (d) scale: a Lead spawning N teammates (1, 8, 32) in one reply, each
+ *      teammate 3 model calls (two read_file steps and its answer), every
+ *      model call 100 ms; the wall time of the whole run against its ideal
+ *      with one batched Lead turn: the spawning call, the teammates' 3 calls,
+ *      one event turn (500 ms), as `scaleRatio<N>` (goals: 8 <= 1.15, 32 <= 1.25).
+ *      Printed with it: when the last teammate made its first request after
+ *      the Lead's reply, and the Lead's event turns.
  *
  * The last line is one JSON object with the figures.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSettings } from "../src/config/load.ts";
@@ -31,6 +38,10 @@ const WAKES = Number(process.env.BENCH_WAKES ?? 30);
 const MODEL_DELAY_MS = 300;
 const BATCH_DELAY_MS = 200;
 const BATCH_TEAMMATES = 4;
+const SCALE_DELAY_MS = 100;
+const SCALE_SIZES = (process.env.BENCH_SCALE ?? "1,8,32").split(",").map(Number);
+/** BENCH_ONLY=scale runs only (d), for profiling it. */
+const ONLY = process.env.BENCH_ONLY;
 
 /** Whatever the Lead is asked in an event turn: how many results a turn answers is the runtime's business, not the script's. */
 const leadNotes = (delayMs = 0) => ({ respond: (): ScriptedReply => ({ identity: "lead", text: "noted", delayMs }) });
@@ -53,7 +64,7 @@ async function runtime(
     workspace,
   });
   const lead = await buildLead(settings, { stateDir: join(dir, "state"), workspace, observer, teamObserver });
-  return { server, lead };
+  return { server, lead, workspace };
 }
 
 async function finish(server: ScriptedModelServer, lead: LeadRuntime) {
@@ -153,12 +164,92 @@ async function batchedRun(): Promise<BatchedRun> {
   return { wallMs: end - start, criticalPathMs, eventTurns: quiet.turns.length, leadRequests };
 }
 
+interface ScaleRun {
+  wallMs: number;
+  /** From the Lead's spawning reply to the last teammate's first model request. */
+  lastStartMs: number;
+  eventTurns: number;
+}
+
+/** (d): a Lead spawning `teammates` in one reply; each teammate reads two files, then answers; every model call SCALE_DELAY_MS. */
+async function scaleRun(teammates: number): Promise<ScaleRun> {
+  const names = Array.from({ length: teammates }, (_, i) => `worker-${i}`);
+  const script: ScriptedReply[] = [
+    {
+      identity: "lead",
+      delayMs: SCALE_DELAY_MS,
+      toolCalls: names.map((name, i) => ({ name: "spawn_teammate", arguments: { name, role: "worker", prompt: `task ${i}` } })),
+    },
+    { identity: "lead", delayMs: SCALE_DELAY_MS, text: "the team is working" },
+  ];
+  for (const name of names) {
+    script.push(
+      { identity: name, delayMs: SCALE_DELAY_MS, toolCalls: [{ name: "read_file", arguments: { path: "a.txt" } }] },
+      { identity: name, delayMs: SCALE_DELAY_MS, toolCalls: [{ name: "read_file", arguments: { path: "b.txt" } }] },
+      { identity: name, delayMs: SCALE_DELAY_MS, text: `${name} done` },
+    );
+  }
+  let spawnReplyAt = 0;
+  let start = performance.now();
+  const firstRequestAt = new Map<string, number>();
+  const { server, lead, workspace } = await runtime(
+    script,
+    (event) => {
+      if (process.env.BENCH_TRACE && event.type !== "assistant_delta") console.error(`${(performance.now() - start).toFixed(0).padStart(6)} ${event.agent} ${event.type}`);
+      if (event.type === "tool_call" && event.agent === "lead" && spawnReplyAt === 0) spawnReplyAt = performance.now();
+      if (event.type === "model_request" && event.agent !== "lead" && !firstRequestAt.has(event.agent)) firstRequestAt.set(event.agent, performance.now());
+    },
+    undefined,
+    SCALE_DELAY_MS,
+  );
+  writeFileSync(join(workspace, "a.txt"), "alpha\n");
+  writeFileSync(join(workspace, "b.txt"), "beta\n");
+  start = performance.now();
+  const startEpoch = Date.now();
+  await lead.runner.run(`split the work over ${teammates} workers`, { idempotencyKey: crypto.randomUUID() });
+  const quiet = await runUntilQuiet(lead);
+  const end = performance.now();
+  if (process.env.BENCH_TRACE) for (const request of server.requests) console.error(`server ${request.at - startEpoch} ${request.identity}`);
+  await finish(server, lead);
+  return { wallMs: end - start, lastStartMs: Math.max(...firstRequestAt.values()) - spawnReplyAt, eventTurns: quiet.turns.length };
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+/** (d) for each size: the median of 3 runs, printed; returns the figures for the JSON line. */
+async function scale(): Promise<Record<string, number>> {
+  const figures: Record<string, number> = {};
+  const ideal = 5 * SCALE_DELAY_MS;
+  for (const size of SCALE_SIZES) {
+    const runs: ScaleRun[] = [];
+    for (let round = 0; round < 3; round++) runs.push(await scaleRun(size));
+    const wall = median(runs.map((run) => run.wallMs));
+    const ratio = wall / ideal;
+    console.log(
+      `scale ${size} teammates x 3 calls at ${SCALE_DELAY_MS} ms: ideal ${ideal} ms, wall ${wall.toFixed(0)} ms ` +
+        `(runs ${runs.map((run) => run.wallMs.toFixed(0)).join("/")}), last teammate started ${median(runs.map((run) => run.lastStartMs)).toFixed(0)} ms ` +
+        `after the Lead's reply, Lead event turns ${runs.map((run) => run.eventTurns).join("/")}; scaleRatio${size} ${ratio.toFixed(3)}` +
+        (size === 8 ? " (target <= 1.15)" : size === 32 ? " (target <= 1.25)" : ""),
+    );
+    figures[`scaleWall${size}Ms`] = Math.round(wall);
+    figures[`scaleLastStart${size}Ms`] = Math.round(median(runs.map((run) => run.lastStartMs)));
+    figures[`scaleEventTurns${size}`] = Math.max(...runs.map((run) => run.eventTurns));
+    figures[`scaleRatio${size}`] = Math.round(ratio * 1000) / 1000;
+  }
+  return figures;
+}
+
 try {
+  if (ONLY === "scale") console.log(JSON.stringify({ scaleIdealMs: 5 * SCALE_DELAY_MS, ...(await scale()) }));
+  else await everything();
+} finally {
+  rmSync(base, { recursive: true, force: true });
+}
+
+async function everything(): Promise<void> {
   const latencies = await wakeLatencies();
   const wakeMedianMs = median(latencies);
   console.log(
@@ -186,6 +277,7 @@ try {
       `event turns per run ${batched.map((run) => run.eventTurns).join("/")}, Lead model requests ${batched.map((run) => run.leadRequests).join("/")}`,
   );
   console.log(`batchRatio (wall / batched critical path, target <= 1.10): ${batchRatio.toFixed(3)}`);
+  const scaled = await scale();
   console.log(
     JSON.stringify({
       wakeMedianMs: Math.round(wakeMedianMs * 100) / 100,
@@ -198,8 +290,8 @@ try {
       batchNominalPathMs: nominalPathMs,
       batchEventTurns: eventTurns,
       batchRatio: Math.round(batchRatio * 1000) / 1000,
+      scaleIdealMs: 5 * SCALE_DELAY_MS,
+      ...scaled,
     }),
   );
-} finally {
-  rmSync(base, { recursive: true, force: true });
 }

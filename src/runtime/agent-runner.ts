@@ -19,14 +19,16 @@ import { type CompactionOptions, compact, sizeOf } from "./compaction.ts";
 import { LEAD } from "../core/agent-name.ts";
 import type { HistoryStore } from "./history-store.ts";
 import { eventEnvelope, type RuntimeEvent } from "../core/runtime-event.ts";
-import type { EventInbox } from "./event-inbox.ts";
+import type { EventInbox, InboxEntry } from "./event-inbox.ts";
 import type { RunEvent, RunObserver, RunOptions, RunResult, RunSubtype } from "./run-types.ts";
 
 /**
- * The most events one event turn takes: more waiting ones are answered in the
- * next turn. Bounds what one model request must take in at once.
+ * What one event turn takes in: every event waiting, as long as their envelopes
+ * stay within this share of the compaction threshold (always at least one), so
+ * one model request never has to take in more than a turn's worth of history.
+ * 32 teammates' results are one turn; a flood of long ones is several.
  */
-export const MAX_EVENTS_PER_TURN = 16;
+export const EVENT_TURN_SHARE = 4;
 
 export interface EventTurnsOptions {
   signal?: AbortSignal;
@@ -150,16 +152,17 @@ export class AgentRunner {
   }
 
   /**
-   * Event turns. Takes the events waiting in `inbox` (up to MAX_EVENTS_PER_TURN)
-   * one at a time: each is written to the history (durably), then acknowledged
-   * through its owner; then one model turn answers them all. With `settle`, an
-   * empty inbox is asked to wait for more before that turn starts (see there).
-   * An event already in the history (a retry, or a restart after a crash) is
-   * not written again, and is answered only if the turn it is in never
-   * finished. When an acknowledgement fails, the event goes back to the inbox
-   * and processing stops before the model turn; the retry neither duplicates
-   * the history nor calls the model twice. While a user turn runs, nothing is
-   * taken.
+   * Event turns. Takes the events waiting in `inbox` (all of them, bounded by
+   * size, see EVENT_TURN_SHARE): those new to the history are written to it in
+   * one durable append, then each is acknowledged through its owner; then one
+   * model turn answers them all. With `settle`, an empty inbox is asked to wait
+   * for more before that turn starts (see there), and what came meanwhile joins
+   * the same way. An event already in the history (a retry, or a restart after
+   * a crash) is not written again, and is answered only if the turn it is in
+   * never finished. When an acknowledgement fails, that event and the ones
+   * after it go back to the inbox and processing stops before the model turn;
+   * the retry neither duplicates the history nor calls the model twice. While a
+   * user turn runs, nothing is taken.
    */
   async runEvents(inbox: EventInbox, options: EventTurnsOptions = {}): Promise<EventTurnsOutcome> {
     if (this.#turnLock.busy) return { processed: 0, turns: [], deferred: true, ackFailed: false };
@@ -180,64 +183,105 @@ export class AgentRunner {
   }
 
   /**
-   * One batch: the events of one model turn, each in the history and acked
-   * before the next is taken. Returns undefined when the inbox had nothing;
-   * `key` is the turn to run (none when every event taken was answered before).
+   * One batch: the events of one model turn. Returns undefined when the inbox
+   * had nothing; `key` is the turn to run (none when every event taken was
+   * answered before).
    */
   async #takeBatch(
     inbox: EventInbox,
     outcome: EventTurnsOutcome,
     options: EventTurnsOptions,
   ): Promise<{ key: string | undefined; events: RuntimeEvent[] } | undefined> {
-    const history = this.#o.history;
-    const events: RuntimeEvent[] = [];
-    let key: string | undefined;
+    const batch: { key: string | undefined; events: RuntimeEvent[]; chars: number; full: boolean } = { key: undefined, events: [], chars: 0, full: false };
+    const limit = this.#o.compaction.thresholdChars / EVENT_TURN_SHARE;
     let taken = 0;
     const startedAt = performance.now();
     let lastEventAt = startedAt;
-    while (taken < MAX_EVENTS_PER_TURN) {
-      const entry = inbox.take();
-      if (!entry) {
-        // Only a batch with a turn to run waits for company.
-        if (key !== undefined && options.settle && !options.signal?.aborted && (await options.settle({ startedAt, lastEventAt }))) continue;
-        break;
-      }
-      taken += 1;
-      lastEventAt = performance.now();
-      const { event, owner } = entry;
-      const id = event.eventId;
-      const status = history.turnStatus(id);
-      if (status === undefined) {
-        // A turn the process died in may have left tool calls without results: the API refuses those.
-        await this.#pairUnansweredCalls();
-        const opening: ChatMessage[] = [{ role: "user", content: eventEnvelope(event) }];
-        if (key === undefined) await history.beginTurn(id, opening, this.#clock.now());
-        else await history.joinTurn(id, key, opening, this.#clock.now());
-        key ??= id;
-        events.push(event);
-        this.#emit({ type: "event", agent: this.identity, eventId: id, source: event.source, sender: event.sender, kind: event.kind });
-      } else if (status !== "finished") {
-        // In the history already (an ack that failed, a crash before it): its turn is answered with this batch.
-        const turn = history.turnOf(id);
-        if (key !== undefined && turn !== key) {
-          // It belongs to another unfinished turn: that one gets its own model turn next.
+    while (!batch.full) {
+      const group: InboxEntry[] = [];
+      for (let entry = inbox.take(); entry; entry = inbox.take()) {
+        const chars = eventEnvelope(entry.event).length;
+        if (taken + group.length > 0 && batch.chars + chars > limit) {
+          // Over the bound: it opens the next turn.
           inbox.republish(entry);
+          batch.full = true;
           break;
         }
-        key = turn;
-        events.push(event);
+        batch.chars += chars;
+        group.push(entry);
       }
-      try {
-        await owner.acknowledge(event);
-      } catch (error) {
-        inbox.republish(entry);
-        this.#warn([`acknowledging event ${id} failed (${(error as Error).message}); it will be retried`]);
-        outcome.ackFailed = true;
-        return { key: undefined, events };
+      if (group.length === 0) {
+        // Only a batch with a turn to run waits for company.
+        if (!batch.full && batch.key !== undefined && options.settle && !options.signal?.aborted && (await options.settle({ startedAt, lastEventAt }))) continue;
+        break;
       }
-      outcome.processed += 1;
+      taken += group.length;
+      lastEventAt = performance.now();
+      const accepted = await this.#takeIn(group, batch, inbox);
+      for (const [index, { event, owner }] of accepted.entries()) {
+        try {
+          await owner.acknowledge(event);
+        } catch (error) {
+          // This one and the ones after it are retried, in their order; what is in the history stays.
+          for (const later of accepted.slice(index).reverse()) inbox.republish(later);
+          this.#warn([`acknowledging event ${event.eventId} failed (${(error as Error).message}); it will be retried`]);
+          outcome.ackFailed = true;
+          return { key: undefined, events: batch.events };
+        }
+        outcome.processed += 1;
+      }
     }
-    return taken === 0 ? undefined : { key, events };
+    return taken === 0 ? undefined : { key: batch.key, events: batch.events };
+  }
+
+  /**
+   * Puts a group of events into the batch's turn: the ones new to the history in
+   * one durable write (before any of them is acknowledged), the ones there
+   * already (an ack that failed, a crash before it) answered with the batch when
+   * their turn is the batch's. An event of another unfinished turn ends the batch
+   * (it and the rest of the group go back to the inbox; that turn is next).
+   * Returns the entries to acknowledge, in order.
+   */
+  async #takeIn(
+    group: InboxEntry[],
+    batch: { key: string | undefined; events: RuntimeEvent[]; full: boolean },
+    inbox: EventInbox,
+  ): Promise<InboxEntry[]> {
+    const history = this.#o.history;
+    const accepted: InboxEntry[] = [];
+    const fresh: { key: string; messages: ChatMessage[] }[] = [];
+    for (const [index, entry] of group.entries()) {
+      const id = entry.event.eventId;
+      const status = history.turnStatus(id);
+      if (status === "started" || status === "interrupted") {
+        const turn = history.turnOf(id);
+        const key = batch.key ?? fresh[0]?.key;
+        if (key !== undefined && turn !== key) {
+          // It belongs to another unfinished turn: that one gets its own model turn next.
+          for (const later of group.slice(index).reverse()) inbox.republish(later);
+          batch.full = true;
+          break;
+        }
+        batch.key = turn;
+      } else if (status === undefined) {
+        fresh.push({ key: id, messages: [{ role: "user", content: eventEnvelope(entry.event) }] });
+      }
+      if (status !== "finished") batch.events.push(entry.event);
+      accepted.push(entry);
+    }
+    if (fresh.length > 0) {
+      // A turn the process died in may have left tool calls without results: the API refuses those.
+      await this.#pairUnansweredCalls();
+      await history.openEvents(batch.key, fresh, this.#clock.now());
+      batch.key ??= fresh[0]!.key;
+      const written = new Set(fresh.map(({ key }) => key));
+      for (const { event } of accepted) {
+        if (written.has(event.eventId)) {
+          this.#emit({ type: "event", agent: this.identity, eventId: event.eventId, source: event.source, sender: event.sender, kind: event.kind });
+        }
+      }
+    }
+    return accepted;
   }
 
   /**

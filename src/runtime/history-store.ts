@@ -152,6 +152,29 @@ export class HistoryStore {
     ]);
   }
 
+  /**
+   * Takes in several events in one durable write: each `key` with its opening
+   * messages joins `turn`, which is started and not finished; with no `turn`,
+   * the first event begins a new turn and the others join it.
+   */
+  async openEvents(turn: string | undefined, events: { key: string; messages: ChatMessage[] }[], at: Date): Promise<void> {
+    const first = events[0];
+    if (first === undefined) return;
+    const into = turn ?? first.key;
+    const joined = this.#turns.get(into);
+    if (turn !== undefined && (joined === undefined || joined.status === "finished" || joined.joins !== undefined)) {
+      throw new Error(`history ${this.path}: events cannot join turn ${turn}, which is ${joined?.status ?? "unknown"}${joined?.joins ? " (itself a joined one)" : ""}`);
+    }
+    const time = at.toISOString();
+    const records: HistoryRecord[] = [];
+    for (const { key, messages } of events) {
+      const begins = turn === undefined && key === first.key;
+      records.push({ v: 1, type: "turn", at: time, key, status: "started", ...(begins ? {} : { joins: into }) });
+      for (const message of messages) records.push({ v: 1, type: "message", at: time, message });
+    }
+    await this.#append(records);
+  }
+
   /** The key of the model turn that answers `key`: the turn it joined, or itself. */
   turnOf(key: string): string {
     return this.#turns.get(key)?.joins ?? key;

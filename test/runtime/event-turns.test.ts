@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { systemClock } from "../../src/core/clock.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
@@ -9,7 +9,7 @@ import { ShellHooks } from "../../src/hooks/hook-runner.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { OpenAIModelClient } from "../../src/model/openai-client.ts";
 import { PermissionPolicy } from "../../src/permissions/policy.ts";
-import { AgentRunner, MAX_EVENTS_PER_TURN } from "../../src/runtime/agent-runner.ts";
+import { AgentRunner, EVENT_TURN_SHARE } from "../../src/runtime/agent-runner.ts";
 import { EventInbox, type EventOwner } from "../../src/runtime/event-inbox.ts";
 import { openFileHistory } from "../../src/runtime/file-history.ts";
 import { baseTools } from "../../src/tools/base-tools.ts";
@@ -23,7 +23,7 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
 
-function world(script: ScriptedReply[]) {
+function world(script: ScriptedReply[], thresholdChars = 1_000_000) {
   const server = ScriptedModelServer.start(script);
   servers.push(server);
   const root = tempDir("agent-events-");
@@ -42,7 +42,7 @@ function world(script: ScriptedReply[]) {
       systemPrompt: "sys",
       workspace,
       maxTurns: 5,
-      compaction: { thresholdChars: 1_000_000, largeToolResultChars: 100_000, resultsDir: join(stateDir, "tool-results") },
+      compaction: { thresholdChars, largeToolResultChars: 100_000, resultsDir: join(stateDir, "tool-results") },
     });
   };
   /** A teammate's message to the lead, claimed from the lead's mailbox and published with the mailbox as its owner. */
@@ -95,15 +95,38 @@ describe("runEvents", () => {
     w.server.assertDone();
   });
 
-  test(`at most ${MAX_EVENTS_PER_TURN} events a turn: the rest are answered in the next`, async () => {
-    const w = world([{ text: "first batch" }, { text: "second batch" }]);
+  test("every waiting event is one turn, written to the history in one append before any is acknowledged", async () => {
+    const w = world([{ text: "noted all forty" }]);
     const inbox = new EventInbox();
     const sent: MailboxMessage[] = [];
-    for (let i = 0; i < MAX_EVENTS_PER_TURN + 2; i++) sent.push(await w.deliver(inbox, `result ${i}`));
+    for (let i = 0; i < 40; i++) sent.push(await w.deliver(inbox, `result ${i}`));
+    const runner = w.runner();
+    const lines = () => readFileSync(runner.history.path, "utf8").split("\n").length;
+    let linesAtFirstAck = 0;
+    const owner = inbox.take()!;
+    inbox.republish({ event: owner.event, owner: { acknowledge: async (event) => {
+      linesAtFirstAck = lines();
+      await owner.owner.acknowledge(event);
+    } } });
+    const outcome = await runner.runEvents(inbox);
+    expect(outcome.processed).toBe(40);
+    expect(outcome.turns.map((t) => t.events.map((e) => e.eventId))).toEqual([sent.map((m) => m.id)]);
+    // All forty turn records and envelopes were durable when the first was acknowledged.
+    expect(linesAtFirstAck).toBe(1 + 2 * 40);
+    for (const m of sent) expect(existsSync(w.doneFile(m))).toBe(true);
+    w.server.assertDone();
+  });
+
+  test(`a turn takes in events up to 1/${EVENT_TURN_SHARE} of the compaction threshold: the rest are answered in the next`, async () => {
+    const w = world([{ text: "first batch" }, { text: "second batch" }], 4 * 2_000);
+    const inbox = new EventInbox();
+    const sent: MailboxMessage[] = [];
+    // Each envelope is some 700 characters: two fit in 2 000, the third opens the next turn.
+    for (let i = 0; i < 3; i++) sent.push(await w.deliver(inbox, `result ${i} ${"x".repeat(500)}`));
     const outcome = await w.runner().runEvents(inbox);
-    expect(outcome.processed).toBe(MAX_EVENTS_PER_TURN + 2);
-    expect(outcome.turns.map((t) => t.events.length)).toEqual([MAX_EVENTS_PER_TURN, 2]);
-    expect(outcome.turns[1]!.key).toBe(sent[MAX_EVENTS_PER_TURN]!.id);
+    expect(outcome.processed).toBe(3);
+    expect(outcome.turns.map((t) => t.events.length)).toEqual([2, 1]);
+    expect(outcome.turns[1]!.key).toBe(sent[2]!.id);
     w.server.assertDone();
   });
 
