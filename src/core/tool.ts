@@ -66,6 +66,13 @@ export interface Tool<Input extends z.ZodType = z.ZodType> {
    */
   readonly parameters?: Record<string, unknown>;
   readonly effect: ToolEffect;
+  /**
+   * Calls of this tool that the model makes side by side in one reply run at the
+   * same time (spawn_teammate: 32 teammates start together, not one after
+   * another). Only for tools that touch no workspace file and keep their own
+   * state's order (the team's writes are serialized where they are stored).
+   */
+  readonly concurrent?: boolean;
   /** The text permission rules and hook matchers see for a call, e.g. the command or the path. */
   subject(input: z.infer<Input>): string;
   run(input: z.infer<Input>, context: ToolContext): Promise<ToolResult>;

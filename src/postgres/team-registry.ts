@@ -42,6 +42,26 @@ export class PgTeamRegistry implements TeamRegistry {
     }
   }
 
+  async change(put: TeammateRecord[], removed: string[]): Promise<void> {
+    const valid = put.map((record) => TeammateRecord.parse(record));
+    if (valid.length + removed.length === 0) return;
+    try {
+      // One transaction, one notification: delivered when the changes commit.
+      await this.sql.begin(async (tx) => {
+        if (removed.length > 0) await tx`DELETE FROM agent_teammates WHERE session = ${this.session} AND name IN ${tx(removed)}`;
+        for (const record of valid) {
+          await tx`
+            INSERT INTO agent_teammates (session, name, created_at_utc, record)
+            VALUES (${this.session}, ${record.name}, ${record.createdAtUtc}, ${JSON.stringify(record)})
+            ON CONFLICT (session, name) DO UPDATE SET created_at_utc = excluded.created_at_utc, record = excluded.record`;
+        }
+        await tx`SELECT pg_notify(${TEAM_CHANNEL}, ${this.session})`;
+      });
+    } catch (error) {
+      throw stateError(`storing teammates ${[...valid.map((record) => record.name), ...removed].join(", ")}`, error, "the team is as it was");
+    }
+  }
+
   async remove(name: string): Promise<void> {
     try {
       await this.sql`

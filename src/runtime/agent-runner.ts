@@ -511,17 +511,32 @@ export class AgentRunner {
       signal: signal ?? new AbortController().signal,
       ...(this.#o.fence ? { fence: this.#o.fence } : {}),
     };
-    for (const call of calls) {
+    const concurrent = (call: ToolCall) => call.id !== cutOff && this.#o.tools.concurrent?.(call) === true;
+    for (let at = 0; at < calls.length; ) {
+      // Neighbouring calls that may run at once do (their results stored together, in
+      // the calls' order); any other call runs alone.
+      let end = at + 1;
+      if (concurrent(calls[at]!)) while (end < calls.length && concurrent(calls[end]!)) end += 1;
+      const group = calls.slice(at, end);
+      at = end;
       // Every call gets a result, even when interrupted, so the history keeps
       // each call paired with its result.
-      const result = signal?.aborted
-        ? { content: "interrupted before this tool ran", isError: true }
-        : call.id === cutOff
-          ? { content: cutOffCall(call), isError: true }
-          : await this.#o.tools.execute(call, { ...context, callId: call.id });
-      const message: ChatMessage = { role: "tool", toolCallId: call.id, content: result.content, ...(result.isError ? { isError: true } : {}) };
-      await this.#append([message]);
-      this.#emit({ type: "tool_result", agent: this.identity, id: call.id, name: call.name, content: result.content, isError: result.isError ?? false });
+      const results = await Promise.all(
+        group.map((call) =>
+          signal?.aborted
+            ? { content: "interrupted before this tool ran", isError: true }
+            : call.id === cutOff
+              ? { content: cutOffCall(call), isError: true }
+              : this.#o.tools.execute(call, { ...context, callId: call.id }),
+        ),
+      );
+      await this.#append(
+        group.map((call, i): ChatMessage => ({ role: "tool", toolCallId: call.id, content: results[i]!.content, ...(results[i]!.isError ? { isError: true } : {}) })),
+      );
+      for (const [i, call] of group.entries()) {
+        const result = results[i]!;
+        this.#emit({ type: "tool_result", agent: this.identity, id: call.id, name: call.name, content: result.content, isError: result.isError ?? false });
+      }
     }
     return { next: "call_model" };
   }

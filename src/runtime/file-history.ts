@@ -2,7 +2,7 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, r
 import { dirname, join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
 import { CorruptStateFileError, HistoryWriteError } from "../core/errors.ts";
-import { ensureDir, FILE_MODE, fsyncDir, isErrno, pathExists } from "../storage/atomic-file.ts";
+import { ensureDir, FILE_MODE, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExists } from "../storage/atomic-file.ts";
 import { type HistoryBackend, type HistoryLog, HistoryRecord, HistoryStore, type OpenedHistory } from "./history-store.ts";
 
 /**
@@ -56,14 +56,34 @@ export class FileHistoryBackend implements HistoryBackend {
 /** Appends whole lines and fsyncs; a failed write is cut back to the last whole record. */
 class FileHistoryLog implements HistoryLog {
   #fd: number | undefined;
+  /** The append under way: close() closes the descriptor only after its fsync. */
+  #appending: Promise<void> | undefined;
 
   constructor(readonly location: string) {}
 
+  // HistoryStore runs one append at a time, so the fsync may wait off the event
+  // loop: no other write of this file comes between the write and its fsync.
   async append(records: readonly HistoryRecord[]): Promise<void> {
+    const appending = this.#append(records);
+    this.#appending = appending;
+    try {
+      await appending;
+    } finally {
+      if (this.#appending === appending) this.#appending = undefined;
+    }
+  }
+
+  async #append(records: readonly HistoryRecord[]): Promise<void> {
     if (this.#fd === undefined) {
       const created = !pathExists(this.location);
-      this.#fd = openSync(this.location, "a", FILE_MODE);
-      if (created) fsyncDir(dirname(this.location));
+      const fd = openSync(this.location, "a", FILE_MODE);
+      try {
+        if (created) await fsyncDirOffLoop(dirname(this.location));
+      } catch (error) {
+        closeSync(fd);
+        throw error;
+      }
+      this.#fd = fd;
     }
     const text = records.map((record) => `${JSON.stringify(record)}\n`).join("");
     const bytes = Buffer.from(text, "utf8");
@@ -72,7 +92,7 @@ class FileHistoryLog implements HistoryLog {
     try {
       let offset = 0;
       while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-      fsyncSync(fd);
+      await fsyncOffLoop(fd);
     } catch (error) {
       // A write that failed part-way (ENOSPC, EFBIG, EIO) leaves half a record:
       // cut the file back to the last whole one, so nothing later reads it as a
@@ -90,8 +110,11 @@ class FileHistoryLog implements HistoryLog {
   }
 
   close(): void {
-    if (this.#fd !== undefined) closeSync(this.#fd);
+    const fd = this.#fd;
     this.#fd = undefined;
+    if (fd === undefined) return;
+    if (this.#appending) void this.#appending.catch(() => {}).finally(() => closeSync(fd));
+    else closeSync(fd);
   }
 }
 

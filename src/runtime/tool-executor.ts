@@ -7,6 +7,8 @@ export interface ToolExecutor {
   prepare?(signal: AbortSignal): Promise<void>;
   /** What the model is told, in the tools' fixed order. */
   specs(): ToolSpec[];
+  /** Whether `call` may run at the same time as its neighbours that may too (see Tool.concurrent). */
+  concurrent?(call: ToolCall): boolean;
   /** Never throws for a bad call: invalid input, a block, a denial or a handler error come back as error results. */
   execute(call: ToolCall, context: ToolContext): Promise<ToolResult>;
 }

@@ -103,6 +103,9 @@ export class TeamContext {
   readonly #hooks: TeamHooks;
   readonly #changeWaiters: (() => void)[] = [];
   readonly #writes = new RegistryWrites();
+  /** Teammates whose record the next registry write stores. */
+  readonly #dirty = new Set<AgentName>();
+  #nextWrite: Promise<void> | undefined;
 
   constructor(options: TeammateRuntimeOptions, hooks: TeamHooks) {
     this.o = options;
@@ -190,15 +193,35 @@ export class TeamContext {
     this.changed();
   }
 
-  /** Stores the teammate as it is now (removed when it is gone), one write after another. */
+  /**
+   * Stores the teammate as it is now (removed when it is gone), one write after
+   * another. Group commit: the names asked for while a write is under way are
+   * stored together by the next one (32 spawns at once are a few writes of
+   * team.json, not 64); each caller resolves once its teammate is durable.
+   */
   persist(name: AgentName): Promise<void> {
-    return this.#writes.chain(async () => {
-      const worker = this.workers.get(name);
-      if (!worker) return this.o.registry.remove(name);
-      // A closed runtime's "shutdown" belongs to this process only: the next one
-      // restores the teammate. One that approved a shutdown request stays shut down.
-      const { record, retired } = worker;
-      return this.o.registry.put(record.state === "shutdown" && !retired ? { ...record, state: "idle" } : { ...record });
+    this.#dirty.add(name);
+    this.#nextWrite ??= this.#writes.chain(async () => {
+      // From here on a persist asks for the write after this one: this one may
+      // already have read the state it asks about.
+      this.#nextWrite = undefined;
+      const names = [...this.#dirty];
+      this.#dirty.clear();
+      const put: TeammateRecord[] = [];
+      const removed: AgentName[] = [];
+      for (const each of names) {
+        const worker = this.workers.get(each);
+        if (!worker) {
+          removed.push(each);
+          continue;
+        }
+        // A closed runtime's "shutdown" belongs to this process only: the next one
+        // restores the teammate. One that approved a shutdown request stays shut down.
+        const { record, retired } = worker;
+        put.push(record.state === "shutdown" && !retired ? { ...record, state: "idle" } : { ...record });
+      }
+      await this.o.registry.change(put, removed);
     });
+    return this.#nextWrite;
   }
 }

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { AgentName } from "../core/agent-name-schema.ts";
 import { MessageId, UtcInstant } from "../core/message.ts";
-import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
+import { ensureDir, writeFileAtomicOffLoop } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
 import { TeammateWorktree } from "../worktrees/teammate-worktree.ts";
@@ -63,6 +63,12 @@ export interface TeamRegistry {
   put(record: TeammateRecord): Promise<void>;
   /** Removes the teammate of that name (nothing when there is none). */
   remove(name: string): Promise<void>;
+  /**
+   * Several changes in one durable write (one file write, one transaction):
+   * each record added or replaced, each name in `removed` removed. Either all
+   * are stored or none.
+   */
+  change(put: TeammateRecord[], removed: string[]): Promise<void>;
 }
 
 /** `<state-dir>/team.json`: the teammates, written atomically, validated when read. */
@@ -80,23 +86,28 @@ export class FileTeamRegistry implements TeamRegistry {
   // Each read and its write run under `team.lock`: the Lead's runtime and
   // `agent worker` processes (docs/worker.md) change the same team.json, each
   // only the teammates it runs, and none may undo another's change.
-  async put(record: TeammateRecord): Promise<void> {
-    const valid = TeammateRecord.parse(record);
-    await this.#locked(() => {
-      const teammates = this.#read();
-      const at = teammates.findIndex((t) => t.name === valid.name);
-      this.#write(at < 0 ? [...teammates, valid] : teammates.with(at, valid));
+  put(record: TeammateRecord): Promise<void> {
+    return this.change([record], []);
+  }
+
+  remove(name: string): Promise<void> {
+    return this.change([], [name]);
+  }
+
+  async change(put: TeammateRecord[], removed: string[]): Promise<void> {
+    const valid = put.map((record) => TeammateRecord.parse(record));
+    await this.#locked(async () => {
+      const before = this.#read();
+      let teammates = before.filter((t) => !removed.includes(t.name));
+      for (const record of valid) {
+        const at = teammates.findIndex((t) => t.name === record.name);
+        teammates = at < 0 ? [...teammates, record] : teammates.with(at, record);
+      }
+      if (valid.length > 0 || teammates.length !== before.length) await this.#write(teammates);
     });
   }
 
-  async remove(name: string): Promise<void> {
-    await this.#locked(() => {
-      const teammates = this.#read();
-      if (teammates.some((t) => t.name === name)) this.#write(teammates.filter((t) => t.name !== name));
-    });
-  }
-
-  #locked(change: () => void): Promise<void> {
+  #locked(change: () => Promise<void>): Promise<void> {
     ensureDir(this.stateDir);
     return withFileLock(join(this.stateDir, "team.lock"), change);
   }
@@ -105,10 +116,11 @@ export class FileTeamRegistry implements TeamRegistry {
     return readStateFile(this.path, TeamFile)?.teammates ?? [];
   }
 
-  #write(teammates: TeammateRecord[]): void {
+  #write(teammates: TeammateRecord[]): Promise<void> {
     ensureDir(this.stateDir);
     const file: TeamFile = { version: 1, teammates: sortTeammates(teammates) };
-    writeFileAtomic(this.path, `${JSON.stringify(TeamFile.parse(file), null, 2)}\n`);
+    // Its fsyncs off the event loop: the other agents' model calls go on meanwhile.
+    return writeFileAtomicOffLoop(this.path, `${JSON.stringify(TeamFile.parse(file), null, 2)}\n`);
   }
 }
 

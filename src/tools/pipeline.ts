@@ -103,6 +103,11 @@ export class ToolPipeline implements ToolExecutor {
     return `unknown tool ${JSON.stringify(name)}; available tools: ${names.join(", ")}`;
   }
 
+  concurrent(call: ToolCall): boolean {
+    const tool = this.#find(call.name);
+    return typeof tool !== "string" && tool.concurrent === true;
+  }
+
   async execute(call: ToolCall, context: ToolContext): Promise<ToolResult> {
     let result: ToolResult;
     try {

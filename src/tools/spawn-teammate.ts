@@ -53,6 +53,7 @@ export function spawnTeammateTool(team: TeammateRuntime, definitions: AgentDefin
       "Send it follow-up work with send_message: it remembers its earlier turns.",
     input,
     effect: "coordinate",
+    concurrent: true,
     subject: (input) => input.name,
     async run(input) {
       const definition = input.agent === undefined ? undefined : definitions.find(input.agent);

@@ -10,6 +10,8 @@ import { AgentRunner } from "../../src/runtime/agent-runner.ts";
 import { openFileHistory } from "../../src/runtime/file-history.ts";
 import type { RunEvent } from "../../src/runtime/run-types.ts";
 import { baseTools } from "../../src/tools/base-tools.ts";
+import { defineTool, type Tool } from "../../src/core/tool.ts";
+import { z } from "zod";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
 import { fakeRetryDeps } from "../model/helpers.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
@@ -35,6 +37,7 @@ function setup(script: ScriptedReply[], options: {
     thresholdChars?: number;
     mode?: "acceptEdits" | "bypassPermissions";
     identity?: string;
+    tools?: Tool[];
   } = {}): Setup {
   const server = ScriptedModelServer.start(script);
   servers.push(server);
@@ -60,7 +63,7 @@ function setup(script: ScriptedReply[], options: {
       return new AgentRunner({
         identity: options.identity ?? "lead",
         model,
-        tools: new ToolPipeline({ tools: baseTools(), policy: new PermissionPolicy({ mode: options.mode ?? "acceptEdits" }), hooks }),
+        tools: new ToolPipeline({ tools: [...baseTools(), ...(options.tools ?? [])], policy: new PermissionPolicy({ mode: options.mode ?? "acceptEdits" }), hooks }),
         hooks,
         history: openFileHistory(stateDir, options.identity ?? "lead"),
         systemPrompt: "You are a test agent.",
@@ -75,7 +78,56 @@ function setup(script: ScriptedReply[], options: {
 
 const key = (n = 1) => `00000000-0000-7000-8000-${String(n).padStart(12, "0")}`;
 
+/**
+ * A tool whose calls run at once when the runner lets them: each call waits (up to
+ * 2 s) for `expected` calls to have started, and says whether they all had.
+ */
+function gatherTool(expected: number): Tool {
+  let started = 0;
+  let all: () => void;
+  const allStarted = new Promise<void>((resolve) => (all = resolve));
+  return defineTool({
+    name: "gather",
+    description: "waits for its siblings",
+    input: z.strictObject({ label: z.string() }),
+    effect: "coordinate",
+    concurrent: true,
+    subject: (input) => input.label,
+    async run(input) {
+      started += 1;
+      if (started === expected) all();
+      const together = await Promise.race([allStarted.then(() => true), Bun.sleep(2_000).then(() => false)]);
+      return { content: `${input.label} ${together ? "together" : "alone"}` };
+    },
+  });
+}
+
 describe("AgentRunner", () => {
+  test("calls of a concurrent tool in one reply run at once; their results are stored in the calls' order", async () => {
+    const s = setup(
+      [
+        {
+          toolCalls: [
+            { id: "c1", name: "gather", arguments: { label: "one" } },
+            { id: "c2", name: "gather", arguments: { label: "two" } },
+            { id: "c3", name: "gather", arguments: { label: "three" } },
+          ],
+        },
+        { text: "done" },
+      ],
+      { tools: [gatherTool(3)] },
+    );
+    const result = await s.runner().run("gather", { idempotencyKey: key() });
+    expect(result.result).toBe("done");
+    const tools = openFileHistory(s.stateDir, "lead").messages.filter((m) => m.role === "tool");
+    expect(tools.map((m) => [m.role === "tool" && m.toolCallId, m.content])).toEqual([
+      ["c1", "one together"],
+      ["c2", "two together"],
+      ["c3", "three together"],
+    ]);
+    s.server.assertDone();
+  });
+
   test("a multi-step turn: the model writes a file through a tool call, then answers", async () => {
     const s = setup([
       { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "notes/hello.txt", content: "hi\n" } }] },

@@ -36,6 +36,17 @@ describe.each(backendRows())("TeamRegistry (%s store)", (_name, backend) => {
     expect((await registry.read()).map((t) => t.name)).toEqual(["alice", "carol"]);
   });
 
+  test("change stores several records and removals in one write; a bad record stores none of them", async () => {
+    const session = await backend.session();
+    const registry = session.open().team;
+    await registry.put(teammate("alice", 1));
+    await registry.put(teammate("bob", 2));
+    await registry.change([teammate("carol", 3), teammate("alice", 1, { state: "running" })], ["bob", "nobody"]);
+    expect(await session.open().team.read()).toEqual([teammate("alice", 1, { state: "running" }), teammate("carol", 3)]);
+    await expect(registry.change([teammate("dave", 4), { ...teammate("erin", 5), state: "dancing" as never }], ["carol"])).rejects.toThrow();
+    expect((await registry.read()).map((t) => t.name)).toEqual(["alice", "carol"]);
+  });
+
   test("a record that is not valid is refused before anything is stored", async () => {
     const session = await backend.session();
     const registry = session.open().team;
