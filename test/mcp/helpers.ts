@@ -85,20 +85,32 @@ export async function everythingHttp(mode: "streamableHttp" | "sse"): Promise<{ 
   throw new Error("server-everything did not start listening");
 }
 
-/** Live processes whose command line contains `text` (from /proc, like `ps`). */
+/**
+ * Live processes whose command line contains `text`, as "pid args" lines, read
+ * from /proc as `ps` does (a fresh machine or container may have no `ps`).
+ */
 export async function processesWith(text: string): Promise<string[]> {
-  const ps = Bun.spawnSync(["ps", "-eo", "pid=,args="]);
-  return ps.stdout
-    .toString()
-    .split("\n")
-    .filter((line) => line.includes(text) && !line.includes("ps -eo"));
+  const lines: string[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || !alive(Number(entry))) continue;
+    let args: string;
+    try {
+      args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ").trim();
+    } catch {
+      continue; // gone since it was listed
+    }
+    if (args.includes(text)) lines.push(`${entry} ${args}`);
+  }
+  return lines;
 }
 
 /** Whether a process (by pid) is still alive (a zombie counts as gone). */
 export function alive(pid: number): boolean {
-  const ps = Bun.spawnSync(["ps", "-o", "stat=", "-p", String(pid)]);
-  const stat = ps.stdout.toString().trim();
-  return stat !== "" && !stat.startsWith("Z");
+  try {
+    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
 }
 
 /** Polls until `check` holds or `ms` pass. */
