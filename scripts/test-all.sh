@@ -2,7 +2,7 @@
 # `npm run test:all`: installs what the whole test suite needs and runs it — on a
 # fresh machine as in CI (.ci/run runs exactly this). Besides `npm ci`, the tests
 # need bubblewrap (the shell sandbox), strace (counting a run's fsyncs), jq (the compat and hook
-# scripts) and PostgreSQL's server binaries (each
+# scripts), tmux (teammate panes) and PostgreSQL's server binaries (each
 # test file of the PostgreSQL store starts its own throw-away cluster), run as
 # the `postgres` user when the tests run as root. What cannot be installed here
 # is said in one line with the command that would; the tests that need it then
@@ -44,6 +44,8 @@ missing=()
 have_postgres || missing+=("$(package_name postgresql)")
 # The compat scripts and Claude Code-style hook scripts read JSON with jq, as their docs' examples do.
 command -v jq >/dev/null 2>&1 || missing+=(jq)
+# --teammate-panes is tested inside a private tmux server.
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 
 if [ "${#missing[@]}" -gt 0 ]; then
   install=$(install_command)

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { requirePrerequisite } from "../support/prerequisites.ts";
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { scriptedServers } from "./run-fixture.ts";
 import { teamSetup } from "./team-fixture.ts";
@@ -47,7 +48,10 @@ async function until<T>(what: () => T | undefined, label: () => string, ms = 20_
 const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
 
 describe("agent run --teammate-panes tmux", () => {
-  test("two teammates get a pane each, showing their tool calls; the panes close when the run ends", async () => {
+  // tmux is a prerequisite of this test only: `npm run test:all` installs it; missing, one line says so.
+  const hasTmux = Bun.spawnSync(["sh", "-c", "command -v tmux"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+  const withTmux = requirePrerequisite("tmux", hasTmux ? undefined : "tmux is not installed") ? test : test.skip;
+  withTmux("two teammates get a pane each, showing their tool calls; the panes close when the run ends", async () => {
     const seen = Promise.withResolvers<void>();
     const captured = Promise.withResolvers<void>();
     const server = startServer([
