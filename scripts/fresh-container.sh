@@ -94,7 +94,7 @@ inside() {
   cd /
   umount -l /.old-root
   rmdir /.old-root
-  exec env -i HOME=/root USER=root LANG=C.UTF-8 TERM=dumb CI=true $extra_ca \
+  exec env -i HOME=/root USER=root LANG=C.UTF-8 CI=true $extra_ca \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     bash -c '
       cd /root/agent

@@ -26,7 +26,8 @@ export function onPty(terminals: Bun.Subprocess[], command: string[], env: Recor
   let screen = "";
   const decoder = new TextDecoder();
   const child = Bun.spawn(command, {
-    env: { ...process.env, NO_COLOR: "1", ...env },
+    // A terminal that edits lines (TERM=dumb, as some CI systems set it, turns off Tab completion in readline).
+    env: { ...process.env, TERM: "xterm-256color", NO_COLOR: "1", ...env },
     terminal: { cols: 160, rows: 40, data: (_terminal, data) => (screen += decoder.decode(data, { stream: true })) },
   });
   terminals.push(child);
