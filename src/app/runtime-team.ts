@@ -92,6 +92,7 @@ export async function buildTeam(base: RuntimeBase, inputs: TeamInputs): Promise<
     decidePermission,
     ...(context.permissionTimeoutMs !== undefined ? { permissionTimeoutMs: context.permissionTimeoutMs } : {}),
     tasks,
+    midTurnDelivery: settings.team.midTurnDelivery,
   });
   closers.push(() => team.close());
   if (stores.mailbox.kind === "postgres" && role === "lead") for (const stop of await watchRemoteMail(stores.mailbox, team, warn(LEAD))) closers.push(stop);

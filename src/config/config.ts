@@ -148,6 +148,8 @@ export const ConfigFile = z.strictObject({
       isolation: Isolation.optional(),
       /** Spawned teammates claim unblocked tasks of the task graph when idle (docs/team.md#self-claiming-teammates). */
       autoClaim: z.boolean().optional(),
+      /** A teammate's turn takes the Lead's and the operator's messages between its steps (default true; docs/team.md#messages-mid-turn). */
+      midTurnDelivery: z.boolean().optional(),
     })
     .optional(),
   /** MCP servers by name (docs/mcp.md); `--mcp-config` files add to them. */

@@ -52,8 +52,11 @@ export interface Settings {
   mailbox: { maxContentBytes: number };
   /** The file journal: contents over `journalMaxBytes` are kept by hash only. */
   files: { journalMaxBytes: number; shellScanMaxFiles: number };
-  /** Teammates' defaults: `isolation` "none" (the shared workspace) or "worktree"; `autoClaim` (config `team.autoClaim`). */
-  team: { isolation: Isolation; autoClaim: boolean };
+  /**
+   * Teammates' defaults: `isolation` "none" (the shared workspace) or "worktree"; `autoClaim` (config `team.autoClaim`);
+   * `midTurnDelivery` (config `team.midTurnDelivery`, default true).
+   */
+  team: { isolation: Isolation; autoClaim: boolean; midTurnDelivery: boolean };
   /** MCP servers from config and --mcp-config files, and the client's settings. */
   mcp: McpSettings;
   /** Prices by model, merged across levels (a higher level's entry replaces a lower one's for its model). */
@@ -317,6 +320,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     team: {
       isolation: pick("team.isolation", [() => fromFiles((c) => c.team?.isolation)], "none" as Isolation),
       autoClaim: pick("team.autoClaim", [() => fromFiles((c) => c.team?.autoClaim)], false),
+      midTurnDelivery: pick("team.midTurnDelivery", [() => fromFiles((c) => c.team?.midTurnDelivery)], true),
     },
     mcp: {
       // By name, a higher level's server replacing a lower one's; --mcp-config files last.

@@ -31,13 +31,15 @@ import { moveToQuarantine } from "./quarantine.ts";
 import { type ReadyIndex, keyedByName } from "./ready-index.ts";
 import { ReadyQueues } from "./ready-queues.ts";
 import { SentFiles, type Stamp } from "./sent-files.ts";
-import type {
-  AgentMailboxListing,
-  FoundMessage,
-  ListOptions,
-  MailboxStore,
-  PruneResult,
-  RecoverResult,
+import {
+  type AgentMailboxListing,
+  type ClaimFilter,
+  claimable,
+  type FoundMessage,
+  type ListOptions,
+  type MailboxStore,
+  type PruneResult,
+  type RecoverResult,
 } from "./store.ts";
 
 export interface FileMailboxStoreOptions {
@@ -144,9 +146,9 @@ export class FileMailboxStore implements MailboxStore {
     });
   }
 
-  async claim(agentName: AgentName): Promise<MailboxMessage | null> {
+  async claim(agentName: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {
     const agent = assertAgentName(agentName);
-    return this.#locked(() => this.#claimLocked(agent));
+    return this.#locked(() => this.#claimLocked(agent, only));
   }
 
   async ack(input: MailboxMessage): Promise<void> {
@@ -168,7 +170,7 @@ export class FileMailboxStore implements MailboxStore {
     });
   }
 
-  async #claimLocked(agent: AgentName): Promise<MailboxMessage | null> {
+  async #claimLocked(agent: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {
     // Once prepared, an agent is not looked for on every claim: the freshness
     // check of its queue stats ready/ anyway, and finds it gone if it was removed.
     if (!this.#preparedAgents.has(agent)) {
@@ -185,7 +187,12 @@ export class FileMailboxStore implements MailboxStore {
       return null;
     }
     const readyDir = this.paths.stateDirOf(agent, "ready");
-    for (let entry = index.head(); entry; entry = index.head()) {
+    // Without a filter the head is always the next to look at (each look removes
+    // it or returns); with one, the entries are walked past those it leaves.
+    const walk = only === undefined ? undefined : index.inOrder();
+    let at = 0;
+    const next = () => (walk === undefined ? index.head() : walk[at++]);
+    for (let entry = next(); entry; entry = next()) {
       const path = `${readyDir}/${entry.name}`;
       const sent = this.#sent.take(this.#fs, path);
       const checked =
@@ -202,10 +209,12 @@ export class FileMailboxStore implements MailboxStore {
       }
       const message = checked.message;
       if (!keyedByName(entry) && message.createdAtUtc !== entry.createdAtUtc) {
-        // The file changed under its name since it was indexed: order by what it says now.
+        // The file changed under its name since it was indexed: order by what it says now
+        // (a filtered walk leaves it to the next claim, its place in the order unknown).
         index.insert({ name: entry.name, id: message.id, createdAtUtc: message.createdAtUtc });
         continue;
       }
+      if (!claimable(message, only)) continue;
       const moved = moveDurably(this.#fs, {
         from: readyDir,
         to: this.paths.stateDirOf(agent, "processing"),

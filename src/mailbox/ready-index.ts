@@ -73,6 +73,11 @@ export class ReadyIndex {
     return this.#entries[0];
   }
 
+  /** The entries in FIFO order, as they are now (a copy: the caller may change the index while it walks them). */
+  inOrder(): IndexedEntry[] {
+    return [...this.#entries];
+  }
+
   insert(entry: IndexedEntry): void {
     this.remove(entry.name);
     // Time-ordered ids make new entries land at the end: search from there.

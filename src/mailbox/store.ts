@@ -50,6 +50,17 @@ export interface PruneResult {
   orphanMarkers: number;
 }
 
+/** Which messages a claim may take: of this kind, from one of these senders. */
+export interface ClaimFilter {
+  kind: MessageKind;
+  senders: readonly AgentName[];
+}
+
+/** Whether `message` is one `only` lets a claim take (every message without a filter). */
+export function claimable(message: MailboxMessage, only: ClaimFilter | undefined): boolean {
+  return only === undefined || (message.kind === only.kind && only.senders.includes(message.sender));
+}
+
 /**
  * The durable mailbox: one file per message, its state the directory it is in.
  * Every transition is one atomic rename under both locks; a failed transition
@@ -60,8 +71,12 @@ export interface MailboxStore {
   readonly maxContentBytes: number;
   /** Durably places `message` in its recipient's `ready/`. Fails on a duplicate id anywhere. */
   send(message: MailboxMessage): Promise<void>;
-  /** Moves the oldest valid ready message to `processing/` and returns it; null when none. */
-  claim(agent: AgentName): Promise<MailboxMessage | null>;
+  /**
+   * Moves the oldest valid ready message to `processing/` and returns it; null
+   * when none. With `only`, the oldest of those that match it: the others stay
+   * in ready/, in their order (a turn in progress takes just a user's word).
+   */
+  claim(agent: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null>;
   /** `processing/` → `done/`; idempotent for an identical message already done. */
   ack(message: MailboxMessage): Promise<void>;
   /**

@@ -16,6 +16,7 @@ import { CheckedMessages } from "../mailbox/checked-messages.ts";
 import { notInProcessing, storageError } from "../mailbox/failures.ts";
 import type {
   AgentMailboxListing,
+  ClaimFilter,
   FoundMessage,
   ListOptions,
   MailboxCounts,
@@ -108,8 +109,11 @@ export class PgMailboxStore implements MailboxStore {
     }
   }
 
-  async claim(agentName: AgentName): Promise<MailboxMessage | null> {
+  async claim(agentName: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {
     const agent = assertAgentName(agentName);
+    // Without a filter every kind and sender matches (the same statement, so one plan).
+    const kind = only?.kind ?? null;
+    const senders = this.#sql.array([...(only?.senders ?? [])], "TEXT");
     for (;;) {
       const token = crypto.randomUUID();
       let rows: { id: string; body: string }[];
@@ -123,6 +127,7 @@ export class PgMailboxStore implements MailboxStore {
             WHERE session = ${this.#session} AND agent = ${agent}
               AND open
               AND (state = 'ready' OR lease_until < now())
+              AND (${kind}::text IS NULL OR (kind = ${kind} AND sender = ANY(${senders})))
             ORDER BY created_at_utc, id
             LIMIT 1
             FOR UPDATE SKIP LOCKED)

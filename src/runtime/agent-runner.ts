@@ -19,7 +19,7 @@ import { type CompactionOptions, compact, sizeOf } from "./compaction.ts";
 import { LEAD } from "../core/agent-name.ts";
 import type { HistoryStore } from "./history-store.ts";
 import { eventEnvelope, type RuntimeEvent } from "../core/runtime-event.ts";
-import type { EventInbox, InboxEntry } from "./event-inbox.ts";
+import type { EventInbox, InboxEntry, MidTurnSource } from "./event-inbox.ts";
 import type { RunEvent, RunObserver, RunOptions, RunResult, RunSubtype } from "./run-types.ts";
 
 /**
@@ -29,6 +29,9 @@ import type { RunEvent, RunObserver, RunOptions, RunResult, RunSubtype } from ".
  * 32 teammates' results are one turn; a flood of long ones is several.
  */
 export const EVENT_TURN_SHARE = 4;
+
+/** The most messages one step of a turn takes in mid-turn: more wait for the next step. */
+const MAX_MID_TURN_MESSAGES = 16;
 
 export interface EventTurnsOptions {
   signal?: AbortSignal;
@@ -301,16 +304,19 @@ export class AgentRunner {
     });
   }
 
-  async #runTurn(content: string, { idempotencyKey, signal, onAccepted }: RunOptions): Promise<RunResult> {
+  async #runTurn(content: string, { idempotencyKey, signal, onAccepted, midTurn }: RunOptions): Promise<RunResult> {
     const o = this.#o;
     const finished = o.history.finishedTurn(idempotencyKey);
     // The same key again (a replayed message): the turn already happened.
     if (finished) return { ...finished, isError: finished.subtype !== "success", turns: 0, usage: ZERO_USAGE, durationMs: 0 };
     const status = o.history.turnStatus(idempotencyKey);
     if (status === "started" || status === "interrupted") {
-      // Interrupted earlier (a crash, a shutdown): go on from where the history stops.
+      // Interrupted earlier (a crash, a shutdown): go on from where the history stops —
+      // in the turn it joined, for a message that came mid-turn. That turn's own
+      // message may still wait to be taken: it must not join it, so nothing does.
       await this.#pairUnansweredCalls();
-      return this.#loop(idempotencyKey, signal);
+      const key = o.history.turnOf(idempotencyKey);
+      return this.#loop(key, signal, key === idempotencyKey ? midTurn : undefined);
     }
     const started = await this.#sessionStart(idempotencyKey, signal);
     const prompt = await o.hooks.run("UserPromptSubmit", this.#hookPayload(idempotencyKey, { prompt: content }), {
@@ -338,11 +344,15 @@ export class AgentRunner {
     await o.history.beginTurn(idempotencyKey, [{ role: "user", content: sent }], this.#clock.now());
     onAccepted?.();
     this.#emit({ type: "user", agent: this.identity, content });
-    return this.#loop(idempotencyKey, signal);
+    return this.#loop(idempotencyKey, signal, midTurn);
   }
 
-  /** The turn's state machine, from a history whose last message awaits the model. */
-  async #loop(key: string, signal: AbortSignal | undefined): Promise<RunResult> {
+  /**
+   * The turn's state machine, from a history whose last message awaits the
+   * model. `midTurn` is looked at after each step's tool results, before the
+   * next model request.
+   */
+  async #loop(key: string, signal: AbortSignal | undefined, midTurn?: MidTurnSource): Promise<RunResult> {
     const started = performance.now();
     const o = this.#o;
     o.onTurnStart?.({ key });
@@ -381,6 +391,7 @@ export class AgentRunner {
       }
       if (step.next === "run_tools") {
         step = await this.#runTools(step.calls, key, signal, step.cutOff);
+        if (midTurn && !signal?.aborted) await this.#joinMidTurn(key, midTurn);
         continue;
       }
       if (turn.turns >= o.maxTurns) {
@@ -427,6 +438,50 @@ export class AgentRunner {
         step = await this.#stopHook(step, key, turn, signal);
         // Sent back to work: the final answer is the one it gives next.
         if (step.next === "call_model") turn.text = "";
+      }
+    }
+  }
+
+  /**
+   * Takes what came for this turn while it ran (up to MAX_MID_TURN_MESSAGES
+   * at one step): each is written to the history joined to turn `key` (durably, as
+   * an event joins a batched event turn), then acknowledged. A crash between the
+   * two leaves it in the history and back in the mailbox; taken again, its id
+   * is found in this turn and it is only acknowledged — delivered once. One in
+   * the history as a turn of its own, unfinished or finished (its answer may
+   * still be owed), is given back: that turn answers it.
+   */
+  async #joinMidTurn(key: string, source: MidTurnSource): Promise<void> {
+    const history = this.#o.history;
+    for (let taken = 0; taken < MAX_MID_TURN_MESSAGES; taken += 1) {
+      const entry = await source.take();
+      if (!entry) return;
+      const { event, owner } = entry;
+      const id = event.eventId;
+      const status = history.turnStatus(id);
+      const turn = history.turnOf(id);
+      const answeredElsewhere = status === "finished" && turn !== id;
+      if (status !== undefined && turn !== key && !answeredElsewhere) {
+        // Given back, it is the next one taken: look again at the next step.
+        await owner.release?.(event);
+        return;
+      }
+      if (status === undefined) {
+        try {
+          await history.joinTurn(id, key, [{ role: "user", content: eventEnvelope(event) }], this.#clock.now());
+        } catch (error) {
+          await owner.release?.(event).catch(() => {});
+          throw error;
+        }
+        this.#emit({ type: "event", agent: this.identity, eventId: id, source: event.source, sender: event.sender, kind: event.kind });
+      }
+      try {
+        await owner.acknowledge(event);
+      } catch (error) {
+        // In the history already: taken again later, it is only acknowledged then.
+        this.#warn([`acknowledging message ${id} failed (${(error as Error).message}); it will be retried`]);
+        await owner.release?.(event).catch(() => {});
+        return;
       }
     }
   }

@@ -13,6 +13,17 @@ export interface InboxEntry {
 }
 
 /**
+ * Where a turn in progress looks, between its steps, for words that should
+ * reach it now rather than after it (a teammate's mailbox: the Lead's or the
+ * user's messages). Each entry taken is claimed: it must be acknowledged or
+ * released through its owner.
+ */
+export interface MidTurnSource {
+  /** The next entry waiting, claimed; undefined when none. */
+  take(): Promise<InboxEntry | undefined>;
+}
+
+/**
  * The one FIFO of runtime events an agent's event turns are fed from, shared by
  * the mailbox, cron and background jobs. An event already queued is not queued
  * twice.

@@ -180,6 +180,11 @@ export class HistoryStore {
     return this.#turns.get(key)?.joins ?? key;
   }
 
+  /** The keys that joined turn `turn` (events of its batch, messages taken mid-turn), in the order they came. */
+  joinedTo(turn: string): readonly string[] {
+    return this.#members.get(turn) ?? [];
+  }
+
   /** Turns whose process died in them (started, never interrupted or finished), oldest first; joined keys are their turn's. */
   abandonedTurns(): string[] {
     return [...this.#turns].filter(([, turn]) => turn.status === "started" && turn.joins === undefined).map(([key]) => key);

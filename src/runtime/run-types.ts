@@ -1,4 +1,5 @@
 import type { Usage } from "../model/types.ts";
+import type { MidTurnSource } from "./event-inbox.ts";
 
 /** How a run ended. Every subtype but "success" is an error (non-zero exit). */
 export const RUN_SUBTYPES = [
@@ -50,4 +51,6 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Called once the user turn is in the history (durable), before the model is asked. */
   onAccepted?: () => void;
+  /** Looked at between the turn's steps: what it gives joins this turn (see AgentRunner#joinMidTurn). */
+  midTurn?: MidTurnSource;
 }

@@ -1,5 +1,5 @@
 import { LEAD } from "../core/agent-name.ts";
-import { eventFromMessage } from "../core/runtime-event.ts";
+import { mailboxEntry } from "./mailbox-entry.ts";
 import type { PermissionRequests } from "./permission-requests.ts";
 import type { TeamContext } from "./team-context.ts";
 
@@ -38,20 +38,7 @@ export class LeadPump {
             this.#permissions.answer(message);
             continue;
           }
-          const claimed = message;
-          team.o.inbox.publish({
-            event: eventFromMessage(claimed),
-            owner: {
-              acknowledge: async () => {
-                await team.o.store.ack(claimed);
-                team.emit({ type: "mailbox", op: "ack", agent: LEAD, id: claimed.id, from: claimed.sender, kind: claimed.kind });
-              },
-              release: async () => {
-                await team.o.store.release(claimed);
-                team.emit({ type: "mailbox", op: "release", agent: LEAD, id: claimed.id, from: claimed.sender, kind: claimed.kind });
-              },
-            },
-          });
+          team.o.inbox.publish(mailboxEntry(team, LEAD, message));
         }
       } while (this.#again);
     })().finally(() => {

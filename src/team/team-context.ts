@@ -63,6 +63,12 @@ export interface TeammateRuntimeOptions {
   worktrees?: () => Promise<GitWorktrees>;
   /** The session's task graph, which self-claiming teammates (`autoClaim`) take tasks from. */
   tasks?: TaskStore;
+  /**
+   * Whether a teammate's turn takes the Lead's and the operator's messages
+   * between its steps (config team.midTurnDelivery, default true); false: they
+   * wait for the turn to end.
+   */
+  midTurnDelivery?: boolean;
 }
 
 /** One teammate as this runtime knows it. */

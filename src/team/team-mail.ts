@@ -67,6 +67,22 @@ export class TeamMail {
   }
 
   /**
+   * The answers owed to the messages that joined `input`'s turn mid-turn: the
+   * turn's result goes to each whose reply target is not `input`'s (that one
+   * has it), under the id derived from its own — so a replay sends none twice
+   * and `agent team send --wait` finds its answer. A message pruned since has
+   * nobody waiting for it.
+   */
+  async deliverJoinedResults(name: AgentName, input: MailboxMessage, joined: readonly string[], content: string): Promise<void> {
+    const target = replyTarget(name, input);
+    for (const id of joined) {
+      const message = (await this.#team.o.store.find(id))?.message;
+      if (!message || message.recipient !== name || replyTarget(name, message) === target) continue;
+      await this.deliverResult(name, message, content);
+    }
+  }
+
+  /**
    * Sends a protocol message under a fixed id: a replay (a resumed turn calling
    * the same tool again, a restarted runtime) finds it sent and sends nothing.
    * Returns whether this call sent it.

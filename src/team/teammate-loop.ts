@@ -8,6 +8,7 @@ import type { TeamMail } from "./team-mail.ts";
 import { TeammateUnavailableError } from "./teammate-errors.ts";
 import type { TeammateProtocols } from "./teammate-protocols.ts";
 import { withWorktreeReport } from "./teammate-worktree-steps.ts";
+import { midTurnMail } from "./mid-turn-mail.ts";
 
 const ACK_ATTEMPTS = 3;
 
@@ -120,12 +121,18 @@ export class TeammateLoop {
           worker.runnerInPlanMode = inPlanMode;
         }
         const prompt = teammatePrompt(message);
+        const midTurn = team.o.midTurnDelivery === false ? undefined : midTurnMail(team, name);
         let failure: string | undefined;
         try {
-          const result = await worker.runner.run(prompt, { idempotencyKey: message.id, signal });
+          const runner = worker.runner;
+          const result = await runner.run(prompt, { idempotencyKey: message.id, signal, ...(midTurn ? { midTurn } : {}) });
           // close() releases the message; a turn stopped by the budget resumes in `agent drain`.
           if (result.subtype === "error_interrupted" || result.subtype === "error_budget") return;
-          if (result.isError) failure = result.result;
+          if (runner.history.turnOf(message.id) !== message.id) {
+            // It came mid-turn and joined another turn (a crash kept it from its ack): answered, or failed, there.
+            finished = await this.#finish(name, worker, message, true);
+            if (!finished) return;
+          } else if (result.isError) failure = result.result;
           else if (message.kind === "shutdown_request") {
             // Its answer is the shutdown_response, not a result. Approved: shut
             // down in team.json before the ack (a restore acks a request left behind).
@@ -147,7 +154,9 @@ export class TeammateLoop {
           } else {
             // A task it claimed itself: completed before the Lead hears the result (a replay completes it again harmlessly).
             if (message.taskId !== undefined && message.sender === name) await this.#completeTask(name, message.taskId);
-            await this.#mail.deliverResult(name, message, await withWorktreeReport(team, worker.record, result.result));
+            const answer = await withWorktreeReport(team, worker.record, result.result);
+            await this.#mail.deliverResult(name, message, answer);
+            await this.#mail.deliverJoinedResults(name, message, runner.history.joinedTo(message.id), answer);
             // The work is done and its result is with the Lead: from here a
             // storage failure must not fail the teammate or quarantine the input.
             finished = await this.#finish(name, worker, message, true);

@@ -36,6 +36,25 @@ for (const backend of mailboxBackends()) {
         expect((await f.newStore().find(sent.id))!.message!.content).toBe(content);
       });
 
+      test("a filtered claim takes the oldest message that matches, leaving the others ready in their order", async () => {
+        const f = await fixture();
+        const task = f.message("alice", "a task", { sender: "lead", kind: "task" });
+        const peer = f.message("alice", "a peer's word", { sender: "bob", kind: "message" });
+        const result = f.message("alice", "a result", { sender: "lead", kind: "result" });
+        const word = f.message("alice", "the operator's word", { sender: "user", kind: "message" });
+        const lead = f.message("alice", "the Lead's word", { sender: "lead", kind: "message" });
+        for (const message of [task, peer, result, word, lead]) await f.store.send(message);
+        const only = { kind: "message", senders: ["lead", "user"] } as const;
+        expect(await f.store.claim("alice", only)).toEqual(word);
+        expect(await f.store.claim("alice", only)).toEqual(lead);
+        expect(await f.store.claim("alice", only)).toBeNull();
+        expect(await f.states("alice")).toMatchObject({ ready: [task.id, peer.id, result.id], processing: [word.id, lead.id] });
+        // Released, it is the next a filtered claim takes; a plain claim still goes in order.
+        await f.store.release(word);
+        expect(await f.newStore().claim("alice", only)).toEqual(word);
+        expect(await f.store.claim("alice")).toEqual(task);
+      });
+
       test("claim on an empty or absent mailbox returns null", async () => {
         const f = await fixture();
         expect(await f.store.claim("nobody")).toBeNull();
