@@ -316,7 +316,10 @@ export class AgentRunner {
       // message may still wait to be taken: it must not join it, so nothing does.
       await this.#pairUnansweredCalls();
       const key = o.history.turnOf(idempotencyKey);
-      return this.#loop(key, signal, key === idempotencyKey ? midTurn : undefined);
+      const joining = key === idempotencyKey ? midTurn : undefined;
+      // What came while no process ran it joins before the next request, as between steps.
+      if (joining && !signal?.aborted) await this.#joinMidTurn(key, joining);
+      return this.#loop(key, signal, joining);
     }
     const started = await this.#sessionStart(idempotencyKey, signal);
     const prompt = await o.hooks.run("UserPromptSubmit", this.#hookPayload(idempotencyKey, { prompt: content }), {

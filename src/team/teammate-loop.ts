@@ -1,7 +1,7 @@
 import { type AgentName, LEAD } from "../core/agent-name.ts";
 import type { MailboxMessage } from "../core/message.ts";
 import { eventEnvelope, eventFromMessage } from "../core/runtime-event.ts";
-import { PlanApprovalResponse, tryProtocolContent } from "../protocols/protocol-messages.ts";
+import { isProtocolKind, PlanApprovalResponse, tryProtocolContent } from "../protocols/protocol-messages.ts";
 import type { AutoClaim } from "./auto-claim.ts";
 import type { TeamContext, Worker } from "./team-context.ts";
 import type { TeamMail } from "./team-mail.ts";
@@ -121,7 +121,9 @@ export class TeammateLoop {
           worker.runnerInPlanMode = inPlanMode;
         }
         const prompt = teammatePrompt(message);
-        const midTurn = team.o.midTurnDelivery === false ? undefined : midTurnMail(team, name);
+        // A protocol turn (a shutdown it may approve, a plan's answer) takes nothing mid-turn:
+        // a word for after a shutdown must get its "shut down" answer, not join the last turn.
+        const midTurn = team.o.midTurnDelivery === false || isProtocolKind(message.kind) ? undefined : midTurnMail(team, name);
         let failure: string | undefined;
         try {
           const runner = worker.runner;

@@ -1,0 +1,128 @@
+// kill -9 of a team run around a mid-turn delivery, then `agent drain`: the
+// operator's word, sent while alice waits for step 3 of her 10, is in her history
+// exactly once, before step 4's request, and nothing of it is left in processing/
+// — whether the kill lands before it was taken, between its history append and
+// its ack (the window the turn's replay must find by id), or after. Half the
+// rounds kill right after the append shows in her history (a watcher process
+// polling it), half at a random delay after step 3's answer is released.
+//
+// Reproduce with MID_TURN_CRASH_SEEDS=seed,seed,… (the seeds are printed);
+// MID_TURN_CRASH_ROUNDS sets how many random ones (default 30).
+import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { derivedId } from "../../src/team/derived-id.ts";
+import type { HistoryRecord } from "../../src/runtime/history-store.ts";
+import { ScriptedModelServer } from "../support/model-server.ts";
+import { ensureBinary, runAgent } from "../e2e/agent-binary.ts";
+import { type TeamChild, TeamChildren, lastStep, teamDirs, until } from "../fixtures/team-children.ts";
+import { readTeamFiles } from "../fixtures/team-files.ts";
+import { STEP_FILE, TEN_STEPS_PROMPT, aliceRequests, envelopeOf, stepsDone, tenSteps } from "../fixtures/ten-steps.ts";
+
+const ROUNDS = Number(process.env.MID_TURN_CRASH_ROUNDS ?? 30);
+const SEEDS = process.env.MID_TURN_CRASH_SEEDS
+  ? process.env.MID_TURN_CRASH_SEEDS.split(",").map(Number)
+  : Array.from({ length: ROUNDS }, () => Math.floor(Math.random() * 1_000_000));
+const WORD = "Also note the time of each step.";
+const KILLER = join(import.meta.dir, "..", "fixtures", "kill-on-history.ts");
+
+const children = new TeamChildren("binary");
+const servers: ScriptedModelServer[] = [];
+beforeAll(() => {
+  ensureBinary();
+}, 120_000);
+afterEach(async () => {
+  await children.killAll();
+  for (const server of servers.splice(0)) await server.close();
+});
+
+/** mulberry32: the seed decides where the kill lands. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function historyOf(stateDir: string, agent: string): HistoryRecord[] {
+  return readTeamFiles(stateDir).histories.get(agent) ?? [];
+}
+
+/** Waits for the child to end; says how (killed where, or finished first). */
+async function ended(child: TeamChild, how: string): Promise<string> {
+  const end = await child.finished;
+  if (end.signalCode === "SIGKILL") return `${how}: ${lastStep(child)}`;
+  if (end.exitCode !== 0) throw new Error(`run exited ${end.exitCode} before the kill:\n${end.stderr}`);
+  return `${how}: finished first`;
+}
+
+describe("a teammate's mid-turn delivery killed with SIGKILL, then drained", () => {
+  for (const seed of SEEDS) {
+    test(`seed ${seed}: the word is in alice's history once, before step 4; nothing left in processing/`, async () => {
+      const rng = random(seed);
+      const hold = Promise.withResolvers<void>();
+      const server = ScriptedModelServer.start([], { respond: tenSteps(hold.promise) });
+      servers.push(server);
+      const dirs = teamDirs();
+      writeFileSync(join(dirs.workspace, STEP_FILE), "step notes\n");
+      const run = children.start("run", dirs, server.url, TEN_STEPS_PROMPT);
+      expect(await until(() => aliceRequests(server.requests).some((r) => stepsDone(r) === 2), 30_000)).toBe(true);
+      const sent = await runAgent(["team", "send", "alice", WORD, "--session", dirs.sessionId, "--state-dir", dirs.root]);
+      expect({ code: sent.code, stderr: sent.stderr }).toEqual({ code: 0, stderr: "" });
+      const id = sent.stdout.trim();
+
+      let how: string;
+      if (rng() < 0.5) {
+        const delayMicros = Math.round(rng() * 3000);
+        const killer = Bun.spawn([process.execPath, KILLER, String(run.proc.pid), join(dirs.stateDir, "agents", "alice.jsonl"), id, String(delayMicros)], {
+          stdout: "pipe",
+          stderr: "inherit",
+        });
+        const reader = killer.stdout.getReader();
+        await reader.read();
+        reader.releaseLock();
+        hold.resolve();
+        how = `${delayMicros} µs after the append showed`;
+        await run.finished;
+        killer.kill("SIGKILL");
+        await killer.exited;
+      } else {
+        const delayMs = Math.round(rng() * 60);
+        hold.resolve();
+        await Bun.sleep(delayMs);
+        if (!run.exited) run.proc.kill("SIGKILL");
+        how = `${delayMs} ms after step 3's answer`;
+      }
+      const kill = await ended(run, how);
+      // Between the append and the ack: in her history, still in processing/.
+      const inHistory = historyOf(dirs.stateDir, "alice").some((r) => r.type === "turn" && r.key === id);
+      const inWindow = inHistory && readTeamFiles(dirs.stateDir).census.byId.get(id)?.some((place) => place.state === "processing") === true;
+
+      const drain = children.start("drain", dirs, server.url);
+      const end = await drain.finished;
+      if (end.exitCode !== 0) throw new Error(`the drain exited ${end.exitCode}:\n${end.stderr}`);
+      console.log(`seed ${seed}: ${kill}${inWindow ? " — between the history append and the ack" : ""}`);
+
+      const files = readTeamFiles(dirs.stateDir);
+      const messages = files.histories.get("alice")!.flatMap((r) => (r.type === "message" ? [r.message as unknown as Record<string, unknown>] : []));
+      const copies = messages.flatMap((m, at) => (envelopeOf(m)?.agent_event.id === id ? [at] : []));
+      // Before step 4 was asked for: three steps asked for before it (two, when the kill
+      // came before step 3's answer was recorded: the drain's resumed turn takes it first).
+      const asked = (at: number) => messages.slice(0, at).filter((m) => m.role === "assistant").length;
+      const reply = derivedId(id, "result");
+      expect({
+        copies: copies.length,
+        beforeStep4: copies.map((at) => asked(at) >= 2 && asked(at) <= 3),
+        place: files.census.byId.get(id)?.map((p) => p.state),
+        // The operator's answer waits in the mailbox of `user`, read by `team send --wait`: not a loose end.
+        violations: files.violations.filter((v) => !v.startsWith(`not done: user/ready/${reply}`)),
+        reply: files.census.byId.get(reply)?.map((p) => `${p.agent}/${p.state}`),
+        problems: server.problems,
+      }).toEqual({ copies: 1, beforeStep4: [true], place: ["done"], violations: [], reply: ["user/ready"], problems: [] });
+    }, 60_000);
+  }
+});
