@@ -27,7 +27,10 @@ async function startHolder(stateDir: string, { holdMs = -1, childCommand = [] as
   children.push(child);
   const reader = child.stdout.getReader();
   let text = "";
-  while (!text.includes("\n")) {
+  // With a child to start, its {"child":pid} line too: killed before that, the holder
+  // may be mid-spawn, and the forked child holds the lock's descriptor until its exec.
+  const lines = childCommand.length > 0 ? 2 : 1;
+  while (text.split("\n").length <= lines && !text.includes('"busy"')) {
     const { value, done } = await reader.read();
     if (done) throw new Error(`holder exited before reporting (code ${await child.exited})`);
     text += new TextDecoder().decode(value);
