@@ -23,7 +23,8 @@ export function onXterm(terminals: Bun.Subprocess[], command: string[], env: Rec
   const reported = size.reportedCols;
   const argv = reported === undefined ? command : ["sh", "-c", `stty cols ${reported} && exec "$@"`, "sh", ...command];
   const child = Bun.spawn(argv, {
-    env: { ...process.env, NO_COLOR: "1", ...env },
+    // The terminal it emulates (under TERM=dumb, as some CI systems set it, there is no status block).
+    env: { ...process.env, TERM: "xterm-256color", NO_COLOR: "1", ...env },
     terminal: {
       cols: size.cols,
       rows: size.rows,
