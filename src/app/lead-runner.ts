@@ -66,5 +66,6 @@ export async function buildLeadRunner(base: RuntimeBase, inputs: TeamInputs, bui
   return runnerFor(LEAD, tools, prompt.withContext(systemPrompt), await events.openHistory(LEAD), {
     reminder: () => todos.reminder(),
     sources: [leadSource],
+    ...(settings.team.midTurnDelivery ? { midTurn: team.leadMidTurn() } : {}),
   });
 }

@@ -8,6 +8,7 @@ import type { ModelClient, Usage } from "../model/types.ts";
 import type { PermissionPolicy } from "../permissions/policy.ts";
 import { AgentRunner } from "../runtime/agent-runner.ts";
 import { DEFAULT_COMPACTION, thresholdForWindow } from "../runtime/compaction.ts";
+import type { MidTurnSource } from "../runtime/event-inbox.ts";
 import type { HistoryStore } from "../runtime/history-store.ts";
 import type { RunObserver, RunResult } from "../runtime/run-types.ts";
 import type { ProtectedPaths } from "../security/protected-paths.ts";
@@ -32,6 +33,8 @@ export interface RunnerExtras {
   sources?: ToolSource[];
   policy?: PermissionPolicy;
   model?: ModelClient;
+  /** Looked at between the steps of every turn it runs (the Lead's: the operator's word). */
+  midTurn?: MidTurnSource;
 }
 
 /** Builds the runner of one agent (the Lead, a teammate or a subagent) over the runtime's shared parts. */
@@ -93,6 +96,7 @@ export function runnerFactory(o: RunnerFactoryOptions): RunnerFor {
       compaction: compaction(identity),
       observer: o.observer,
       reminder: extra.reminder,
+      ...(extra.midTurn ? { midTurn: extra.midTurn } : {}),
       onTurnStart: ({ key }) => tracing?.turnStarted(identity, key),
       onTurnEnd: ({ key, result }) => {
         // A subagent's turn runs inside its parent's: counting both would count that time twice.

@@ -57,7 +57,7 @@ export interface ClaimFilter {
 }
 
 /** Whether `message` is one `only` lets a claim take (every message without a filter). */
-export function claimable(message: MailboxMessage, only: ClaimFilter | undefined): boolean {
+export function claimable(message: { kind: string; sender: string }, only: ClaimFilter | undefined): boolean {
   return only === undefined || (message.kind === only.kind && only.senders.includes(message.sender));
 }
 

@@ -78,6 +78,14 @@ export interface AgentRunnerOptions {
   clock?: Clock;
   /** Asked before each model call; a returned text is added to the history as a reminder (the todo list's). */
   reminder?: () => string | undefined;
+  /**
+   * Looked at between the steps of every turn — resumed ones and event turns
+   * too — unless a run names its own (RunOptions.midTurn). Only for an agent
+   * whose turns owe no answer to the message that opened them (the Lead): a
+   * teammate's resumed turn could otherwise take in a message whose own turn it
+   * is, and its answer would never be sent.
+   */
+  midTurn?: MidTurnSource;
   /** Told when a turn starts or resumes, and when it ends, however it ends (usage ledger, traces). */
   onTurnStart?: (turn: { key: string }) => void;
   onTurnEnd?: (turn: { key: string; result: RunResult }) => void;
@@ -177,7 +185,7 @@ export class AgentRunner {
         if (batch.key !== undefined) {
           this.#emit({ type: "event_turn", agent: this.identity, events: batch.events.map(({ sender, kind }) => ({ sender, kind })) });
           await this.#pairUnansweredCalls();
-          const result = await this.#loop(batch.key, options.signal);
+          const result = await this.#loop(batch.key, options.signal, this.#o.midTurn);
           outcome.turns.push({ key: batch.key, event: batch.events[0]!, events: batch.events, result });
         }
         if (options.signal?.aborted) return outcome;
@@ -297,14 +305,13 @@ export class AgentRunner {
       const resumed: { key: string; result: RunResult }[] = [];
       for (const key of this.#o.history.abandonedTurns()) {
         if (signal?.aborted) break;
-        await this.#pairUnansweredCalls();
-        resumed.push({ key, result: await this.#loop(key, signal) });
+        resumed.push({ key, result: await this.#resume(key, signal, this.#o.midTurn) });
       }
       return resumed;
     });
   }
 
-  async #runTurn(content: string, { idempotencyKey, signal, onAccepted, midTurn }: RunOptions): Promise<RunResult> {
+  async #runTurn(content: string, { idempotencyKey, signal, onAccepted, midTurn = this.#o.midTurn }: RunOptions): Promise<RunResult> {
     const o = this.#o;
     const finished = o.history.finishedTurn(idempotencyKey);
     // The same key again (a replayed message): the turn already happened.
@@ -314,12 +321,8 @@ export class AgentRunner {
       // Interrupted earlier (a crash, a shutdown): go on from where the history stops —
       // in the turn it joined, for a message that came mid-turn. That turn's own
       // message may still wait to be taken: it must not join it, so nothing does.
-      await this.#pairUnansweredCalls();
       const key = o.history.turnOf(idempotencyKey);
-      const joining = key === idempotencyKey ? midTurn : undefined;
-      // What came while no process ran it joins before the next request, as between steps.
-      if (joining && !signal?.aborted) await this.#joinMidTurn(key, joining);
-      return this.#loop(key, signal, joining);
+      return this.#resume(key, signal, key === idempotencyKey ? midTurn : this.#o.midTurn);
     }
     const started = await this.#sessionStart(idempotencyKey, signal);
     const prompt = await o.hooks.run("UserPromptSubmit", this.#hookPayload(idempotencyKey, { prompt: content }), {
@@ -339,8 +342,7 @@ export class AgentRunner {
     // the history must read old prompt, old answer, new prompt — and the answer
     // returned here must be this prompt's, not the old turn's.
     for (const abandoned of o.history.abandonedTurns()) {
-      await this.#pairUnansweredCalls();
-      const resumed = await this.#loop(abandoned, signal);
+      const resumed = await this.#resume(abandoned, signal, this.#o.midTurn);
       if (resumed.subtype === "error_interrupted") return { ...resumed, result: "interrupted before this prompt's turn began" };
     }
     await this.#pairUnansweredCalls();
@@ -348,6 +350,17 @@ export class AgentRunner {
     onAccepted?.();
     this.#emit({ type: "user", agent: this.identity, content });
     return this.#loop(idempotencyKey, signal, midTurn);
+  }
+
+  /**
+   * Goes on with turn `key` from where the history stops: tool calls left
+   * unanswered get their results, what came for it while no process ran it
+   * joins (from `midTurn`, as between steps), then the loop.
+   */
+  async #resume(key: string, signal: AbortSignal | undefined, midTurn: MidTurnSource | undefined): Promise<RunResult> {
+    await this.#pairUnansweredCalls();
+    if (midTurn && !signal?.aborted) await this.#joinMidTurn(key, midTurn);
+    return this.#loop(key, signal, midTurn);
   }
 
   /**

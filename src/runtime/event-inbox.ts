@@ -53,6 +53,12 @@ export class EventInbox {
     return this.#entries.shift();
   }
 
+  /** Takes the first queued entry whose event `accept` accepts, leaving the others in their order. */
+  takeWhere(accept: (event: RuntimeEvent) => boolean): InboxEntry | undefined {
+    const at = this.#entries.findIndex((entry) => accept(entry.event));
+    return at < 0 ? undefined : this.#entries.splice(at, 1)[0];
+  }
+
   /**
    * Hands every queued event back to its owner, at close: a message claimed for
    * the Lead but never processed goes back to ready/, so `mailbox list` shows it

@@ -2,12 +2,13 @@ import { type AgentName, LEAD, assertAgentName, assertTeammateName } from "../co
 import { UnknownAgentError } from "../core/errors.ts";
 import type { MailboxMessage, MessageKind } from "../core/message.ts";
 import type { PermissionRequestContent, PermissionResponse } from "../protocols/protocol-messages.ts";
-import type { EventInbox } from "../runtime/event-inbox.ts";
+import type { EventInbox, MidTurnSource } from "../runtime/event-inbox.ts";
 import type { JobSupervisor } from "../runtime/job-supervisor.ts";
 import type { Isolation } from "../worktrees/teammate-worktree.ts";
 import { AutoClaim } from "./auto-claim.ts";
 import { derivedId } from "./derived-id.ts";
 import { LeadPump } from "./lead-pump.ts";
+import { leadMidTurnMail } from "./mid-turn-mail.ts";
 import { PermissionRequests } from "./permission-requests.ts";
 import { RemoteTeammates } from "./remote-teammates.ts";
 import { TeamContext, type TeammateRuntimeOptions, type Worker } from "./team-context.ts";
@@ -243,6 +244,11 @@ export class TeammateRuntime implements TeamWatchTarget {
   /** See LeadPump.pump. */
   pumpLead(): Promise<void> {
     return this.#pump.pump();
+  }
+
+  /** Where the Lead's turns look between steps for the operator's word (see leadMidTurnMail). */
+  leadMidTurn(): MidTurnSource {
+    return leadMidTurnMail(this.#team);
   }
 
   /**

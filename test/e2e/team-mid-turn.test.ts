@@ -4,7 +4,18 @@ import { join } from "node:path";
 import { derivedId } from "../../src/team/derived-id.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { until } from "../fixtures/team-children.ts";
-import { ALICE_DONE, STEP_FILE, STEPS, TEN_STEPS_PROMPT, aliceRequests, envelopeOf, stepsDone, tenSteps } from "../fixtures/ten-steps.ts";
+import {
+  ALICE_DONE,
+  STEP_FILE,
+  STEPS,
+  TEN_STEPS_PROMPT,
+  aliceRequests,
+  envelopeOf,
+  leadTenSteps,
+  stepsDone,
+  tenSteps,
+} from "../fixtures/ten-steps.ts";
+import type { RecordedRequest, ScriptedReply } from "../support/model-server.ts";
 import { runAgent } from "./agent-binary.ts";
 import { runSetup } from "./run-fixture.ts";
 import { teamBinaries } from "./team-binaries.ts";
@@ -21,7 +32,7 @@ const { start, serve, postgresArgs } = teamBinaries();
 const WORD = "Also note the time of each step.";
 
 /** A session whose Lead spawns alice on ten steps; the server holds her 3rd request until `release()`. */
-function tenStepTeam(config?: Record<string, unknown>) {
+function tenStepTeam(config?: Record<string, unknown>, script: (hold: Promise<unknown>) => (request: RecordedRequest) => ScriptedReply = tenSteps) {
   const { workspace, stateDir } = runSetup();
   writeFileSync(join(workspace, STEP_FILE), "step notes\n");
   if (config) {
@@ -29,7 +40,7 @@ function tenStepTeam(config?: Record<string, unknown>) {
     writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify(config));
   }
   const hold = Promise.withResolvers<void>();
-  const server = serve(ScriptedModelServer.start([], { respond: tenSteps(hold.promise) }));
+  const server = serve(ScriptedModelServer.start([], { respond: script(hold.promise) }));
   const common = ["--session", "steps", "--workspace", workspace, "--state-dir", stateDir];
   return { server, common, release: () => hold.resolve() };
 }
@@ -42,9 +53,8 @@ async function sendDuringStep3(server: ScriptedModelServer, admin: string[]): Pr
   return sent.stdout.trim();
 }
 
-/** The word is in alice's 4th request, once, in the user's envelope, right after step 3's tool result — and in none before. */
-function expectJoinedBeforeStep4(server: ScriptedModelServer, id: string): void {
-  const requests = aliceRequests(server.requests);
+/** The word is in the agent's 4th request, once, in the user's envelope, right after step 3's tool result — and in none before. */
+function expectJoinedBeforeStep4(requests: RecordedRequest[], id: string): void {
   // Ten steps and the answer: the word was no turn of its own.
   expect(requests).toHaveLength(STEPS + 1);
   expect(requests.slice(0, 3).flatMap((r) => r.body.messages.flatMap((m) => envelopeOf(m) ?? []))).toEqual([]);
@@ -98,7 +108,7 @@ describe.each(stores)("mid-turn delivery, store: $name", (store) => {
       expect({ code, stderr: code === 0 ? "" : await run.stderr }).toEqual({ code: 0, stderr: "" });
     }
     expect(server.problems).toEqual([]);
-    expectJoinedBeforeStep4(server, id);
+    expectJoinedBeforeStep4(aliceRequests(server.requests), id);
     // The operator hears the turn's answer, in reply to the word.
     const shown = await runAgent(["mailbox", "show", reply, "--json", ...admin]);
     expect(shown.code).toBe(0);
@@ -120,4 +130,20 @@ test("team.midTurnDelivery false: the word waits for the turn's end and is a tur
   const last = requests.at(-1)!.body.messages;
   expect(envelopeOf(last.at(-1))).toMatchObject({ agent_event: { id, from: "user", kind: "message" }, content: WORD });
   expect(last.at(-2)).toMatchObject({ role: "assistant", content: ALICE_DONE });
+}, 120_000);
+
+test("the Lead too: the operator's word put in its mailbox during step 3 of 10 is in its 4th request, once", async () => {
+  const { server, common, release } = tenStepTeam(undefined, leadTenSteps);
+  const run = start(["run", "--output", "json", ...common, "--base-url", server.url, "Take your ten steps."]);
+  expect(await until(() => server.requests.some((r) => stepsDone(r) === 2), 60_000)).toBe(true);
+  const sent = await runAgent(["mailbox", "send", "--to", "lead", "--from", "user", "--content", WORD, ...common]);
+  expect({ code: sent.code, stderr: sent.stderr }).toEqual({ code: 0, stderr: "" });
+  release();
+  const code = await run.child.exited;
+  expect({ code, stderr: code === 0 ? "" : await run.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(server.problems).toEqual([]);
+  expectJoinedBeforeStep4(server.requests, sent.stdout.trim());
+  // Taken, and acknowledged: nothing waits in the Lead's mailbox.
+  const listed = await runAgent(["mailbox", "list", "--agent", "lead", "--json", ...common]);
+  expect((JSON.parse(listed.stdout) as { agents: { name: string; counts: Record<string, number> }[] }).agents[0]?.counts).toMatchObject({ ready: 0, processing: 0, done: 1 });
 }, 120_000);

@@ -1,13 +1,15 @@
 // kill -9 of a team run around a mid-turn delivery, then `agent drain`: the
-// operator's word, sent while alice waits for step 3 of her 10, is in her history
-// exactly once, before step 4's request, and nothing of it is left in processing/
+// operator's word, sent while alice (or the Lead itself) waits for step 3 of 10,
+// is in that agent's history exactly once, before step 4's request, and nothing
+// of it is left in processing/
 // — whether the kill lands before it was taken, between its history append and
 // its ack (the window the turn's replay must find by id), or after. Half the
 // rounds kill right after the append shows in her history (a watcher process
 // polling it), half at a random delay after step 3's answer is released.
 //
 // Reproduce with MID_TURN_CRASH_SEEDS=seed,seed,… (the seeds are printed);
-// MID_TURN_CRASH_ROUNDS sets how many random ones (default 30).
+// MID_TURN_CRASH_ROUNDS sets how many random ones (default 30 for alice, half
+// as many for the Lead).
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
@@ -17,7 +19,7 @@ import { ScriptedModelServer } from "../support/model-server.ts";
 import { ensureBinary, runAgent } from "../e2e/agent-binary.ts";
 import { type TeamChild, TeamChildren, lastStep, teamDirs, until } from "../fixtures/team-children.ts";
 import { readTeamFiles } from "../fixtures/team-files.ts";
-import { STEP_FILE, TEN_STEPS_PROMPT, aliceRequests, envelopeOf, stepsDone, tenSteps } from "../fixtures/ten-steps.ts";
+import { STEP_FILE, TEN_STEPS_PROMPT, envelopeOf, leadTenSteps, stepsDone, tenSteps } from "../fixtures/ten-steps.ts";
 
 const ROUNDS = Number(process.env.MID_TURN_CRASH_ROUNDS ?? 30);
 const SEEDS = process.env.MID_TURN_CRASH_SEEDS
@@ -60,25 +62,32 @@ async function ended(child: TeamChild, how: string): Promise<string> {
   return `${how}: finished first`;
 }
 
-describe("a teammate's mid-turn delivery killed with SIGKILL, then drained", () => {
-  for (const seed of SEEDS) {
-    test(`seed ${seed}: the word is in alice's history once, before step 4; nothing left in processing/`, async () => {
+/** Whose turn the word reaches: alice (spawned on ten steps by the Lead, the word by `team send`) or the Lead itself (by `mailbox send --to lead`). */
+const AGENTS = [
+  { who: "alice", seeds: SEEDS, prompt: TEN_STEPS_PROMPT, script: tenSteps, send: ["team", "send", "alice", WORD] },
+  { who: "lead", seeds: SEEDS.slice(0, Math.ceil(SEEDS.length / 2)), prompt: "Take your ten steps.", script: leadTenSteps, send: ["mailbox", "send", "--to", "lead", "--from", "user", "--content", WORD] },
+];
+
+describe.each(AGENTS)("a mid-turn delivery to $who killed with SIGKILL, then drained", ({ who, seeds, prompt, script, send }) => {
+  for (const seed of seeds) {
+    test(`seed ${seed}: the word is in ${who}'s history once, before step 4; nothing left in processing/`, async () => {
       const rng = random(seed);
       const hold = Promise.withResolvers<void>();
-      const server = ScriptedModelServer.start([], { respond: tenSteps(hold.promise) });
+      const server = ScriptedModelServer.start([], { respond: script(hold.promise) });
       servers.push(server);
       const dirs = teamDirs();
       writeFileSync(join(dirs.workspace, STEP_FILE), "step notes\n");
-      const run = children.start("run", dirs, server.url, TEN_STEPS_PROMPT);
-      expect(await until(() => aliceRequests(server.requests).some((r) => stepsDone(r) === 2), 30_000)).toBe(true);
-      const sent = await runAgent(["team", "send", "alice", WORD, "--session", dirs.sessionId, "--state-dir", dirs.root]);
+      const run = children.start("run", dirs, server.url, prompt);
+      const requests = () => server.requests.filter((r) => r.identity === who);
+      expect(await until(() => requests().some((r) => stepsDone(r) === 2), 30_000)).toBe(true);
+      const sent = await runAgent([...send, "--session", dirs.sessionId, "--state-dir", dirs.root]);
       expect({ code: sent.code, stderr: sent.stderr }).toEqual({ code: 0, stderr: "" });
       const id = sent.stdout.trim();
 
       let how: string;
       if (rng() < 0.5) {
         const delayMicros = Math.round(rng() * 3000);
-        const killer = Bun.spawn([process.execPath, KILLER, String(run.proc.pid), join(dirs.stateDir, "agents", "alice.jsonl"), id, String(delayMicros)], {
+        const killer = Bun.spawn([process.execPath, KILLER, String(run.proc.pid), join(dirs.stateDir, "agents", `${who}.jsonl`), id, String(delayMicros)], {
           stdout: "pipe",
           stderr: "inherit",
         });
@@ -98,17 +107,17 @@ describe("a teammate's mid-turn delivery killed with SIGKILL, then drained", () 
         how = `${delayMs} ms after step 3's answer`;
       }
       const kill = await ended(run, how);
-      // Between the append and the ack: in her history, still in processing/.
-      const inHistory = historyOf(dirs.stateDir, "alice").some((r) => r.type === "turn" && r.key === id);
+      // Between the append and the ack: in the history, still in processing/.
+      const inHistory = historyOf(dirs.stateDir, who).some((r) => r.type === "turn" && r.key === id);
       const inWindow = inHistory && readTeamFiles(dirs.stateDir).census.byId.get(id)?.some((place) => place.state === "processing") === true;
 
       const drain = children.start("drain", dirs, server.url);
       const end = await drain.finished;
       if (end.exitCode !== 0) throw new Error(`the drain exited ${end.exitCode}:\n${end.stderr}`);
-      console.log(`seed ${seed}: ${kill}${inWindow ? " — between the history append and the ack" : ""}`);
+      console.log(`${who}, seed ${seed}: ${kill}${inWindow ? " — between the history append and the ack" : ""}`);
 
       const files = readTeamFiles(dirs.stateDir);
-      const messages = files.histories.get("alice")!.flatMap((r) => (r.type === "message" ? [r.message as unknown as Record<string, unknown>] : []));
+      const messages = files.histories.get(who)!.flatMap((r) => (r.type === "message" ? [r.message as unknown as Record<string, unknown>] : []));
       const copies = messages.flatMap((m, at) => (envelopeOf(m)?.agent_event.id === id ? [at] : []));
       // Before step 4 was asked for: three steps asked for before it (two, when the kill
       // came before step 3's answer was recorded: the drain's resumed turn takes it first).
@@ -120,9 +129,17 @@ describe("a teammate's mid-turn delivery killed with SIGKILL, then drained", () 
         place: files.census.byId.get(id)?.map((p) => p.state),
         // The operator's answer waits in the mailbox of `user`, read by `team send --wait`: not a loose end.
         violations: files.violations.filter((v) => !v.startsWith(`not done: user/ready/${reply}`)),
+        // alice answers the operator's word with her turn's answer; the Lead's answer is its output.
         reply: files.census.byId.get(reply)?.map((p) => `${p.agent}/${p.state}`),
         problems: server.problems,
-      }).toEqual({ copies: 1, beforeStep4: [true], place: ["done"], violations: [], reply: ["user/ready"], problems: [] });
+      }).toEqual({
+        copies: 1,
+        beforeStep4: [true],
+        place: ["done"],
+        violations: [],
+        reply: who === "alice" ? ["user/ready"] : undefined,
+        problems: [],
+      });
     }, 60_000);
   }
 });
