@@ -111,6 +111,8 @@ describe("agent run on a terminal, as the screen shows it", () => {
       expect(await t.child.exited).toBe(0);
       server.assertDone();
       expect(existsSync(join(setup.workspace, "notes.txt"))).toBe(false);
+      // The last bytes may come in after the exit: the answer is the end of the screen once they have.
+      await t.waitFor(/bob reported\.\s*$/, t.all);
       const log = visible(t.all());
       // Asked once: a redraw never printed it twice.
       expect(log.join("\n").split(QUESTION).length).toBe(2);
@@ -283,7 +285,8 @@ describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
       await t.waitFor(/^> \/te$/m);
       gate.resolve();
       await t.waitFor("teammate alice wants to run");
-      await t.waitFor("+notes");
+      // The question printed above, then the half-typed line drawn again below it.
+      await t.waitFor(/\+notes[^]*\n> \/te *(\n *)*$/);
       // The question is above; the half-typed line stays the last row, as typed, and is not taken as the answer.
       const shown = visible(t.rows());
       expect(shown.at(-1)).toBe("> /te");
