@@ -166,7 +166,8 @@ describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
     // Past the 2 s, a Ctrl-C is a first one again.
     await Bun.sleep(2100);
     t.type("hello\r");
-    await t.waitFor("hello back.");
+    // The turn is over once the prompt is back (a Ctrl-C before that cancels the turn instead).
+    await t.waitFor(/hello back\.\n> *(\n *)*$/);
     t.type("\x03");
     await t.waitFor(/Ctrl-C again within 2 s to leave[^]*Ctrl-C again within 2 s to leave/);
     t.type("\x03");

@@ -85,12 +85,13 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   const layout = { columns: () => terminalColumns(stdoutTty), hyperlinks: terminalHyperlinks(process.env) };
   const rendered = markdown ? new MarkdownStream(toStdout, layout) : undefined;
   const answer = io.terminal ? new AnswerStream(rendered?.push ?? toStdout, rendered?.end) : undefined;
-  // Every note starts on a line of its own: an answer cut by Ctrl-C or a broken stream is ended first.
+  // A note starts on a line of its own: an answer cut by Ctrl-C or a broken stream is ended first.
   const err = (text: string) => {
     answer?.endLine();
     screen.message(text, "err");
   };
-  const progress = new ProgressPrinter(err, io.verbose ? "verbose" : "normal");
+  // Progress lines never end a row of the answer: the screen prints them once the row is complete.
+  const progress = new ProgressPrinter((text) => screen.message(text, "err"), io.verbose ? "verbose" : "normal");
   let session: LeadSession | undefined;
   const observe = (event: RunEvent) => {
     if (answer && session?.inUserTurn) answer.observe(event);
@@ -106,7 +107,6 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
       void replies(event.id).then(
         (message) => {
           if (message === undefined) return;
-          answer?.endLine();
           screen.message(`${event.from}: ${message.content}`, "out");
         },
         (error: unknown) => err(`agent: could not read ${event.from}'s answer ${event.id}: ${(error as Error).message}\n`),

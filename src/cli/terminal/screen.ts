@@ -40,7 +40,9 @@ const ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\
  * status block, then the input line. Anything printed to the log first takes
  * the bottom off, and once the log's row is complete the bottom is drawn again
  * below it; while a line of the log is half printed (an answer streaming) the
- * bottom stays off. A message always starts on a fresh row.
+ * bottom stays off. A message always starts on a fresh row, and never breaks
+ * a row of the answer: one that comes while the row is half printed follows
+ * it once it ends (the answer's newline, or endLine when it is cut).
  *
  * A question takes the terminal to itself: queued behind the one on screen,
  * the bottom taken off and not redrawn, everything else printed meanwhile held
@@ -60,6 +62,8 @@ export class Screen {
   /** A question is on screen. */
   #asking = false;
   readonly #held: { text: string; channel: Channel; message: boolean }[] = [];
+  /** Messages that came while the answer's row was half printed: they follow it once it ends. */
+  readonly #afterRow: { text: string; channel: Channel }[] = [];
   #questions: Promise<unknown> = Promise.resolve();
 
   constructor(sink: ScreenSink, options: ScreenOptions) {
@@ -91,7 +95,9 @@ export class Screen {
     const whole = text.endsWith("\n") ? text : `${text}\n`;
     if (!this.#mine(channel)) return this.#sink(whole, channel);
     if (this.#asking) this.#held.push({ text: whole, channel, message: true });
-    else this.#print(this.#column > 0 ? `\n${whole}` : whole, channel);
+    // Never inside a row of the answer: a teammate's line waits for the row to end.
+    else if (this.#column > 0) this.#afterRow.push({ text: whole, channel });
+    else this.#print(whole, channel);
   }
 
   /** Ends a half-printed row (an answer cut short): what follows, even from elsewhere, starts on a fresh one. */
@@ -157,6 +163,8 @@ export class Screen {
    */
   question<T>(ask: (write: (text: string) => void) => Promise<T>): Promise<T> {
     const turn = this.#questions.then(async () => {
+      // The question starts on a row of its own, after what waited for the row to end.
+      this.endLine();
       this.#asking = true;
       const erase = this.#eraseBottom();
       if (erase !== "") this.#sink(erase, "err");
@@ -195,7 +203,13 @@ export class Screen {
 
   #print(text: string, channel: Channel): void {
     const erase = this.#eraseBottom();
-    this.#sink(`${erase}${text}`, channel);
+    // Lines waiting for the answer's row go right after the last row this text ends.
+    const ends = this.#afterRow.length > 0 ? text.lastIndexOf("\n") + 1 : 0;
+    if (ends > 0) {
+      this.#sink(`${erase}${text.slice(0, ends)}`, channel);
+      for (const line of this.#afterRow.splice(0)) this.#sink(line.text, line.channel);
+      if (ends < text.length) this.#sink(text.slice(ends), channel);
+    } else this.#sink(`${erase}${text}`, channel);
     this.#track(text);
     if (this.#column === 0) this.#drawBottom("");
   }

@@ -30,18 +30,22 @@ function editor(screen: Screen, cols: number, typed = "") {
 }
 
 describe("Screen", () => {
-  test("a message after a half-printed row starts a row of its own; after a whole row, no empty row", async () => {
+  test("a line that comes while the answer's row is half printed follows the row; a note after a cut answer starts a row of its own", async () => {
     const { screen, xterm } = onTerminal(80);
-    screen.write("The answer was cut sh");
+    screen.write("alice ");
+    screen.message("[alice] running (writer)");
+    expect(await xterm.rows()).toEqual(["alice"]);
+    screen.write("is on it.\nThe answer was cut sh");
     expect(screen.midLine).toBe(true);
+    screen.endLine();
     screen.message("agent: run ended with error_interrupted");
     screen.message("agent: interrupted\n");
-    expect(await xterm.rows()).toEqual(["The answer was cut sh", "agent: run ended with error_interrupted", "agent: interrupted"]);
+    expect(await xterm.rows()).toEqual(["alice is on it.", "[alice] running (writer)", "The answer was cut sh", "agent: run ended with error_interrupted", "agent: interrupted"]);
     screen.write("\x1b[1mbold\x1b[0m");
     screen.endLine();
     screen.endLine();
     screen.message("next");
-    expect((await xterm.rows()).slice(3)).toEqual(["bold", "next"]);
+    expect((await xterm.rows()).slice(5)).toEqual(["bold", "next"]);
   });
 
   for (const cols of [40, 80, 200]) {
