@@ -13,7 +13,12 @@
  *      `claim` and an `ack` — and
  *      sends against a raw write+fsync+link+fsync, as `sendRatio`;
  *  (d) the first claim of a fresh store at ready depth 50 000 against a bare
- *      `readdir` + sort of that folder, as `firstClaimRatio` (goal <= 3).
+ *      `readdir` + sort of that folder, as `firstClaimRatio` (goal <= 3);
+ *  (e) the same over 50 000 messages whose ids carry no time (teammates' results,
+ *      whose ids are derived, and other senders' UUIDs), as `firstClaimForeignRatio`
+ *      (goal <= 3), and `mailbox list` of that mailbox (the store's `list` in a
+ *      fresh store) against a `readdir` + `lstat` of every entry of its four
+ *      directories, as `listRatio` (goal <= 3).
  *
  * The last line is one JSON object with every figure.
  */
@@ -25,6 +30,8 @@ import { ManualClock } from "../src/core/clock.ts";
 import { uuidV7Source } from "../src/core/ids.ts";
 import { createMessage, serializeMessage } from "../src/core/message.ts";
 import { FileMailboxStore } from "../src/mailbox/file-store.ts";
+import { type FsOps, realFs } from "../src/storage/fs-ops.ts";
+import { derivedId } from "../src/team/derived-id.ts";
 
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 1_000);
 const DEEP = 10_000;
@@ -191,6 +198,12 @@ async function firstClaimAtDepth(depth: number): Promise<{ claimMs: number; read
     const m = message("carol");
     fs.writeFileSync(join(ready, `${m.id}.json`), serializeMessage(m));
   }
+  return firstClaims(stateDir, "carol", depth);
+}
+
+/** Three rounds of: `readdir` + sort of the agent's ready/, then the first claim of a fresh store; the medians. */
+async function firstClaims(stateDir: string, agent: string, depth: number): Promise<{ claimMs: number; readdirSortMs: number }> {
+  const ready = join(stateDir, "mailboxes", agent, "ready");
   const claims: number[] = [];
   const listings: number[] = [];
   for (let round = 0; round < 3; round++) {
@@ -199,11 +212,54 @@ async function firstClaimAtDepth(depth: number): Promise<{ claimMs: number; read
     listings.push(performance.now() - start);
     if (names.length < depth - round) throw new Error("bench: seeding failed");
     start = performance.now();
-    const claimed = await new FileMailboxStore({ stateDir }).claim("carol");
+    const claimed = await new FileMailboxStore({ stateDir }).claim(agent);
     claims.push(performance.now() - start);
     if (!claimed) throw new Error("bench: nothing to claim");
   }
   return { claimMs: median(claims), readdirSortMs: median(listings) };
+}
+
+/** The real calls, fsync excepted: seeds a deep mailbox through `send` in seconds. Never used for what is measured. */
+const unsyncedFs: FsOps = { ...realFs, fsyncSync: () => {} };
+
+/**
+ * A mailbox of `depth` messages whose ids carry no time — half derived (as a
+ * teammate's result's is), half random UUIDs — sent through the store (so it
+ * holds what send leaves: files, markers and index records). Then the first
+ * claim of a fresh store against `readdir` + sort of ready/, and, with a fifth of
+ * them moved on to done/, `list` of a fresh store against `readdir` + `lstat` of
+ * every entry of the agent's four state directories.
+ */
+async function foreignAtDepth(depth: number) {
+  const stateDir = join(base, "foreign");
+  const seeder = new FileMailboxStore({ stateDir, fs: unsyncedFs });
+  for (let i = 0; i < depth; i++) {
+    clock.advance(1);
+    const id = i % 2 === 0 ? derivedId(crypto.randomUUID(), "result") : crypto.randomUUID();
+    await seeder.send(createMessage({ sender: "alice", recipient: "lead", kind: "result", content: CONTENT }, { clock, ids: { next: () => id } }));
+  }
+  const { claimMs, readdirSortMs } = await firstClaims(stateDir, "lead", depth);
+  let held = await seeder.claim("lead");
+  for (let i = 0; i < depth / 5 && held; i++) held = await seeder.ackAndClaim(held, "lead");
+  const lists: number[] = [];
+  const stats: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    let start = performance.now();
+    let entries = 0;
+    for (const state of ["ready", "processing", "done", "quarantine"]) {
+      const dir = join(stateDir, "mailboxes", "lead", state);
+      for (const name of fs.readdirSync(dir)) {
+        fs.lstatSync(`${dir}/${name}`);
+        entries += 1;
+      }
+    }
+    stats.push(performance.now() - start);
+    start = performance.now();
+    const [listing] = await new FileMailboxStore({ stateDir }).list();
+    lists.push(performance.now() - start);
+    if (listing?.messages.length !== entries || listing.messages.some((m) => m.sender !== "alice")) throw new Error("bench: list disagrees");
+  }
+  return { claimMs, readdirSortMs, listMs: median(lists), readdirStatMs: median(stats) };
 }
 
 try {
@@ -245,6 +301,16 @@ try {
     `first claim at depth ${FIRST_CLAIM_DEPTH}: ${first.claimMs.toFixed(1)} ms; readdir+sort ${first.readdirSortMs.toFixed(1)} ms`,
   );
   console.log(`firstClaimRatio (first claim / readdir+sort, lower is better, target <= 3): ${firstClaimRatio.toFixed(3)}`);
+
+  const foreign = await foreignAtDepth(FIRST_CLAIM_DEPTH);
+  const firstClaimForeignRatio = foreign.claimMs / foreign.readdirSortMs;
+  const listRatio = foreign.listMs / foreign.readdirStatMs;
+  console.log(
+    `first claim of ids without time at depth ${FIRST_CLAIM_DEPTH}: ${foreign.claimMs.toFixed(1)} ms; readdir+sort ${foreign.readdirSortMs.toFixed(1)} ms`,
+  );
+  console.log(`firstClaimForeignRatio (first claim / readdir+sort, lower is better, target <= 3): ${firstClaimForeignRatio.toFixed(3)}`);
+  console.log(`list of ${FIRST_CLAIM_DEPTH} messages: ${foreign.listMs.toFixed(1)} ms; readdir+lstat ${foreign.readdirStatMs.toFixed(1)} ms`);
+  console.log(`listRatio (list / readdir+lstat, lower is better, target <= 3): ${listRatio.toFixed(3)}`);
   console.log(
     JSON.stringify({
       roundTripRatio: round3(roundTripRatio),
@@ -256,6 +322,12 @@ try {
       firstClaimRatio: round3(firstClaimRatio),
       firstClaimMsAtDepth50000: round3(first.claimMs),
       readdirSortMsAtDepth50000: round3(first.readdirSortMs),
+      firstClaimForeignRatio: round3(firstClaimForeignRatio),
+      firstClaimForeignMs: round3(foreign.claimMs),
+      readdirSortForeignMs: round3(foreign.readdirSortMs),
+      listRatio: round3(listRatio),
+      listMs: round3(foreign.listMs),
+      readdirStatMs: round3(foreign.readdirStatMs),
       depthRatio: round3(depthRatio),
       storeRoundTripsPerSec: Math.round(storePerSec),
       rawRoundTripsPerSec: Math.round(rawPerSec),

@@ -24,6 +24,7 @@ import { CheckedMessages } from "./checked-messages.ts";
 import { moveDurably } from "./durable-move.ts";
 import { differentInProcessing, notInProcessing, storageError } from "./failures.ts";
 import { findMessage, listMailboxes } from "./listing.ts";
+import { appendRecords, recordBody } from "./mailbox-index.ts";
 import { checkFile, readMessageAt } from "./message-file.ts";
 import { MailboxPaths, fileNameOf } from "./paths.ts";
 import { pruneMailboxes } from "./prune.ts";
@@ -142,6 +143,8 @@ export class FileMailboxStore implements MailboxStore {
         throw storageError(`send ${id}`, error, "nothing was written");
       }
       this.#sent.remember(target, stamp, message);
+      // After the send is durable, so a record never names a message that is not there.
+      if (stamp) appendRecords(fs, this.paths.index(recipient), [recordBody(message, stamp)]);
       this.#queues.gained(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
     });
   }
@@ -314,7 +317,7 @@ export class FileMailboxStore implements MailboxStore {
 
   async list(options: ListOptions = {}): Promise<AgentMailboxListing[]> {
     if (options.agent !== undefined) assertAgentName(options.agent);
-    return this.#readLocked(() => listMailboxes(this.paths, this.#fs, this.#agentNames(), options, this.maxContentBytes));
+    return this.#readLocked((locked) => listMailboxes(this.paths, this.#fs, this.#agentNames(), options, this.maxContentBytes, locked));
   }
 
   async agents(): Promise<AgentName[]> {
@@ -362,12 +365,12 @@ export class FileMailboxStore implements MailboxStore {
    * created, so it reads without it — a snapshot that can miss or double-count a
    * message that moves meanwhile, which is all a reader of such a dir can have.
    */
-  async #readLocked<T>(work: () => T | Promise<T>): Promise<T> {
+  async #readLocked<T>(work: (locked: boolean) => T | Promise<T>): Promise<T> {
     try {
-      return await this.#locked(work);
+      return await this.#locked(() => work(true));
     } catch (error) {
       if (!isStateDirReadOnly(error)) throw error;
-      return work();
+      return work(false);
     }
   }
 

@@ -1,4 +1,4 @@
-import { constants, type Stats } from "node:fs";
+import { type BigIntStats, constants } from "node:fs";
 import { join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
 import type { MailboxMessage } from "../core/message.ts";
@@ -9,6 +9,10 @@ import type { FsOps } from "../storage/fs-ops.ts";
 import { storageError } from "./failures.ts";
 
 export type Checked = { ok: true; message: MailboxMessage } | { ok: false; reason: string };
+/** A checked file, with its lstat from before it was read (for the index: see mailbox-index.ts). */
+export type CheckedFile = { ok: true; message: MailboxMessage; stats: BigIntStats } | { ok: false; reason: string };
+
+type EntryKind = { isSymbolicLink(): boolean; isDirectory(): boolean; isFile(): boolean };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -16,7 +20,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * Checks a directory entry's name and kind before its content is read: only a
  * regular file named `<canonical uuid>.json` can hold a message.
  */
-export function checkEntry(name: string, stats: Stats): { ok: true; id: string } | { ok: false; reason: string } {
+export function checkEntry(name: string, stats: EntryKind): { ok: true; id: string } | { ok: false; reason: string } {
   if (stats.isSymbolicLink()) return { ok: false, reason: "entry is a symbolic link, not a regular file" };
   if (stats.isDirectory()) return { ok: false, reason: "entry is a directory, not a regular file" };
   if (!stats.isFile()) return { ok: false, reason: "entry is not a regular file" };
@@ -147,16 +151,17 @@ function readWhole(fs: FsOps, fd: number, size: number): Uint8Array {
 }
 
 /** The full strict check of one directory entry: its kind, its name, then its content. */
-export function checkFile(fs: FsOps, agent: AgentName, dir: string, name: string, maxContentBytes?: number): Checked | "gone" {
+export function checkFile(fs: FsOps, agent: AgentName, dir: string, name: string, maxContentBytes?: number): CheckedFile | "gone" {
   const path = join(dir, name);
-  let stats: Stats;
+  let stats: BigIntStats;
   try {
-    stats = fs.lstatSync(path);
+    stats = fs.lstatSync(path, { bigint: true });
   } catch (error) {
     if (isErrno(error, "ENOENT")) return "gone";
     throw storageError(`read ${path}`, error, "nothing was changed");
   }
   const entry = checkEntry(name, stats);
   if (!entry.ok) return entry;
-  return readMessageAt(fs, path, { id: entry.id, recipient: agent }, maxContentBytes);
+  const checked = readMessageAt(fs, path, { id: entry.id, recipient: agent }, maxContentBytes);
+  return checked === "gone" || !checked.ok ? checked : { ok: true, message: checked.message, stats };
 }

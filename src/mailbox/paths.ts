@@ -9,6 +9,8 @@ import type { MailboxState } from "../core/mailbox-state.ts";
  *   mailboxes/.ids/<uuid>                 one per message id in the store, created exclusively (global
  *                                         uniqueness in O(1)); a hard link to the message's file
  *   mailboxes/<agent>/<state>/<uuid>.json one file per message; the directory is its state
+ *   mailboxes/<agent>/index               a checksummed summary of the agent's messages, a cache of
+ *                                         their files (see mailbox-index.ts)
  */
 export class MailboxPaths {
   readonly root: string;
@@ -35,6 +37,10 @@ export class MailboxPaths {
 
   messageFile(agent: AgentName, state: MailboxState, id: string): string {
     return `${this.root}/${agent}/${state}/${fileNameOf(id)}`;
+  }
+
+  index(agent: AgentName): string {
+    return `${this.root}/${agent}/index`;
   }
 
   idMarker(id: string): string {

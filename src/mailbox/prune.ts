@@ -3,6 +3,7 @@ import type { AgentName } from "../core/agent-name.ts";
 import { fsyncDir, isErrno, pathExists, unlinkQuietly } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { Pacer } from "../storage/pacer.ts";
+import { readIndex, rewriteIndex } from "./mailbox-index.ts";
 import { checkFile } from "./message-file.ts";
 import type { MailboxPaths } from "./paths.ts";
 import type { PruneResult } from "./store.ts";
@@ -32,11 +33,23 @@ export async function pruneMailboxes(
       unlinkQuietly(paths.idMarker(checked.message.id), fs);
       pruned.push({ agent, id: checked.message.id });
     }
-    if (pruned.length > already) fsyncDir(doneDir, fs);
+    if (pruned.length > already) {
+      fsyncDir(doneDir, fs);
+      forgetPruned(paths, fs, agent, pruned.slice(already));
+    }
   }
   const orphanMarkers = await pruneOrphanMarkers(paths, fs, before.getTime(), pacer);
   if (pruned.length > 0 || orphanMarkers > 0) fsyncDir(paths.ids, fs);
   return { pruned, orphanMarkers };
+}
+
+/** Drops the pruned messages' records from the agent's index, so it does not grow with every message ever sent. */
+function forgetPruned(paths: MailboxPaths, fs: FsOps, agent: AgentName, pruned: PruneResult["pruned"]): void {
+  const path = paths.index(agent);
+  const { records } = readIndex(fs, path);
+  let forgot = false;
+  for (const { id } of pruned) forgot = records.delete(`${id}.json`) || forgot;
+  if (forgot) rewriteIndex(fs, path, records.values());
 }
 
 /**

@@ -3,7 +3,11 @@ import type { FsOps } from "../storage/fs-ops.ts";
 import { Pacer } from "../storage/pacer.ts";
 import { checkFile } from "./message-file.ts";
 import type { MailboxPaths } from "./paths.ts";
-import { type IndexedEntry, ReadyIndex, entryFromName } from "./ready-index.ts";
+import { appendRecords, inFifoOrder, matchRecords, readIndex, readIndexText, recordBody, rewriteIndex } from "./mailbox-index.ts";
+import { type IndexedEntry, ReadyIndex, RecordEntry, entryFromName, isKeyedName } from "./ready-index.ts";
+
+/** Up to this many files without a key in their name are read rather than looked up in the index. */
+const READ_WITHOUT_INDEX = 32;
 
 /**
  * This process's cached ready/ queue of each agent, and when to trust it.
@@ -40,26 +44,55 @@ export class ReadyQueues {
     queue ??= new ReadyIndex();
     this.#queues.set(agent, queue);
     const readyDir = this.paths.stateDirOf(agent, "ready");
-    // Sorted as names: time-keyed ones come out in FIFO order (see timeKeyedId).
-    const listed = this.fs.readdirSync(readyDir).sort();
+    const listed = this.fs.readdirSync(readyDir);
     const known = queue.size > 0;
     if (known) {
       const present = new Set(listed);
       for (const name of [...queue.names()]) if (!present.has(name)) queue.remove(name);
     }
-    // Time-keyed names give their FIFO key without a read; only other names are
-    // opened here. A named entry's file is still read and checked when it is
-    // claimed (kind, content, and that its time matches its name).
-    const keyed: IndexedEntry[] = [];
-    const others: IndexedEntry[] = [];
-    const pacer = new Pacer();
+    // Time-keyed names give their FIFO key without a read; other names take it
+    // from the index, or from the file when the index has no record of it. Every
+    // entry's file is still read and checked when it is claimed (kind, content, and
+    // that its time is the one it was ordered by).
+    const keyedNames: string[] = [];
+    const unnamed: string[] = [];
     for (const name of listed) {
       if (known && queue.has(name)) continue;
-      const named = entryFromName(name);
-      if (named) {
-        keyed.push(named);
-        continue;
-      }
+      if (isKeyedName(name)) keyedNames.push(name);
+      else unnamed.push(name);
+    }
+    // Sorted as names, time-keyed ones come out in FIFO order (see timeKeyedId).
+    const keyed = keyedNames.sort().map((name) => entryFromName(name)!);
+    const others = await this.#keysOf(agent, readyDir, unnamed);
+    queue.insertMany(keyed, others);
+    queue.stamp = this.#stamp(agent);
+    return queue;
+  }
+
+  /**
+   * The FIFO keys of ready/ files whose names do not carry them. A few (what other
+   * processes sent since the last look) are read; more (a fresh process's first
+   * claim) are looked up in the index, and only the files it has no record of are
+   * read — and recorded, so the next fresh process need not (migration from a
+   * mailbox written before the index, or a record lost in a crash).
+   *
+   * The index is walked in the order it was written, which is nearly always FIFO
+   * order already (a message is sent just after it is made): the entries then
+   * need no sort, and a name is matched to its record by one set lookup.
+   */
+  async #keysOf(agent: AgentName, readyDir: string, names: string[]): Promise<IndexedEntry[]> {
+    const indexPath = this.paths.index(agent);
+    const text = names.length > READ_WITHOUT_INDEX ? readIndexText(this.fs, indexPath) : "";
+    const indexed: IndexedEntry[] = [];
+    const unread = new Set(names);
+    let bad = 0;
+    if (names.length > READ_WITHOUT_INDEX) {
+      bad = text === undefined ? 1 : matchRecords(text, unread, (name, createdAtUtc) => indexed.push(new RecordEntry(name, createdAtUtc)));
+    }
+    const read: IndexedEntry[] = [];
+    const added: string[] = [];
+    const pacer = new Pacer();
+    for (const name of unread) {
       await pacer.step();
       const checked = checkFile(this.fs, agent, readyDir, name, this.maxContentBytes);
       if (checked === "gone") continue;
@@ -67,11 +100,17 @@ export class ReadyQueues {
         this.quarantine(agent, name, checked.reason);
         continue;
       }
-      others.push({ name, id: checked.message.id, createdAtUtc: checked.message.createdAtUtc });
+      const { message } = checked;
+      read.push({ name, id: message.id, createdAtUtc: message.createdAtUtc });
+      added.push(recordBody(message, checked.stats));
     }
-    queue.insertMany(keyed, others);
-    queue.stamp = this.#stamp(agent);
-    return queue;
+    if (names.length > READ_WITHOUT_INDEX) {
+      // A damaged index is written again whole, without the bad lines; else what was
+      // read is appended, in FIFO order as a first claim wants it.
+      if (bad > 0) rewriteIndex(this.fs, indexPath, [...readIndex(this.fs, indexPath).records.values(), ...added]);
+      else appendRecords(this.fs, indexPath, inFifoOrder(added));
+    }
+    return read.length === 0 ? indexed : [...indexed, ...read];
   }
 
   /** The cached queue of `agent` if it still matches ready/; call before changing ready/. */

@@ -8,28 +8,9 @@ import { SequentialIds, isTimeKeyedId, timeKeyedId, timeOfId, uuidV7Source } fro
 import { compareFifo, createMessage, type MailboxMessage, serializeMessage } from "../../src/core/message.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { ReadyIndex, entryFromName } from "../../src/mailbox/ready-index.ts";
-import type { FsOps } from "../../src/storage/fs-ops.ts";
 import { derivedId } from "../../src/team/teammate-runtime.ts";
 import { tempDir } from "../support/temp-dir.ts";
-
-/** The real fs, counting the files read whole. */
-/** The files opened for reading (a message is read through openSync, or readFileSync). */
-function countingReads() {
-  const read: string[] = [];
-  const ops: FsOps = {
-    ...fs,
-    readFileSync: ((path: fs.PathOrFileDescriptor, options?: unknown) => {
-      read.push(String(path));
-      return fs.readFileSync(path, options as never);
-    }) as typeof fs.readFileSync,
-    openSync: ((path: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode) => {
-      // Directories are opened to be fsynced, not read.
-      if (typeof flags !== "number" || (flags & fs.constants.O_DIRECTORY) === 0) read.push(String(path));
-      return fs.openSync(path, flags ?? "r", mode);
-    }) as typeof fs.openSync,
-  };
-  return { ops, read };
-}
+import { countingReads } from "./helpers.ts";
 
 describe("time-keyed ids", () => {
   test("name the instant they were made for, to the millisecond, and sort by it", () => {
