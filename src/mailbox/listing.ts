@@ -1,4 +1,4 @@
-import type { BigIntStats } from "node:fs";
+import type { BigIntStats, Stats } from "node:fs";
 import { join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
 import { MAILBOX_STATES, type MailboxState } from "../core/mailbox-state.ts";
@@ -105,49 +105,63 @@ export function describeEntry(
   state: MailboxState,
   file: string,
   maxContentBytes: number,
-  look: Lookup,
+  /** The agent's index and what this listing records; without it, every file is read. */
+  look?: Lookup,
 ): MailboxEntry | undefined {
-  let stats: BigIntStats;
+  let stats: Stats;
   try {
-    stats = fs.lstatSync(path, { bigint: true });
+    stats = fs.lstatSync(path);
   } catch (error) {
     if (isErrno(error, "ENOENT")) return undefined;
     throw error;
   }
-  const size = Number(stats.size);
-  const reason = state === "quarantine" ? (readQuarantineReason(fs, path) ?? "(no reason recorded)") : undefined;
-  const entry = (id: string | null, fields?: RecordFields, problem?: string): MailboxEntry => {
-    const described: MailboxEntry = {
-      id,
-      file,
-      state,
-      sender: fields?.sender ?? null,
-      kind: (fields?.kind as MessageKind | undefined) ?? null,
-      createdAtUtc: fields?.createdAtUtc ?? null,
-      size,
-    };
-    // A quarantined entry shows why it was quarantined; another, why it is not a message.
-    const note = reason ?? problem;
-    if (note !== undefined) described.reason = note;
-    return described;
-  };
+  const size = stats.size;
+  const entry: MailboxEntry = { id: null, file, state, sender: null, kind: null, createdAtUtc: null, size };
+  // A quarantined entry shows why it was quarantined; another, why it is not a message.
+  if (state === "quarantine") entry.reason = readQuarantineReason(fs, path) ?? "(no reason recorded)";
   // Quarantined copies may carry a suffix; the id is still the name's UUID part.
   const base = state === "quarantine" ? baseMessageName(file) : file;
   const checked = checkEntry(base, stats);
-  if (!checked.ok) return entry(null);
-  if (size > maxMessageFileBytes(maxContentBytes)) return entry(null, undefined, tooLarge(size, maxContentBytes));
-  const record = look.index.records.get(base);
-  const fields = record === undefined ? undefined : fieldsIfSameFile(record, stats);
-  if (fields) {
-    look.kept.push(record!);
-    return entry(checked.id, fields);
+  if (!checked.ok) return entry;
+  if (size > maxMessageFileBytes(maxContentBytes)) {
+    entry.reason ??= tooLarge(size, maxContentBytes);
+    return entry;
   }
+  const record = look?.index.records.get(base);
+  const fields = record === undefined ? undefined : fieldsIfSameFile(record, stats);
+  if (look && fields) {
+    look.kept.push(record!);
+    return described(entry, checked.id, fields);
+  }
+  // The exact stamp for a record is taken before the read: a change after it shows as a mismatch later.
+  const stamp = look ? lstatExactly(fs, path) : undefined;
   const parsed = checkMessageBytes(fs.readFileSync(path), { id: checked.id, recipient: agent });
-  if (!parsed.ok) return entry(null, undefined, parsed.reason);
-  const body = recordBody(parsed.message, stats);
-  look.added.push(body);
-  look.kept.push(body);
-  return entry(parsed.message.id, parsed.message);
+  if (!parsed.ok) {
+    entry.reason ??= parsed.reason;
+    return entry;
+  }
+  if (look && stamp) {
+    const body = recordBody(parsed.message, stamp);
+    look.added.push(body);
+    look.kept.push(body);
+  }
+  return described(entry, parsed.message.id, parsed.message);
+}
+
+function lstatExactly(fs: FsOps, path: string): BigIntStats | undefined {
+  try {
+    return fs.lstatSync(path, { bigint: true });
+  } catch {
+    return undefined;
+  }
+}
+
+function described(entry: MailboxEntry, id: string, fields: RecordFields): MailboxEntry {
+  entry.id = id;
+  entry.sender = fields.sender;
+  entry.kind = fields.kind as MessageKind;
+  entry.createdAtUtc = fields.createdAtUtc;
+  return entry;
 }
 
 function baseMessageName(file: string): string {
