@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { SessionStore } from "../../src/sessions/session-store.ts";
-import { AGENT_BINARY, runAgent } from "./agent-binary.ts";
+import { AGENT_BINARY, ensureBinary, runAgent } from "./agent-binary.ts";
+import { clusterForFile } from "../support/postgres.ts";
 import { scriptedServers } from "./run-fixture.ts";
 import { teamSetup } from "./team-fixture.ts";
 
@@ -11,6 +12,7 @@ import { teamSetup } from "./team-fixture.ts";
 // in another terminal (or a tmux pane).
 
 const startServer = scriptedServers();
+const pg = clusterForFile(ensureBinary);
 
 /** The Lead spawns alice, whose write is held at `gate` until the test releases it. */
 function aliceWrites(gate: Promise<void>, asked: () => void) {
@@ -52,16 +54,17 @@ async function waitFor(what: () => boolean, label: () => string, ms = 15_000): P
   }
 }
 
-describe("agent sessions show --follow", () => {
+describe.each(["files", "postgres"])("agent sessions show --follow, %s store", (kind) => {
   test("follows alice while the run goes on: her task, tool call, result and answer as they come; exits 0 once the run is over", async () => {
     const gate = Promise.withResolvers<void>();
     const asked = Promise.withResolvers<void>();
     const server = aliceWrites(gate.promise, () => asked.resolve());
     const setup = teamSetup();
-    const run = setup.run(["have alice write a.txt", "--permission-mode", "acceptEdits", "--base-url", server.url]);
+    const store = kind === "postgres" ? ["--store", await pg().database()] : [];
+    const run = setup.run(["have alice write a.txt", "--permission-mode", "acceptEdits", "--base-url", server.url, ...store]);
     await asked.promise;
     const id = new SessionStore(setup.stateDir).mostRecent()!.id;
-    const follower = Bun.spawn([AGENT_BINARY, "sessions", "show", id, "--follow", "--agent", "alice", "--state-dir", setup.stateDir], {
+    const follower = Bun.spawn([AGENT_BINARY, "sessions", "show", id, "--follow", "--agent", "alice", "--state-dir", setup.stateDir, ...store], {
       env: { ...process.env, NO_COLOR: "1" },
       stdout: "pipe",
       stderr: "pipe",
@@ -96,13 +99,13 @@ describe("agent sessions show --follow", () => {
     // Afterwards, on the stopped session: read once, exit 0 at once, nothing changed on disk.
     const dir = new SessionStore(setup.stateDir).dirOf(id);
     const before = snapshot(dir);
-    const again = await runAgent(["sessions", "show", id, "--follow", "--agent", "alice", "--state-dir", setup.stateDir]);
+    const again = await runAgent(["sessions", "show", id, "--follow", "--agent", "alice", "--state-dir", setup.stateDir, ...store]);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("→ write_file");
     expect(again.stdout).toContain("alice: alice wrote a.txt");
     expect(snapshot(dir)).toEqual(before);
     // The Lead by default; --json gives the timeline's entries a line each.
-    const lead = await runAgent(["sessions", "show", id, "--follow", "--json", "--state-dir", setup.stateDir]);
+    const lead = await runAgent(["sessions", "show", id, "--follow", "--json", "--state-dir", setup.stateDir, ...store]);
     expect(lead.code).toBe(0);
     const entries = lead.stdout.trim().split("\n").map((line) => JSON.parse(line) as { agent: string; kind: string; text: string });
     expect(entries.every((entry) => entry.agent === "lead")).toBe(true);
@@ -110,7 +113,9 @@ describe("agent sessions show --follow", () => {
     expect(entries.some((entry) => entry.kind === "assistant" && entry.text === "alice reported.")).toBe(true);
     expect(snapshot(dir)).toEqual(before);
   }, 60_000);
+});
 
+describe("agent sessions show --follow, refusals", () => {
   test("an agent the session does not have is refused at once, naming the ones it has; --agent needs --follow", async () => {
     const server = startServer([{ identity: "lead", text: "hello." }]);
     const setup = teamSetup();
