@@ -3,6 +3,7 @@ import { CorruptStateFileError } from "../core/errors.ts";
 import { isErrno } from "../storage/atomic-file.ts";
 import { HistoryRecord } from "../runtime/history-store.ts";
 import type { HistoryReader } from "../timeline/session-timeline.ts";
+import { FileHistoryBackend } from "../runtime/file-history.ts";
 
 /** What one look at a history found since the last. */
 export interface TailRead {
@@ -103,4 +104,9 @@ export class StoreHistoryTail implements HistoryTail {
     this.#seen = records.length;
     return { records: fresh, replaced, missing: false };
   }
+}
+
+/** The tail that suits `backend`: by byte offset over its file, else by record count over its reads. */
+export function historyTailOf(backend: Pick<HistoryReader, "read">, agent: string): HistoryTail {
+  return backend instanceof FileHistoryBackend ? new FileHistoryTail(backend.pathOf(agent)) : new StoreHistoryTail(backend, agent);
 }

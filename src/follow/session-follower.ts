@@ -24,6 +24,8 @@ export interface FollowOptions {
   /** How long to wait between looks. */
   everyMs: number;
   signal: AbortSignal;
+  /** Called once, after the first look: what came before it is the history so far, what comes after is new. */
+  caughtUp?: () => void;
 }
 
 /** Why following stopped: the session's runtime was gone and everything was read, or `signal` aborted. */
@@ -39,6 +41,7 @@ export type FollowEnd = "ended" | "stopped";
  */
 export async function followAgent(source: FollowSource, emit: (item: FollowItem) => Promise<void>, options: FollowOptions): Promise<FollowEnd> {
   let present = false;
+  let first = true;
   for (;;) {
     const running = await source.running();
     // The mailbox first: a message is there before the turn that takes it up is in the history.
@@ -48,6 +51,8 @@ export async function followAgent(source: FollowSource, emit: (item: FollowItem)
     if (read.replaced) await emit({ type: "replaced" });
     present = !read.missing;
     for (const record of read.records) await emit({ type: "record", record });
+    if (first) options.caughtUp?.();
+    first = false;
     if (!running) return "ended";
     if (options.signal.aborted) return "stopped";
     await pause(options.everyMs, options.signal, () => {});

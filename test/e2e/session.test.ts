@@ -208,6 +208,9 @@ describe("session commands on a terminal", () => {
     at = await t.until("/team ", at);
     t.type("\r");
     at = await t.until("alice (writer)  running  thinking", at);
+    // The list is open (a marker to move, Enter to view); Esc closes it and the prompt comes back.
+    at = await t.until("↑/↓ choose, Enter view, Esc close", at);
+    t.type("\x1b");
     at = await t.until("> ", at);
     t.type("@al\t");
     at = await t.until("@alice ", at);

@@ -4,6 +4,7 @@ import { ANSWER_KEY_CHARS, CONFIRM_ENTER_MS } from "../../permissions/tty-asker.
 import { terminalColumns } from "../terminal/columns.ts";
 import { rowsDown } from "../terminal/markdown.ts";
 import type { InputLine, Screen } from "../terminal/screen.ts";
+import type { Key, KeySource } from "./team-picker.ts";
 
 export interface SessionStreams {
   input: Readable;
@@ -29,7 +30,7 @@ type Readline = Interface & { prevRows?: number };
  * the screen's input line: output arriving meanwhile prints above it and the
  * line is redrawn below, the typed text kept.
  */
-export class SessionInput {
+export class SessionInput implements KeySource {
   readonly #rl: Readline;
   readonly #terminal: boolean;
   readonly #input: Readable;
@@ -54,6 +55,8 @@ export class SessionInput {
       this.#rl.prompt(true);
     },
   };
+  /** What sees keys before the line editor, newest last. */
+  readonly #keyHandlers: ((key: Key) => boolean)[] = [];
   /** Ctrl-C on a terminal (readline turns it into an event instead of a signal). */
   onInterrupt: () => void = () => this.close();
 
@@ -92,6 +95,7 @@ export class SessionInput {
       this.handled();
     });
     this.#rl.on("SIGINT", () => this.onInterrupt());
+    this.#hookKeys();
   }
 
   /** Shows the prompt and resolves with the next request, or null at the end of input (Ctrl-D). */
@@ -169,6 +173,36 @@ export class SessionInput {
       signal.addEventListener("abort", free, { once: true });
       this.#afterLine.push(free);
     });
+  }
+
+  /** Every key goes to `handler` before the line editor until the returned function is called (newest handler first). */
+  takeKeys(handler: (key: Key) => boolean): () => void {
+    this.#keyHandlers.push(handler);
+    return () => {
+      const at = this.#keyHandlers.indexOf(handler);
+      if (at >= 0) this.#keyHandlers.splice(at, 1);
+    };
+  }
+
+  /** Types `text` at the prompt as if from the keyboard. */
+  type(text: string): void {
+    if (!this.#closed) this.#rl.write(text);
+  }
+
+  /**
+   * readline's key handler, wrapped: a key a handler used (Ctrl-T, the /team
+   * list's arrows) never reaches the line. `_ttyWrite` is readline's own method
+   * (Node's and Bun's); without it no key is taken, and typing works as before.
+   */
+  #hookKeys(): void {
+    const rl = this.#rl as Interface & { _ttyWrite?: (sequence: string | undefined, key: Key | undefined) => void };
+    const original = rl._ttyWrite;
+    if (!this.#terminal || typeof original !== "function") return;
+    rl._ttyWrite = (sequence, key) => {
+      const seen = key ?? { sequence };
+      for (const handler of [...this.#keyHandlers].reverse()) if (handler(seen)) return;
+      original.call(rl, sequence, key);
+    };
   }
 
   async #askOnce(question: string, signal: AbortSignal, singleKey: boolean): Promise<string | null> {

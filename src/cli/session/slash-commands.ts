@@ -8,6 +8,7 @@ import type { LeadRuntime } from "../../app/lead.ts";
 import { TodoList } from "../../todos/todo-list.ts";
 import { taskLines } from "../../tools/task-text.ts";
 import { type TeamActivity, activityLine } from "../terminal/activity.ts";
+import type { PickerRow } from "./team-picker.ts";
 
 export interface SlashContext {
   lead: Pick<LeadRuntime, "team" | "policy" | "modelChoice" | "runner" | "tasks" | "files">;
@@ -21,7 +22,17 @@ export interface SlashContext {
   leave: (then: "exit" | "new") => void;
   /** The session in use, the state root its siblings live in and the store their work is in (`/sessions`). */
   session?: { id: string; root: string; store?: StoreSelection };
+  /** On a terminal: the /team list to browse, and switching the view (`/view`). */
+  views?: SessionViews;
   now?: () => number;
+}
+
+/** What `/team` and `/view` ask of the session's screen. */
+export interface SessionViews {
+  /** Opens the team as a list to move through (it returns at once); Enter there views the agent picked. */
+  pick(rows: PickerRow[]): void;
+  /** Shows `name`'s stream in the main pane (`lead`: the Lead's); an unknown name throws, naming the known ones. */
+  show(name: string): void;
 }
 
 interface SlashCommand {
@@ -36,7 +47,7 @@ export const USER_SENDER = "user";
 
 const COMMANDS: Record<string, SlashCommand> = {
   help: { usage: "/help", help: "these commands", run: (c) => c.print(helpText()) },
-  team: { usage: "/team", help: "the Lead and the teammates: state, current tool, time, tokens", run: showTeam },
+  team: { usage: "/team", help: "the Lead and the teammates: state, current tool, time, tokens; on a terminal, pick one to view", run: showTeam },
   tasks: { usage: "/tasks", help: "the shared task graph", run: showTasks },
   todos: { usage: "/todos", help: "the Lead's todo list", run: showTodos },
   compact: { usage: "/compact", help: "summarise the Lead's older history now", run: compactNow },
@@ -44,6 +55,7 @@ const COMMANDS: Record<string, SlashCommand> = {
   permissions: { usage: "/permissions", help: "the permission mode and rules, with those added by a/N answers", run: showPermissions },
   changes: { usage: "/changes [--diff]", help: "what the agents changed in files (agent changes)", run: showChanges },
   rewind: { usage: "/rewind N [--force]", help: "files back as before the Lead's turn N (agent rewind --to N)", run: rewindNow },
+  view: { usage: "/view NAME", help: "show teammate NAME's stream (the Lead's output held meanwhile); /view lead comes back (also Ctrl-T)", run: viewAgent },
   sessions: { usage: "/sessions", help: "the sessions of this state root, this one marked *", run: showSessions },
   new: {
     usage: "/new",
@@ -118,30 +130,51 @@ export function completeLine(line: string, teammates: () => string[]): [string[]
 function showTeam(context: SlashContext): void {
   const now = (context.now ?? Date.now)();
   const lead = context.activity.get("lead");
-  const lines = lead ? [activityLine(lead, now)] : [];
+  const rows: PickerRow[] = lead ? [{ name: "lead", line: activityLine(lead, now) }] : [];
+  /** The plain listing: each row, a failed teammate's reason on a line of its own. */
+  const plain = rows.map((row) => row.line);
+  const notes: string[] = [];
   const teammates = context.lead.team.list();
   for (const record of teammates) {
     const seen = context.activity.get(record.name);
     const since = seen?.since ?? Date.parse(record.updatedAtUtc);
-    lines.push(
-      activityLine(
-        {
-          name: record.name,
-          role: record.role,
-          state: record.state,
-          ...(record.state === "running" && seen?.doing ? { doing: seen.doing } : {}),
-          since,
-          tokens: seen?.tokens ?? 0,
-        },
-        now,
-      ),
+    const line = activityLine(
+      {
+        name: record.name,
+        role: record.role,
+        state: record.state,
+        ...(record.state === "running" && seen?.doing ? { doing: seen.doing } : {}),
+        since,
+        tokens: seen?.tokens ?? 0,
+      },
+      now,
     );
-    if (record.failure) lines.push(`  failed: ${record.failure}`);
+    rows.push({ name: record.name, line: record.failure ? `${line}  failed: ${record.failure}` : line });
+    plain.push(line, ...(record.failure ? [`  failed: ${record.failure}`] : []));
   }
-  if (teammates.length === 0) lines.push("no teammates yet");
+  if (teammates.length === 0) notes.push("no teammates yet");
   const waiting = context.activity.waitingEvents;
-  if (waiting > 0) lines.push(`${waiting} event${waiting === 1 ? "" : "s"} waiting for the Lead`);
-  context.print(`${lines.join("\n")}\n`);
+  if (waiting > 0) notes.push(`${waiting} event${waiting === 1 ? "" : "s"} waiting for the Lead`);
+  // On a terminal with teammates: a list to move through and pick one to view.
+  if (context.views && teammates.length > 0) {
+    if (notes.length > 0) context.print(`${notes.join("\n")}\n`);
+    context.views.pick(rows);
+    return;
+  }
+  context.print(`${[...plain, ...notes].join("\n")}\n`);
+}
+
+function viewAgent(context: SlashContext, argument: string): void {
+  const name = argument.trim();
+  if (!context.views) {
+    context.print("agent: /view needs a terminal; `agent sessions show ID --follow --agent NAME` follows a teammate anywhere\n");
+    return;
+  }
+  if (name === "") {
+    context.print(`agent: /view needs a name: /view lead, or one of ${context.lead.team.list().map((t) => t.name).join(", ") || "(no teammates yet)"}\n`);
+    return;
+  }
+  context.views.show(name);
 }
 
 async function showTasks(context: SlashContext): Promise<void> {

@@ -1,6 +1,6 @@
 import { type AgentName, LEAD, assertAgentName } from "../../core/agent-name.ts";
 import { UnknownAgentError } from "../../core/errors.ts";
-import { FileHistoryTail, StoreHistoryTail } from "../../follow/history-tail.ts";
+import { historyTailOf } from "../../follow/history-tail.ts";
 import { MailboxWatch, fileMailboxPeek } from "../../follow/mailbox-watch.ts";
 import { type FollowItem, type FollowSource, followAgent } from "../../follow/session-follower.ts";
 import { FileHistoryBackend } from "../../runtime/file-history.ts";
@@ -64,7 +64,7 @@ async function openFollow(args: GlobalValues & { store?: string }, session: Admi
     const histories = new FileHistoryBackend(session.dir);
     return {
       source: {
-        history: new FileHistoryTail(histories.pathOf(agent)),
+        history: historyTailOf(histories, agent),
         mailbox: new MailboxWatch(fileMailboxPeek(session.dir, agent, settings.mailbox.maxContentBytes)),
         running: async () => runtimeHeldWithoutTaking(session.dir),
       },
@@ -77,7 +77,7 @@ async function openFollow(args: GlobalValues & { store?: string }, session: Admi
   const stores = await openAdminStores(args, session);
   return {
     source: {
-      history: new StoreHistoryTail(stores.stores.histories, agent),
+      history: historyTailOf(stores.stores.histories, agent),
       mailbox: new MailboxWatch(async () => (await stores.mailbox.list({ agent }))[0]?.messages ?? []),
       running: async () => runtimeHeldWithoutTaking(session.dir) || (await stores.sharedOwner?.()) !== undefined,
     },

@@ -65,6 +65,8 @@ export class Screen {
   /** Messages that came while the answer's row was half printed: they follow it once it ends. */
   readonly #afterRow: { text: string; channel: Channel }[] = [];
   #questions: Promise<unknown> = Promise.resolve();
+  /** Aborted when another question is asked: the question on screen (or queued) that yields to it. */
+  #giveWay: AbortController | undefined;
 
   constructor(sink: ScreenSink, options: ScreenOptions) {
     this.#sink = sink;
@@ -160,8 +162,14 @@ export class Screen {
    * screen: `write` prints the question (and `ask` reads the answer); the
    * status block and the input line are taken off and stay off, other output
    * waits. Afterwards, held output is printed and the bottom drawn again.
+   * With `yields`, the next question asked aborts `gaveWay`: `ask` should then
+   * end at once, so a list the user browses never keeps a question waiting.
    */
-  question<T>(ask: (write: (text: string) => void) => Promise<T>): Promise<T> {
+  question<T>(ask: (write: (text: string) => void, gaveWay: AbortSignal) => Promise<T>, options: { yields?: boolean } = {}): Promise<T> {
+    // Something the user only browses (the /team list) gives way to any question asked after it.
+    this.#giveWay?.abort();
+    const gaveWay = new AbortController();
+    if (options.yields) this.#giveWay = gaveWay;
     const turn = this.#questions.then(async () => {
       // The question starts on a row of its own, after what waited for the row to end.
       this.endLine();
@@ -172,8 +180,9 @@ export class Screen {
         return await ask((text) => {
           this.#sink(text, "err");
           this.#track(text);
-        });
+        }, gaveWay.signal);
       } finally {
+        if (this.#giveWay === gaveWay) this.#giveWay = undefined;
         // The answer ended its row (Enter, or the key answer's newline).
         this.#column = 0;
         this.#asking = false;
