@@ -54,6 +54,7 @@ describe("agent run --teammate-panes tmux", () => {
   withTmux("two teammates get a pane each, showing their tool calls; the panes close when the run ends", async () => {
     const seen = Promise.withResolvers<void>();
     const captured = Promise.withResolvers<void>();
+    const aliceTaken = Promise.withResolvers<void>();
     const server = startServer([
       {
         identity: "lead",
@@ -67,9 +68,10 @@ describe("agent run --teammate-panes tmux", () => {
       { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "from alice\n" } }], gate: seen.promise },
       { identity: "alice", text: "alice wrote a.txt" },
       { identity: "bob", toolCalls: [{ name: "write_file", arguments: { path: "b.txt", content: "from bob\n" } }], gate: seen.promise },
-      // The run (and its panes) lasts until the test has read the panes.
-      { identity: "bob", text: "bob wrote b.txt", gate: captured.promise },
-      { identity: "lead", text: "alice reported." },
+      // The run (and its panes) lasts until the test has read the panes; and bob's result comes after
+      // the Lead took alice's up, so each has its event turn (results waiting together share one).
+      { identity: "bob", text: "bob wrote b.txt", gate: Promise.all([captured.promise, aliceTaken.promise]) },
+      { identity: "lead", text: "alice reported.", check: () => aliceTaken.resolve() },
       { identity: "lead", text: "bob reported." },
     ]);
     const setup = teamSetup();
