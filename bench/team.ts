@@ -19,6 +19,9 @@
  *      model call 100 ms; the wall time of the whole run against its ideal
  *      with one batched Lead turn: the spawning call, the teammates' 3 calls,
  *      one event turn (500 ms), as `scaleRatio<N>` (goals: 8 <= 1.15, 32 <= 1.25).
+ *      The server streams each answer's chunks back to back (paceMs 0): the
+ *      model's time is the 100 ms, not 130 pauses of 1 ms for 32 tool calls.
+ *      BENCH_TRACE=1 prints every event of each run with its time.
  *      Printed with it: when the last teammate made its first request after
  *      the Lead's reply, and the Lead's event turns.
  *
@@ -44,7 +47,9 @@ const SCALE_SIZES = (process.env.BENCH_SCALE ?? "1,8,32").split(",").map(Number)
 const ONLY = process.env.BENCH_ONLY;
 
 /** Whatever the Lead is asked in an event turn: how many results a turn answers is the runtime's business, not the script's. */
-const leadNotes = (delayMs = 0) => ({ respond: (): ScriptedReply => ({ identity: "lead", text: "noted", delayMs }) });
+const leadNotes = (delayMs = 0, paceMs?: number) => ({
+  respond: (): ScriptedReply => ({ identity: "lead", text: "noted", delayMs, ...(paceMs !== undefined ? { paceMs } : {}) }),
+});
 
 const base = mkdtempSync(join(tmpdir(), "agent-bench-team-"));
 
@@ -53,8 +58,9 @@ async function runtime(
   observer?: (event: RunEvent) => void,
   teamObserver?: (event: TeamEvent) => void,
   leadDelayMs = 0,
+  leadPaceMs?: number,
 ) {
-  const server = ScriptedModelServer.start(script, leadNotes(leadDelayMs));
+  const server = ScriptedModelServer.start(script, leadNotes(leadDelayMs, leadPaceMs));
   const dir = mkdtempSync(join(base, "rt-"));
   const workspace = join(dir, "ws");
   mkdirSync(workspace);
@@ -178,15 +184,16 @@ async function scaleRun(teammates: number): Promise<ScaleRun> {
     {
       identity: "lead",
       delayMs: SCALE_DELAY_MS,
+      paceMs: 0,
       toolCalls: names.map((name, i) => ({ name: "spawn_teammate", arguments: { name, role: "worker", prompt: `task ${i}` } })),
     },
-    { identity: "lead", delayMs: SCALE_DELAY_MS, text: "the team is working" },
+    { identity: "lead", delayMs: SCALE_DELAY_MS, paceMs: 0, text: "the team is working" },
   ];
   for (const name of names) {
     script.push(
-      { identity: name, delayMs: SCALE_DELAY_MS, toolCalls: [{ name: "read_file", arguments: { path: "a.txt" } }] },
-      { identity: name, delayMs: SCALE_DELAY_MS, toolCalls: [{ name: "read_file", arguments: { path: "b.txt" } }] },
-      { identity: name, delayMs: SCALE_DELAY_MS, text: `${name} done` },
+      { identity: name, delayMs: SCALE_DELAY_MS, paceMs: 0, toolCalls: [{ name: "read_file", arguments: { path: "a.txt" } }] },
+      { identity: name, delayMs: SCALE_DELAY_MS, paceMs: 0, toolCalls: [{ name: "read_file", arguments: { path: "b.txt" } }] },
+      { identity: name, delayMs: SCALE_DELAY_MS, paceMs: 0, text: `${name} done` },
     );
   }
   let spawnReplyAt = 0;
@@ -201,6 +208,7 @@ async function scaleRun(teammates: number): Promise<ScaleRun> {
     },
     undefined,
     SCALE_DELAY_MS,
+    0,
   );
   writeFileSync(join(workspace, "a.txt"), "alpha\n");
   writeFileSync(join(workspace, "b.txt"), "beta\n");

@@ -1,6 +1,6 @@
-import { fsyncDir, isErrno, pathExists } from "../storage/atomic-file.ts";
+import { awaitFsync, fsyncDirOffLoop, isErrno, pathExists } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
-import { dirHandle, forgetDirHandle } from "../storage/dir-handles.ts";
+import { dirHandle, forgetDirHandle, pinned } from "../storage/dir-handles.ts";
 import { storageError } from "./failures.ts";
 
 /** What a move did: "exists" and "missing" (when the caller allows it) moved nothing. */
@@ -28,22 +28,26 @@ export interface Move {
  * target itself, and the move runs between kept directory descriptors (see
  * dir-handles.ts); elsewhere the target is looked for first, which the mailbox
  * lock makes safe, and the destination is opened for its fsync.
+ *
+ * The fsync waits off the event loop (other agents run meanwhile); the caller
+ * holds the mailbox lock until it returns, so no other move sees the file
+ * before it is durable, and an undo is still the truth.
  */
-export function moveDurably(fs: FsOps, move: Move): MoveOutcome {
+export async function moveDurably(fs: FsOps, move: Move): Promise<MoveOutcome> {
   if (fs.renameNoReplaceSync) {
     // A descriptor kept from before may name a directory removed since: ENOENT then
     // says nothing about the message, so look once more through fresh ones.
-    const first = moveBetweenHandles(fs, move, false);
+    const first = await moveBetweenHandles(fs, move, false);
     if (first !== "stale") return first === "unsupported" ? moveByPath(fs, move) : first;
     forgetDirHandle(move.from, fs);
     forgetDirHandle(move.to, fs);
-    const second = moveBetweenHandles(fs, move, true);
+    const second = await moveBetweenHandles(fs, move, true);
     if (second !== "stale") return second === "unsupported" ? moveByPath(fs, move) : second;
   }
   return moveByPath(fs, move);
 }
 
-function moveBetweenHandles(fs: FsOps, move: Move, fresh: boolean): MoveOutcome | "stale" | "unsupported" {
+async function moveBetweenHandles(fs: FsOps, move: Move, fresh: boolean): Promise<MoveOutcome | "stale" | "unsupported"> {
   let from: number;
   let to: number;
   try {
@@ -58,21 +62,26 @@ function moveBetweenHandles(fs: FsOps, move: Move, fresh: boolean): MoveOutcome 
     }
     throw storageError(move.what, error, staysIn(move));
   }
-  try {
-    fs.fsyncSync(to);
-  } catch (error) {
-    // Not known to be durable: put it back so the caller's failure is the truth.
-    try {
-      if (!fs.renameNoReplaceSync!(to, move.name, from, move.name)) throw error;
-    } catch {
-      throw storageError(move.what, error, `the move could not be undone; the message is at ${move.to}/${move.name}`);
-    }
-    throw storageError(move.what, error, staysIn(move));
-  }
-  return "moved";
+  // Both kept open while the fsync waits: the undo may need them after it.
+  return pinned(from, fs, () =>
+    pinned(to, fs, async () => {
+      try {
+        await awaitFsync(to, fs);
+      } catch (error) {
+        // Not known to be durable: put it back so the caller's failure is the truth.
+        try {
+          if (!fs.renameNoReplaceSync!(to, move.name, from, move.name)) throw error;
+        } catch {
+          throw storageError(move.what, error, `the move could not be undone; the message is at ${move.to}/${move.name}`);
+        }
+        throw storageError(move.what, error, staysIn(move));
+      }
+      return "moved" as const;
+    }),
+  );
 }
 
-function moveByPath(fs: FsOps, move: Move): MoveOutcome {
+async function moveByPath(fs: FsOps, move: Move): Promise<MoveOutcome> {
   const source = `${move.from}/${move.name}`;
   const target = `${move.to}/${move.name}`;
   try {
@@ -83,7 +92,7 @@ function moveByPath(fs: FsOps, move: Move): MoveOutcome {
     throw storageError(move.what, error, staysIn(move));
   }
   try {
-    fsyncDir(move.to, fs);
+    await fsyncDirOffLoop(move.to, fs);
   } catch (error) {
     try {
       fs.renameSync(target, source);

@@ -12,11 +12,11 @@ import type { MailboxMessage } from "../core/message.ts";
 import { assertMessageId, DEFAULT_MAX_CONTENT_BYTES, sameMessage, serializeMessage } from "../core/message-format.ts";
 import {
   ensureDir,
-  fsyncDir,
+  fsyncDirOffLoop,
   isErrno,
   pathExists,
   unlinkQuietly,
-  writeNewFileSynced,
+  writeNewFileDurably,
 } from "../storage/atomic-file.ts";
 import { type FileLockOptions, withFileLock } from "../storage/file-lock.ts";
 import { type FsOps, realFs } from "../storage/fs-ops.ts";
@@ -95,7 +95,7 @@ export class FileMailboxStore implements MailboxStore {
     const { id, recipient } = message;
     const bytes = Buffer.byteLength(message.content, "utf8");
     if (bytes > this.maxContentBytes) throw new MessageTooLargeError(bytes, this.maxContentBytes);
-    await this.#locked(() => {
+    await this.#locked(async () => {
       this.#prepareAgent(recipient);
       const fs = this.#fs;
       const marker = this.paths.idMarker(id);
@@ -108,7 +108,7 @@ export class FileMailboxStore implements MailboxStore {
       // the marker costs no second write.
       try {
         try {
-          writeNewFileSynced(marker, serializeMessage(message), fs);
+          await writeNewFileDurably(marker, serializeMessage(message), fs);
         } catch (error) {
           // A marker no message file shares is what a send killed before its link
           // left (prune removes the same ones): its id is in no state, so it is
@@ -116,7 +116,7 @@ export class FileMailboxStore implements MailboxStore {
           // from its input's) must not be refused as "already sent".
           if (!isErrno(error, "EEXIST") || fs.lstatSync(marker).nlink !== 1) throw error;
           fs.unlinkSync(marker);
-          writeNewFileSynced(marker, serializeMessage(message), fs);
+          await writeNewFileDurably(marker, serializeMessage(message), fs);
         }
       } catch (error) {
         if (isErrno(error, "EEXIST")) throw new DuplicateMessageIdError(id);
@@ -133,7 +133,7 @@ export class FileMailboxStore implements MailboxStore {
         stamp = this.#sent.stamp(fs, target);
         // The marker's creation and the link are in one journal transaction, which
         // this fsync commits: both are durable together (see docs/mailbox.md, "Durability").
-        fsyncDir(this.paths.stateDirOf(recipient, "ready"), fs);
+        await fsyncDirOffLoop(this.paths.stateDirOf(recipient, "ready"), fs);
       } catch (error) {
         // Nothing of a failed send may remain: not the message, and not the marker
         // that would block a retry with the same id.
@@ -167,8 +167,8 @@ export class FileMailboxStore implements MailboxStore {
   async ackAndClaim(input: MailboxMessage, agentName: AgentName): Promise<MailboxMessage | null> {
     const done = this.#checked.valid(input);
     const agent = assertAgentName(agentName);
-    return this.#locked(() => {
-      this.#ackLocked(done);
+    return this.#locked(async () => {
+      await this.#ackLocked(done);
       return this.#claimLocked(agent);
     });
   }
@@ -218,7 +218,7 @@ export class FileMailboxStore implements MailboxStore {
         continue;
       }
       if (!claimable(message, only)) continue;
-      const moved = moveDurably(this.#fs, {
+      const moved = await moveDurably(this.#fs, {
         from: readyDir,
         to: this.paths.stateDirOf(agent, "processing"),
         name: entry.name,
@@ -235,11 +235,11 @@ export class FileMailboxStore implements MailboxStore {
     return null;
   }
 
-  #ackLocked(message: MailboxMessage): void {
+  async #ackLocked(message: MailboxMessage): Promise<void> {
     const { id, recipient: agent } = message;
     // No look before the move: the rename itself refuses a file already in done/,
     // and moves nothing when the message is not in processing/.
-    const moved = moveDurably(this.#fs, {
+    const moved = await moveDurably(this.#fs, {
       from: this.paths.stateDirOf(agent, "processing"),
       to: this.paths.stateDirOf(agent, "done"),
       name: fileNameOf(id),
@@ -259,10 +259,10 @@ export class FileMailboxStore implements MailboxStore {
   async release(input: MailboxMessage): Promise<void> {
     const message = this.#checked.valid(input);
     const { id, recipient: agent } = message;
-    await this.#locked(() => {
+    await this.#locked(async () => {
       this.#expectInProcessing(message, this.paths.messageFile(agent, "processing", id), "release");
       const index = this.#queues.current(agent);
-      const moved = moveDurably(this.#fs, {
+      const moved = await moveDurably(this.#fs, {
         from: this.paths.stateDirOf(agent, "processing"),
         to: this.paths.stateDirOf(agent, "ready"),
         name: fileNameOf(id),
@@ -286,7 +286,7 @@ export class FileMailboxStore implements MailboxStore {
 
   async recover(agentName: AgentName): Promise<RecoverResult> {
     const agent = assertAgentName(agentName);
-    return this.#locked(() => {
+    return this.#locked(async () => {
       const result: RecoverResult = { recovered: [], skipped: [] };
       if (!pathExists(this.paths.agentDir(agent), this.#fs)) return result;
       this.#prepareAgent(agent);
@@ -303,7 +303,7 @@ export class FileMailboxStore implements MailboxStore {
         }
         const { id } = checked.message;
         const index = this.#queues.current(agent);
-        const moved = moveDurably(fs, { from: processing, to: this.paths.stateDirOf(agent, "ready"), name, what: `recover ${id}` });
+        const moved = await moveDurably(fs, { from: processing, to: this.paths.stateDirOf(agent, "ready"), name, what: `recover ${id}` });
         if (moved === "exists") {
           result.skipped.push({ agent, file: name, reason: "ready/ already holds a message with this id" });
           continue;

@@ -51,11 +51,31 @@ export function fsyncOffLoop(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
-/** fsyncDir, off the event loop (see fsyncOffLoop). */
+/**
+ * The fsync a store awaits: off the event loop with the real calls; a store given
+ * other calls (a test's, failing or dying at a chosen one) runs their fsyncSync.
+ */
+export async function awaitFsync(fd: number, fs: FsOps = realFs): Promise<void> {
+  if (fs === realFs) await fsyncOffLoop(fd);
+  else fs.fsyncSync(fd);
+}
+
+/** fsyncDir, off the event loop (see awaitFsync). */
 export async function fsyncDirOffLoop(path: string, fs: FsOps = realFs): Promise<void> {
   const fd = fs.openSync(path, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
-    await fsyncOffLoop(fd);
+    await awaitFsync(fd, fs);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** writeNewFileSynced, its fsync off the event loop (see awaitFsync). */
+export async function writeNewFileDurably(path: string, data: string | Uint8Array, fs: FsOps = realFs): Promise<void> {
+  const fd = fs.openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE);
+  try {
+    writeAll(fd, data, fs);
+    await awaitFsync(fd, fs);
   } finally {
     fs.closeSync(fd);
   }
@@ -115,13 +135,7 @@ export function writeFileAtomic(target: string, data: string | Uint8Array, fs: F
 export async function writeFileAtomicOffLoop(target: string, data: string | Uint8Array, fs: FsOps = realFs): Promise<void> {
   const temp = tempPathFor(target);
   try {
-    const fd = fs.openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE);
-    try {
-      writeAll(fd, data, fs);
-      await fsyncOffLoop(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
+    await writeNewFileDurably(temp, data, fs);
     fs.renameSync(temp, target);
   } catch (error) {
     unlinkQuietly(temp, fs);

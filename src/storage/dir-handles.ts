@@ -16,11 +16,16 @@ import type { FsOps } from "./fs-ops.ts";
  *
  * Process-wide and bounded, on purpose: descriptors are a process's resource, a
  * store has no close() to give them back, and tests make thousands of stores in
- * one process. The least recently used is closed beyond `LIMIT`; every use is
- * synchronous (look up, rename, fsync), so none is closed while in use.
+ * one process. The least recently used is closed beyond `LIMIT`, unless it is
+ * pinned: a move's fsync waits off the event loop, and the descriptor it syncs
+ * must stay open until then (see `pinned`).
  */
 const LIMIT = 64;
 const open = new Map<string, number>();
+/** Descriptors in use by an fsync under way, and how many: never closed until given back. */
+const pins = new Map<number, number>();
+/** Descriptors dropped while pinned: closed when the last pin goes. */
+const closeWhenFree = new Set<number>();
 
 /** The kept descriptor of the directory at `path`, opened (through `fs`) if need be; throws like openSync. */
 export function dirHandle(path: string, fs: FsOps): number {
@@ -36,7 +41,7 @@ export function dirHandle(path: string, fs: FsOps): number {
   if (open.size > LIMIT) {
     const [oldest, oldestFd] = open.entries().next().value as [string, number];
     open.delete(oldest);
-    closeQuietly(oldestFd, fs);
+    release(oldestFd, fs);
   }
   return fd;
 }
@@ -46,7 +51,27 @@ export function forgetDirHandle(path: string, fs: FsOps): void {
   const fd = open.get(path);
   if (fd === undefined) return;
   open.delete(path);
-  closeQuietly(fd, fs);
+  release(fd, fs);
+}
+
+/** Runs `use` with `fd` kept open until it settles, even if its path is forgotten or evicted meanwhile. */
+export async function pinned<T>(fd: number, fs: FsOps, use: () => Promise<T>): Promise<T> {
+  pins.set(fd, (pins.get(fd) ?? 0) + 1);
+  try {
+    return await use();
+  } finally {
+    const left = pins.get(fd)! - 1;
+    if (left > 0) pins.set(fd, left);
+    else {
+      pins.delete(fd);
+      if (closeWhenFree.delete(fd)) closeQuietly(fd, fs);
+    }
+  }
+}
+
+function release(fd: number, fs: FsOps): void {
+  if (pins.has(fd)) closeWhenFree.add(fd);
+  else closeQuietly(fd, fs);
 }
 
 function closeQuietly(fd: number, fs: FsOps): void {

@@ -7,7 +7,9 @@ import { renameNoReplace } from "./no-replace-rename.ts";
  * rename, an fsync) and check that nothing is lost or left behind.
  *
  * The calls are synchronous on purpose: each runs inside a short critical section
- * under both locks, where the thread-pool hop of the async API only adds latency.
+ * under both locks, where the thread-pool hop of the async API only adds latency —
+ * except fsync, which with the real calls waits off the event loop (see
+ * awaitFsync in atomic-file.ts): a disk's latency must not stall the other agents.
  */
 export type FsOps = NodeCalls & {
   /**

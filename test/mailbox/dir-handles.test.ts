@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, fstatSync } from "node:fs";
+import { dirHandle, forgetDirHandle, pinned } from "../../src/storage/dir-handles.ts";
+import { realFs } from "../../src/storage/fs-ops.ts";
 import { join } from "node:path";
 import { startWorker } from "../fixtures/mailbox-worker.ts";
 import { fixture } from "./helpers.ts";
@@ -67,5 +69,24 @@ describe("kept directory descriptors", () => {
     await f.store.release(claimed);
     await expect(f.store.ack(claimed)).rejects.toThrow("it is not in processing/");
     expect(f.files("alice", "ready")).toEqual([`${m.id}.json`]);
+  });
+});
+
+describe("a pinned descriptor", () => {
+  test("stays open while an fsync waits on it, even when forgotten meanwhile; closed once the pin ends", async () => {
+    const f = fixture();
+    await f.store.send(f.message("alice"));
+    const dir = join(f.stateDir, "mailboxes", "alice", "ready");
+    const fd = dirHandle(dir, realFs);
+    const release = Promise.withResolvers<void>();
+    const use = pinned(fd, realFs, async () => {
+      await release.promise;
+      // Still this directory's descriptor: forgetting it did not close it under the fsync.
+      return fstatSync(fd).isDirectory();
+    });
+    forgetDirHandle(dir, realFs);
+    release.resolve();
+    expect(await use).toBe(true);
+    expect(() => fstatSync(fd)).toThrow();
   });
 });

@@ -42,6 +42,12 @@ export interface ScriptedReply {
   /** Wait this long before answering. */
   delayMs?: number;
   /**
+   * For a streamed answer: the pause between chunk events, 1 ms when absent; 0
+   * sends them back to back (a benchmark whose model time is `delayMs` alone:
+   * 32 tool calls are some 130 chunks, 130+ ms of pauses otherwise).
+   */
+  paceMs?: number;
+  /**
    * Answer only once this settles: a barrier between requests (e.g. both
    * teammates' requests arrive before either is answered), instead of a clock.
    */
@@ -186,6 +192,7 @@ export class ScriptedModelServer {
     const events = streamChunks(completion, (request.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true);
     const encoder = new TextEncoder();
     const { cut, hold } = reply;
+    const paceMs = reply.paceMs ?? 1;
     const body = new ReadableStream<Uint8Array>({
       async start(controller) {
         for (const [index, event] of events.entries()) {
@@ -196,7 +203,7 @@ export class ScriptedModelServer {
           if (hold && index === hold.afterChunks) await hold.until;
           controller.enqueue(encoder.encode(`data: ${JSON.stringify(event)}\n\n`));
           // Separate writes, so the client really sees the answer arrive in pieces.
-          await Bun.sleep(1);
+          if (paceMs > 0) await Bun.sleep(paceMs);
         }
         controller.enqueue(encoder.encode("data: [DONE]\n\n"));
         controller.close();
