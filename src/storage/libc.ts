@@ -13,9 +13,16 @@ export interface Libc<S extends string> {
   errno(): number;
 }
 
-/** The errno values of this platform by number, as node names them ("EEXIST"). */
+/**
+ * The errno values of this platform by number, as node names them ("EEXIST").
+ * Where two names share a number, the first listed is node's own (EAGAIN, not
+ * EWOULDBLOCK; ENOTSUP, not EOPNOTSUPP), which callers compare against.
+ */
 export function errnoCode(errno: number): string {
-  codes ??= new Map(Object.entries(constants.errno).map(([name, value]) => [value, name]));
+  if (!codes) {
+    codes = new Map();
+    for (const [name, value] of Object.entries(constants.errno)) if (!codes.has(value)) codes.set(value, name);
+  }
   return codes.get(errno) ?? `ERRNO_${errno}`;
 }
 

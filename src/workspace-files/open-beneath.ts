@@ -45,7 +45,10 @@ const DIR_FLAGS = O_RDONLY | O_DIRECTORY;
 export function openBeneath(root: Root, path: string, flags: number, createDirs = false, requested = path): number {
   const rel = relativeTo(root, path, requested);
   if (root.resolver === "kernel") {
-    const fd = kernelOpen(root, rel, flags);
+    let fd = kernelOpen(root, rel, flags);
+    // EAGAIN: a rename or mount anywhere on the system raced a `..` of the lookup, and
+    // openat2(2) could not prove it stayed beneath; its man page says to retry.
+    for (let retry = 0; retry < EAGAIN_RETRIES && typeof fd !== "number" && fd.code === "EAGAIN"; retry += 1) fd = kernelOpen(root, rel, flags);
     if (typeof fd === "number") return fd;
     // Not there yet and we create: the walk makes what is missing, component by component.
     if (!(fd.code === "ENOENT" && createDirs) && !TO_WALK.has(fd.code)) throw fd.error;
@@ -53,10 +56,13 @@ export function openBeneath(root: Root, path: string, flags: number, createDirs 
   return walk(root, rel, flags, createDirs, requested);
 }
 
+/** Tries of openat2 again after EAGAIN before the walk decides (a busy system renames all the time). */
+const EAGAIN_RETRIES = 3;
+
 /**
  * The kernel's refusals the walk decides again: EXDEV is any absolute symlink (even
  * one pointing inside) or a real escape; ELOOP a magic link or a loop; EAGAIN a
- * rename racing the lookup; ENOSYS no openat2.
+ * rename racing the lookup, still, after the retries; ENOSYS no openat2.
  */
 const TO_WALK = new Set(["EXDEV", "ELOOP", "EAGAIN", "ENOSYS"]);
 

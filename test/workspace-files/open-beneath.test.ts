@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { WorkspaceEscapeError } from "../../src/security/workspace-path.ts";
 import { O_DIRECTORY, O_RDONLY, atCalls } from "../../src/workspace-files/at-calls.ts";
 import { openBeneath, openRoot } from "../../src/workspace-files/open-beneath.ts";
+import { errnoCode } from "../../src/storage/libc.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 // Both resolvers: openat2 (the kernel) with the walk behind it, and the walk alone
@@ -111,3 +112,47 @@ describe.each(["kernel", "walk"] as const)("openBeneath (%s)", (resolver) => {
     expect(readFileSync(join(workspace, "src/a.ts"), "utf8")).toBe("inside");
   });
 });
+
+// openat2 with RESOLVE_BENEATH fails with EAGAIN when any rename on the system
+// races a `..` of the lookup (it cannot prove the `..` stayed beneath); errno 11
+// used to be named EWOULDBLOCK here, so the EAGAIN went out as an error instead
+// of being retried. A rename storm elsewhere makes it happen every few hundred opens.
+test("errno 11 is EAGAIN and 95 ENOTSUP, as node names them", () => {
+  expect(errnoCode(11)).toBe("EAGAIN");
+  expect(errnoCode(95)).toBe("ENOTSUP");
+});
+
+test("paths with `..` open beneath the root while another process renames as fast as it can (EAGAIN retried)", async () => {
+  const { workspace } = setup();
+  const elsewhere = realpathSync(tempDir("agent-rename-storm-"));
+  mkdirSync(join(elsewhere, "x"));
+  mkdirSync(join(elsewhere, "y"));
+  const storm = Bun.spawn([process.execPath, join(import.meta.dir, "..", "e2e", "flip-dir.ts"), join(elsewhere, "x"), join(elsewhere, "y")], { stdout: "pipe" });
+  const failures = new Map<string, number>();
+  let opens = 0;
+  try {
+    await storm.stdout.getReader().read();
+    const root = openRoot(workspace, calls, "kernel");
+    try {
+      for (const end = Date.now() + 2_000; Date.now() < end; ) {
+        opens += 1;
+        try {
+          const fd = openBeneath(root, "src/../src/../src/a.ts", O_RDONLY);
+          const landed = readlinkSync(`/proc/self/fd/${fd}`);
+          closeSync(fd);
+          if (landed !== join(workspace, "src/a.ts")) failures.set(landed, (failures.get(landed) ?? 0) + 1);
+        } catch (error) {
+          const code = String((error as { code?: string }).code);
+          failures.set(code, (failures.get(code) ?? 0) + 1);
+        }
+      }
+    } finally {
+      root.close();
+    }
+  } finally {
+    storm.kill("SIGTERM");
+    await storm.exited;
+  }
+  expect(opens).toBeGreaterThan(1_000);
+  expect(Object.fromEntries(failures)).toEqual({});
+}, 30_000);
