@@ -1,8 +1,8 @@
-import { appendFileSync, closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../core/errors.ts";
-import { ensureDir, FILE_MODE, isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
-import { type FileJournalBackend, type FileVersion, JournalEntry, type NumberedEntry, VersionRecord } from "./journal-records.ts";
+import { ensureDir, FILE_MODE, fsyncDirOffLoop, fsyncOffLoop, isErrno } from "../storage/atomic-file.ts";
+import { type BlobSync, type FileJournalBackend, type FileVersion, JournalEntry, type NumberedEntry, VersionRecord } from "./journal-records.ts";
 
 /**
  * The file backend of a session's file journal, under `<state-dir>/files/`:
@@ -15,6 +15,11 @@ export class FileJournalFiles implements FileJournalBackend {
   readonly #cache = new Map<string, Map<string, FileVersion>>();
   /** Entries in the journal file, counted on the first append (one process appends at a time: the session's runtime lock). */
   #count: number | undefined;
+  /** Contents this process stored durably, or synced: a change whose content before is one of them needs no sync. */
+  readonly #synced = new Set<string>();
+  /** Contents being synced in the background ("soon"), until done. */
+  readonly #syncing = new Map<string, Promise<void>>();
+  #temps = 0;
 
   constructor(stateDir: string) {
     this.#dir = join(stateDir, "files");
@@ -47,30 +52,58 @@ export class FileJournalFiles implements FileJournalBackend {
 
   async hasBlob(hash: string, size: number): Promise<boolean> {
     if (!HASH.test(hash)) return false;
+    if (this.#syncing.has(hash)) return true;
     // The size is checked too: a blob written without fsync may be cut short by a crash.
     return statSync(join(this.#dir, "blobs", hash), { throwIfNoEntry: false })?.size === size;
   }
 
-  async putBlob(hash: string, bytes: Uint8Array, durable: boolean): Promise<void> {
-    ensureDir(join(this.#dir, "blobs"));
-    const target = join(this.#dir, "blobs", hash);
-    if (durable) {
-      writeFileAtomic(target, bytes);
+  async putBlob(hash: string, bytes: Uint8Array, sync: BlobSync): Promise<void> {
+    if (this.#synced.has(hash)) return;
+    const pending = this.#syncing.get(hash);
+    if (sync === "soon") {
+      if (pending) return;
+      // Begun once the caller's turn of the event loop is over, so the syncs its write waits for are queued
+      // first; until it is done, this process counts the content as stored and a read of it waits.
+      const done = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => this.#store(hash, bytes, true))
+        .finally(() => this.#syncing.delete(hash));
+      // Awaited only by a later "now" of the same content, which stores it itself if this failed.
+      done.catch(() => {});
+      this.#syncing.set(hash, done);
       return;
     }
-    // Content-addressed: a concurrent writer of the same name writes the same bytes.
-    const fd = openSync(`${target}.${process.pid}.tmp`, "w", FILE_MODE);
-    try {
-      writeSync(fd, bytes);
-    } finally {
-      closeSync(fd);
+    if (sync === "now" && pending && (await pending.then(() => true, () => false))) return;
+    await this.#store(hash, bytes, sync === "now");
+  }
+
+  async #store(hash: string, bytes: Uint8Array, durable: boolean): Promise<void> {
+    const blobs = join(this.#dir, "blobs");
+    ensureDir(blobs);
+    const target = join(blobs, hash);
+    if (statSync(target, { throwIfNoEntry: false })?.size === bytes.length) {
+      // Kept earlier, maybe unsynced (a read's content, a change's content after): the file and its name synced together.
+      if (durable) await Promise.all([syncFileOffLoop(target), fsyncDirOffLoop(blobs)]);
+    } else {
+      // Content-addressed: a concurrent writer of the same name writes the same bytes.
+      this.#temps += 1;
+      const temp = `${target}.${process.pid}-${this.#temps}.tmp`;
+      const fd = openSync(temp, "w", FILE_MODE);
+      try {
+        writeSync(fd, bytes);
+        if (durable) await fsyncOffLoop(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(temp, target);
+      if (durable) await fsyncDirOffLoop(blobs);
     }
-    renameSync(`${target}.${process.pid}.tmp`, target);
+    if (durable) this.#synced.add(hash);
   }
 
   async blob(hash: string): Promise<Buffer | undefined> {
     // Only a sha256 names a blob: an empty (unknown) hash or anything else is no file name here.
     if (!HASH.test(hash)) return undefined;
+    await this.#syncing.get(hash)?.catch(() => {});
     try {
       return readFileSync(join(this.#dir, "blobs", hash));
     } catch (error) {
@@ -83,15 +116,19 @@ export class FileJournalFiles implements FileJournalBackend {
     ensureDir(this.#dir);
     const path = join(this.#dir, "journal.jsonl");
     this.#count ??= readLines(path).length;
+    const created = this.#count === 0;
     const fd = openSync(path, "a", FILE_MODE);
     try {
       writeSync(fd, `${JSON.stringify(JournalEntry.parse(entry))}\n`);
-      fsyncSync(fd);
+      // Counted as it is written: appends started together (parallel tool calls) keep their order.
+      this.#count += 1;
+      const seq = this.#count;
+      // A new journal's name is synced with its first line.
+      await Promise.all([fsyncOffLoop(fd), created ? fsyncDirOffLoop(this.#dir) : undefined]);
+      return seq;
     } finally {
       closeSync(fd);
     }
-    this.#count += 1;
-    return this.#count;
   }
 
   async entries(): Promise<NumberedEntry[]> {
@@ -112,6 +149,16 @@ export class FileJournalFiles implements FileJournalBackend {
 }
 
 const HASH = /^[0-9a-f]{64}$/;
+
+/** Makes the file at `path` durable, off the event loop. */
+async function syncFileOffLoop(path: string): Promise<void> {
+  const fd = openSync(path, "r");
+  try {
+    await fsyncOffLoop(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 function readLines(path: string): string[] {
   let text: string;

@@ -71,7 +71,7 @@ export class FileLedger {
             : { hash: "", size: then.size, stored: false, known: false };
       }
       const bytes = after.has(path) ? read(path) : undefined;
-      const afterRef = bytes === undefined ? null : await this.#keep(bytes, false);
+      const afterRef = bytes === undefined ? null : await this.#keep(bytes);
       await this.#o.backend.append({ v: 1, at: this.#o.clock.now().toISOString(), path, ...entryMeta(meta), before: beforeRef, after: afterRef });
     }
   }
@@ -93,7 +93,7 @@ export class FileLedger {
     if (known && known.hash === version.hash && known.mtimeMs === version.mtimeMs) return;
     mine.set(path, version);
     // Kept (unsynced), so a later change by a shell command or from outside can be shown as a diff and rewound.
-    await this.#keep(bytes, false, hash);
+    await this.#keep(bytes, hash);
     await this.#o.backend.remember(agent, path, version);
   }
 
@@ -117,25 +117,45 @@ export class FileLedger {
 
   /**
    * Journals a change of `path` from `before` (undefined: no file) to `after`,
-   * durably, before it is made. The content before is kept (unless over the
-   * size cap); the content after too, so a later change by something outside
-   * the agents can be shown as a diff.
+   * durably, before it is made: the content before is stored and synced (unless
+   * over the size cap), the entry appended and synced. The content after is kept
+   * too (in the background), so a later change by something outside the agents
+   * can be shown as a diff and the next change finds it durable. The syncs are
+   * started together and committed together, and the caller's write syncs its
+   * own file meanwhile.
    */
   async journal(meta: ChangeMeta, path: string, before: Uint8Array | undefined, after: Uint8Array | undefined, hashes: { before?: string; after?: string } = {}): Promise<void> {
-    const beforeRef = before === undefined ? null : await this.#keep(before, true, hashes.before);
-    const afterRef = after === undefined ? null : await this.#keep(after, false, hashes.after);
+    const beforeRef = before === undefined ? null : this.#ref(before, hashes.before);
+    const afterRef = after === undefined ? null : this.#ref(after, hashes.after);
     const entry: JournalEntry = { v: 1, at: this.#o.clock.now().toISOString(), path, ...entryMeta(meta), before: beforeRef, after: afterRef };
-    await this.#o.backend.append(entry);
+    await Promise.all([
+      // Usually stored already (an earlier change left it, or the agent read it): then synced, unless that is done.
+      beforeRef?.stored ? this.#o.backend.putBlob(beforeRef.hash, before!, "now") : undefined,
+      this.#o.backend.append(entry),
+      // The next change's content before: stored and synced in the background, off this write's path.
+      afterRef?.stored ? this.#o.backend.putBlob(afterRef.hash, after!, "soon") : undefined,
+    ]);
   }
 
-  async #keep(bytes: Uint8Array, durable: boolean, known?: string): Promise<ContentRef> {
+  /** How the journal names `bytes`: stored, unless over the size cap or holding a secret. */
+  #ref(bytes: Uint8Array, known?: string): NonNullable<ContentRef> {
     const hash = known ?? contentHash(bytes);
     if (bytes.length > this.#max) return { hash, size: bytes.length, stored: false };
     // The state must hold no secret (docs/security.md): a file holding the API key or a
     // configured credential is journaled by hash only, like an oversized one.
     if (holdsSecret(bytes)) return { hash, size: bytes.length, stored: false, secret: true };
-    if (!(await this.#o.backend.hasBlob(hash, bytes.length))) await this.#o.backend.putBlob(hash, bytes, durable);
     return { hash, size: bytes.length, stored: true };
+  }
+
+  /** Keeps `bytes` unsynced under `hash` unless stored already. */
+  async #store(hash: string, bytes: Uint8Array): Promise<void> {
+    if (!(await this.#o.backend.hasBlob(hash, bytes.length))) await this.#o.backend.putBlob(hash, bytes, "none");
+  }
+
+  async #keep(bytes: Uint8Array, known?: string): Promise<ContentRef> {
+    const ref = this.#ref(bytes, known);
+    if (ref.stored) await this.#store(ref.hash, bytes);
+    return ref;
   }
 
   entries(): Promise<NumberedEntry[]> {

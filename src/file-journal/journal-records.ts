@@ -62,6 +62,15 @@ export type JournalEntry = z.infer<typeof JournalEntry>;
 export type NumberedEntry = JournalEntry & { seq: number };
 
 /**
+ * How soon a stored content must be durable: "now", before putBlob returns (a
+ * change's content before, which must survive a crash once the file is
+ * replaced); "soon", in the background — putBlob returns at once (a change's
+ * content after, which the next change of the file will need "now"); "none" (a
+ * content an agent read: lost to a crash, it only costs a diff).
+ */
+export type BlobSync = "now" | "soon" | "none";
+
+/**
  * Where a session keeps its file versions, journal and the contents the
  * journal names (files under the state dir, or PostgreSQL rows).
  */
@@ -72,8 +81,11 @@ export interface FileJournalBackend {
   remember(agent: string, path: string, version: FileVersion): Promise<void>;
   /** Whether the content `hash` of `size` bytes is stored. */
   hasBlob(hash: string, size: number): Promise<boolean>;
-  /** Stores `bytes` under their hash; `durable`: synced before it returns. */
-  putBlob(hash: string, bytes: Uint8Array, durable: boolean): Promise<void>;
+  /**
+   * Stores `bytes` under their hash unless stored, made durable as `sync` says
+   * (a copy stored earlier without a sync is synced by "now" and "soon").
+   */
+  putBlob(hash: string, bytes: Uint8Array, sync: BlobSync): Promise<void>;
   blob(hash: string): Promise<Buffer | undefined>;
   /** Appends `entry` durably; returns its number. */
   append(entry: JournalEntry): Promise<number>;

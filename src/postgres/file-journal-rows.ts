@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import { type FileJournalBackend, FileVersion, JournalEntry, type NumberedEntry } from "../file-journal/journal-records.ts";
+import { type BlobSync, type FileJournalBackend, FileVersion, JournalEntry, type NumberedEntry } from "../file-journal/journal-records.ts";
 import { parseRow, rowName, stateError } from "./state-rows.ts";
 
 /**
@@ -42,7 +42,8 @@ export class PgFileJournal implements FileJournalBackend {
     }
   }
 
-  async putBlob(hash: string, bytes: Uint8Array): Promise<void> {
+  async putBlob(hash: string, bytes: Uint8Array, _sync: BlobSync): Promise<void> {
+    // A row is durable once inserted, whatever `sync` asks.
     try {
       await this.sql`
         INSERT INTO agent_file_blobs (session, hash, bytes) VALUES (${this.session}, ${hash}, ${Buffer.from(bytes)})

@@ -46,8 +46,9 @@ export async function checkedWrite(
         const beforeHash = await ledger.assertCurrent(context.identity, tool, display, current);
         after = make(display, current);
         afterHash = contentHash(after);
-        await ledger.journal(meta, display, current, after, { ...(beforeHash ? { before: beforeHash } : {}), after: afterHash });
-        return after;
+        // Durable before the file is replaced; the write syncs its temp file meanwhile.
+        const ready = ledger.journal(meta, display, current, after, { ...(beforeHash ? { before: beforeHash } : {}), after: afterHash });
+        return { data: after, ready };
       });
       await ledger.saw(context.identity, result.display, after!, result.stat, afterHash);
       return result;

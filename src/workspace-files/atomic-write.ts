@@ -1,5 +1,5 @@
 import { type Stats, closeSync, fchmodSync, fchownSync, fstatSync, fsyncSync, ftruncateSync, readdirSync, statSync, writeSync } from "node:fs";
-import { isErrno } from "../storage/atomic-file.ts";
+import { fsyncOffLoop, isErrno } from "../storage/atomic-file.ts";
 import { isProcessAlive } from "../storage/process-liveness.ts";
 import { type AtCalls, O_CLOEXEC, O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY } from "./at-calls.ts";
 
@@ -33,28 +33,79 @@ export function writeAt(calls: AtCalls, dir: number, name: string, data: Uint8Ar
   }
   const temp = createTemp(calls, dir);
   try {
-    const fd = temp.fd;
     try {
-      writeAll(fd, data);
-      if (existing) keepOwner(fd, existing);
-      // Explicitly, not by the create's mode argument: the umask applies there, and a
-      // variadic argument through FFI is not reliable on every ABI.
-      fchmodSync(fd, existing ? existing.mode & 0o7777 : 0o666 & ~process.umask());
-      fsyncSync(fd);
+      fill(temp.fd, data, existing);
+      fsyncSync(temp.fd);
     } finally {
-      closeSync(fd);
+      closeSync(temp.fd);
     }
     calls.renameat(dir, temp.name, dir, name);
   } catch (error) {
-    try {
-      calls.unlinkat(dir, temp.name);
-    } catch {
-      // Renamed already, or never made: the first error is the one to report.
-    }
+    removeTemp(calls, dir, temp.name);
     throw error;
   }
   // The rename is durable only once the directory's entry is.
   fsyncSync(dir);
+}
+
+/**
+ * writeAt for a replacement that must wait until `ready` settles — the journal's
+ * record of the content being replaced made durable — and then pass `check`
+ * (the target still the file that was read). The temp file is written and
+ * fsynced meanwhile, on the thread pool: the two syncs overlap, and the file
+ * system commits them together, so waiting for the journal costs about nothing
+ * beyond the write's own sync. Nothing is renamed unless both succeeded.
+ */
+export async function writeAtWhenReady(
+  calls: AtCalls,
+  dir: number,
+  name: string,
+  data: Uint8Array,
+  existing: Stats | undefined,
+  ready: Promise<void>,
+  check: () => void,
+): Promise<void> {
+  if (existing && existing.nlink > 1) {
+    await ready;
+    check();
+    writeInPlace(calls, dir, name, data);
+    return;
+  }
+  const temp = createTemp(calls, dir);
+  try {
+    try {
+      fill(temp.fd, data, existing);
+      // Settled, not raced: the descriptor is closed only once its sync is over.
+      const [synced, journaled] = await Promise.allSettled([fsyncOffLoop(temp.fd), ready]);
+      if (journaled.status === "rejected") throw journaled.reason;
+      if (synced.status === "rejected") throw synced.reason;
+    } finally {
+      closeSync(temp.fd);
+    }
+    check();
+    calls.renameat(dir, temp.name, dir, name);
+  } catch (error) {
+    removeTemp(calls, dir, temp.name);
+    throw error;
+  }
+  fsyncSync(dir);
+}
+
+/** Writes `data` into the new temp file `fd` and gives it the target's mode and owner (not synced). */
+function fill(fd: number, data: Uint8Array, existing: Stats | undefined): void {
+  writeAll(fd, data);
+  if (existing) keepOwner(fd, existing);
+  // Explicitly, not by the create's mode argument: the umask applies there, and a
+  // variadic argument through FFI is not reliable on every ABI.
+  fchmodSync(fd, existing ? existing.mode & 0o7777 : 0o666 & ~process.umask());
+}
+
+function removeTemp(calls: AtCalls, dir: number, temp: string): void {
+  try {
+    calls.unlinkat(dir, temp);
+  } catch {
+    // Renamed already, or never made: the first error is the one to report.
+  }
 }
 
 function createTemp(calls: AtCalls, dir: number): { fd: number; name: string } {

@@ -5,7 +5,7 @@ import { AgentError } from "../core/errors.ts";
 import { isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
 import { WorkspaceEscapeError, resolveInWorkspace } from "../security/workspace-path.ts";
 import { type AtCalls, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, atCalls } from "./at-calls.ts";
-import { reapTemps, writeAt } from "./atomic-write.ts";
+import { reapTemps, writeAt, writeAtWhenReady } from "./atomic-write.ts";
 import { addedRootOf } from "./added-dirs.ts";
 import { type Root, components, openBeneath, openRoot, relativeTo } from "./open-beneath.ts";
 
@@ -35,8 +35,13 @@ export interface FileWrite {
   created: boolean;
 }
 
-/** Turns a file's bytes (undefined: none yet) into its new bytes, possibly waiting; throws to change nothing. */
-export type AsyncChange = (display: string, bytes: Buffer | undefined) => Promise<Uint8Array>;
+/**
+ * Turns a file's bytes (undefined: none yet) into its new bytes, possibly
+ * waiting; throws to change nothing. `ready`, when given, must settle before the
+ * file is replaced (the journal's record of it made durable): the write prepares
+ * and syncs its temp file meanwhile, and a rejection changes nothing.
+ */
+export type AsyncChange = (display: string, bytes: Buffer | undefined) => Promise<{ data: Uint8Array; ready?: Promise<void> }>;
 
 /** Turns a file's bytes into its new bytes; throws to change nothing. */
 export type Change = (bytes: Buffer, display: string) => Uint8Array;
@@ -191,9 +196,18 @@ export class WorkspaceFiles {
         } else {
           assertNamedIfGuarded(root, scope, target.display, path);
         }
-        const data = await make(target.display, current);
-        if (!sameFile(root.calls, target.dir, target.name, target.stat)) throw new FileChangedMeanwhileError(target.display);
-        this.#replace(root, target, data);
+        // Refused before `make` runs: a directory is no file to journal a change of.
+        this.#assertWritable(target);
+        const { data, ready } = await make(target.display, current);
+        try {
+          this.#reap(root, target);
+          await writeAtWhenReady(root.calls, target.dir, target.name, data, target.stat, ready ?? Promise.resolve(), () => {
+            if (!sameFile(root.calls, target.dir, target.name, target.stat)) throw new FileChangedMeanwhileError(target.display);
+          });
+        } finally {
+          // Whatever became of the write, the journal's work is over before the call is (its failure, if the write waited for it, was thrown there).
+          await ready?.catch(() => {});
+        }
         const stat = statSync(resolve(root.real, target.display), { throwIfNoEntry: false });
         return { display: target.display, created: target.stat === undefined, ...(stat ? { stat } : {}) };
       } finally {
@@ -204,11 +218,20 @@ export class WorkspaceFiles {
     }
   }
 
-  #replace(root: Root, target: Located, data: Uint8Array): void {
+  /** Checks that `target` can be replaced by a file tool: a regular file, or nothing yet. */
+  #assertWritable(target: Located): void {
     if (target.stat?.isDirectory()) throw new Error(`${target.display} is a directory; give a file path`);
     if (target.stat && !target.stat.isFile()) throw new Error(`${target.display} is not a regular file; file tools write only files`);
-    reapTemps(root.calls, target.dir, listingOf(target.dir, dirname(resolve(root.real, target.display))), this.#reaped);
+  }
+
+  #replace(root: Root, target: Located, data: Uint8Array): void {
+    this.#assertWritable(target);
+    this.#reap(root, target);
     writeAt(root.calls, target.dir, target.name, data, target.stat);
+  }
+
+  #reap(root: Root, target: Located): void {
+    reapTemps(root.calls, target.dir, listingOf(target.dir, dirname(resolve(root.real, target.display))), this.#reaped);
   }
 
   /**
@@ -349,7 +372,8 @@ async function replaceByPath(scope: FileScope, path: string, mustExist: boolean,
   const { absolute, display } = resolveInWorkspace(scope.workspace, path, scope.fence);
   const before = statSync(absolute, { throwIfNoEntry: false });
   if (!before && mustExist) throw Object.assign(new Error(`ENOENT: no such file or directory, ${display}`), { code: "ENOENT" });
-  const data = await make(display, before?.isFile() ? readFileSync(absolute) : undefined);
+  const { data, ready } = await make(display, before?.isFile() ? readFileSync(absolute) : undefined);
+  await ready;
   const now = statSync(absolute, { throwIfNoEntry: false });
   if (now?.mtimeMs !== before?.mtimeMs || now?.size !== before?.size) throw new FileChangedMeanwhileError(display);
   mkdirSync(dirname(absolute), { recursive: true });

@@ -127,6 +127,28 @@ describe.each(["kernel", "walk"] as const)("WorkspaceFiles (%s)", (resolver) => 
     // Named directly, the permission check saw it; the door does not refuse it again.
     expect(files.write(scope, "./.git/config", bytes("[core]\n\tbare = false\n")).display).toBe(".git/config");
   });
+
+  test("replace waits for `ready` before the file changes (its temp written meanwhile); a failed `ready` changes nothing", async () => {
+    const scope = workspaceContext();
+    const path = join(scope.workspace, "notes.txt");
+    writeFileSync(path, "old");
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const pending = files.replace(scope, "notes.txt", true, async (_display, current) => ({ data: bytes(`${current}+new`), ready: gate }));
+    // The temp file is written while the journal is being made durable; the target is not replaced before it is.
+    for (let i = 0; i < 200 && !readdirSync(scope.workspace).some((name) => name.startsWith(TEMP_PREFIX)); i += 1) await Bun.sleep(5);
+    expect(readdirSync(scope.workspace).some((name) => name.startsWith(TEMP_PREFIX))).toBe(true);
+    await Bun.sleep(50);
+    expect(readFileSync(path, "utf8")).toBe("old");
+    release();
+    expect(await pending).toMatchObject({ display: "notes.txt", created: false });
+    expect(readFileSync(path, "utf8")).toBe("old+new");
+
+    const failed = files.replace(scope, "notes.txt", true, async () => ({ data: bytes("lost"), ready: Promise.reject(new Error("journal: disk full")) }));
+    await expect(failed).rejects.toThrow("journal: disk full");
+    expect(readFileSync(path, "utf8")).toBe("old+new");
+    expect(readdirSync(scope.workspace)).toEqual(["notes.txt"]);
+  });
 });
 
 /** A pid no process has now. */
