@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
-import { ensureDir, namesIn, unlinkQuietly, writeFileAtomic } from "../storage/atomic-file.ts";
+import { ensureDir, namesIn, unlinkQuietly, writeFileAtomicOffLoop } from "../storage/atomic-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
 import { readStateFile } from "../storage/state-file.ts";
 import { type LeaseHolder, LeaseLostError, TeammateLease, type TeammateLeases, freshLease, isLive } from "./teammate-leases.ts";
@@ -24,23 +24,23 @@ export class FileTeammateLeases implements TeammateLeases {
   }
 
   acquire(name: AgentName, holder: LeaseHolder, ttlMs: number): Promise<TeammateLease | null> {
-    return this.#locked(() => {
+    return this.#locked(async () => {
       const now = this.#clock.now();
       const current = this.#read(name);
       if (current && current.holder.id !== holder.id && isLive(current, now)) return null;
       const lease = freshLease(name, holder, now, ttlMs);
-      this.#write(lease);
+      await this.#write(lease);
       return lease;
     });
   }
 
   heartbeat(lease: TeammateLease, ttlMs: number): Promise<TeammateLease> {
-    return this.#locked(() => {
+    return this.#locked(async () => {
       const current = this.#read(lease.name);
       // Expired but not taken is still ours: nobody ran the teammate meanwhile.
       if (!current || current.token !== lease.token) throw new LeaseLostError(lease.name, current);
       const renewed = { ...current, leaseUntilUtc: new Date(this.#clock.now().getTime() + ttlMs).toISOString() };
-      this.#write(renewed);
+      await this.#write(renewed);
       return renewed;
     });
   }
@@ -72,11 +72,13 @@ export class FileTeammateLeases implements TeammateLeases {
     return readStateFile(this.#file(name), TeammateLease);
   }
 
-  #write(lease: TeammateLease): void {
-    writeFileAtomic(this.#file(lease.name), `${JSON.stringify(TeammateLease.parse(lease))}\n`);
+  // Its fsyncs wait off the event loop, under the lock: a spawn's or a heartbeat's
+  // lease write no longer stalls the other agents.
+  #write(lease: TeammateLease): Promise<void> {
+    return writeFileAtomicOffLoop(this.#file(lease.name), `${JSON.stringify(TeammateLease.parse(lease))}\n`);
   }
 
-  #locked<T>(work: () => T): Promise<T> {
+  #locked<T>(work: () => T | Promise<T>): Promise<T> {
     ensureDir(this.dir);
     return withFileLock(this.#lock, work);
   }
