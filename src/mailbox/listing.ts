@@ -7,7 +7,7 @@ import { isErrno } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { Pacer } from "../storage/pacer.ts";
 import type { MessageKind } from "../core/message.ts";
-import { type LoadedIndex, type RecordFields, appendRecords, fieldsIfSameFile, readIndex, recordBody, rewriteIndex } from "./mailbox-index.ts";
+import { type RecordFields, appendRecords, fieldsIfSameFile, lookUpRecords, readIndexText, recordBody, rewriteIndex } from "./mailbox-index.ts";
 import { checkEntry, checkMessageBytes } from "./message-file.ts";
 import { type MailboxPaths, REASON_SUFFIX, fileNameOf } from "./paths.ts";
 import { readQuarantineReason } from "./quarantine.ts";
@@ -36,9 +36,10 @@ export async function listMailboxes(
   for (const name of selected) {
     const counts = Object.fromEntries(MAILBOX_STATES.map((state) => [state, 0])) as MailboxCounts;
     const messages: MailboxEntry[] = [];
-    const look: Lookup = { index: readIndex(fs, paths.index(name)), added: [], kept: [] };
-    for (const state of MAILBOX_STATES) {
-      const entries = await readState(paths, fs, name, state, pacer, maxContentBytes, look);
+    const listed = MAILBOX_STATES.map((state) => ({ state, dir: paths.stateDirOf(name, state), files: filesIn(fs, paths.stateDirOf(name, state)) }));
+    const look = lookUp(fs, paths.index(name), listed);
+    for (const { state, dir, files } of listed) {
+      const entries = await describeAll(fs, name, state, dir, files, pacer, maxContentBytes, look);
       counts[state] = entries.length;
       if (options.state === undefined || options.state === state) messages.push(...entries);
     }
@@ -48,11 +49,28 @@ export async function listMailboxes(
   return listings;
 }
 
-/** An agent's index as read, what this listing read and recorded, and the records of every message it found. */
+/** The records of an agent's listed files, what this listing read and recorded, and the records of every message it found. */
 interface Lookup {
-  index: LoadedIndex;
+  /** Base file name → its record, or "" when the index has none. */
+  records: Map<string, string>;
+  /** Lines in the index, and damaged ones among those looked at. */
+  lines: number;
+  bad: number;
   added: string[];
   kept: string[];
+}
+
+function lookUp(fs: FsOps, path: string, listed: { state: MailboxState; files: string[] }[]): Lookup {
+  const records = new Map<string, string>();
+  for (const { state, files } of listed) {
+    for (const file of files) {
+      if (state !== "quarantine") records.set(file, "");
+      else if (!file.endsWith(REASON_SUFFIX)) records.set(baseMessageName(file), "");
+    }
+  }
+  const text = readIndexText(fs, path);
+  const { lines, bad } = text === undefined ? { lines: 0, bad: 1 } : lookUpRecords(text, records);
+  return { records, lines, bad, added: [], kept: [] };
 }
 
 /**
@@ -60,34 +78,36 @@ interface Lookup {
  * it had damaged lines, or more records of messages that are gone (pruned,
  * removed by hand) than of ones still there — written again with just the latter.
  */
-function keepIndex(fs: FsOps, path: string, { index, added, kept }: Lookup): void {
-  const gone = index.records.size - (kept.length - added.length);
-  if (index.bad > 0 || gone > Math.max(STALE_RECORDS_KEPT, kept.length)) rewriteIndex(fs, path, kept);
+function keepIndex(fs: FsOps, path: string, { lines, bad, added, kept }: Lookup): void {
+  const gone = lines - (kept.length - added.length);
+  if (bad > 0 || gone > Math.max(STALE_RECORDS_KEPT, kept.length)) rewriteIndex(fs, path, kept);
   else appendRecords(fs, path, added);
 }
 
 /** Records of messages no longer there are harmless (never listed or claimed) and dropped only past this many. */
 const STALE_RECORDS_KEPT = 1024;
 
-async function readState(
-  paths: MailboxPaths,
-  fs: FsOps,
-  agent: AgentName,
-  state: MailboxState,
-  pacer: Pacer,
-  maxContentBytes: number,
-  look: Lookup,
-): Promise<MailboxEntry[]> {
-  const dir = paths.stateDirOf(agent, state);
-  let names: string[];
+function filesIn(fs: FsOps, dir: string): string[] {
   try {
-    names = fs.readdirSync(dir);
+    return fs.readdirSync(dir);
   } catch (error) {
     if (isErrno(error, "ENOENT")) return [];
     throw error;
   }
+}
+
+async function describeAll(
+  fs: FsOps,
+  agent: AgentName,
+  state: MailboxState,
+  dir: string,
+  files: string[],
+  pacer: Pacer,
+  maxContentBytes: number,
+  look: Lookup,
+): Promise<MailboxEntry[]> {
   const entries: MailboxEntry[] = [];
-  for (const file of names) {
+  for (const file of files) {
     const turn = pacer.next();
     if (turn) await turn;
     if (state === "quarantine" && file.endsWith(REASON_SUFFIX)) continue;
@@ -121,17 +141,20 @@ export function describeEntry(
   if (state === "quarantine") entry.reason = readQuarantineReason(fs, path) ?? "(no reason recorded)";
   // Quarantined copies may carry a suffix; the id is still the name's UUID part.
   const base = state === "quarantine" ? baseMessageName(file) : file;
-  const checked = checkEntry(base, stats);
-  if (!checked.ok) return entry;
-  if (size > maxMessageFileBytes(maxContentBytes)) {
-    entry.reason ??= tooLarge(size, maxContentBytes);
-    return entry;
-  }
-  const record = look?.index.records.get(base);
-  const fields = record === undefined ? undefined : fieldsIfSameFile(record, stats);
+  const tooLargeAt = maxMessageFileBytes(maxContentBytes);
+  // A file its record still describes (the same inode, size and mtime) is the regular
+  // file named by a message id that was recorded: nothing more to check or read.
+  const record = look?.records.get(base);
+  const fields = !record || size > tooLargeAt ? undefined : fieldsIfSameFile(record, stats);
   if (look && fields) {
     look.kept.push(record!);
-    return described(entry, checked.id, fields);
+    return described(entry, base.slice(0, 36), fields);
+  }
+  const checked = checkEntry(base, stats);
+  if (!checked.ok) return entry;
+  if (size > tooLargeAt) {
+    entry.reason ??= tooLarge(size, maxContentBytes);
+    return entry;
   }
   // The exact stamp for a record is taken before the read: a change after it shows as a mismatch later.
   const stamp = look ? lstatExactly(fs, path) : undefined;

@@ -143,6 +143,33 @@ export function matchRecords(text: string, names: Set<string>, found: (name: str
   return bad;
 }
 
+/**
+ * For `list`: sets each name of `wanted` (file name → "", one per file listed) to
+ * its last good record, checking only those lines: a record of a message no longer
+ * there is never used. Returns how many lines the index has, and how many of those
+ * checked were damaged. (The names listed are the map's keys and the index is only
+ * probed: keying a map by 50 000 strings cut from the index cost more than the
+ * listing's every lstat.)
+ */
+export function lookUpRecords(text: string, wanted: Map<string, string>): { lines: number; bad: number } {
+  let lines = 0;
+  let bad = 0;
+  let start = text.indexOf("\n");
+  if (start !== 0 && text.length > 0) bad += 1;
+  while (start !== -1) {
+    const next = text.indexOf("\n", start + 1);
+    lines += 1;
+    const name = text.slice(start + 9, start + 9 + NAME_END);
+    if (wanted.has(name)) {
+      const end = next === -1 ? text.length : next;
+      if (goodLine(text, start, end)) wanted.set(name, text.slice(start + 9, end));
+      else bad += 1;
+    }
+    start = next;
+  }
+  return { lines, bad };
+}
+
 /** Whether the line from the newline at `start` to `end` is a whole record whose checksum holds. */
 function goodLine(text: string, start: number, end: number): boolean {
   return (
