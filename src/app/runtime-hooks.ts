@@ -3,15 +3,18 @@ import { LEAD } from "../core/agent-name.ts";
 import type { HookSession } from "../hooks/claude-protocol.ts";
 import { HookNotices } from "../hooks/hook-notices.ts";
 import { ShellHooks } from "../hooks/hook-runner.ts";
+import { TeamGates } from "../hooks/team-gates.ts";
 import type { PermissionAsker } from "../permissions/policy.ts";
 import type { TeamEvent } from "../team/teammate-runtime.ts";
 import type { LeadContext, RuntimeBase } from "./runtime-context.ts";
 import type { Settings } from "../config/load.ts";
 
-/** The runtime's hooks, and the two places they listen in: a question for the user and a teammate's state. */
+/** The runtime's hooks, and where they listen in: a question for the user, the team's events. */
 export interface RuntimeHooks {
   hooks: ShellHooks;
   notices: HookNotices;
+  /** TeammateIdle, TaskCreated and TaskCompleted: awaited where they happen, as they may refuse. */
+  gates: TeamGates;
   /** The caller's asker, firing Notification first; absent when headless. */
   asker?: PermissionAsker;
   teamObserver: (event: TeamEvent) => void;
@@ -35,12 +38,10 @@ export function wireHooks({ settings, context, closers, warn }: RuntimeBase): Ru
         return context.asker!(request, signal);
       }
     : undefined;
-  const teamObserver = (event: TeamEvent) => {
-    context.teamObserver?.(event);
-    if (event.type === "teammate" && event.state === "idle") notices.fire("TeammateIdle", { identity: event.name, teammate: event.name, role: event.role });
-  };
+  const teamObserver = (event: TeamEvent) => context.teamObserver?.(event);
+  const gates = new TeamGates({ hooks, workspace: context.workspace, warn, lead: LEAD });
   const commands = Object.values(settings.hooks).flatMap((list) => (list ?? []).map((hook) => hook.command));
-  return { hooks, notices, ...(asker ? { asker } : {}), teamObserver, commands };
+  return { hooks, notices, gates, ...(asker ? { asker } : {}), teamObserver, commands };
 }
 
 /** Who the hooks' events belong to, as Claude Code's `session_id`, `transcript_path` and `permission_mode`. */

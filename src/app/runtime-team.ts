@@ -53,7 +53,7 @@ export async function buildTeam(base: RuntimeBase, inputs: TeamInputs): Promise<
     table: stores.stores.tasks,
     clock,
     onChange: () => team.pokeAutoClaimers(),
-    onCompleted: (task) => hooks.notices.fire("TaskCompleted", { identity: task.owner ?? LEAD, task: { id: task.id, subject: task.subject, owner: task.owner } }),
+    gates: { creating: (task, by) => hooks.gates.taskCreated(task, by), completing: (task, by) => hooks.gates.taskCompleted(task, by) },
   });
   const hosting = new TeammateHosting({
     leases: context.hosting?.leases ?? stores.mailbox.leases,
@@ -89,6 +89,7 @@ export async function buildTeam(base: RuntimeBase, inputs: TeamInputs): Promise<
     clock,
     ids,
     observer: hooks.teamObserver,
+    idleGate: (teammate) => hooks.gates.teammateIdle(teammate),
     decidePermission,
     ...(context.permissionTimeoutMs !== undefined ? { permissionTimeoutMs: context.permissionTimeoutMs } : {}),
     tasks,

@@ -34,10 +34,19 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
   // Turns a killed process left half done come first: their events are already
   // acknowledged, so nothing else would bring them back.
   outcome.turns.push(...(await lead.runner.resumeAbandoned(signal)));
+  // Teammates at work and background jobs running are pending work; future
+  // cron runs are not (a daily job would keep the wait open for ever).
+  const busy = () => lead.team.hasPendingWork() || lead.background.hasRunning();
   for (;;) {
     if (signal?.aborted) {
       outcome.interrupted = true;
       return outcome;
+    }
+    // Idle notices alone do not wake the Lead while others still work: they
+    // join the next result's turn, or get one once the team is quiet.
+    if (lead.inbox.holdsOnly("idle") && busy()) {
+      await Promise.race([lead.inbox.nextPublish(signal), lead.team.nextChange(signal)]);
+      continue;
     }
     const round = await lead.runner.runEvents(lead.inbox, { signal, settle: (batch) => settle(lead, batch, signal) });
     outcome.events += round.processed;
@@ -48,9 +57,6 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
       continue;
     }
     if (lead.inbox.size > 0) continue;
-    // Teammates at work and background jobs running are pending work; future
-    // cron runs are not (a daily job would keep the wait open for ever).
-    const busy = () => lead.team.hasPendingWork() || lead.background.hasRunning();
     if (!busy()) {
       // Teammates other processes run (`agent worker`): their work is looked at
       // first, then the Lead's mailbox, so a result sent before that look is seen.

@@ -12,7 +12,7 @@ export { PERMISSION_MODES, TEAMMATE_PANES, type TeammatePanes };
 export const PermissionMode = z.enum(PERMISSION_MODES);
 export type PermissionMode = z.infer<typeof PermissionMode>;
 
-/** Claude Code's events (docs/hooks.md), then ours: a teammate gone idle, a task of the graph completed. */
+/** Claude Code's events (docs/hooks.md); the team's last three can refuse (exit 2): going idle, a task's creation, its completion. */
 export const HOOK_EVENTS = [
   "PreToolUse",
   "PostToolUse",
@@ -24,6 +24,7 @@ export const HOOK_EVENTS = [
   "PreCompact",
   "Notification",
   "TeammateIdle",
+  "TaskCreated",
   "TaskCompleted",
 ] as const;
 export const HookEvent = z.enum(HOOK_EVENTS);

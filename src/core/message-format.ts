@@ -31,8 +31,12 @@ export const PROTOCOL_KINDS = [
   "permission_request",
   "permission_response",
 ] as const;
-/** What the runtime tells the Lead by itself: a self-claiming teammate took a task (docs/team.md#self-claiming-teammates). */
-export const NOTICE_KINDS = ["task_claimed"] as const;
+/**
+ * What the runtime tells the Lead by itself: a self-claiming teammate took a
+ * task (docs/team.md#self-claiming-teammates); a teammate has nothing left to
+ * do (docs/team.md#idle-notices).
+ */
+export const NOTICE_KINDS = ["task_claimed", "idle"] as const;
 export const MESSAGE_KINDS = [...PLAIN_KINDS, ...PROTOCOL_KINDS, ...NOTICE_KINDS] as const;
 
 /** A task of the task graph ("t3"), as a message's `taskId` names it. */

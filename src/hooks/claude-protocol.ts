@@ -18,6 +18,9 @@ export interface HookSession {
   permissionMode?: string;
 }
 
+/** The team's events: their `team_name` is the session's id (a session has one team). */
+const TEAM_EVENTS: ReadonlySet<HookEvent> = new Set(["TeammateIdle", "TaskCreated", "TaskCompleted"]);
+
 /** Our file tools' `path`, also as the absolute `file_path` their scripts read (`jq -r .tool_input.file_path`). */
 const FILE_TOOLS = new Set(["read_file", "write_file", "edit_file"]);
 
@@ -47,6 +50,21 @@ export function claudeKeys(event: HookEvent, payload: Record<string, unknown>, c
   if (typeof payload.source === "string") keys.source = payload.source;
   if (typeof payload.reason === "string" && event === "SessionEnd") keys.reason = payload.reason;
   if (typeof payload.trigger === "string") keys.trigger = payload.trigger;
+  if (TEAM_EVENTS.has(event)) Object.assign(keys, teamKeys(payload, session));
+  return keys;
+}
+
+/** TeammateIdle's `teammate_name`, the task events' `task_id`, `task_subject`, `task_description`, and `team_name`. */
+function teamKeys(payload: Record<string, unknown>, session: HookSession | undefined): Record<string, unknown> {
+  const keys: Record<string, unknown> = session ? { team_name: session.id } : {};
+  if (typeof payload.teammate === "string") keys.teammate_name = payload.teammate;
+  const task = payload.task;
+  if (typeof task === "object" && task !== null) {
+    const { id, subject, description } = task as { id?: unknown; subject?: unknown; description?: unknown };
+    if (typeof id === "string") keys.task_id = id;
+    if (typeof subject === "string") keys.task_subject = subject;
+    if (typeof description === "string") keys.task_description = description;
+  }
   return keys;
 }
 

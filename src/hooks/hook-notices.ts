@@ -2,8 +2,8 @@ import type { HookEvent } from "../config/config.ts";
 import type { Hooks } from "./types.ts";
 
 /**
- * Hooks for events nothing waits on (Notification, TeammateIdle,
- * TaskCompleted, SessionEnd): started without holding up the agent, their
+ * Hooks for events nothing waits on (Notification, SessionEnd): started
+ * without holding up the agent, their
  * warnings reported, and awaited by `settle()` when the runtime closes so
  * none is cut off half run. What they answer cannot block anything.
  */

@@ -49,6 +49,11 @@ export class EventInbox {
     this.#wake();
   }
 
+  /** Whether every queued event (at least one) is `kind`: e.g. only idle notices wait. */
+  holdsOnly(kind: string): boolean {
+    return this.#entries.length > 0 && this.#entries.every((entry) => entry.event.kind === kind);
+  }
+
   take(): InboxEntry | undefined {
     return this.#entries.shift();
   }
@@ -80,7 +85,13 @@ export class EventInbox {
 
   /** Resolves at the next publish (at once when something is queued), or when `signal` aborts. */
   waitForEvent(signal?: AbortSignal): Promise<void> {
-    if (this.#entries.length > 0 || signal?.aborted) return Promise.resolve();
+    if (this.#entries.length > 0) return Promise.resolve();
+    return this.nextPublish(signal);
+  }
+
+  /** Resolves at the next publish, whatever is queued already, or when `signal` aborts. */
+  nextPublish(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         signal?.removeEventListener("abort", done);

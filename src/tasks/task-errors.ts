@@ -43,3 +43,8 @@ export class TaskBlockedError extends TaskError {
 export class TaskStateError extends TaskError {
   readonly code = "TASK_STATE";
 }
+
+/** A creation or completion a hook refused (TaskCreated, TaskCompleted exiting 2): the reason is the hook's. */
+export class TaskRefusedError extends TaskError {
+  readonly code = "TASK_REFUSED";
+}

@@ -3,7 +3,7 @@ import { UsageError } from "../core/errors.ts";
 import { ensureDir } from "../storage/atomic-file.ts";
 import { type FileLockOptions, withFileLock } from "../storage/file-lock.ts";
 import { type Task, type TaskId, type TaskStatus, type TaskView, taskNumber } from "./task.ts";
-import { TaskBlockedError, TaskDependencyError, TaskStateError, UnknownTaskError } from "./task-errors.ts";
+import { TaskBlockedError, TaskDependencyError, TaskRefusedError, TaskStateError, UnknownTaskError } from "./task-errors.ts";
 import { TaskFiles } from "./task-files.ts";
 import { type TaskIndex, cycleThrough, indexTasks, openBlockersOf, unblockedBy, viewOf } from "./task-graph.ts";
 
@@ -42,25 +42,37 @@ export interface TaskStoreOptions {
   clock?: Clock;
   /** Told after a task is created or completed: work may have become free to claim (self-claiming teammates wait for it). */
   onChange?: () => void;
-  /** Told after a task is completed, with the task as it now is (the TaskCompleted hook). */
-  onCompleted?: (task: TaskView) => void;
+  /** Asked before a task is created or completed (the TaskCreated and TaskCompleted hooks). */
+  gates?: TaskGates;
+}
+
+/**
+ * Checks a creation or completion before it is written: a returned reason
+ * refuses it (TaskRefusedError, nothing written), undefined lets it happen.
+ * `by` is the agent asking (the Lead or a teammate).
+ */
+export interface TaskGates {
+  creating?(task: NewTask, by: string | undefined): Promise<string | undefined>;
+  completing?(task: TaskView, by: string | undefined): Promise<string | undefined>;
 }
 
 export class TaskStore {
   readonly #table: TaskTable;
   readonly #clock: Clock;
   readonly #onChange: (() => void) | undefined;
-  readonly #onCompleted: ((task: TaskView) => void) | undefined;
+  readonly #gates: TaskGates;
 
   constructor(options: TaskStoreOptions) {
     this.#table = options.table;
     this.#clock = options.clock ?? systemClock;
     this.#onChange = options.onChange;
-    this.#onCompleted = options.onCompleted;
+    this.#gates = options.gates ?? {};
   }
 
-  async create(input: NewTask): Promise<TaskView> {
+  async create(input: NewTask, by?: string): Promise<TaskView> {
     if (input.subject.trim() === "") throw new UsageError("a task needs a non-empty subject");
+    const refusal = await this.#gates.creating?.(input, by);
+    if (refusal !== undefined) throw new TaskRefusedError(`the TaskCreated hook refused the task "${input.subject}", it was not created: ${refusal}`);
     const created = await this.#locked((index, write) => {
       const id: TaskId = `t${Math.max(0, ...[...index.keys()].map(taskNumber)) + 1}`;
       const blockedBy = [...new Set(input.blockedBy ?? [])];
@@ -111,8 +123,20 @@ export class TaskStore {
     });
   }
 
-  /** Completes a task in progress; with `owner`, only when it is the one that claimed it. */
+  /**
+   * Completes a task in progress; with `owner`, only when it is the one that
+   * claimed it. A completion the TaskCompleted gate refuses leaves the task in
+   * progress (TaskRefusedError, with the gate's reason).
+   */
   async complete(id: string, owner?: string): Promise<Completion> {
+    if (this.#gates.completing) {
+      const task = await this.get(id);
+      // Only a completion that would happen is put to the gate; the others fail below as they always did.
+      if (task.status === "in_progress" && (owner === undefined || task.owner === owner)) {
+        const refusal = await this.#gates.completing(task, owner);
+        if (refusal !== undefined) throw new TaskRefusedError(`the TaskCompleted hook refused completing ${id}, it stays in progress: ${refusal}`);
+      }
+    }
     const completion = await this.#locked((index, write) => {
       const task = this.#find(id, index);
       if (task.status === "pending") throw new TaskStateError(`task ${id} is not claimed; claim it before completing it`);
@@ -127,7 +151,6 @@ export class TaskStore {
       return { task: viewOf(done, after), unblocked: unblockedBy(id, after).map((other) => viewOf(other, after)) };
     });
     this.#onChange?.();
-    this.#onCompleted?.(completion.task);
     return completion;
   }
 

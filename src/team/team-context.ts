@@ -69,6 +69,12 @@ export interface TeammateRuntimeOptions {
    * wait for the turn to end.
    */
   midTurnDelivery?: boolean;
+  /**
+   * Asked when a teammate that worked has an empty mailbox, before it goes idle
+   * (the TeammateIdle hook): a returned reason keeps it working, that reason
+   * its next prompt; undefined lets it go idle and tell the Lead.
+   */
+  idleGate?: (teammate: { name: AgentName; role: string; workspace?: string | undefined }) => Promise<string | undefined>;
 }
 
 /** One teammate as this runtime knows it. */

@@ -44,9 +44,11 @@ export class TeamMail {
    * id derived from the input's: if the process dies after this send but before
    * the ack, the replayed input (whose turn the runner has recorded as finished)
    * sends the same id again, which the store refuses as a duplicate — so the
-   * answer arrives once.
+   * answer arrives once. With `wakeLead` false a result to the Lead stays in its
+   * mailbox until the caller pumps it (with the idle notice that may follow).
+   * Returns who it went to.
    */
-  async deliverResult(name: AgentName, input: MailboxMessage, content: string): Promise<void> {
+  async deliverResult(name: AgentName, input: MailboxMessage, content: string, wakeLead = true): Promise<AgentName> {
     const team = this.#team;
     const id = derivedId(input.id, "result");
     const to = replyTarget(name, input);
@@ -57,13 +59,16 @@ export class TeamMail {
     try {
       await team.o.store.send(message);
     } catch (error) {
-      if (error instanceof DuplicateMessageIdError) return;
+      if (error instanceof DuplicateMessageIdError) return to;
       throw error;
     }
     team.emit({ type: "mailbox", op: "send", agent: to, id, from: name, kind: "result" });
-    if (to === LEAD) await team.pumpLead();
+    if (to === LEAD) {
+      if (wakeLead) await team.pumpLead();
+    }
     // A peer's loop takes it up (or its own process does, woken by the store); the operator reads it with `team send --wait`.
     else if (to !== USER) team.startWorker(to);
+    return to;
   }
 
   /**

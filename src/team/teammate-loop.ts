@@ -1,8 +1,11 @@
 import { type AgentName, LEAD } from "../core/agent-name.ts";
-import type { MailboxMessage } from "../core/message.ts";
+import { DuplicateMessageIdError } from "../core/errors.ts";
+import { createMessage, type MailboxMessage } from "../core/message.ts";
 import { eventEnvelope, eventFromMessage } from "../core/runtime-event.ts";
 import { isProtocolKind, PlanApprovalResponse, tryProtocolContent } from "../protocols/protocol-messages.ts";
+import { TaskRefusedError } from "../tasks/task-errors.ts";
 import type { AutoClaim } from "./auto-claim.ts";
+import { derivedId } from "./derived-id.ts";
 import type { TeamContext, Worker } from "./team-context.ts";
 import type { TeamMail } from "./team-mail.ts";
 import { TeammateUnavailableError } from "./teammate-errors.ts";
@@ -11,6 +14,8 @@ import { withWorktreeReport } from "./teammate-worktree-steps.ts";
 import { midTurnMail } from "./mid-turn-mail.ts";
 
 const ACK_ATTEMPTS = 3;
+/** What a teammate whose task's completion a hook refused is asked next, after the hook's reason. */
+const KEEP_WORKING_ON_TASK = "Keep working on the task. When it is done, answer with what you did: your answer goes to the Lead as the task's result and the task is marked completed.";
 
 /**
  * What the model reads for a message: a task (the Lead's, or one it claimed) is
@@ -71,6 +76,16 @@ export class TeammateLoop {
     const team = this.#team;
     // The last message's ack, when it claimed the next one too.
     let finished: Finished | undefined;
+    // The last message this loop ran a turn for: an empty mailbox after it begins an idle period (#goIdle).
+    let lastWorked: MailboxMessage | undefined;
+    // A result is in the Lead's mailbox but not yet in its inbox: fed before the
+    // next turn or at the end, so the idle notice that may follow comes with it.
+    let leadOwed = false;
+    const payLead = async () => {
+      if (!leadOwed) return;
+      leadOwed = false;
+      await team.pumpLead();
+    };
     try {
       for (;;) {
         // A message the last ack claimed is worker.current: close() releases it.
@@ -91,12 +106,21 @@ export class TeammateLoop {
           if (worker.pokes !== pokes) continue;
           // Idle with auto-claim: the next task of the graph, if one is free, becomes its next message.
           if (worker.record.autoClaim && this.#autoClaim && (await this.#autoClaim.claimNext(name))) continue;
-
+          if (lastWorked !== undefined) {
+            if (signal.aborted) return;
+            const idle = await this.#goIdle(name, worker, lastWorked, pokes);
+            // Kept working (its next message is in the mailbox), or a message came meanwhile: claim it.
+            if (idle === "busy") continue;
+            lastWorked = undefined;
+            if (idle === "kept") continue;
+          }
+          await payLead();
           await team.setState(name, "idle");
           // Storing the state may have yielded to a send that found the loop active.
           if (worker.pokes !== pokes) continue;
           return;
         }
+        await payLead();
         // Its verdict went to the call that asked, in this process: the message is the record of it, not a turn.
         if (message.kind === "permission_response") {
           finished = await this.#finish(name, worker, message, true);
@@ -133,6 +157,7 @@ export class TeammateLoop {
           if (runner.history.turnOf(message.id) !== message.id) {
             // It came mid-turn and joined another turn (a crash kept it from its ack): answered, or failed, there.
             finished = await this.#finish(name, worker, message, true);
+            lastWorked = message;
             if (!finished) return;
           } else if (result.isError) failure = result.result;
           else if (message.kind === "shutdown_request") {
@@ -152,16 +177,21 @@ export class TeammateLoop {
               return;
             }
             finished = await this.#finish(name, worker, message, true);
+            lastWorked = message;
             if (!finished) return;
           } else {
             // A task it claimed itself: completed before the Lead hears the result (a replay completes it again harmlessly).
-            if (message.taskId !== undefined && message.sender === name) await this.#completeTask(name, message.taskId);
+            const refused = message.taskId !== undefined && message.sender === name ? await this.#completeTask(name, message.taskId) : undefined;
             const answer = await withWorktreeReport(team, worker.record, result.result);
-            await this.#mail.deliverResult(name, message, answer);
+            if (refused !== undefined) {
+              // The TaskCompleted hook said no: the task stays in progress and the teammate goes on with the hook's reason.
+              await this.#keepWorking(name, derivedId(message.id, "task-refused"), `${refused}\n\n${KEEP_WORKING_ON_TASK}`, message.taskId);
+            } else if ((await this.#mail.deliverResult(name, message, answer, false)) === LEAD) leadOwed = true;
             await this.#mail.deliverJoinedResults(name, message, runner.history.joinedTo(message.id), answer);
             // The work is done and its result is with the Lead: from here a
             // storage failure must not fail the teammate or quarantine the input.
             finished = await this.#finish(name, worker, message, true);
+            lastWorked = message;
             if (!finished) return;
           }
         } catch (error) {
@@ -178,14 +208,62 @@ export class TeammateLoop {
         }
       }
     } finally {
+      try {
+        await payLead();
+      } catch {
+        // The result is in the Lead's mailbox: the Lead's next pump takes it.
+      }
       worker.active = false;
       team.changed();
     }
   }
 
-  async #completeTask(name: AgentName, taskId: string): Promise<void> {
+  /**
+   * A teammate that worked and whose mailbox is empty: the TeammateIdle gate
+   * first — a refusal sends the gate's reason to the teammate itself as its
+   * next task ("kept") — then one `idle` notice to the Lead. The notice's id
+   * is derived from the last message worked, so one idle period is noticed
+   * once however often the loop looks (a replay's duplicate is refused by the
+   * store). Sent before the state says idle: a Lead that sees it idle finds
+   * the notice in its mailbox. "busy": a message came while the gate ran.
+   */
+  async #goIdle(name: AgentName, worker: Worker, lastWorked: MailboxMessage, pokes: number): Promise<"idle" | "kept" | "busy"> {
+    const gate = this.#team.o.idleGate;
+    const refusal = gate ? await gate({ name, role: worker.record.role, workspace: worker.record.worktree?.workspace }) : undefined;
+    if (refusal !== undefined) {
+      await this.#keepWorking(name, derivedId(lastWorked.id, "teammate-idle"), `TeammateIdle hook feedback:\n${refusal}`);
+      return "kept";
+    }
+    if (worker.pokes !== pokes) return "busy";
+    try {
+      await this.#mail.deliver(name, LEAD, "idle", `${name} is idle`, derivedId(lastWorked.id, "idle"), lastWorked.id);
+    } catch (error) {
+      if (!(error instanceof DuplicateMessageIdError)) throw error;
+    }
+    return "idle";
+  }
+
+  /** Gives the teammate its next prompt itself (a hook's reason), as a task it sends itself under a derived id: a replay sends nothing twice. */
+  async #keepWorking(name: AgentName, id: string, content: string, taskId?: string): Promise<void> {
+    const team = this.#team;
+    const message = createMessage({ sender: name, recipient: name, kind: "task", content, ...(taskId !== undefined ? { taskId } : {}) }, { clock: team.o.clock, ids: { next: () => id } });
+    try {
+      await this.#mail.sendBuilt(message);
+    } catch (error) {
+      if (!(error instanceof DuplicateMessageIdError)) throw error;
+    }
+  }
+
+  /** Completes a self-claimed task; returns the TaskCompleted hook's refusal, if it refused. */
+  async #completeTask(name: AgentName, taskId: string): Promise<string | undefined> {
     if (!this.#autoClaim) throw new TeammateUnavailableError(`${name} worked task ${taskId} but this runtime has no task graph to complete it in`);
-    await this.#autoClaim.complete(name, taskId);
+    try {
+      await this.#autoClaim.complete(name, taskId);
+      return undefined;
+    } catch (error) {
+      if (error instanceof TaskRefusedError) return error.message;
+      throw error;
+    }
   }
 
   #claimed(name: AgentName, worker: Worker, message: MailboxMessage): void {

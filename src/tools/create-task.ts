@@ -23,8 +23,8 @@ export function createTaskTool(store: TaskStore) {
     input: CreateTaskInput,
     effect: "coordinate",
     subject: (input) => input.subject,
-    async run(input) {
-      const task = await store.create(input);
+    async run(input, context) {
+      const task = await store.create(input, context.identity);
       return { content: `created ${taskLine(task)}` };
     },
   });

@@ -106,7 +106,8 @@ describe("a teammate's ack that fails after its result was delivered", () => {
 
     const quiet = await runUntilQuiet(w.lead);
     // One Lead turn or two, as the results' timing has it (a batch waits briefly for more).
-    expect(quiet.turns.flatMap((t) => t.events ?? [t.event!]).map((e) => e.content)).toEqual(["first done", "second done"]);
+    // One idle notice: she ran out of work once, after the second.
+    expect(quiet.turns.flatMap((t) => t.events ?? [t.event!]).map((e) => e.content)).toEqual(["first done", "second done", "alice is idle"]);
     expect(claims.state.failed).toBe(1);
     const mail = w.teamEvents.flatMap((e) => (e.type === "mailbox" && e.agent === "alice" ? [`${e.op} ${e.kind}`] : []));
     expect(mail).toEqual(["send task", "claim task", "send message", "ack task", "claim message", "ack message"]);

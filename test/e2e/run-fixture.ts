@@ -225,6 +225,7 @@ export const StreamLine = z.discriminatedUnion("type", [
       "permission_request",
       "permission_response",
       "task_claimed",
+      "idle",
     ]),
   }),
   ResultLine,

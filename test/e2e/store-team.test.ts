@@ -57,7 +57,8 @@ describe("agent run --store postgres://…", () => {
     const rows = await rowsOf(url, basename(dir));
     expect(rows.filter((row) => row.state !== "done")).toEqual([]);
     // alice's task and bob's answer to her word; bob's task and alice's word; alice's two results and bob's task's.
-    expect(rows.map((row) => `${row.agent} <- ${row.sender} (${row.kind})`).sort()).toEqual([
+    const work = rows.filter((row) => row.kind !== "idle");
+    expect(work.map((row) => `${row.agent} <- ${row.sender} (${row.kind})`).sort()).toEqual([
       "alice <- bob (result)",
       "alice <- lead (task)",
       "bob <- alice (message)",
@@ -66,13 +67,19 @@ describe("agent run --store postgres://…", () => {
       "lead <- alice (result)",
       "lead <- bob (result)",
     ]);
+    // An idle notice each time one ran out of work: alice twice (her task, her relay of bob's answer);
+    // bob once or twice (alice's word may reach him before he first runs out).
+    const idle = rows.filter((row) => row.kind === "idle").map((row) => `${row.agent} <- ${row.sender}`);
+    expect(idle.filter((row) => row === "lead <- alice")).toHaveLength(2);
+    expect([1, 2]).toContain(idle.filter((row) => row === "lead <- bob").length);
+    expect(idle).toHaveLength(rows.length - work.length);
     // The operator's view is the same store's.
     const listed = await agent("mailbox", "list", "--json", "--store", url);
     expect(listed.code).toBe(0);
     const counts = Object.fromEntries(
       (JSON.parse(listed.stdout).agents as { name: string; counts: { done: number } }[]).map((a) => [a.name, a.counts.done]),
     );
-    expect(counts).toEqual({ alice: 2, bob: 2, lead: 3 });
+    expect(counts).toEqual({ alice: 2, bob: 2, lead: 3 + idle.length });
     const onFiles = await agent("mailbox", "list", "--json");
     expect(JSON.parse(onFiles.stdout).agents).toEqual([]);
     const sent = await agent("mailbox", "send", "--to", "lead", "--from", "ops", "--content", "status?", "--store", url);
@@ -108,14 +115,15 @@ describe("agent run --store postgres://…", () => {
       const listed = await agent("mailbox", "list", "--agent", "lead", "--json", "--store", url, "--session", sessionId);
       return JSON.parse(listed.stdout).agents[0].counts;
     };
-    expect(await leadCounts()).toEqual({ ready: 1, processing: 0, done: 0, quarantine: 0 });
+    // Her result and her idle notice.
+    expect(await leadCounts()).toEqual({ ready: 2, processing: 0, done: 0, quarantine: 0 });
 
     server.push({ identity: "lead", text: "alice says there are 3 tables." });
     const drained = await drain(["--output", "json", "--base-url", server.url, "--session", sessionId], { env: { AGENT_STORE: url } });
     expect(drained.code).toBe(0);
-    expect(JSON.parse(drained.stdout)).toMatchObject({ subtype: "success", result: "alice says there are 3 tables.", events: 1 });
+    expect(JSON.parse(drained.stdout)).toMatchObject({ subtype: "success", result: "alice says there are 3 tables.", events: 2 });
     server.assertDone();
-    expect(await leadCounts()).toEqual({ ready: 0, processing: 0, done: 1, quarantine: 0 });
+    expect(await leadCounts()).toEqual({ ready: 0, processing: 0, done: 2, quarantine: 0 });
   });
 
   test("an unreachable store stops the run before any model call: exit 5, one line, no password", async () => {

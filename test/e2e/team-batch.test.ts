@@ -53,6 +53,7 @@ describe("batched event turns", () => {
     // Exactly three Lead requests: two in the user turn, one event turn for the four results.
     server.assertDone();
     expect(server.requests.filter((r) => r.identity === "lead")).toHaveLength(3);
-    expect(JSON.parse(result.stdout)).toMatchObject({ result: "all four parts are done", events: 4, event_turns: 1 });
+    // Four results and four idle notices, one turn.
+    expect(JSON.parse(result.stdout)).toMatchObject({ result: "all four parts are done", events: 8, event_turns: 1 });
   }, 60_000);
 });

@@ -68,6 +68,8 @@ describe("teammate definitions", () => {
     const next = startServer([
       // Its answer goes to the operator who asked, not to the Lead.
       { identity: "alice", text: "util.ts looks fine.", check: expectReviewer },
+      // The Lead hears only that she is idle again.
+      { identity: "lead", text: "Noted." },
     ]);
     const drained = await drain(["--base-url", next.url]);
     expect(drained.code).toBe(0);

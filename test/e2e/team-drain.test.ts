@@ -50,29 +50,37 @@ describe("--no-wait, then agent drain", () => {
       teammates: [{ name: "alice", role: "backend", state: "idle" }],
     });
     expect(result.stderr).toContain(
-      `agent: not waiting for the team (--no-wait): 1 message(s) waiting for the Lead; run \`agent drain --session ${session_id}\` to continue\n`,
+      `agent: not waiting for the team (--no-wait): 2 message(s) waiting for the Lead; run \`agent drain --session ${session_id}\` to continue\n`,
     );
     server.assertDone();
     const waiting = await leadCounts(agent);
-    expect(waiting.counts).toEqual({ ready: 1, processing: 0, done: 0, quarantine: 0 });
-    expect(waiting.messages).toMatchObject([{ state: "ready", sender: "alice", kind: "result" }]);
+    // Her result and the idle notice after it.
+    expect(waiting.counts).toEqual({ ready: 2, processing: 0, done: 0, quarantine: 0 });
+    expect(waiting.messages).toMatchObject([
+      { state: "ready", sender: "alice", kind: "result" },
+      { state: "ready", sender: "alice", kind: "idle" },
+    ]);
 
     server.push({
       identity: "lead",
       text: "alice says there are 3 tables.",
-      check: (request) => expect(lastEvent(request)).toEqual({ from: "alice", kind: "result", content: "there are 3 tables" }),
+      check: (request) =>
+        expect(eventsIn(request)).toEqual([
+          { from: "alice", kind: "result", content: "there are 3 tables" },
+          { from: "alice", kind: "idle", content: "alice is idle" },
+        ]),
     });
     const drained = await drain(["--output", "stream-json", "--base-url", server.url]);
     expect(drained.code).toBe(0);
     const lines = parseStream(drained.stdout);
-    // The init line first, although restoring the team claimed the message before it could be printed.
-    expect(lines.slice(0, 3).map((l) => (l.type === "mailbox" ? `mailbox ${l.op}` : l.type))).toEqual(["system", "mailbox claim", "event"]);
+    // The init line first, although restoring the team claimed the messages (her result, her idle notice) before it could be printed.
+    expect(lines.slice(0, 4).map((l) => (l.type === "mailbox" ? `mailbox ${l.op}` : l.type))).toEqual(["system", "mailbox claim", "mailbox claim", "event"]);
     expect(lines[0]).not.toHaveProperty("idempotency_key");
     const json = lines.at(-1)!;
-    expect(json).toMatchObject({ subtype: "success", result: "alice says there are 3 tables.", events: 1, event_turns: 1, turns: 1 });
+    expect(json).toMatchObject({ subtype: "success", result: "alice says there are 3 tables.", events: 2, event_turns: 1, turns: 1 });
     expect(json).not.toHaveProperty("idempotency_key");
     server.assertDone();
-    expect((await leadCounts(agent)).counts).toEqual({ ready: 0, processing: 0, done: 1, quarantine: 0 });
+    expect((await leadCounts(agent)).counts).toEqual({ ready: 0, processing: 0, done: 2, quarantine: 0 });
     // The event's envelope, once.
     expect(inLeadHistory(sessionDir(), '"content":"there are 3 tables"')).toBe(1);
   });
@@ -100,12 +108,12 @@ describe("a run stopped while its team works, then agent drain", () => {
 
     server.push(
       { identity: "alice", text: "report written" },
-      { identity: "lead", text: "the report is written.", check: (r) => expect(lastEvent(r)?.content).toBe("report written") },
+      { identity: "lead", text: "the report is written.", check: (r) => expect(eventsIn(r).find((e) => e.kind === "result")?.content).toBe("report written") },
     );
     const drained = await drain(["--base-url", server.url]);
     expect({ code: drained.code, stdout: drained.stdout }).toEqual({ code: 0, stdout: "the report is written.\n" });
     expect(drained.stderr).toContain("[alice] running (backend)\n");
-    expect(drained.stderr).toContain("[lead] event turn: result from alice\n");
+    expect(drained.stderr).toContain("[lead] event turn: result from alice; alice is idle\n");
     server.assertDone();
   }, 30_000);
 });

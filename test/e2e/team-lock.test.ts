@@ -62,7 +62,8 @@ describe("the runtime lock while a run waits for its team", () => {
     open();
     const [stdout, code] = await Promise.all([new Response(first.stdout).text(), first.exited]);
     expect(code).toBe(0);
-    expect(parseResult(stdout)).toMatchObject({ result: "the migration is done.", events: 1, event_turns: 1 });
+    // Her result and her idle notice, in one turn.
+    expect(parseResult(stdout)).toMatchObject({ result: "the migration is done.", events: 2, event_turns: 1 });
     server.assertDone();
   }, 30_000);
 });

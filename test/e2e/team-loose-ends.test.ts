@@ -180,6 +180,6 @@ describe.each([files, postgres()])("store: $name", (backend: Backend) => {
     const result = await run(["Have alice write notes and bob check them.", "--base-url", server.url, ...(await backend.args())]);
     expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "both done.\n" });
     server.assertDone();
-    expect(result.stderr.match(/^\[lead\] event turn: .*$/gm)).toEqual([expect.stringMatching(/^\[lead\] event turn: result from (alice|bob), result from (alice|bob)$/)]);
+    expect(result.stderr.match(/^\[lead\] event turn: .*$/gm)).toEqual([expect.stringMatching(/^\[lead\] event turn: result from (alice|bob), result from (alice|bob); (alice|bob) and (alice|bob) are idle$/)]);
   }, 60_000);
 });

@@ -39,9 +39,11 @@ describe("reply ids", () => {
     const taskId = done[0]!.replace(/\.json$/, "");
     const leadRequests = server.requests.filter((request) => request.identity === "lead");
     const envelopes = envelopesOf(leadRequests.at(-1)!.body.messages);
-    expect(envelopes).toHaveLength(1);
+    // Her result, and the idle notice after it: both name the task.
+    expect(envelopes).toHaveLength(2);
     expect(envelopes[0]).toMatchObject({ from: "alice", kind: "result", in_reply_to: taskId });
     expect(envelopes[0]!.id).not.toBe(taskId);
+    expect(envelopes[1]).toMatchObject({ from: "alice", kind: "idle", in_reply_to: taskId });
   });
 });
 
@@ -198,6 +200,8 @@ describe("agent team send", () => {
           expect(JSON.parse(String(request.body.messages.at(-1)!.content)).content).toBe("Say bye.");
         },
       },
+      // The Lead hears only that she is idle again, naming the operator's message.
+      { identity: "lead", text: "noted", check: (request) => expect(envelopesOf(request.body.messages).at(-1)).toMatchObject({ from: "alice", kind: "idle", in_reply_to: message.id }) },
     ]);
     expect((await drain(["--base-url", next.url])).code).toBe(0);
     next.assertDone();
@@ -206,6 +210,8 @@ describe("agent team send", () => {
       { sender: "alice", recipient: "user", kind: "result", content: "bye", inReplyTo: message.id },
     ]);
     expect(readdirSync(join(sessionDir(), "mailboxes", "lead", "ready"))).toEqual([]);
+    const toLead = readdirSync(join(sessionDir(), "mailboxes", "lead", "done")).map((n) => JSON.parse(readFileSync(join(sessionDir(), "mailboxes", "lead", "done", n), "utf8")));
+    expect(toLead.filter((m) => m.inReplyTo === message.id).map((m) => m.kind)).toEqual(["idle"]);
   });
 
   test("refused: unknown teammate, reserved names, a failed teammate, no text", async () => {

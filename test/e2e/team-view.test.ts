@@ -78,7 +78,7 @@ describe("the live team view", () => {
         "[alice] running (writer)",
         '[alice] write_file {"path":"notes.txt","content":"notes\\n"}',
         "[alice] idle (writer)",
-        "[lead] event turn: result from alice",
+        "[lead] event turn: result from alice; alice is idle",
       ].sort(),
     );
     server.assertDone();

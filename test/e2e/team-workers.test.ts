@@ -168,7 +168,8 @@ describe.each([files, postgres()])("a Lead with --remote-teammates and two agent
       const code = await lead.child.exited;
       const stdout = await new Response(lead.child.stdout).text();
       expect({ code, stderr: code === 0 ? "" : await lead.stderr }).toEqual({ code: 0, stderr: "" });
-      expect(parseResult(stdout)).toMatchObject({ subtype: "success", result: FINAL, events: 2 });
+      // Two results and the two idle notices the workers sent through the store.
+      expect(parseResult(stdout)).toMatchObject({ subtype: "success", result: FINAL, events: 4 });
 
       // A clean stop: messages back, leases given up, exit 0.
       survivor.child.kill("SIGTERM");
@@ -177,10 +178,10 @@ describe.each([files, postgres()])("a Lead with --remote-teammates and two agent
       expect(await leases.live()).toEqual([]);
       server.assertDone();
 
-      // Exactly once: two results in the Lead's done/, each teammate's input done, nothing left or quarantined.
+      // Exactly once: two results and two idle notices in the Lead's done/, each teammate's input done, nothing left or quarantined.
       const counts = Object.fromEntries((await store.list()).map((listing) => [listing.name, listing.counts]));
       expect(counts).toEqual({
-        lead: { ready: 0, processing: 0, done: 2, quarantine: 0 },
+        lead: { ready: 0, processing: 0, done: 4, quarantine: 0 },
         alice: { ready: 0, processing: 0, done: 1, quarantine: 0 },
         bob: { ready: 0, processing: 0, done: 1, quarantine: 0 },
       });
@@ -188,6 +189,7 @@ describe.each([files, postgres()])("a Lead with --remote-teammates and two agent
       const leadHistory = JSON.stringify((await HistoryStore.open(histories, "lead")).messages);
       expect(leadHistory.split(ALICE_RESULT).length - 1).toBe(1);
       expect(leadHistory.split(BOB_RESULT).length - 1).toBe(1);
+      for (const name of ["alice", "bob"]) expect(leadHistory.split(`${name} is idle`).length - 1).toBe(1);
     } finally {
       never.resolve();
     }
@@ -240,7 +242,8 @@ describe.each([files, postgres()])("a Lead's runtime without --remote-teammates 
       for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) stdout += new TextDecoder().decode(chunk.value);
       const code = await drain.child.exited;
       expect({ code, stderr: code === 0 ? "" : await drain.stderr }).toEqual({ code: 0, stderr: "" });
-      expect(JSON.parse(stdout.trimEnd().split("\n").at(-1)!)).toMatchObject({ subtype: "success", result: "alice counted them.", events: 1 });
+      // Her result and her idle notice.
+      expect(JSON.parse(stdout.trimEnd().split("\n").at(-1)!)).toMatchObject({ subtype: "success", result: "alice counted them.", events: 2 });
       expect(await drain.stderr).toContain("[alice] running (helper)");
       server.assertDone();
 
@@ -248,7 +251,7 @@ describe.each([files, postgres()])("a Lead's runtime without --remote-teammates 
       expect(await leases.live()).toEqual([]);
       const counts = Object.fromEntries((await store.list()).map((listing) => [listing.name, listing.counts]));
       expect(counts).toEqual({
-        lead: { ready: 0, processing: 0, done: 1, quarantine: 0 },
+        lead: { ready: 0, processing: 0, done: 2, quarantine: 0 },
         alice: { ready: 0, processing: 0, done: 1, quarantine: 0 },
       });
     } finally {

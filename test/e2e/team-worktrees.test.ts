@@ -36,7 +36,8 @@ const spawnIsolated = (name: string, line: string) => ({
 });
 
 /** The content of the last event the Lead was given. */
-const lastEvent = (request: RecordedRequest) => eventsIn(request).at(-1)!;
+/** The last result a Lead request carries (an idle notice may follow it). */
+const lastEvent = (request: RecordedRequest) => eventsIn(request).findLast((event) => event.kind === "result")!;
 
 describe("worktree teammates", () => {
   test("two teammates edit one file on their branches; the first merges, the second conflicts cleanly; restore and rm keep the work", async () => {
@@ -163,6 +164,8 @@ describe("worktree teammates", () => {
     const next = startServer([
       { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "done.txt", content: "done\n" } }] },
       { identity: "alice", text: "Added done.txt." },
+      // Her answer is the operator's; the Lead hears only that she is idle again.
+      { identity: "lead", text: "noted", check: (request) => expect(eventsIn(request).at(-1)).toEqual({ from: "alice", kind: "idle", content: "alice is idle" }) },
     ]);
     const drained = await drain(["--base-url", next.url, "--permission-mode", "acceptEdits"]);
     expect(drained.code).toBe(0);

@@ -172,7 +172,9 @@ describe("the Lead's history after a kill -9", () => {
       ["t2", "completed", "alice"],
     ]);
     const toLead = files.messages.filter((m) => m.recipient === "lead");
+    // One idle notice: alice worked t1 and t2 in one go, then found nothing left.
     expect(toLead.map((m) => [m.kind, m.taskId]).sort()).toEqual([
+      ["idle", undefined],
       ["result", "t1"],
       ["result", "t2"],
       ["task_claimed", "t1"],

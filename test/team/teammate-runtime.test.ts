@@ -61,8 +61,9 @@ describe("TeammateRuntime", () => {
     const result = await w.lead.runner.run("build the schema with a team", { idempotencyKey: key() });
     expect(result.result).toBe("Spawned alice and bob.");
     const quiet = await runUntilQuiet(w.lead);
-    expect(quiet.events).toBe(2);
-    expect(quiet.turns.map((t) => t.events!.map((e) => e.sender).sort())).toEqual([["alice", "bob"]]);
+    // Each result and each idle notice, in one turn.
+    expect(quiet.events).toBe(4);
+    expect(quiet.turns.map((t) => t.events!.map((e) => `${e.sender} ${e.kind}`).sort())).toEqual([["alice idle", "alice result", "bob idle", "bob result"]]);
     expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([
       ["alice", "idle"],
       ["bob", "idle"],
@@ -85,8 +86,10 @@ describe("TeammateRuntime", () => {
     expect(task).toBeDefined();
     const taskId = (task as { id: string }).id;
     expect(quiet.turns.map((t) => t.event?.inReplyTo)).toEqual([taskId]);
-    const envelope = JSON.parse(String(w.server.requests.at(-1)!.body.messages.at(-1)!.content));
-    expect(envelope.agent_event).toMatchObject({ from: "alice", kind: "result", in_reply_to: taskId });
+    // The result, then the idle notice that follows it: both name the task.
+    const [result, idle] = w.server.requests.at(-1)!.body.messages.slice(-2).map((m) => JSON.parse(String(m.content)));
+    expect(result.agent_event).toMatchObject({ from: "alice", kind: "result", in_reply_to: taskId });
+    expect(idle).toMatchObject({ agent_event: { from: "alice", kind: "idle", in_reply_to: taskId }, content: "alice is idle" });
     w.server.assertDone();
   });
 

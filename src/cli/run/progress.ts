@@ -75,9 +75,15 @@ export function teamProgressLine(event: TeamEvent, level: ProgressLevel): string
 
 /** A batch as one line: "result from alice, message from bob"; a long one counted after the first few. */
 function batchText(events: readonly { sender: string; kind: string }[]): string {
-  const shown = events.slice(0, 4).map((event) => `${event.kind} from ${event.sender}`);
-  const more = events.length - shown.length;
-  return more > 0 ? `${shown.join(", ")} and ${more} more` : shown.join(", ");
+  // Idle notices say one thing each: their teammates, named together at the end.
+  const idle = events.filter((event) => event.kind === "idle").map((event) => event.sender);
+  const others = events.filter((event) => event.kind !== "idle");
+  const shown = others.slice(0, 4).map((event) => `${event.kind} from ${event.sender}`);
+  const more = others.length - shown.length;
+  const listed = more > 0 ? `${shown.join(", ")} and ${more} more` : shown.join(", ");
+  if (idle.length === 0) return listed;
+  const names = idle.length === 1 ? `${idle[0]} is` : `${idle.slice(0, -1).join(", ")} and ${idle.at(-1)} are`;
+  return listed === "" ? `${names} idle` : `${listed}; ${names} idle`;
 }
 
 /** One line, at most `max` characters: newlines shown as ⏎, the rest cut with an ellipsis. */

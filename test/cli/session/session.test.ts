@@ -69,9 +69,11 @@ describe("interactive session", () => {
         identity: "lead",
         text: "alice finished: notes written.",
         check: (request) => {
-          const [answer, envelope] = request.body.messages.slice(-2) as { role: string; content: string }[];
+          // Her result and the idle notice after it, in one event turn.
+          const [answer, envelope, idle] = request.body.messages.slice(-3) as { role: string; content: string }[];
           expect(answer).toMatchObject({ role: "assistant", content: "second done." });
           expect(JSON.parse(envelope!.content)).toMatchObject({ agent_event: { from: "alice", kind: "result" }, content: "notes written" });
+          expect(JSON.parse(idle!.content)).toMatchObject({ agent_event: { from: "alice", kind: "idle" }, content: "alice is idle" });
         },
       },
     ]);
@@ -83,7 +85,7 @@ describe("interactive session", () => {
     s.type("exit");
     await s.done;
     expect(s.text.out).toBe("alice is on it.\nsecond done.\nalice finished: notes written.\n");
-    expect(s.text.err).toContain("[lead] event turn: result from alice\n");
+    expect(s.text.err).toContain("[lead] event turn: result from alice; alice is idle\n");
     expect(s.text.err).toContain("[alice] running (writer)\n");
     s.server.assertDone();
     // The session owned the state dir, and gave it back.
@@ -184,8 +186,13 @@ describe("session commands", () => {
         text: "shorter notes",
         check: (request) => expect(request.body.messages.at(-1)).toMatchObject({ role: "user", content: expect.stringContaining("make them shorter") }),
       },
-      // The answer to the user's own message goes to "user", not to the Lead: no Lead turn for it.
       { identity: "lead", text: "alice: notes written." },
+      // The answer to the user's own message goes to "user", not to the Lead: the Lead hears only that she is idle again.
+      {
+        identity: "lead",
+        text: "noted",
+        check: (request) => expect(JSON.parse(String(request.body.messages.at(-1)!.content))).toMatchObject({ agent_event: { from: "alice", kind: "idle" }, content: "alice is idle" }),
+      },
     ]);
     await s.until("err", "with the Lead in");
     s.type("have alice write notes");
@@ -200,6 +207,7 @@ describe("session commands", () => {
     await s.until("err", "sent to alice (");
     // Her answer comes to the user, who sees it in the session.
     await s.until("out", "alice: shorter notes\n");
+    await s.until("out", "noted\n");
     s.type("@nobody hello");
     await s.until("err", "agent: could not send to nobody:");
     s.type("exit");
