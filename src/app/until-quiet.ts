@@ -77,7 +77,9 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
  */
 async function settle(lead: LeadRuntime, batch: { startedAt: number; lastEventAt: number }, signal?: AbortSignal): Promise<boolean> {
   const busy = lead.team.hasPendingWork() || lead.background.hasRunning();
-  const left = Math.min(batch.lastEventAt + BATCH_WINDOW_MS, batch.startedAt + BATCH_MAX_WAIT_MS) - performance.now();
+  // A teammate whose result came and whose idle notice may follow (its hook, its store calls) is waited for, up to the cap.
+  const until = lead.team.finishing() ? batch.startedAt + BATCH_MAX_WAIT_MS : Math.min(batch.lastEventAt + BATCH_WINDOW_MS, batch.startedAt + BATCH_MAX_WAIT_MS);
+  const left = until - performance.now();
   if (!busy || left <= 0) {
     await lead.team.pumpLead();
     return lead.inbox.size > 0;

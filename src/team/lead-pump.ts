@@ -1,4 +1,5 @@
 import { LEAD } from "../core/agent-name.ts";
+import type { InboxEntry } from "../runtime/event-inbox.ts";
 import { mailboxEntry } from "./mailbox-entry.ts";
 import type { PermissionRequests } from "./permission-requests.ts";
 import type { TeamContext } from "./team-context.ts";
@@ -31,14 +32,21 @@ export class LeadPump {
     this.#pumping = (async () => {
       do {
         this.#again = false;
-        for (let message = await team.o.store.claim(LEAD); message; message = await team.o.store.claim(LEAD)) {
-          team.emit({ type: "mailbox", op: "claim", agent: LEAD, id: message.id, from: message.sender, kind: message.kind });
-          // Answered by the runtime (the user or the Lead's rules), not by a Lead model turn.
-          if (message.kind === "permission_request") {
-            this.#permissions.answer(message);
-            continue;
+        // Published together once the pass has claimed them: a result and the idle
+        // notice sent after it reach one event turn, however soon a turn takes them.
+        const claimed: InboxEntry[] = [];
+        try {
+          for (let message = await team.o.store.claim(LEAD); message; message = await team.o.store.claim(LEAD)) {
+            team.emit({ type: "mailbox", op: "claim", agent: LEAD, id: message.id, from: message.sender, kind: message.kind });
+            // Answered by the runtime (the user or the Lead's rules), not by a Lead model turn.
+            if (message.kind === "permission_request") {
+              this.#permissions.answer(message);
+              continue;
+            }
+            claimed.push(mailboxEntry(team, LEAD, message));
           }
-          team.o.inbox.publish(mailboxEntry(team, LEAD, message));
+        } finally {
+          for (const entry of claimed) team.o.inbox.publish(entry);
         }
       } while (this.#again);
     })().finally(() => {

@@ -91,6 +91,11 @@ export interface Worker {
   job?: JobHandle;
   /** Shut down by an approved shutdown_request: stays shut down in team.json, unlike a closed runtime's teammates. */
   retired?: boolean;
+  /**
+   * Its result is in the Lead's mailbox and what follows it (its next turn, or
+   * its idle notice) is not decided yet: the Lead's event turn waits for that.
+   */
+  finishing?: boolean;
   /** Whether its runner was built read-only for plan approval (rebuilt when that changes). */
   runnerInPlanMode?: boolean;
 }

@@ -78,13 +78,15 @@ export class TeammateLoop {
     let finished: Finished | undefined;
     // The last message this loop ran a turn for: an empty mailbox after it begins an idle period (#goIdle).
     let lastWorked: MailboxMessage | undefined;
-    // A result is in the Lead's mailbox but not yet in its inbox: fed before the
-    // next turn or at the end, so the idle notice that may follow comes with it.
-    let leadOwed = false;
+    // A result is in the Lead's mailbox but not yet in its inbox (worker.finishing):
+    // fed before the next turn or at the end, so the idle notice that may follow comes with it.
     const payLead = async () => {
-      if (!leadOwed) return;
-      leadOwed = false;
-      await team.pumpLead();
+      if (!worker.finishing) return;
+      try {
+        await team.pumpLead();
+      } finally {
+        worker.finishing = false;
+      }
     };
     try {
       for (;;) {
@@ -186,7 +188,7 @@ export class TeammateLoop {
             if (refused !== undefined) {
               // The TaskCompleted hook said no: the task stays in progress and the teammate goes on with the hook's reason.
               await this.#keepWorking(name, derivedId(message.id, "task-refused"), `${refused}\n\n${KEEP_WORKING_ON_TASK}`, message.taskId);
-            } else if ((await this.#mail.deliverResult(name, message, answer, false)) === LEAD) leadOwed = true;
+            } else if ((await this.#mail.deliverResult(name, message, answer, false)) === LEAD) worker.finishing = true;
             await this.#mail.deliverJoinedResults(name, message, runner.history.joinedTo(message.id), answer);
             // The work is done and its result is with the Lead: from here a
             // storage failure must not fail the teammate or quarantine the input.

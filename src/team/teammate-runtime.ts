@@ -91,6 +91,15 @@ export class TeammateRuntime implements TeamWatchTarget {
     return this.#remote.busyElsewhere || [...this.#team.workers.values()].some((worker) => worker.active);
   }
 
+  /**
+   * Whether a teammate of this process has just sent the Lead a result and is
+   * still deciding what follows (its next turn, or going idle with a notice):
+   * an event turn waits for it rather than answer the result without the notice.
+   */
+  finishing(): boolean {
+    return [...this.#team.workers.values()].some((worker) => worker.finishing === true);
+  }
+
   get role(): "lead" | "worker" {
     return this.#team.role;
   }
