@@ -10,15 +10,15 @@
 // Reproduce with MID_TURN_CRASH_SEEDS=seed,seed,… (the seeds are printed);
 // MID_TURN_CRASH_ROUNDS sets how many random ones (default 30 for alice, half
 // as many for the Lead).
-import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
 import { derivedId } from "../../src/team/derived-id.ts";
-import type { HistoryRecord } from "../../src/runtime/history-store.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { ensureBinary, runAgent } from "../e2e/agent-binary.ts";
-import { type TeamChild, TeamChildren, lastStep, teamDirs, until } from "../fixtures/team-children.ts";
-import { readTeamFiles } from "../fixtures/team-files.ts";
+import { type TeamChild, TeamChildren, type TeamDirs, lastStep, teamDirs, until } from "../fixtures/team-children.ts";
+import { type TeamFiles, readTeamFiles, readTeamRows } from "../fixtures/team-files.ts";
+import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { STEP_FILE, TEN_STEPS_PROMPT, envelopeOf, leadTenSteps, stepsDone, tenSteps } from "../fixtures/ten-steps.ts";
 
 const ROUNDS = Number(process.env.MID_TURN_CRASH_ROUNDS ?? 30);
@@ -50,10 +50,6 @@ function random(seed: number): () => number {
   };
 }
 
-function historyOf(stateDir: string, agent: string): HistoryRecord[] {
-  return readTeamFiles(stateDir).histories.get(agent) ?? [];
-}
-
 /** Waits for the child to end; says how (killed where, or finished first). */
 async function ended(child: TeamChild, how: string): Promise<string> {
   const end = await child.finished;
@@ -62,30 +58,46 @@ async function ended(child: TeamChild, how: string): Promise<string> {
   return `${how}: finished first`;
 }
 
-/** Whose turn the word reaches: alice (spawned on ten steps by the Lead, the word by `team send`) or the Lead itself (by `mailbox send --to lead`). */
+/**
+ * Whose turn the word reaches: alice (spawned on ten steps by the Lead, the word
+ * by `team send`) or the Lead itself (by `mailbox send --to lead`); on the files
+ * store, or on PostgreSQL (fewer rounds, and only kills at a random delay: its
+ * history is rows, not a file a watcher can poll).
+ */
 const AGENTS = [
-  { who: "alice", seeds: SEEDS, prompt: TEN_STEPS_PROMPT, script: tenSteps, send: ["team", "send", "alice", WORD] },
-  { who: "lead", seeds: SEEDS.slice(0, Math.ceil(SEEDS.length / 2)), prompt: "Take your ten steps.", script: leadTenSteps, send: ["mailbox", "send", "--to", "lead", "--from", "user", "--content", WORD] },
+  { who: "alice", store: "files", seeds: SEEDS, prompt: TEN_STEPS_PROMPT, script: tenSteps, send: ["team", "send", "alice", WORD] },
+  { who: "lead", store: "files", seeds: SEEDS.slice(0, Math.ceil(SEEDS.length / 2)), prompt: "Take your ten steps.", script: leadTenSteps, send: ["mailbox", "send", "--to", "lead", "--from", "user", "--content", WORD] },
+  { who: "alice", store: "postgres", seeds: SEEDS.slice(0, Math.ceil(SEEDS.length / 5)), prompt: TEN_STEPS_PROMPT, script: tenSteps, send: ["team", "send", "alice", WORD] },
 ];
 
-describe.each(AGENTS)("a mid-turn delivery to $who killed with SIGKILL, then drained", ({ who, seeds, prompt, script, send }) => {
+let cluster: Promise<PostgresCluster> | undefined;
+afterAll(async () => {
+  await (await cluster)?.stop();
+});
+
+/** What the run left: the session's files, or its rows. */
+function teamState(dirs: TeamDirs): Promise<TeamFiles> {
+  return dirs.store === undefined ? Promise.resolve(readTeamFiles(dirs.stateDir)) : readTeamRows(dirs.store, dirs.sessionId);
+}
+
+describe.each(AGENTS)("a mid-turn delivery to $who killed with SIGKILL, then drained ($store)", ({ who, store, seeds, prompt, script, send }) => {
   for (const seed of seeds) {
     test(`seed ${seed}: the word is in ${who}'s history once, before step 4; nothing left in processing/`, async () => {
       const rng = random(seed);
       const hold = Promise.withResolvers<void>();
       const server = ScriptedModelServer.start([], { respond: script(hold.promise) });
       servers.push(server);
-      const dirs = teamDirs();
+      const dirs: TeamDirs = store === "files" ? teamDirs() : { ...teamDirs(), store: await (await (cluster ??= startPostgres())).database() };
       writeFileSync(join(dirs.workspace, STEP_FILE), "step notes\n");
       const run = children.start("run", dirs, server.url, prompt);
       const requests = () => server.requests.filter((r) => r.identity === who);
       expect(await until(() => requests().some((r) => stepsDone(r) === 2), 30_000)).toBe(true);
-      const sent = await runAgent([...send, "--session", dirs.sessionId, "--state-dir", dirs.root]);
+      const sent = await runAgent([...send, "--session", dirs.sessionId, "--state-dir", dirs.root, ...(dirs.store ? ["--store", dirs.store] : [])]);
       expect({ code: sent.code, stderr: sent.stderr }).toEqual({ code: 0, stderr: "" });
       const id = sent.stdout.trim();
 
       let how: string;
-      if (rng() < 0.5) {
+      if (store === "files" && rng() < 0.5) {
         const delayMicros = Math.round(rng() * 3000);
         const killer = Bun.spawn([process.execPath, KILLER, String(run.proc.pid), join(dirs.stateDir, "agents", `${who}.jsonl`), id, String(delayMicros)], {
           stdout: "pipe",
@@ -108,15 +120,16 @@ describe.each(AGENTS)("a mid-turn delivery to $who killed with SIGKILL, then dra
       }
       const kill = await ended(run, how);
       // Between the append and the ack: in the history, still in processing/.
-      const inHistory = historyOf(dirs.stateDir, who).some((r) => r.type === "turn" && r.key === id);
-      const inWindow = inHistory && readTeamFiles(dirs.stateDir).census.byId.get(id)?.some((place) => place.state === "processing") === true;
+      const left = await teamState(dirs);
+      const inHistory = (left.histories.get(who) ?? []).some((r) => r.type === "turn" && r.key === id);
+      const inWindow = inHistory && left.census.byId.get(id)?.some((place) => place.state === "processing") === true;
 
       const drain = children.start("drain", dirs, server.url);
       const end = await drain.finished;
       if (end.exitCode !== 0) throw new Error(`the drain exited ${end.exitCode}:\n${end.stderr}`);
-      console.log(`${who}, seed ${seed}: ${kill}${inWindow ? " — between the history append and the ack" : ""}`);
+      console.log(`${who} (${store}), seed ${seed}: ${kill}${inWindow ? " — between the history append and the ack" : ""}`);
 
-      const files = readTeamFiles(dirs.stateDir);
+      const files = await teamState(dirs);
       const messages = files.histories.get(who)!.flatMap((r) => (r.type === "message" ? [r.message as unknown as Record<string, unknown>] : []));
       const copies = messages.flatMap((m, at) => (envelopeOf(m)?.agent_event.id === id ? [at] : []));
       // Before step 4 was asked for: three steps asked for before it (two, when the kill
