@@ -1,15 +1,16 @@
-import { z } from "zod";
+import type { z } from "zod";
 import type { ToolSpec } from "../model/types.ts";
 import type { Tool } from "../core/tool.ts";
+import { INPUT_SCHEMAS } from "./input-schemas.ts";
+import { jsonSchemaOf } from "./json-schema.ts";
+import { prebuiltInputSchemas } from "./prebuilt-schemas.ts" with { type: "macro" };
 
-/**
- * The one place a tool's zod schema becomes the JSON schema the model sees, so
- * what the model is told and what the pipeline validates cannot drift apart.
- * `io: "input"` describes what the model may send (before any transform).
- */
-export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: "input" }) as Record<string, unknown>;
-  return rest;
+/** Each built-in input schema with its JSON schema, generated at build time (prebuilt-schemas.ts). */
+let prebuilt: Map<z.ZodType, Record<string, unknown>> | undefined;
+
+function prebuiltSchemaOf(schema: z.ZodType): Record<string, unknown> | undefined {
+  prebuilt ??= new Map(Object.entries(prebuiltInputSchemas()).map(([name, json]) => [INPUT_SCHEMAS[name]!, json]));
+  return prebuilt.get(schema);
 }
 
 export function toolSpecs(tools: readonly Tool[]): ToolSpec[] {
@@ -17,7 +18,7 @@ export function toolSpecs(tools: readonly Tool[]): ToolSpec[] {
 }
 
 function specOf(tool: Tool): ToolSpec {
-  return { name: tool.name, description: tool.description, parameters: tool.parameters ?? jsonSchemaOf(tool.input) };
+  return { name: tool.name, description: tool.description, parameters: tool.parameters ?? prebuiltSchemaOf(tool.input) ?? jsonSchemaOf(tool.input) };
 }
 
 /**
