@@ -103,11 +103,13 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   // A note starts on a line of its own: an answer cut by Ctrl-C or a broken stream is ended first.
   const err = (text: string) => {
     answer?.endLine();
+    leadOut.endLine();
     leadOut.message(text, "err");
   };
   // What the user asked for (a command's output) and questions' notes: shown whatever is in view.
   const say = (text: string) => {
     answer?.endLine();
+    screen.endLine();
     screen.message(text, "err");
   };
   // Progress lines never end a row of the answer: the screen prints them once the row is complete.

@@ -85,7 +85,11 @@ export class SessionInput implements KeySource {
         const shown = `${PROMPT}${line}`;
         this.#screen.inputDone(rowsDown(shown, this.#columns()) + 1, shown);
         waiting(line);
-      } else this.#queued.push(line); // typed ahead, during a turn
+      } else {
+        // Typed ahead, during a turn: kept for the next prompt; a question that waited for it may go on.
+        this.#queued.push(line);
+        this.handled();
+      }
     });
     this.#rl.on("close", () => {
       this.#closed = true;
@@ -157,7 +161,8 @@ export class SessionInput implements KeySource {
 
   /** Resolves once no half-typed line is at the prompt (at once when there is none). */
   async #lineFree(signal: AbortSignal, notice: string | undefined): Promise<void> {
-    if (!this.#terminal || this.#waiting === undefined || this.#rl.line.length === 0 || this.#closed) return;
+    // Also text typed ahead during a turn: it belongs to the next prompt, not to this question.
+    if (!this.#terminal || this.#rl.line.length === 0 || this.#closed) return;
     if (notice !== undefined) this.#screen.message(`${notice}(asked once the line you are typing is entered, or erased)\n`);
     await new Promise<void>((resolve) => {
       const free = () => {
@@ -165,9 +170,10 @@ export class SessionInput implements KeySource {
         signal.removeEventListener("abort", free);
         resolve();
       };
-      // After readline's own listener has changed the line: erased to nothing, it is free.
-      const onKey = () => {
-        if (this.#rl.line.length === 0 && this.#waiting !== undefined) queueMicrotask(free);
+      // After readline's own listener has changed the line: erased to nothing (not entered), it is free.
+      const onKey = (_char: string | undefined, key: { name?: string } | undefined) => {
+        const entered = key?.name === "return" || key?.name === "enter";
+        if (this.#rl.line.length === 0 && !entered) queueMicrotask(free);
       };
       this.#input.on("keypress", onKey);
       signal.addEventListener("abort", free, { once: true });

@@ -28,7 +28,6 @@ export interface ScreenOptions {
 /** Back to the start of the row, then erase it and everything below. */
 const ERASE_BELOW = "\r\x1b[J";
 /** Escape sequences (CSI, OSC to BEL or ST, two-byte ones): they move nothing along a row. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching terminal escapes is the point
 const ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/g;
 
 /**
