@@ -2,7 +2,7 @@ import { afterEach, beforeAll, expect } from "bun:test";
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
+import { type ScriptedModelServerOptions, type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { SessionStore } from "../../src/sessions/session-store.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { type AgentResult, type RunOptions, ensureBinary, runAgent } from "./agent-binary.ts";
@@ -14,7 +14,7 @@ import { type AgentResult, type RunOptions, ensureBinary, runAgent } from "./age
  * Call at the top of a test file: builds the binary once, and closes the scripted
  * server of each test after it. Returns the function that starts that server.
  */
-export function scriptedServers(): (script: ScriptedReply[]) => ScriptedModelServer {
+export function scriptedServers(): (script: ScriptedReply[], options?: ScriptedModelServerOptions) => ScriptedModelServer {
   let current: ScriptedModelServer | undefined;
   beforeAll(() => {
     ensureBinary();
@@ -23,8 +23,8 @@ export function scriptedServers(): (script: ScriptedReply[]) => ScriptedModelSer
     await current?.close();
     current = undefined;
   });
-  return (script) => {
-    current = ScriptedModelServer.start(script);
+  return (script, options) => {
+    current = ScriptedModelServer.start(script, options);
     return current;
   };
 }

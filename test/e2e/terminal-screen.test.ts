@@ -7,7 +7,7 @@ import { teamSetup } from "./team-fixture.ts";
 import { terminalsKilledAfterEach } from "./terminals.ts";
 import { type ScreenSize, onXterm } from "./xterm-screen.ts";
 import { HistoryRecord } from "../../src/runtime/history-store.ts";
-import type { ScriptedReply } from "../support/model-server.ts";
+import type { RecordedRequest, ScriptedReply } from "../support/model-server.ts";
 
 // `agent run` on a real pseudo-terminal read through a headless xterm.js: what
 // a person sees at several widths — a permission question stays on screen
@@ -47,6 +47,13 @@ function historyMessages(stateDir: string): HistoryMessage[] {
 function danglingCalls(messages: HistoryMessage[]): string[] {
   const answered = new Set(messages.map((message) => message.toolCallId ?? message.tool_call_id).filter((id) => id !== undefined));
   return messages.flatMap((message) => [...(message.toolCalls ?? []), ...(message.tool_calls ?? [])].map((call) => call.id)).filter((id) => !answered.has(id));
+}
+
+/** A teammate's idle notice may reach the Lead with her result or in an event turn of its own: that turn, if any, is answered here. */
+function idleNoticeOnly(request: RecordedRequest): ScriptedReply {
+  const last = String(request.body.messages.at(-1)?.content ?? "");
+  if (request.identity !== "lead" || !last.includes('"kind":"idle"')) throw new Error(`unscripted request from ${request.identity}: ${last.slice(0, 200)}`);
+  return { identity: "lead", text: "noted." };
 }
 
 /** The visible rows without the empty ones at the bottom. */
@@ -274,7 +281,7 @@ describe("Ctrl-C and questions on a terminal, as the screen shows them", () => {
         { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "notes\n" } }], gate: gate.promise },
         { identity: "alice", text: "notes.txt written" },
         { identity: "lead", text: "alice wrote notes.txt." },
-      ]);
+      ], { respond: idleNoticeOnly });
       const setup = teamSetup();
       const notes = join(setup.workspace, "notes.txt");
       const t = session(setup, server.url, "default", size);
