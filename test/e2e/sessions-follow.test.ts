@@ -78,6 +78,14 @@ describe.each(["files", "postgres"])("agent sessions show --follow, %s store", (
     // Nothing of the held write yet: it is printed when it happens.
     await Bun.sleep(300);
     expect(out.text).not.toContain("write_file");
+    // Ctrl-C (SIGINT) stops a follower with 0, the run untouched.
+    const second = Bun.spawn([AGENT_BINARY, "sessions", "show", id, "--follow", "--state-dir", setup.stateDir, ...store], { stdout: "pipe", stderr: "pipe" });
+    const secondErr = { text: "" };
+    const secondReading = readUntil(second.stderr, secondErr);
+    await waitFor(() => secondErr.text.includes("(Ctrl-C to stop)"), () => secondErr.text);
+    second.kill("SIGINT");
+    expect(await second.exited).toBe(0);
+    await secondReading;
     gate.resolve();
     await waitFor(() => out.text.includes("alice: alice wrote a.txt"), () => out.text + err.text);
     expect(out.text).toMatch(/\d\d:\d\d:\d\d → write_file \{"path":"a.txt","content":"from alice\\n"\}/);
