@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { requirePrerequisite } from "../support/prerequisites.ts";
 import { AGENT_BINARY } from "./agent-binary.ts";
@@ -14,7 +14,12 @@ const startServer = scriptedServers();
 const sockets: string[] = [];
 
 afterEach(() => {
-  for (const socket of sockets.splice(0)) Bun.spawnSync(["tmux", "-L", socket, "kill-server"], { stdout: "ignore", stderr: "ignore" });
+  for (const socket of sockets.splice(0)) {
+    // The socket's path first: a server gone leaves its socket file behind in /tmp.
+    const path = Bun.spawnSync(["tmux", "-L", socket, "display-message", "-p", "#{socket_path}"], { stdout: "pipe", stderr: "ignore" }).stdout.toString().trim();
+    Bun.spawnSync(["tmux", "-L", socket, "kill-server"], { stdout: "ignore", stderr: "ignore" });
+    if (path !== "") rmSync(path, { force: true });
+  }
 });
 
 function tmux(socket: string, ...args: string[]): string {
