@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { UsageError } from "../core/errors.ts";
 import { CANONICAL_UUID, NOT_A_MESSAGE_ID } from "../core/message-format.ts";
 import { type Checked, INVALID_UTC_INSTANT, Problems, UTC_INSTANT, isPlainRecord, pick } from "../core/plain-check.ts";
-import { writeFileAtomic } from "../storage/atomic-file.ts";
+import { writeFileAtomic, writeFileAtomicOffLoop } from "../storage/atomic-file.ts";
 import { redact } from "../security/redact.ts";
 import { readStateFile } from "../storage/state-file.ts";
 
@@ -76,10 +76,19 @@ export function readSessionMeta(dir: string): SessionMeta | undefined {
 }
 
 export function writeSessionMeta(dir: string, meta: SessionMeta): void {
+  writeFileAtomic(join(dir, SESSION_FILE), sessionMetaText(meta));
+}
+
+/** writeSessionMeta with its fsyncs off the event loop: the file is replaced once they are done. */
+export function writeSessionMetaOffLoop(dir: string, meta: SessionMeta): Promise<void> {
+  return writeFileAtomicOffLoop(join(dir, SESSION_FILE), sessionMetaText(meta));
+}
+
+function sessionMetaText(meta: SessionMeta): string {
   const checked = checkSessionMeta(meta);
   // Only a bug gets here: every field was checked where it came from.
   if (!checked.ok) throw new Error(`invalid session metadata: ${checked.problem}`);
-  writeFileAtomic(join(dir, SESSION_FILE), `${JSON.stringify(checked.value, null, 2)}\n`);
+  return `${JSON.stringify(checked.value, null, 2)}\n`;
 }
 
 /** The prompt as the session file keeps it: whole if short, else cut with an ellipsis. */

@@ -9,7 +9,7 @@ import type { RuntimeLock } from "../storage/runtime-lock.ts";
 import { ForeignSessionError, StateRootRedirectedError } from "./session-errors.ts";
 import { SessionMarker } from "./session-marker.ts";
 import { idMatches } from "./short-id.ts";
-import { SESSION_FILE, type SessionMeta, clipFirstPrompt, readSessionMeta, writeSessionMeta } from "./session-meta.ts";
+import { SESSION_FILE, type SessionMeta, clipFirstPrompt, readSessionMeta, writeSessionMeta, writeSessionMetaOffLoop } from "./session-meta.ts";
 
 /**
  * The sessions of one state root: `<root>/sessions/<id>/`, each a complete state
@@ -111,11 +111,26 @@ export class SessionStore {
 
   /** Marks the session used now (and records its first prompt once); call while holding its runtime lock. */
   touch(meta: SessionMeta, prompt?: string): SessionMeta {
+    const updated = this.#touched(meta, prompt);
+    writeSessionMeta(this.dirOf(meta.id), updated);
+    return updated;
+  }
+
+  /**
+   * touch with the fsyncs off the event loop (a run's first prompt is recorded
+   * while its model request goes out): `written` settles once the file is
+   * replaced. One at a time per session: a later write must not be overtaken.
+   */
+  touchOffLoop(meta: SessionMeta, prompt?: string): { updated: SessionMeta; written: Promise<void> } {
+    const updated = this.#touched(meta, prompt);
+    return { updated, written: writeSessionMetaOffLoop(this.dirOf(meta.id), updated) };
+  }
+
+  #touched(meta: SessionMeta, prompt: string | undefined): SessionMeta {
     const updated: SessionMeta = { ...meta, lastUsedAtUtc: this.#clock.now().toISOString() };
     if (updated.firstPrompt === undefined && prompt !== undefined && prompt.trim().length > 0) {
       updated.firstPrompt = clipFirstPrompt(prompt);
     }
-    writeSessionMeta(this.dirOf(meta.id), updated);
     return updated;
   }
 

@@ -131,6 +131,27 @@ export function writeFileAtomic(target: string, data: string | Uint8Array, fs: F
   fsyncDir(dirname(target), fs);
 }
 
+/**
+ * Replaces `target` atomically without making it durable: a reader sees the old
+ * content or the new, but after a power loss the file may be either, or empty.
+ * Only for records nothing depends on after a crash (a lock's owner, kept for messages).
+ */
+export function writeFileAtomicUnsynced(target: string, data: string | Uint8Array, fs: FsOps = realFs): void {
+  const temp = tempPathFor(target);
+  try {
+    const fd = fs.openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE);
+    try {
+      writeAll(fd, data, fs);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(temp, target);
+  } catch (error) {
+    unlinkQuietly(temp, fs);
+    throw error;
+  }
+}
+
 /** writeFileAtomic with its two fsyncs off the event loop (see fsyncOffLoop). */
 export async function writeFileAtomicOffLoop(target: string, data: string | Uint8Array, fs: FsOps = realFs): Promise<void> {
   const temp = tempPathFor(target);

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { LockError, StateDirBusyError } from "../core/errors.ts";
 import { INVALID_UTC_INSTANT, Problems, UTC_INSTANT, isPlainRecord, pick } from "../core/plain-check.ts";
-import { ensureDir, isErrno, writeFileAtomic } from "./atomic-file.ts";
+import { ensureDir, isErrno, writeFileAtomicUnsynced } from "./atomic-file.ts";
 import { type OsLock, flockHoldersOf, openOsLock } from "./os-lock.ts";
 
 /**
@@ -105,7 +105,9 @@ export class RuntimeLock {
       if (file) {
         const owner = { pid: process.pid, host: hostname(), startedAtUtc: clock.now().toISOString() };
         try {
-          writeFileAtomic(paths.owner, `${JSON.stringify(owner, null, 2)}\n`);
+          // Not fsynced: the record is for messages only, and the kernel drops the
+          // lock with its holder, so after a crash no one reads it as the owner.
+          writeFileAtomicUnsynced(paths.owner, `${JSON.stringify(owner, null, 2)}\n`);
         } catch (error) {
           file.close();
           throw new LockError(`could not record the owner of ${paths.lock}`, { cause: error });

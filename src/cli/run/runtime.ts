@@ -80,7 +80,10 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
     }
     const forkOf = setup.session.kind === "new" ? setup.session.forkOf : undefined;
     if (forkOf) await forkSession(forkOf, store.dirOf(forkOf.id), dir);
-    let meta = store.touch(opened);
+    // A session this run just created was last used now: rewriting its meta would
+    // cost two fsyncs before the first request. A named one may be another run's.
+    const createdHere = setup.session.kind === "new" && setup.session.name === undefined;
+    let meta = createdHere ? opened : store.touch(opened);
     const panes = teammatePanes(request, opened.id);
     const lead = await buildLead(setup.settings, {
       stateDir: dir,
@@ -103,12 +106,25 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
     built = true;
     // What `agent drain` takes when its own command line gives no permission flags.
     writeRunFlags(dir, opened.id, setup.runFlags, store.marker);
+    // The first prompt is recorded while its model request goes out, and is on
+    // disk before the runtime lets the session go (its failure fails the run).
+    let recording: Promise<void> | undefined;
+    let recordFailure: unknown;
     try {
       const accepted = (prompt: string) => {
-        if (meta.firstPrompt === undefined) meta = store.touch(meta, prompt);
+        if (meta.firstPrompt !== undefined) return;
+        const { updated, written } = store.touchOffLoop(meta, prompt);
+        meta = updated;
+        recording = written.catch((error: unknown) => {
+          recordFailure = error;
+        });
       };
-      return await body(lead, { meta, dir, accepted });
+      const result = await body(lead, { meta, dir, accepted });
+      await recording;
+      if (recordFailure !== undefined) throw recordFailure;
+      return result;
     } finally {
+      await recording;
       request.onClosing?.();
       // The panes go before the runtime: their followers would only print that it ended.
       await panes?.close();

@@ -1,0 +1,52 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { readSessionMeta } from "../../src/sessions/session-meta.ts";
+import { requirePrerequisite } from "../support/prerequisites.ts";
+import { AGENT_BINARY } from "./agent-binary.ts";
+import { runSetup, scriptedServers } from "./run-fixture.ts";
+
+// What a run on a new session writes durably before its first model request
+// (docs/performance.md): the session (created once, not rewritten to say it was
+// just used), not the lock's owner record (for messages only), and the first
+// prompt recorded in session.json while the request goes out.
+
+const startServer = scriptedServers();
+const strace = Bun.which("strace");
+
+/** Each rename's target with whether the file renamed was fsynced first (strace -y lines). */
+function renames(trace: string): { target: string; synced: boolean }[] {
+  const lines = readFileSync(trace, "utf8").split("\n");
+  const synced = new Set<string>();
+  const out: { target: string; synced: boolean }[] = [];
+  for (const line of lines) {
+    const fsync = /fsync\(\d+<([^>]*)>/.exec(line); // also an "<unfinished ...>" one
+    if (fsync) synced.add(fsync[1]!);
+    const rename = /rename(?:at2?)?\((?:AT_FDCWD<[^>]*>, )?"([^"]+)", (?:AT_FDCWD<[^>]*>, )?"([^"]+)"/.exec(line);
+    if (rename) out.push({ target: rename[2]!, synced: synced.has(rename[1]!) });
+  }
+  return out;
+}
+
+describe("a run's writes before its first request", () => {
+  if (requirePrerequisite("strace", strace ? undefined : "strace is not installed")) {
+    test("a new session's meta is written twice (created, first prompt) and the lock's owner record is not fsynced", async () => {
+      const setup = runSetup();
+      const server = startServer([{ text: "done" }]);
+      const trace = join(setup.root, "trace.txt");
+      const child = Bun.spawn(
+        [strace!, "-f", "-y", "-e", "trace=fsync,rename,renameat,renameat2", "-o", trace, AGENT_BINARY, "run", "hello there", "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url],
+        { env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" }, stdout: "ignore", stderr: "pipe" },
+      );
+      expect(await child.exited).toBe(0);
+      const all = renames(trace);
+      const meta = all.filter((rename) => rename.target.endsWith("/session.json"));
+      expect(meta).toHaveLength(2);
+      expect(meta.every((rename) => rename.synced)).toBe(true);
+      const owner = all.filter((rename) => rename.target.endsWith("/runtime.owner.json"));
+      expect(owner).toHaveLength(1);
+      expect(owner[0]!.synced).toBe(false);
+      expect(readSessionMeta(setup.sessionDir())?.firstPrompt).toBe("hello there");
+    });
+  }
+});
