@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { requirePrerequisite } from "../support/prerequisites.ts";
+import { SessionStore } from "../../src/sessions/session-store.ts";
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { scriptedServers } from "./run-fixture.ts";
 import { teamSetup } from "./team-fixture.ts";
@@ -59,7 +60,6 @@ describe("agent run --teammate-panes tmux", () => {
   withTmux("two teammates get a pane each, showing their tool calls; the panes close when the run ends", async () => {
     const seen = Promise.withResolvers<void>();
     const captured = Promise.withResolvers<void>();
-    const aliceTaken = Promise.withResolvers<void>();
     const server = startServer([
       {
         identity: "lead",
@@ -68,16 +68,15 @@ describe("agent run --teammate-panes tmux", () => {
           { name: "spawn_teammate", arguments: { name: "bob", role: "tester", prompt: "write b.txt" } },
         ],
       },
-      { identity: "lead", text: "the team is on it." },
+      // The Lead's own turn (and so the run, and its panes) lasts until the test has read the panes
+      // and both results wait for the Lead: they are then answered in one event turn, whatever the timing.
+      { identity: "lead", text: "the team is on it.", gate: captured.promise },
       // Held until both panes are up: what the panes show is printed as it happens.
       { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "from alice\n" } }], gate: seen.promise },
       { identity: "alice", text: "alice wrote a.txt" },
       { identity: "bob", toolCalls: [{ name: "write_file", arguments: { path: "b.txt", content: "from bob\n" } }], gate: seen.promise },
-      // The run (and its panes) lasts until the test has read the panes; and bob's result comes after
-      // the Lead took alice's up, so each has its event turn (results waiting together share one).
-      { identity: "bob", text: "bob wrote b.txt", gate: Promise.all([captured.promise, aliceTaken.promise]) },
-      { identity: "lead", text: "alice reported.", check: () => aliceTaken.resolve() },
-      { identity: "lead", text: "bob reported." },
+      { identity: "bob", text: "bob wrote b.txt" },
+      { identity: "lead", text: "both reported." },
     ]);
     const setup = teamSetup();
     const socket = `agent-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
@@ -106,11 +105,6 @@ describe("agent run --teammate-panes tmux", () => {
     const paneOf = (name: string) => teammates.find((pane) => pane.command.includes(`'--agent' '${name}'`))!;
     expect(paneOf("alice").command).toContain("'sessions' 'show'");
     expect(paneOf("bob").command).toContain("'--follow'");
-    // The Lead's own turn is over first: a result arriving during it would join it (one reply fewer).
-    await until(
-      () => (tmux(socket, "capture-pane", "-p", "-J", "-t", main!.id).includes("the team is on it.") ? true : undefined),
-      () => tmux(socket, "capture-pane", "-p", "-t", main!.id),
-    );
     seen.resolve();
 
     const screen = (id: string) => tmux(socket, "capture-pane", "-p", "-J", "-t", id);
@@ -128,6 +122,10 @@ describe("agent run --teammate-panes tmux", () => {
       expect(shown).toContain(`agent: following ${name} in session`);
       expect(shown).toMatch(new RegExp(`→ write_file \\{"path":"${file.replace(".", "\\.")}"`));
     }
+    // Both results are in the Lead's mailbox (waiting, or taken into its inbox) before its turn ends.
+    const leadMail = join(new SessionStore(setup.stateDir).dirOf(new SessionStore(setup.stateDir).mostRecent()!.id), "mailboxes", "lead");
+    const waiting = () => ["ready", "processing"].flatMap((state) => (existsSync(join(leadMail, state)) ? readdirSync(join(leadMail, state)) : [])).length;
+    await until(() => (waiting() >= 2 ? true : undefined), () => `${waiting()} message(s) for the Lead`);
     captured.resolve();
 
     await until(() => (existsSync(exitFile) ? true : undefined), () => tmux(socket, "capture-pane", "-p", "-t", main!.id), 30_000);
