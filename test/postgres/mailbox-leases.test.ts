@@ -245,13 +245,14 @@ describe("wake-ups", () => {
     const wakeups = new PgMailWakeups({ sql: s.sql, session: "s1", pollMs: 60_000 });
     const woken: string[] = [];
     let resolveAlice: () => void = () => {};
-    const alice = new Promise<void>((resolve) => (resolveAlice = resolve));
     await wakeups.watch("alice", () => {
       woken.push("alice");
       resolveAlice();
     });
     await wakeups.watch("bob", () => woken.push("bob"));
     woken.length = 0; // subscribing wakes everyone once (something may have come meanwhile)
+    // Made after that wake-up, so only the send's notification resolves it.
+    const alice = new Promise<void>((resolve) => (resolveAlice = resolve));
     const message = s.message("alice", "ping");
     const script = `
       const { SQL } = await import("bun");
