@@ -8,6 +8,21 @@ import { type IndexedEntry, ReadyIndex, RecordEntry, entryFromName, isKeyedName 
 
 /** Up to this many files without a key in their name are read rather than looked up in the index. */
 const READ_WITHOUT_INDEX = 32;
+/**
+ * Nor is the index read when it is larger than this many bytes per file to look
+ * up: reading one small file costs about what scanning 2 KB of index (some 16
+ * records) does, and a Lead's index holds every message it ever got (done ones
+ * too, until pruned) — 100 results waiting over 50 000 finished are read.
+ */
+const INDEX_BYTES_PER_READ = 2048;
+
+function sizeOf(fs: FsOps, path: string): number {
+  try {
+    return fs.statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
 
 /**
  * This process's cached ready/ queue of each agent, and when to trust it.
@@ -82,11 +97,12 @@ export class ReadyQueues {
    */
   async #keysOf(agent: AgentName, readyDir: string, names: string[]): Promise<IndexedEntry[]> {
     const indexPath = this.paths.index(agent);
-    const text = names.length > READ_WITHOUT_INDEX ? readIndexText(this.fs, indexPath) : "";
+    const useIndex = names.length > READ_WITHOUT_INDEX && names.length * INDEX_BYTES_PER_READ > sizeOf(this.fs, indexPath);
+    const text = useIndex ? readIndexText(this.fs, indexPath) : "";
     const indexed: IndexedEntry[] = [];
     const unread = new Set(names);
     let bad = 0;
-    if (names.length > READ_WITHOUT_INDEX) {
+    if (useIndex) {
       bad = text === undefined ? 1 : matchRecords(text, unread, (name, createdAtUtc) => indexed.push(new RecordEntry(name, createdAtUtc)));
     }
     const read: IndexedEntry[] = [];
@@ -104,7 +120,7 @@ export class ReadyQueues {
       read.push({ name, id: message.id, createdAtUtc: message.createdAtUtc });
       added.push(recordBody(message, checked.stats));
     }
-    if (names.length > READ_WITHOUT_INDEX) {
+    if (useIndex) {
       // A damaged index is written again whole, without the bad lines; else what was
       // read is appended, in FIFO order as a first claim wants it.
       if (bad > 0) rewriteIndex(this.fs, indexPath, [...readIndex(this.fs, indexPath).records.values(), ...added]);

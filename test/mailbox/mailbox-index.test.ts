@@ -144,6 +144,24 @@ describe("the mailbox index", () => {
     expect(await claimAll(again)).toEqual(all.slice(2).map((m) => m.id));
   });
 
+  test("a few messages waiting over a large index of finished ones are read, not looked up in it, and claimed in FIFO order", async () => {
+    const f = fixture();
+    // 1 300 finished messages (their records ~160 KB) — fsyncs skipped, the setup is not what is tested.
+    const quick = f.newStore({ fs: { ...fs, fsyncSync: () => {} } });
+    for (let i = 0; i < 1300; i++) {
+      await quick.send(f.message("alice", `done${i}`));
+      await quick.ack((await quick.claim("alice"))!);
+    }
+    const waiting = await seed(f);
+    const reads = countingReads();
+    const fresh = f.newStore({ fs: reads.ops });
+    expect((await fresh.claim("alice"))?.id).toBe(waiting[0]!.id);
+    // Reading 60 small files costs less than scanning 1 360 records for them.
+    expect(reads.read).not.toContain(indexPath(f));
+    expect(new Set(reads.messagesRead()).size).toBe(COUNT);
+    expect(await claimAll(fresh)).toEqual(waiting.slice(1).map((m) => m.id));
+  });
+
   test("prune forgets the records of the messages it deletes", async () => {
     const f = fixture();
     await seed(f);
