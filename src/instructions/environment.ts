@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Clock } from "../core/clock.ts";
+import { localDate, localZoneIsUtc } from "./local-date.ts";
 
 export interface EnvironmentFacts {
   platform: string;
@@ -10,13 +11,13 @@ export interface EnvironmentFacts {
 }
 
 /** What an agent should know about where it runs; the workspace itself is always `.`. */
-export function environmentFacts(workspace: string, clock: Clock, platform: string = process.platform): EnvironmentFacts {
-  return { platform, date: localDate(clock.now()), git: gitFacts(workspace) };
-}
-
-function localDate(now: Date): string {
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`;
+export function environmentFacts(
+  workspace: string,
+  clock: Clock,
+  platform: string = process.platform,
+  env: Record<string, string | undefined> = process.env,
+): EnvironmentFacts {
+  return { platform, date: localDate(clock.now(), localZoneIsUtc(env)), git: gitFacts(workspace) };
 }
 
 /**
