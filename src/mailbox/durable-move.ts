@@ -2,6 +2,7 @@ import { awaitFsync, fsyncDirOffLoop, isErrno, pathExists } from "../storage/ato
 import type { FsOps } from "../storage/fs-ops.ts";
 import { dirHandle, forgetDirHandle, pinned } from "../storage/dir-handles.ts";
 import { storageError } from "./failures.ts";
+import type { DurableBatch } from "./group-commit.ts";
 
 /** What a move did: "exists" and "missing" (when the caller allows it) moved nothing. */
 export type MoveOutcome = "moved" | "exists" | "missing";
@@ -33,21 +34,27 @@ export interface Move {
  * holds the mailbox lock until it returns, so no other move sees the file
  * before it is durable, and an undo is still the truth.
  */
-export async function moveDurably(fs: FsOps, move: Move): Promise<MoveOutcome> {
+export async function moveDurably(fs: FsOps, move: Move, batch?: DurableBatch): Promise<MoveOutcome> {
   if (fs.renameNoReplaceSync) {
     // A descriptor kept from before may name a directory removed since: ENOENT then
     // says nothing about the message, so look once more through fresh ones.
-    const first = await moveBetweenHandles(fs, move, false);
-    if (first !== "stale") return first === "unsupported" ? moveByPath(fs, move) : first;
+    const first = await moveBetweenHandles(fs, move, false, batch);
+    if (first !== "stale") return first === "unsupported" ? moveByPath(fs, move, batch) : first;
     forgetDirHandle(move.from, fs);
     forgetDirHandle(move.to, fs);
-    const second = await moveBetweenHandles(fs, move, true);
-    if (second !== "stale") return second === "unsupported" ? moveByPath(fs, move) : second;
+    const second = await moveBetweenHandles(fs, move, true, batch);
+    if (second !== "stale") return second === "unsupported" ? moveByPath(fs, move, batch) : second;
   }
-  return moveByPath(fs, move);
+  return moveByPath(fs, move, batch);
 }
 
-async function moveBetweenHandles(fs: FsOps, move: Move, fresh: boolean): Promise<MoveOutcome | "stale" | "unsupported"> {
+/** In a batch, the fsync is the batch's; the undo renames the file back by path. */
+function deferred(fs: FsOps, move: Move, batch: DurableBatch): "moved" {
+  batch.step(move.to, () => fs.renameSync(`${move.to}/${move.name}`, `${move.from}/${move.name}`));
+  return "moved";
+}
+
+async function moveBetweenHandles(fs: FsOps, move: Move, fresh: boolean, batch?: DurableBatch): Promise<MoveOutcome | "stale" | "unsupported"> {
   let from: number;
   let to: number;
   try {
@@ -62,6 +69,7 @@ async function moveBetweenHandles(fs: FsOps, move: Move, fresh: boolean): Promis
     }
     throw storageError(move.what, error, staysIn(move));
   }
+  if (batch) return deferred(fs, move, batch);
   // Both kept open while the fsync waits: the undo may need them after it.
   return pinned(from, fs, () =>
     pinned(to, fs, async () => {
@@ -81,7 +89,7 @@ async function moveBetweenHandles(fs: FsOps, move: Move, fresh: boolean): Promis
   );
 }
 
-async function moveByPath(fs: FsOps, move: Move): Promise<MoveOutcome> {
+async function moveByPath(fs: FsOps, move: Move, batch?: DurableBatch): Promise<MoveOutcome> {
   const source = `${move.from}/${move.name}`;
   const target = `${move.to}/${move.name}`;
   try {
@@ -91,6 +99,7 @@ async function moveByPath(fs: FsOps, move: Move): Promise<MoveOutcome> {
     if (move.missingOk && isErrno(error, "ENOENT")) return "missing";
     throw storageError(move.what, error, staysIn(move));
   }
+  if (batch) return deferred(fs, move, batch);
   try {
     await fsyncDirOffLoop(move.to, fs);
   } catch (error) {

@@ -12,7 +12,6 @@ import type { MailboxMessage } from "../core/message.ts";
 import { assertMessageId, DEFAULT_MAX_CONTENT_BYTES, sameMessage, serializeMessage } from "../core/message-format.ts";
 import {
   ensureDir,
-  fsyncDirOffLoop,
   isErrno,
   pathExists,
   unlinkQuietly,
@@ -22,6 +21,7 @@ import { type FileLockOptions, withFileLock } from "../storage/file-lock.ts";
 import { type FsOps, realFs } from "../storage/fs-ops.ts";
 import { CheckedMessages } from "./checked-messages.ts";
 import { moveDurably } from "./durable-move.ts";
+import { BatchFailure, DurableBatch } from "./group-commit.ts";
 import { differentInProcessing, notInProcessing, storageError } from "./failures.ts";
 import { findMessage, listMailboxes } from "./listing.ts";
 import { appendRecords, recordBody } from "./mailbox-index.ts";
@@ -72,6 +72,9 @@ export class FileMailboxStore implements MailboxStore {
   /** What this store sent and can prove unchanged at claim, so as not to read it again. */
   readonly #sent: SentFiles;
   #stateDirReady = false;
+  /** Sends, claims and acks waiting for the next take of the lock (see #batched). */
+  readonly #queued: QueuedCall[] = [];
+  #draining: Promise<void> | undefined;
 
   readonly maxContentBytes: number;
 
@@ -95,7 +98,7 @@ export class FileMailboxStore implements MailboxStore {
     const { id, recipient } = message;
     const bytes = Buffer.byteLength(message.content, "utf8");
     if (bytes > this.maxContentBytes) throw new MessageTooLargeError(bytes, this.maxContentBytes);
-    await this.#locked(async () => {
+    await this.#batched(`send ${id}`, async (batch) => {
       this.#prepareAgent(recipient);
       const fs = this.#fs;
       const marker = this.paths.idMarker(id);
@@ -131,9 +134,6 @@ export class FileMailboxStore implements MailboxStore {
         // Stamped at once after the link (which changed the file's ctime and link
         // count), before the name has been visible for more than a moment.
         stamp = this.#sent.stamp(fs, target);
-        // The marker's creation and the link are in one journal transaction, which
-        // this fsync commits: both are durable together (see docs/mailbox.md, "Durability").
-        await fsyncDirOffLoop(this.paths.stateDirOf(recipient, "ready"), fs);
       } catch (error) {
         // Nothing of a failed send may remain: not the message, and not the marker
         // that would block a retry with the same id.
@@ -142,21 +142,31 @@ export class FileMailboxStore implements MailboxStore {
         if (isErrno(error, "EEXIST")) throw new DuplicateMessageIdError(id);
         throw storageError(`send ${id}`, error, "nothing was written");
       }
+      // The marker's creation and the link are in one journal transaction, which
+      // the batch's fsync of ready/ commits: both are durable together (see
+      // docs/mailbox.md, "Durability"); undone, neither remains.
+      batch.step(this.paths.stateDirOf(recipient, "ready"), () => {
+        fs.unlinkSync(target);
+        fs.unlinkSync(marker);
+      });
       this.#sent.remember(target, stamp, message);
       // After the send is durable, so a record never names a message that is not there.
-      if (stamp) appendRecords(fs, this.paths.index(recipient), [recordBody(message, stamp)]);
+      if (stamp) {
+        const record = recordBody(message, stamp);
+        batch.afterCommit(() => appendRecords(fs, this.paths.index(recipient), [record]));
+      }
       this.#queues.gained(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
     });
   }
 
   async claim(agentName: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {
     const agent = assertAgentName(agentName);
-    return this.#locked(() => this.#claimLocked(agent, only));
+    return this.#batched(`claim for ${agent}`, (batch) => this.#claimLocked(agent, batch, only));
   }
 
   async ack(input: MailboxMessage): Promise<void> {
     const message = this.#checked.valid(input);
-    await this.#locked(() => this.#ackLocked(message));
+    await this.#batched(`ack ${message.id}`, (batch) => this.#ackLocked(message, batch));
   }
 
   /**
@@ -167,13 +177,13 @@ export class FileMailboxStore implements MailboxStore {
   async ackAndClaim(input: MailboxMessage, agentName: AgentName): Promise<MailboxMessage | null> {
     const done = this.#checked.valid(input);
     const agent = assertAgentName(agentName);
-    return this.#locked(async () => {
-      await this.#ackLocked(done);
-      return this.#claimLocked(agent);
+    return this.#batched(`ack ${done.id}`, async (batch) => {
+      await this.#ackLocked(done, batch);
+      return this.#claimLocked(agent, batch);
     });
   }
 
-  async #claimLocked(agent: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {
+  async #claimLocked(agent: AgentName, batch: DurableBatch, only?: ClaimFilter): Promise<MailboxMessage | null> {
     // Once prepared, an agent is not looked for on every claim: the freshness
     // check of its queue stats ready/ anyway, and finds it gone if it was removed.
     if (!this.#preparedAgents.has(agent)) {
@@ -218,12 +228,11 @@ export class FileMailboxStore implements MailboxStore {
         continue;
       }
       if (!claimable(message, only)) continue;
-      const moved = await moveDurably(this.#fs, {
-        from: readyDir,
-        to: this.paths.stateDirOf(agent, "processing"),
-        name: entry.name,
-        what: `claim ${message.id}`,
-      });
+      const moved = await moveDurably(
+        this.#fs,
+        { from: readyDir, to: this.paths.stateDirOf(agent, "processing"), name: entry.name, what: `claim ${message.id}` },
+        batch,
+      );
       if (moved === "exists") {
         this.#quarantineFrom(agent, "ready", entry.name, `a message with id ${message.id} is already in processing/`, index);
         continue;
@@ -235,17 +244,15 @@ export class FileMailboxStore implements MailboxStore {
     return null;
   }
 
-  async #ackLocked(message: MailboxMessage): Promise<void> {
+  async #ackLocked(message: MailboxMessage, batch: DurableBatch): Promise<void> {
     const { id, recipient: agent } = message;
     // No look before the move: the rename itself refuses a file already in done/,
     // and moves nothing when the message is not in processing/.
-    const moved = await moveDurably(this.#fs, {
-      from: this.paths.stateDirOf(agent, "processing"),
-      to: this.paths.stateDirOf(agent, "done"),
-      name: fileNameOf(id),
-      what: `ack ${id}`,
-      missingOk: true,
-    });
+    const moved = await moveDurably(
+      this.#fs,
+      { from: this.paths.stateDirOf(agent, "processing"), to: this.paths.stateDirOf(agent, "done"), name: fileNameOf(id), what: `ack ${id}`, missingOk: true },
+      batch,
+    );
     if (moved === "moved") return;
     const target = this.paths.messageFile(agent, "done", id);
     if (moved === "missing" && !pathExists(target, this.#fs)) throw notInProcessing(message, "ack");
@@ -344,6 +351,54 @@ export class FileMailboxStore implements MailboxStore {
 
   // ---- internals ----------------------------------------------------------
 
+  /**
+   * Runs a send, claim or ack as part of the next take of the lock: the calls
+   * queued meanwhile are done one after another in that take, their fsyncs once
+   * per directory at its end (see group-commit.ts), and each returns only then.
+   */
+  #batched<T>(what: string, work: (batch: DurableBatch) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queued.push({ what, work: work as (batch: DurableBatch) => Promise<unknown>, resolve: resolve as (value: unknown) => void, reject });
+      this.#draining ??= this.#drain().finally(() => {
+        this.#draining = undefined;
+      });
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queued.length > 0) {
+      let calls: QueuedCall[] = [];
+      const done: { call: QueuedCall; value: unknown }[] = [];
+      try {
+        await this.#locked(async () => {
+          // Taken once the lock is: every call queued while waiting for it joins.
+          calls = this.#queued.splice(0);
+          const batch = new DurableBatch(this.#fs);
+          for (const call of calls) {
+            try {
+              done.push({ call, value: await call.work(batch) });
+            } catch (error) {
+              call.reject(error);
+            }
+          }
+          await batch.commit();
+        });
+      } catch (error) {
+        this.#queues.clear();
+        this.#sent.clear();
+        // Not taken (the lock), or not durable and undone: none of the calls happened.
+        const failure = error instanceof BatchFailure ? error : undefined;
+        const outcome = failure === undefined ? "nothing was changed" : failure.undone ? "it was undone" : "it could not be undone; run agent mailbox recover";
+        // The lock not taken: the calls still queued fail, the next call tries again.
+        if (calls.length === 0) calls = this.#queued.splice(0);
+        for (const call of failure === undefined ? calls.filter((c) => !done.some((d) => d.call === c)) : []) call.reject(error);
+        for (const { call } of done) call.reject(failure ? storageError(call.what, failure.error, outcome) : error);
+        continue;
+      }
+      for (const { call, value } of done) call.resolve(value);
+    }
+  }
+
   async #locked<T>(work: () => T | Promise<T>): Promise<T> {
     if (!this.#stateDirReady) {
       ensureDir(this.paths.stateDir, this.#fs);
@@ -417,6 +472,13 @@ export class FileMailboxStore implements MailboxStore {
       this.#sent.forget(`${this.paths.stateDirOf(agent, "ready")}/${name}`);
     }
   }
+}
+
+interface QueuedCall {
+  what: string;
+  work: (batch: DurableBatch) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
 }
 
 function isStateDirReadOnly(error: unknown): boolean {

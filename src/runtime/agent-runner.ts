@@ -170,8 +170,8 @@ export class AgentRunner {
    * for more before that turn starts (see there), and what came meanwhile joins
    * the same way. An event already in the history (a retry, or a restart after
    * a crash) is not written again, and is answered only if the turn it is in
-   * never finished. When an acknowledgement fails, that event and the ones
-   * after it go back to the inbox and processing stops before the model turn;
+   * never finished. The acknowledgements are made at once; the events whose
+   * acknowledgement failed go back to the inbox and processing stops before the model turn;
    * the retry neither duplicates the history nor calls the model twice. While a
    * user turn runs, nothing is taken.
    */
@@ -229,17 +229,20 @@ export class AgentRunner {
       taken += group.length;
       lastEventAt = performance.now();
       const accepted = await this.#takeIn(group, batch, inbox);
-      for (const [index, { event, owner }] of accepted.entries()) {
-        try {
-          await owner.acknowledge(event);
-        } catch (error) {
-          // This one and the ones after it are retried, in their order; what is in the history stays.
-          for (const later of accepted.slice(index).reverse()) inbox.republish(later);
-          this.#warn([`acknowledging event ${event.eventId} failed (${(error as Error).message}); it will be retried`]);
-          outcome.ackFailed = true;
-          return { key: undefined, events: batch.events };
+      // All at once: the mailbox stores acks made together with one fsync.
+      const acks = await Promise.allSettled(accepted.map(({ event, owner }) => owner.acknowledge(event)));
+      const failed = accepted.filter((_, i) => acks[i]!.status === "rejected");
+      outcome.processed += accepted.length - failed.length;
+      if (failed.length > 0) {
+        // Those are retried, in their order; what is in the history stays.
+        for (const entry of [...failed].reverse()) inbox.republish(entry);
+        for (const [i, ack] of acks.entries()) {
+          if (ack.status === "rejected") {
+            this.#warn([`acknowledging event ${accepted[i]!.event.eventId} failed (${(ack.reason as Error).message}); it will be retried`]);
+          }
         }
-        outcome.processed += 1;
+        outcome.ackFailed = true;
+        return { key: undefined, events: batch.events };
       }
     }
     return taken === 0 ? undefined : { key: batch.key, events: batch.events };

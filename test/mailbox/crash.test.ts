@@ -168,6 +168,41 @@ for (const backend of mailboxBackends()) {
 
 describe("FileMailboxStore under SIGKILL", () => {
   test(
+    "killed just before each file-system call of a batch of 3 sends, claims or acks made at once: each message in one state, whole; recover finishes them",
+    async () => {
+      for (const op of ["send", "claim", "ack"] as const) {
+        for (let nth = 1; ; nth++) {
+          const stateDir = tempDir("agent-mailbox-die-batch-");
+          const worker = startWorker("die-at", stateDir, { agent: "alice", op, nth, batch: 3, staleMs: STALE_MS });
+          started.push(worker);
+          const end = await worker.finished;
+          expect(errorsOf([worker])).toEqual([]);
+          const ids = worker.events.find((e) => e.messages)!.messages!;
+          const census = takeCensus(stateDir);
+          expect(census.invalid).toEqual([]);
+          expect(census.quarantined).toEqual([]);
+          expect(duplicatesIn(census)).toEqual([]);
+          for (const id of ids) {
+            const states = (census.byId.get(id) ?? []).map((p) => p.state);
+            if (op === "send" && states.length === 0) continue;
+            expect(states).toHaveLength(1);
+            expect(STATES_AFTER_DEATH_IN[op]).toContain(states[0]!);
+          }
+          const store = new FileMailboxStore({ stateDir, lock: { staleMs: STALE_MS } });
+          expect((await store.recover("alice")).skipped).toEqual([]);
+          for (let message = await store.claim("alice"); message; message = await store.claim("alice")) await store.ack(message);
+          const after = takeCensus(stateDir);
+          expect(idsIn(after, "ready", "processing")).toEqual([]);
+          for (const id of ids) if (op !== "send" || census.byId.has(id)) expect(idsIn(after, "done")).toContain(id);
+          if (end.exitCode === 0) break;
+          expect(end.signalCode).toBe("SIGKILL");
+        }
+      }
+    },
+    120_000,
+  );
+
+  test(
     "killed just before each file-system call of send, claim, ack and release: one state, whole; recover finishes it",
     async () => {
       // Every kill point of every op, each in its own state dir; the four ops in parallel.
