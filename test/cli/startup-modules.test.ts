@@ -101,6 +101,18 @@ describe("agent run's path to its first model request", () => {
     const shelled = await loadedByRun([{ toolCalls: [{ name: "shell", arguments: { command: "echo hi" } }] }, { text: "done" }]);
     expect(shellParser(shelled).length).toBeGreaterThan(0);
   }, 60_000);
+
+  const cronParser = (modules: string[]) => modules.filter((path) => /\/node_modules\/(cron-parser|luxon)\//.test(path));
+
+  test("loads cron-parser and luxon (8–20 ms) only for a cron expression to read", async () => {
+    expect(cronParser(await loadedByRun([{ text: "hi" }]))).toEqual([]);
+    // Not vacuous: scheduling a job reads its expression through it.
+    const scheduled = await loadedByRun([
+      { toolCalls: [{ name: "schedule_cron", arguments: { cron: "*/15 * * * *", prompt: "check", recurring: true, durable: false } }] },
+      { text: "done" },
+    ]);
+    expect(cronParser(scheduled).length).toBeGreaterThan(0);
+  }, 60_000);
 });
 
 // In the one-file bundle the binary is built from, an import of a builtin module is
