@@ -128,7 +128,9 @@ describe("a message over the mailbox cap to a teammate", () => {
     entry.lead = lead;
     await lead.team.spawn("alice", "reader", brief);
     const quiet = await runUntilQuiet(lead);
-    expect(quiet.events).toBe(1);
+    // Her answer, and her notice that she is idle, in one event turn.
+    expect(quiet.events).toBe(2);
+    expect(quiet.turns).toHaveLength(1);
     server.assertDone();
     expect(lead.team.list().map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
     const counts = Object.fromEntries((await new FileMailboxStore({ stateDir }).list()).map((l) => [l.name, l.counts]));

@@ -87,7 +87,8 @@ describe.each(["files", "postgres"])("agent sessions show --follow, %s store", (
     expect(await second.exited).toBe(0);
     await secondReading;
     gate.resolve();
-    await waitFor(() => out.text.includes("alice: alice wrote a.txt"), () => out.text + err.text);
+    // The answer and the turn's end are two records, the follower polls: wait for the last one.
+    await waitFor(() => out.text.includes("alice: alice wrote a.txt") && out.text.includes("turn finished"), () => out.text + err.text);
     expect(out.text).toMatch(/\d\d:\d\d:\d\d → write_file \{"path":"a.txt","content":"from alice\\n"\}/);
     expect(out.text).toMatch(/← write_file ok: /);
     expect(out.text).toMatch(/— turn finished \(success\)/);
