@@ -84,6 +84,24 @@ async function settle(lead: LeadRuntime, batch: { startedAt: number; lastEventAt
     await lead.team.pumpLead();
     return lead.inbox.size > 0;
   }
+  await waitForCompany(lead, left, signal);
+  return true;
+}
+
+/**
+ * The interactive session's batches wait for no company, but for a teammate
+ * that sent a result and is deciding what follows (up to BATCH_MAX_WAIT_MS):
+ * its idle notice joins the turn that answers its result.
+ */
+export async function settleFinishing(lead: Pick<LeadRuntime, "team" | "inbox">, batch: { startedAt: number }, signal?: AbortSignal): Promise<boolean> {
+  const left = batch.startedAt + BATCH_MAX_WAIT_MS - performance.now();
+  if (!lead.team.finishing() || left <= 0) return lead.inbox.size > 0;
+  await waitForCompany(lead, left, signal);
+  return true;
+}
+
+/** Until the next event, the next teammate state change, `left` ms, or `signal`. */
+async function waitForCompany(lead: Pick<LeadRuntime, "team" | "inbox">, left: number, signal?: AbortSignal): Promise<void> {
   const stop = new AbortController();
   const stopOnAbort = () => stop.abort();
   signal?.addEventListener("abort", stopOnAbort, { once: true });
@@ -101,5 +119,4 @@ async function settle(lead: LeadRuntime, batch: { startedAt: number; lastEventAt
     signal?.removeEventListener("abort", stopOnAbort);
     stop.abort();
   }
-  return true;
 }

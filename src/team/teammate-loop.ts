@@ -7,7 +7,7 @@ import { TaskRefusedError } from "../tasks/task-errors.ts";
 import type { AutoClaim } from "./auto-claim.ts";
 import { derivedId } from "./derived-id.ts";
 import type { TeamContext, Worker } from "./team-context.ts";
-import type { TeamMail } from "./team-mail.ts";
+import { type TeamMail, replyTarget } from "./team-mail.ts";
 import { TeammateUnavailableError } from "./teammate-errors.ts";
 import type { TeammateProtocols } from "./teammate-protocols.ts";
 import { withWorktreeReport } from "./teammate-worktree-steps.ts";
@@ -122,13 +122,13 @@ export class TeammateLoop {
           if (worker.pokes !== pokes) continue;
           return;
         }
-        await payLead();
         // Its verdict went to the call that asked, in this process: the message is the record of it, not a turn.
         if (message.kind === "permission_response") {
           finished = await this.#finish(name, worker, message, true);
           if (!finished) return;
           continue;
         }
+        await payLead();
         await team.setState(name, "running");
         // The answer itself decides: the Lead's runtime may have died before it recorded it.
         const plan = worker.record.plan;
@@ -188,7 +188,11 @@ export class TeammateLoop {
             if (refused !== undefined) {
               // The TaskCompleted hook said no: the task stays in progress and the teammate goes on with the hook's reason.
               await this.#keepWorking(name, derivedId(message.id, "task-refused"), `${refused}\n\n${KEEP_WORKING_ON_TASK}`, message.taskId);
-            } else if ((await this.#mail.deliverResult(name, message, answer, false)) === LEAD) worker.finishing = true;
+            } else {
+              // Set before the send: a pump another part runs meanwhile may publish the result early.
+              if (replyTarget(name, message) === LEAD) worker.finishing = true;
+              await this.#mail.deliverResult(name, message, answer, false);
+            }
             await this.#mail.deliverJoinedResults(name, message, runner.history.joinedTo(message.id), answer);
             // The work is done and its result is with the Lead: from here a
             // storage failure must not fail the teammate or quarantine the input.

@@ -57,7 +57,8 @@ async function startMock(refuseStreaming: boolean): Promise<LLMock> {
   server.on({ predicate: (r) => alice(r) && last(r)?.role === "user" }, call("write_file", { path: "notes.txt", content: "notes by alice\n" }));
   server.on({ predicate: (r) => alice(r) && resultOf(r, "write_file") }, { content: "notes.txt is written." });
   server.on(
-    { predicate: (r) => lead(r) && last(r)?.role === "user" && text(last(r)).includes("notes.txt is written.") },
+    // Her result, then her idle notice: the event turn's last user messages.
+    { predicate: (r) => lead(r) && last(r)?.role === "user" && r.messages.slice(-2).some((m) => text(m).includes("notes.txt is written.")) },
     { content: "alice wrote notes.txt." },
   );
   await server.start();
@@ -90,7 +91,7 @@ describe.each([
     expect(parseResult(result.stdout)).toMatchObject({
       subtype: "success",
       result: "alice wrote notes.txt.",
-      events: 1,
+      events: 2,
       event_turns: 1,
       teammates: [{ name: "alice", role: "writer", state: "idle" }],
     });

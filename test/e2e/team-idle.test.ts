@@ -149,6 +149,22 @@ describe("task hooks", () => {
     expect(stdin.task_id).toBeUndefined();
   }, 60_000);
 
+  test('a TaskCreated hook answering JSON {"decision":"block","reason":…} refuses it as exit 2 does', async () => {
+    const { run, workspace } = runSetup();
+    hook(workspace, "TaskCreated", "created.sh", `#!/bin/sh\necho '{"decision":"block","reason":"One task at a time."}'\n`);
+    const server = start([
+      { identity: "lead", toolCalls: [{ name: "create_task", arguments: { subject: "ship it" } }] },
+      {
+        identity: "lead",
+        text: "no task",
+        check: (request) => expect(lastToolResult(request)).toContain('the TaskCreated hook refused the task "ship it", it was not created: One task at a time.'),
+      },
+    ]);
+    const result = await run(["Plan it.", "--base-url", server.url, ...RUN]);
+    expect({ code: result.code, stderr: result.code === 0 ? "" : result.stderr }).toEqual({ code: 0, stderr: "" });
+    server.assertDone();
+  }, 60_000);
+
   test("a TaskCompleted hook exiting 2 refuses the completion: the task stays in progress and the agent gets the reason", async () => {
     const { run, workspace } = runSetup();
     hook(workspace, "TaskCompleted", "completed.sh", refuseOnce("complete-refused", "The tests are red."));

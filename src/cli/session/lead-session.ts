@@ -1,5 +1,6 @@
 import type { IdSource } from "../../core/ids.ts";
 import type { LeadRuntime } from "../../app/lead.ts";
+import { settleFinishing } from "../../app/until-quiet.ts";
 import type { RunResult } from "../../runtime/run-types.ts";
 import type { SessionInput } from "./session-input.ts";
 
@@ -152,6 +153,11 @@ export class LeadSession {
     while (!closing.aborted) {
       await inbox.waitForEvent(closing);
       if (closing.aborted) return;
+      // Idle notices alone wait while teammates work, as in `agent run`: they join the next result's turn.
+      if (inbox.holdsOnly("idle") && this.#o.lead.team.hasPendingWork()) {
+        await Promise.race([inbox.nextPublish(closing), this.#o.lead.team.nextChange(closing)]);
+        continue;
+      }
       if (this.#userTurn) {
         await this.#userTurnEnd();
         continue;
@@ -161,7 +167,7 @@ export class LeadSession {
       const abort = () => controller.abort();
       closing.addEventListener("abort", abort, { once: true });
       try {
-        const round = await runner.runEvents(inbox, { signal: controller.signal });
+        const round = await runner.runEvents(inbox, { signal: controller.signal, settle: (batch) => settleFinishing(this.#o.lead, batch, controller.signal) });
         if (round.turns.length > 0) this.#o.turnEnded?.();
         for (const { result } of round.turns) this.#show(result, "the event turn");
         // A user turn took the lock first: wait for it (or a moment, if it is already over).
