@@ -73,7 +73,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     sessionId: "",
     stateDir: setup.stateRoot,
     permissionMode: setup.settings.permissionMode,
-    sandbox: setup.sandbox.status === "unavailable" ? "unavailable" : setup.sandbox.mode,
+    // Set once the sandbox's probe is done (asking earlier would wait for it here).
     idempotencyKey: work.idempotencyKey,
   };
   let reportedTraceError = false;
@@ -114,6 +114,15 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
         },
       },
       async (lead, session) => {
+        // The sandbox's probe ran while the session and runtime were set up: its
+        // verdict is said before the init line (the sandbox itself never wraps a
+        // command on an unknown verdict: src/security/sandbox/sandbox.ts).
+        const sandboxWarning = await setup.sandboxWarning;
+        if (sandboxWarning !== undefined) {
+          output.warn(sandboxWarning);
+          output.setupWarning(LEAD, sandboxWarning);
+        }
+        info.sandbox = setup.sandbox.status === "unavailable" ? "unavailable" : setup.sandbox.mode;
         info.sessionId = session.meta.id;
         info.stateDir = session.dir;
         ledger = lead.usage;

@@ -5,7 +5,7 @@ import { PANES_NEED_TMUX, TmuxPanes } from "../terminal/tmux-panes.ts";
 import { parseDuration } from "../../core/duration.ts";
 import { UsageError } from "../../core/errors.ts";
 import { registerSecret } from "../../security/redact.ts";
-import { type Sandbox, resolveSandbox } from "../../security/sandbox/sandbox.ts";
+import { type Sandbox, resolveSandbox, resolveSandboxInBackground } from "../../security/sandbox/sandbox.ts";
 import type { RunFlags } from "../../sessions/run-flags.ts";
 import { type SessionPlan, planSession } from "../../sessions/session-plan.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
@@ -78,6 +78,12 @@ export interface RuntimeSetup {
   waitLock: boolean;
   /** Where `shell` runs (probed once per command). */
   sandbox: Sandbox;
+  /**
+   * With the probe in the background (`agent run`, `drain`): settles once the
+   * sandbox is known, with the warning to print when it cannot start; await it
+   * before the first command can run. Absent: `sandbox` was probed already.
+   */
+  sandboxWarning?: Promise<string | undefined>;
   /** The permission flags of the command line, recorded in the session when its runtime starts (for `agent drain`). */
   runFlags: RunFlags;
 }
@@ -105,7 +111,12 @@ export interface HeadlessSetup extends RuntimeSetup {
  * overrides the plan the session flags give (`agent drain` picks its own). `rawArgs`
  * (citty's, normalised) carries every value of the repeatable options; without it only `args`' are seen.
  */
-export function runtimeSetup(args: RuntimeValues & CompatValues, rawArgs?: readonly string[], session?: (store: SessionStore) => SessionPlan): RuntimeSetup {
+export function runtimeSetup(
+  args: RuntimeValues & CompatValues,
+  rawArgs?: readonly string[],
+  session?: (store: SessionStore) => SessionPlan,
+  options: { probeInBackground?: boolean } = {},
+): RuntimeSetup {
   const workspace = resolveWorkspace(args.workspace);
   const stateRoot = runStateDir(args, workspace);
   const flags = settingsFlags(args, rawArgs);
@@ -124,8 +135,9 @@ export function runtimeSetup(args: RuntimeValues & CompatValues, rawArgs?: reado
   // Credentials configured as extra model-request headers are masked like the key.
   for (const [name, value] of Object.entries(settings.headers)) if (/auth|key|token|secret/i.test(name)) registerSecret(value.replace(/^(?:bearer|basic)\s+/i, ""));
   const addDirs = resolveAddDirs(rawArgs ? repeatedValues(rawArgs, "add-dir") : asList(args["add-dir"]), workspace);
-  const resolved = resolveSandbox(sandboxRequest(settings, workspace, stateRoot, process.env, addDirs));
-  if (resolved.warning) warnings.push(resolved.warning);
+  const request = sandboxRequest(settings, workspace, stateRoot, process.env, addDirs);
+  const resolved = options.probeInBackground ? resolveSandboxInBackground(request) : resolveSandbox(request);
+  if (typeof resolved.warning === "string") warnings.push(resolved.warning);
   if (settings.terminal.teammatePanes === "tmux" && !TmuxPanes.available(process.env)) warnings.push(PANES_NEED_TMUX);
   const store = new SessionStore(stateRoot);
   const plan = session
@@ -144,6 +156,7 @@ export function runtimeSetup(args: RuntimeValues & CompatValues, rawArgs?: reado
     warnings,
     waitLock: args["wait-lock"] === true,
     sandbox: resolved.sandbox,
+    ...(resolved.warning instanceof Promise ? { sandboxWarning: resolved.warning } : {}),
     runFlags: runFlagsOf(flags, args["trust-project"] === true, addDirs),
   };
 }
@@ -227,7 +240,7 @@ export function headlessSetup(args: HeadlessValues & CompatValues, rawArgs?: rea
   }
   const schema = answerSchema(args["json-schema"], args["output-schema"]);
   return {
-    ...runtimeSetup(args, rawArgs, session),
+    ...runtimeSetup(args, rawArgs, session, { probeInBackground: true }),
     format,
     events,
     inputFormat: (args["input-format"] ?? "text") as InputFormat,

@@ -40,15 +40,37 @@ export function bubblewrapArgs(layout: SandboxLayout, cwd: string, argv: string[
 
 /** Why bwrap cannot run this layout here (missing, no filter, or namespaces refused), or undefined when it can. */
 export function probeBubblewrap(layout: SandboxLayout): string | undefined {
-  const bwrap = Bun.which("bwrap");
-  if (bwrap === null) return "bubblewrap (bwrap) is not installed";
-  if (seccompFilter(process.arch) === undefined) return `no seccomp filter for ${process.arch}`;
+  const missing = bubblewrapMissing();
+  if (missing !== undefined) return missing;
   try {
     const result = Bun.spawnSync(bubblewrapArgs(layout, layout.workspace, ["true"]), { stdout: "ignore", stderr: "pipe" });
-    if (result.exitCode === 0) return undefined;
-    const reason = result.stderr.toString().trim().split("\n")[0] ?? "";
-    return `bwrap cannot create a sandbox here (${reason || `exit code ${result.exitCode}`}); user namespaces may be disabled`;
+    return probeOutcome(result.exitCode, result.stderr.toString());
   } catch (error) {
     return `bwrap could not be started (${(error as Error).message})`;
   }
+}
+
+/** probeBubblewrap without blocking: the sandbox's check runs while the run sets up its session. */
+export async function probeBubblewrapInBackground(layout: SandboxLayout): Promise<string | undefined> {
+  const missing = bubblewrapMissing();
+  if (missing !== undefined) return missing;
+  try {
+    const child = Bun.spawn(bubblewrapArgs(layout, layout.workspace, ["true"]), { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    const [stderr, exitCode] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+    return probeOutcome(exitCode, stderr);
+  } catch (error) {
+    return `bwrap could not be started (${(error as Error).message})`;
+  }
+}
+
+function bubblewrapMissing(): string | undefined {
+  if (Bun.which("bwrap") === null) return "bubblewrap (bwrap) is not installed";
+  if (seccompFilter(process.arch) === undefined) return `no seccomp filter for ${process.arch}`;
+  return undefined;
+}
+
+function probeOutcome(exitCode: number | null, stderr: string): string | undefined {
+  if (exitCode === 0) return undefined;
+  const reason = stderr.trim().split("\n")[0] ?? "";
+  return `bwrap cannot create a sandbox here (${reason || `exit code ${exitCode}`}); user namespaces may be disabled`;
 }

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, realpathSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { SandboxUnavailableError, UsageError } from "../../core/errors.ts";
-import { bubblewrapArgs, probeBubblewrap } from "./bubblewrap.ts";
+import { bubblewrapArgs, probeBubblewrap, probeBubblewrapInBackground } from "./bubblewrap.ts";
 import { seatbeltArgs, probeSeatbelt } from "./seatbelt.ts";
 
 import { SANDBOX_MODES } from "./modes.ts";
@@ -148,6 +148,67 @@ export function resolveSandbox(request: SandboxRequest): ResolvedSandbox {
   return {
     sandbox: refusing(mode, engine.problem),
     warning: `shell commands will be refused: the ${mode} sandbox cannot start here (${engine.problem}); ${SANDBOX_INSTALL_HINT}`,
+  };
+}
+
+/** A sandbox whose probe may still run: `warning` settles with its verdict (resolveSandboxInBackground). */
+export interface ProbingSandbox {
+  sandbox: Sandbox;
+  warning: Promise<string | undefined>;
+}
+
+/**
+ * resolveSandbox for a run, with the default sandbox's probe (a bwrap started to
+ * run `true`, 8–23 ms quiet) left running while the run creates its session and
+ * builds its runtime; `warning` settles once the verdict is known. The sandbox
+ * never acts on an unknown verdict: asked anything (its status, a command, a
+ * wrap — a hook, an MCP server, a job or the runtime's git) before the
+ * background probe is done, it probes synchronously then, as resolveSandbox
+ * does. An explicit mode, or another platform, is resolved at once as before
+ * (its error is exit 2 before anything runs).
+ */
+export function resolveSandboxInBackground(request: SandboxRequest): ProbingSandbox {
+  const mode = request.mode ?? "workspace-write";
+  const platform = request.platform ?? process.platform;
+  if (request.explicit || mode === "danger-full-access" || platform !== "linux") {
+    const resolved = resolveSandbox(request);
+    return { sandbox: resolved.sandbox, warning: Promise.resolve(resolved.warning) };
+  }
+  const layout = layoutOf(mode, request);
+  let verdict: ResolvedSandbox | undefined;
+  // The first verdict stands: a synchronous probe forced by an early use wins over the background one.
+  const settle = (problem: string | undefined): ResolvedSandbox =>
+    (verdict ??=
+      problem === undefined
+        ? { sandbox: sandboxOf(mode, { status: "bubblewrap", wrap: (script, cwd) => bubblewrapArgs(layout, cwd, ["sh", "-c", script]) }, request) }
+        : {
+            sandbox: refusing(mode, problem),
+            warning: `shell commands will be refused: the ${mode} sandbox cannot start here (${problem}); ${SANDBOX_INSTALL_HINT}`,
+          });
+  const warning = probeBubblewrapInBackground(layout).then((problem) => settle(problem).warning);
+  return { sandbox: following(() => (verdict ?? settle(probeBubblewrap(layout))).sandbox), warning };
+}
+
+/** A sandbox that is whatever `current()` is when asked (another workspace's too). */
+function following(current: () => Sandbox): Sandbox {
+  return {
+    get mode() {
+      return current().mode;
+    },
+    get status() {
+      return current().status;
+    },
+    command: (script, cwd) => current().command(script, cwd),
+    within: (workspace) => {
+      let of: Sandbox | undefined;
+      let inner: Sandbox | undefined;
+      return following(() => {
+        const now = current();
+        if (of !== now) [of, inner] = [now, now.within(workspace)];
+        return inner!;
+      });
+    },
+    wrap: (argv, cwd, binds) => current().wrap(argv, cwd, binds),
   };
 }
 
