@@ -1,8 +1,9 @@
 /**
  * Memory of idle teammates, through the real runtime (composition root,
  * mailbox, teammate loops) against the scripted model server on 127.0.0.1:
- * a Lead's runtime spawns a few teammates first (so what the first spawn loads
- * once — code, caches — is not counted), waits until they are idle, then spawns
+ * a Lead's runtime spawns BENCH_MEMORY_WARM teammates first (32 by default: what
+ * the first spawns load once — code, caches, the JIT's compiled code, which
+ * tiers up over the first few dozen — is not counted), waits until they are idle, then spawns
  * BENCH_MEMORY_TEAMMATES more (32 by default) that each answer once and go
  * idle. What the added teammates cost is the growth of the process between the
  * two quiet points, divided by their number:
@@ -21,7 +22,7 @@ import { buildLead } from "../src/app/lead.ts";
 import { runUntilQuiet } from "../src/app/until-quiet.ts";
 import { ScriptedModelServer } from "../test/support/model-server.ts";
 
-const WARM = 4;
+const WARM = Number(process.env.BENCH_MEMORY_WARM ?? 32);
 const ADDED = Number(process.env.BENCH_MEMORY_TEAMMATES ?? 32);
 const MIB = 1024 * 1024;
 

@@ -120,6 +120,10 @@ export class TeammateLoop {
           await team.setState(name, "idle");
           // Storing the state may have yielded to a send that found the loop active.
           if (worker.pokes !== pokes) continue;
+          // Idle, it keeps no runner: its history, tools and prompt are rebuilt from disk by
+          // its next message, so an idle teammate costs its record, not its conversation.
+          worker.runner?.close();
+          worker.runner = undefined;
           return;
         }
         // Its verdict went to the call that asked, in this process: the message is the record of it, not a turn.

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { loadSettings } from "../../src/config/load.ts";
 import { InvalidAgentNameError, UnknownAgentError } from "../../src/core/errors.ts";
@@ -93,7 +93,7 @@ describe("TeammateRuntime", () => {
     w.server.assertDone();
   });
 
-  test("a second message to an idle teammate reuses its runner: the request holds the first turn", async () => {
+  test("a second message to an idle teammate rebuilds its runner from disk: the request holds the first turn", async () => {
     const w = await world([
       { identity: "lead", toolCalls: [spawn("alice", "writer", "first task")] },
       { identity: "lead", text: "ok" },
@@ -121,6 +121,30 @@ describe("TeammateRuntime", () => {
       "running",
       "idle",
     ]);
+    w.server.assertDone();
+  });
+
+  test("an idle teammate keeps no runner: its history file is not held open until its next message", async () => {
+    const w = await world([
+      { identity: "lead", toolCalls: [spawn("alice", "writer", "first task")] },
+      { identity: "lead", text: "ok" },
+      { identity: "alice", text: "first done" },
+      { identity: "lead", text: "noted" },
+    ]);
+    await w.lead.runner.run("go", { idempotencyKey: key() });
+    await runUntilQuiet(w.lead);
+    expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
+    const held = (file: string) =>
+      readdirSync("/proc/self/fd").some((fd) => {
+        try {
+          return readlinkSync(join("/proc/self/fd", fd)) === file;
+        } catch {
+          return false; // closed between the listing and the look
+        }
+      });
+    // The Lead's own history stays open: the check can see a held file.
+    expect(held(join(w.stateDir, "agents/lead.jsonl"))).toBe(true);
+    expect(held(join(w.stateDir, "agents/alice.jsonl"))).toBe(false);
     w.server.assertDone();
   });
 
