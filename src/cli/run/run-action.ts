@@ -2,13 +2,12 @@ import type { CommandContext } from "citty";
 import { UsageError } from "../../core/errors.ts";
 import { uuidV7Source } from "../../core/ids.ts";
 import type { runArgs } from "../run.ts";
-import { runHeadless } from "./headless.ts";
 import { processStdin, readPrompt } from "./prompt.ts";
 import { configuredContentCap } from "../session-mailbox.ts";
 import { headlessSetup } from "./runtime-args.ts";
 import { userMessages } from "./stream-input.ts";
 import { leftForDrain } from "./team-outcome.ts";
-import { type UserTurnsDone, runUserTurns } from "./user-turns.ts";
+import type { UserTurnsDone } from "./user-turns.ts";
 import { askTrustOnTerminal } from "../trust-question.ts";
 
 // What `agent run` does, loaded only when it runs: `agent run --help` reads the
@@ -18,6 +17,9 @@ import { askTrustOnTerminal } from "../trust-question.ts";
 export async function runAction({ args, rawArgs }: CommandContext<typeof runArgs>): Promise<void> {
   await askTrustOnTerminal(args);
   const setup = headlessSetup(args, rawArgs);
+  // The runtime's modules are evaluated after the set-up has started the
+  // sandbox's probe, which then runs on another core meanwhile.
+  const runtime = Promise.all([import("./headless.ts"), import("./user-turns.ts")]);
   // citty reads any `--no-X` as `X: false` and leaves "no-wait" unset.
   const wait = !(args["no-wait"] === true || (args as { wait?: boolean }).wait === false);
   const streamed = setup.inputFormat === "stream-json";
@@ -29,6 +31,7 @@ export async function runAction({ args, rawArgs }: CommandContext<typeof runArgs
   const prompt = streamed ? undefined : await readPrompt({ positional: args._[0], flag: args.prompt }, processStdin(() => configuredContentCap(args.workspace)));
   const prompts = prompt !== undefined ? once(prompt) : userMessages(Bun.stdin.stream());
   const idempotencyKey = uuidV7Source.next();
+  const [{ runHeadless }, { runUserTurns }] = await runtime;
   await runHeadless<UserTurnsDone>(setup, {
     idempotencyKey,
     body: (lead, stop, turnEnded, session) =>
