@@ -40,6 +40,19 @@ export function leaseContract(make: LeasesFactory): void {
     expect((await leases.live()).map((lease) => lease.name).sort()).toEqual(["alice", "bob"]);
   });
 
+  test("acquires made at once (one group commit on files): of eight holders asking for one free name one wins, and eight names asked together are all held", async () => {
+    const { leases } = await open();
+    const taken = await Promise.all(Array.from({ length: 8 }, (_, i) => leases.acquire("alice", remoteHolder(`h${i}`), 10_000)));
+    const winners = taken.filter((lease) => lease !== null);
+    expect(winners).toHaveLength(1);
+    const names = Array.from({ length: 8 }, (_, i) => `worker-${i}`);
+    const all = await Promise.all(names.map((name) => leases.acquire(name, remoteHolder("b"), 10_000)));
+    expect(all.map((lease) => lease?.name)).toEqual(names);
+    const live = await leases.live();
+    expect(live.find((lease) => lease.name === "alice")?.token).toBe(winners[0]!.token);
+    expect(live.map((lease) => lease.name).sort()).toEqual(["alice", ...names].sort());
+  });
+
   test("an expired lease is taken by the next holder; the old holder's heartbeat then fails with LEASE_LOST and its release changes nothing", async () => {
     const { leases, clock } = await open();
     const old = (await leases.acquire("alice", remoteHolder("a"), 5_000))!;
