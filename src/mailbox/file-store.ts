@@ -98,17 +98,15 @@ export class FileMailboxStore implements MailboxStore {
     const { id, recipient } = message;
     const bytes = Buffer.byteLength(message.content, "utf8");
     if (bytes > this.maxContentBytes) throw new MessageTooLargeError(bytes, this.maxContentBytes);
-    await this.#batched(`send ${id}`, async (batch) => {
+    const fs = this.#fs;
+    const marker = this.paths.idMarker(id);
+    // The message is first written as its id marker, created exclusively: that
+    // is the global uniqueness check, O(1) whatever the number of agents or
+    // messages, and the file is then hard-linked into ready/ — a link, unlike a
+    // rename, never replaces an existing file. Both names share one inode, so
+    // the marker costs no second write.
+    const writeMarker = async (): Promise<void> => {
       this.#prepareAgent(recipient);
-      const fs = this.#fs;
-      const marker = this.paths.idMarker(id);
-      const target = this.paths.messageFile(recipient, "ready", id);
-      const index = this.#queues.current(recipient);
-      // The message is first written as its id marker, created exclusively: that
-      // is the global uniqueness check, O(1) whatever the number of agents or
-      // messages, and the file is then hard-linked into ready/ — a link, unlike a
-      // rename, never replaces an existing file. Both names share one inode, so
-      // the marker costs no second write.
       try {
         try {
           await writeNewFileDurably(marker, serializeMessage(message), fs);
@@ -126,6 +124,12 @@ export class FileMailboxStore implements MailboxStore {
         unlinkQuietly(marker, fs);
         throw storageError(`send ${id}`, error, "nothing was written");
       }
+    };
+    await this.#batched(`send ${id}`, async (batch, early) => {
+      this.#prepareAgent(recipient);
+      const target = this.paths.messageFile(recipient, "ready", id);
+      const index = this.#queues.current(recipient);
+      await (early ?? writeMarker());
       let linked = false;
       let stamp: Stamp | undefined;
       try {
@@ -156,7 +160,7 @@ export class FileMailboxStore implements MailboxStore {
         batch.afterCommit(() => appendRecords(fs, this.paths.index(recipient), [record]));
       }
       this.#queues.gained(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
-    });
+    }, writeMarker);
   }
 
   async claim(agentName: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {
@@ -293,7 +297,10 @@ export class FileMailboxStore implements MailboxStore {
 
   async recover(agentName: AgentName): Promise<RecoverResult> {
     const agent = assertAgentName(agentName);
-    return this.#locked(async () => {
+    // Batched with the sends and claims of the same moment (a Lead spawning 32
+    // teammates recovers each one's mailbox just before its first task goes out):
+    // one take of the lock, its moves made durable by the batch's fsync.
+    return this.#batched(`recover ${agent}`, async (batch) => {
       const result: RecoverResult = { recovered: [], skipped: [] };
       if (!pathExists(this.paths.agentDir(agent), this.#fs)) return result;
       this.#prepareAgent(agent);
@@ -310,7 +317,7 @@ export class FileMailboxStore implements MailboxStore {
         }
         const { id } = checked.message;
         const index = this.#queues.current(agent);
-        const moved = await moveDurably(fs, { from: processing, to: this.paths.stateDirOf(agent, "ready"), name, what: `recover ${id}` });
+        const moved = await moveDurably(fs, { from: processing, to: this.paths.stateDirOf(agent, "ready"), name, what: `recover ${id}` }, batch);
         if (moved === "exists") {
           result.skipped.push({ agent, file: name, reason: "ready/ already holds a message with this id" });
           continue;
@@ -356,9 +363,9 @@ export class FileMailboxStore implements MailboxStore {
    * queued meanwhile are done one after another in that take, their fsyncs once
    * per directory at its end (see group-commit.ts), and each returns only then.
    */
-  #batched<T>(what: string, work: (batch: DurableBatch) => Promise<T>): Promise<T> {
+  #batched<T>(what: string, work: (batch: DurableBatch, early?: Promise<void>) => Promise<T>, early?: () => Promise<void>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queued.push({ what, work: work as (batch: DurableBatch) => Promise<unknown>, resolve: resolve as (value: unknown) => void, reject });
+      this.#queued.push({ what, work: work as QueuedCall["work"], ...(early ? { early } : {}), resolve: resolve as (value: unknown) => void, reject });
       this.#draining ??= this.#drain().finally(() => {
         this.#draining = undefined;
       });
@@ -374,9 +381,10 @@ export class FileMailboxStore implements MailboxStore {
           // Taken once the lock is: every call queued while waiting for it joins.
           calls = this.#queued.splice(0);
           const batch = new DurableBatch(this.#fs);
+          const early = startEarly(calls);
           for (const call of calls) {
             try {
-              done.push({ call, value: await call.work(batch) });
+              done.push({ call, value: await call.work(batch, early.get(call)) });
             } catch (error) {
               call.reject(error);
             }
@@ -476,9 +484,35 @@ export class FileMailboxStore implements MailboxStore {
 
 interface QueuedCall {
   what: string;
-  work: (batch: DurableBatch) => Promise<unknown>;
+  /** `early`: this call's `early` step, started with the batch's others. */
+  work: (batch: DurableBatch, early?: Promise<void>) => Promise<unknown>;
+  /**
+   * A step the call may run before its turn, under the lock, at the same time as
+   * the other calls' (a send's durable marker write: 32 sends wait for 32 fsyncs
+   * at once, not one after another).
+   */
+  early?: () => Promise<void>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+}
+
+/**
+ * Starts the early steps of a batch's calls at once; a call whose `what` (a send's
+ * id) is twice in the batch runs its step in its turn, so two sends of one id
+ * still see each other's marker in order. A step's failure is the call's, raised
+ * when its work awaits it.
+ */
+function startEarly(calls: QueuedCall[]): Map<QueuedCall, Promise<void>> {
+  const counts = new Map<string, number>();
+  for (const call of calls) counts.set(call.what, (counts.get(call.what) ?? 0) + 1);
+  const started = new Map<QueuedCall, Promise<void>>();
+  for (const call of calls) {
+    if (!call.early || counts.get(call.what) !== 1) continue;
+    const step = call.early();
+    step.catch(() => {});
+    started.set(call, step);
+  }
+  return started;
 }
 
 function isStateDirReadOnly(error: unknown): boolean {
