@@ -19,9 +19,12 @@ export interface RuntimeEvents {
 }
 
 export function wireEvents({ settings, context, clock, ids, closers, warn }: RuntimeBase, stores: StateStores): RuntimeEvents {
-  const histories: HistoryStore[] = [];
+  // The histories open now: a teammate's is closed when it goes idle (and opened
+  // again, read back whole, by its next message), so one closed leaves the set —
+  // kept, every rebuild's copy of the conversation stayed until the runtime closed.
+  const histories = new Set<HistoryStore>();
   closers.push(() => {
-    for (const history of histories) history.close();
+    for (const history of [...histories]) history.close();
   });
   const inbox = new EventInbox();
   // Runs after the teammates and the supervisor are closed (they are newer), so
@@ -30,8 +33,8 @@ export function wireEvents({ settings, context, clock, ids, closers, warn }: Run
   const supervisor = new JobSupervisor((name, error) => warn(LEAD)(`${name} stopped: ${(error as Error).message}`));
   closers.push(() => supervisor.close());
   const openHistory = async (agent: AgentName) => {
-    const history = await HistoryStore.open(stores.histories, agent);
-    histories.push(history);
+    const history: HistoryStore = await HistoryStore.open(stores.histories, agent, () => histories.delete(history));
+    histories.add(history);
     if (history.repaired) warn(agent)(history.repaired);
     return history;
   };

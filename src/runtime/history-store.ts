@@ -98,9 +98,12 @@ export class HistoryStore {
   readonly repaired: string | undefined;
 
   #refusal: (() => Error | undefined) | undefined;
+  readonly #onClose: (() => void) | undefined;
 
-  constructor(opened: OpenedHistory) {
+  /** `onClose` is told when the history is closed (the runtime stops holding it). */
+  constructor(opened: OpenedHistory, onClose?: () => void) {
     this.#log = opened.log;
+    this.#onClose = onClose;
     this.repaired = opened.repaired;
     for (const record of opened.records) this.#apply(record);
   }
@@ -110,9 +113,9 @@ export class HistoryStore {
     return new HistoryStore({ records: [], log: new MemoryHistoryLog(`(memory:${label})`) });
   }
 
-  /** Opens `agent`'s history in `backend`. */
-  static async open(backend: HistoryBackend, agent: AgentName): Promise<HistoryStore> {
-    return new HistoryStore(await backend.open(agent));
+  /** Opens `agent`'s history in `backend`; `onClose` is told when it is closed. */
+  static async open(backend: HistoryBackend, agent: AgentName, onClose?: () => void): Promise<HistoryStore> {
+    return new HistoryStore(await backend.open(agent), onClose);
   }
 
   /** Where the records live (a path for the file backend). */
@@ -229,6 +232,7 @@ export class HistoryStore {
 
   close(): void {
     this.#log.close();
+    this.#onClose?.();
   }
 
   /**

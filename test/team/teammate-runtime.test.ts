@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { loadSettings } from "../../src/config/load.ts";
+import { LEAD } from "../../src/core/agent-name.ts";
 import { InvalidAgentNameError, UnknownAgentError } from "../../src/core/errors.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
 import { systemClock } from "../../src/core/clock.ts";
@@ -145,6 +146,36 @@ describe("TeammateRuntime", () => {
     // The Lead's own history stays open: the check can see a held file.
     expect(held(join(w.stateDir, "agents/lead.jsonl"))).toBe(true);
     expect(held(join(w.stateDir, "agents/alice.jsonl"))).toBe(false);
+    w.server.assertDone();
+  });
+
+  test("an idle teammate's turns leave no copy of its history behind: the runtime holds the histories open now, not every one it opened", async () => {
+    // Each message to an idle teammate rebuilds its runner, which opens its history
+    // again (the whole conversation read back); the one closed at idle must go.
+    const turns = 12;
+    const w = await world(Array.from({ length: turns }, (_, i) => [{ identity: "alice", text: `done ${i}` }, { identity: "lead", text: "noted" }]).flat());
+    await w.lead.team.spawn("alice", "writer", "task 0");
+    await runUntilQuiet(w.lead);
+    // HistoryStore objects alive, counted in a heap snapshot (its nodes are named by their class).
+    const live = () => {
+      Bun.gc(true);
+      const snapshot = JSON.parse(Bun.generateHeapSnapshot("v8")) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
+      const { node_fields: fields, node_types: types } = snapshot.snapshot.meta;
+      const [type, name] = [fields.indexOf("type"), fields.indexOf("name")];
+      let count = 0;
+      for (let i = 0; i < snapshot.nodes.length; i += fields.length) {
+        if (types[0][snapshot.nodes[i + type]!] === "object" && snapshot.strings[snapshot.nodes[i + name]!] === "HistoryStore") count += 1;
+      }
+      return count;
+    };
+    const before = live();
+    for (let i = 1; i < turns; i++) {
+      await w.lead.team.send(LEAD, "alice", `task ${i}`);
+      await runUntilQuiet(w.lead);
+    }
+    expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
+    // Before, every rebuild's history stayed in the runtime's list until close: 11 more.
+    expect(live() - before).toBeLessThan(3);
     w.server.assertDone();
   });
 
