@@ -1,11 +1,26 @@
 import { renameSync } from "node:fs";
 import { join } from "node:path";
+import { z } from "zod";
 import type { AgentName } from "../core/agent-name.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
-import { ensureDir, fsyncDirOffLoop, namesIn, tempPathFor, unlinkQuietly, writeFileAtomicOffLoop, writeNewFileDurably } from "../storage/atomic-file.ts";
+import { ensureDir, fsyncDirOffLoop, namesIn, tempPathFor, unlinkQuietly, writeNewFileDurably } from "../storage/atomic-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
 import { readStateFile } from "../storage/state-file.ts";
-import { type LeaseHolder, LeaseLostError, TeammateLease, type TeammateLeases, freshLease, isLive } from "./teammate-leases.ts";
+import { HolderHeartbeats } from "./holder-heartbeats.ts";
+import { type LeaseHolder, LeaseLostError, type LeaseRenewal, TeammateLease, type TeammateLeases, freshLease, isLive, renewalOfOne } from "./teammate-leases.ts";
+
+/**
+ * A lease file as this build writes it: `renewal: "holder"` says its heartbeats
+ * are in its holder's file (holder-heartbeats.ts), not in this one. A file
+ * without it was written by the previous build, whose heartbeats rewrote the
+ * lease file itself: it is read the same way (live until the later of its own
+ * end and its holder's heartbeat, which such a holder never writes). The marker
+ * also makes a previous build refuse these files (its schema is strict) rather
+ * than take a lease over while this build's holder still renews it.
+ */
+const LeaseFile = z
+  .union([TeammateLease.extend({ renewal: z.literal("holder") }), TeammateLease])
+  .transform(({ name, holder, token, acquiredAtUtc, leaseUntilUtc }): TeammateLease => ({ name, holder, token, acquiredAtUtc, leaseUntilUtc }));
 
 /**
  * Teammate leases as files, `<session>/leases/<name>.json`, for runtimes and
@@ -18,17 +33,26 @@ import { type LeaseHolder, LeaseLostError, TeammateLease, type TeammateLeases, f
  * in parallel with the others and renamed, then the directory fsynced once, and
  * only then does any of them return. One after another they cost a lock and two
  * fsyncs each: ~4 ms a teammate on the spawn path.
+ *
+ * A lease file is written when the lease is taken and removed when it is given
+ * up; heartbeats renew a holder's leases all at once in `leases/holders/`, one
+ * write per round whatever their number. A lease is live until the later of
+ * its own end (taking it counts as its first heartbeat) and the end its
+ * holder's last heartbeat of it gave; a holder that stops beating loses every
+ * lease it holds.
  */
 export class FileTeammateLeases implements TeammateLeases {
   readonly dir: string;
   readonly #lock: string;
   readonly #clock: Clock;
+  readonly #holders: HolderHeartbeats;
   readonly #acquires: PendingAcquire[] = [];
 
   constructor(sessionDir: string, options: { clock?: Clock } = {}) {
     this.dir = join(sessionDir, "leases");
     this.#lock = join(this.dir, ".lock");
     this.#clock = options.clock ?? systemClock;
+    this.#holders = new HolderHeartbeats(this.dir);
   }
 
   acquire(name: AgentName, holder: LeaseHolder, ttlMs: number): Promise<TeammateLease | null> {
@@ -57,8 +81,9 @@ export class FileTeammateLeases implements TeammateLeases {
     // A name asked for twice in one batch sees the lease the first call took.
     const granted = new Map<string, TeammateLease>();
     const writes: { call: PendingAcquire; lease: TeammateLease; temp: string }[] = [];
+    const beats = this.#heartbeatsRead();
     for (const call of batch) {
-      const current = granted.get(call.name) ?? this.#read(call.name);
+      const current = granted.get(call.name) ?? this.#readLive(call.name, beats);
       if (current && current.holder.id !== call.holder.id && isLive(current, now)) {
         call.resolve(null);
         continue;
@@ -68,7 +93,7 @@ export class FileTeammateLeases implements TeammateLeases {
       writes.push({ call, lease, temp: tempPathFor(this.#file(call.name)) });
     }
     if (writes.length === 0) return;
-    const synced = await Promise.allSettled(writes.map(({ lease, temp }) => writeNewFileDurably(temp, `${JSON.stringify(TeammateLease.parse(lease))}\n`)));
+    const synced = await Promise.allSettled(writes.map(({ lease, temp }) => writeNewFileDurably(temp, leaseFileText(lease))));
     const renamed: typeof writes = [];
     writes.forEach((write, i) => {
       const result = synced[i]!;
@@ -91,32 +116,52 @@ export class FileTeammateLeases implements TeammateLeases {
     for (const { call, lease } of renamed) call.resolve(lease);
   }
 
-  heartbeat(lease: TeammateLease, ttlMs: number): Promise<TeammateLease> {
+  async heartbeat(lease: TeammateLease, ttlMs: number): Promise<TeammateLease> {
+    return renewalOfOne(await this.heartbeatAll([lease], ttlMs));
+  }
+
+  heartbeatAll(leases: readonly TeammateLease[], ttlMs: number): Promise<LeaseRenewal> {
+    if (leases.length === 0) return Promise.resolve({ renewed: [], lost: [] });
+    // Under the lock: a takeover is decided either before this round (which
+    // then finds the token changed) or after it (which then finds it live).
     return this.#locked(async () => {
-      const current = this.#read(lease.name);
-      // Expired but not taken is still ours: nobody ran the teammate meanwhile.
-      if (!current || current.token !== lease.token) throw new LeaseLostError(lease.name, current);
-      const renewed = { ...current, leaseUntilUtc: new Date(this.#clock.now().getTime() + ttlMs).toISOString() };
-      await this.#write(renewed);
-      return renewed;
+      const now = this.#clock.now().getTime();
+      const renewal: LeaseRenewal = { renewed: [], lost: [] };
+      const byHolder = new Map<string, { holder: LeaseHolder; renewed: TeammateLease[] }>();
+      for (const lease of leases) {
+        const current = this.#read(lease.name);
+        // Expired but not taken is still ours: nobody ran the teammate meanwhile.
+        if (!current || current.token !== lease.token) {
+          renewal.lost.push({ lease, error: new LeaseLostError(lease.name, current) });
+          continue;
+        }
+        const renewed = { ...current, leaseUntilUtc: new Date(Math.max(now + ttlMs, Date.parse(current.leaseUntilUtc))).toISOString() };
+        renewal.renewed.push(renewed);
+        const of = byHolder.get(current.holder.id) ?? { holder: current.holder, renewed: [] };
+        of.renewed.push(renewed);
+        byHolder.set(current.holder.id, of);
+      }
+      // One write per holder: a runtime's round is one, however many teammates it runs.
+      const dropped = new Set(renewal.lost.map(({ lease }) => lease.token));
+      await Promise.all([...byHolder.values()].map(({ holder, renewed }) => this.#holders.beat(holder, renewed, dropped, now)));
+      return renewal;
     });
   }
 
   release(lease: TeammateLease): Promise<void> {
     return this.#locked(() => {
-      if (this.#read(lease.name)?.token === lease.token) unlinkQuietly(this.#file(lease.name));
+      if (this.#read(lease.name)?.token !== lease.token) return;
+      unlinkQuietly(this.#file(lease.name));
+      this.#holders.sweep(new Set(this.#all().map((held) => held.holder.id)));
     });
   }
 
   async live(): Promise<TeammateLease[]> {
     const now = this.#clock.now();
-    const leases: TeammateLease[] = [];
-    for (const file of namesIn(this.dir)) {
-      if (!file.endsWith(".json")) continue;
-      const lease = this.#read(file.slice(0, -".json".length));
-      if (lease && isLive(lease, now)) leases.push(lease);
-    }
-    return leases;
+    const beats = this.#heartbeatsRead();
+    return this.#all()
+      .map((lease) => withHeartbeat(lease, beats))
+      .filter((lease) => isLive(lease, now));
   }
 
   async close(): Promise<void> {}
@@ -126,19 +171,53 @@ export class FileTeammateLeases implements TeammateLeases {
   }
 
   #read(name: string): TeammateLease | undefined {
-    return readStateFile(this.#file(name), TeammateLease);
+    return readStateFile(this.#file(name), LeaseFile);
   }
 
-  // Its fsyncs wait off the event loop, under the lock: a spawn's or a heartbeat's
-  // lease write no longer stalls the other agents.
-  #write(lease: TeammateLease): Promise<void> {
-    return writeFileAtomicOffLoop(this.#file(lease.name), `${JSON.stringify(TeammateLease.parse(lease))}\n`);
+  /** `name`'s lease with the end its holder's heartbeats give it. */
+  #readLive(name: string, beats: Heartbeats): TeammateLease | undefined {
+    const lease = this.#read(name);
+    return lease && withHeartbeat(lease, beats);
+  }
+
+  /** Every lease on file, as written (their own ends). */
+  #all(): TeammateLease[] {
+    const leases: TeammateLease[] = [];
+    for (const file of namesIn(this.dir)) {
+      if (!file.endsWith(".json")) continue;
+      const lease = this.#read(file.slice(0, -".json".length));
+      if (lease) leases.push(lease);
+    }
+    return leases;
+  }
+
+  /** The holders' heartbeats, each file read once however many leases its holder has. */
+  #heartbeatsRead(): Heartbeats {
+    const read = new Map<string, Map<string, number>>();
+    return (holderId) => {
+      let ends = read.get(holderId);
+      if (!ends) read.set(holderId, (ends = this.#holders.endsOf(holderId)));
+      return ends;
+    };
   }
 
   #locked<T>(work: () => T | Promise<T>): Promise<T> {
     ensureDir(this.dir);
     return withFileLock(this.#lock, work);
   }
+}
+
+/** A holder's heartbeat ends by lease token, each holder's file read at most once. */
+type Heartbeats = (holderId: string) => Map<string, number>;
+
+/** `lease` live until the later of its own end and the end its holder's last heartbeat of it gave it. */
+function withHeartbeat(lease: TeammateLease, beats: Heartbeats): TeammateLease {
+  const beat = beats(lease.holder.id).get(lease.token);
+  return beat !== undefined && beat > Date.parse(lease.leaseUntilUtc) ? { ...lease, leaseUntilUtc: new Date(beat).toISOString() } : lease;
+}
+
+function leaseFileText(lease: TeammateLease): string {
+  return `${JSON.stringify({ ...TeammateLease.parse(lease), renewal: "holder" })}\n`;
 }
 
 interface PendingAcquire {

@@ -44,11 +44,34 @@ export interface TeammateLeases {
   acquire(name: AgentName, holder: LeaseHolder, ttlMs: number): Promise<TeammateLease | null>;
   /** Extends a held lease by `ttlMs` from now. Throws LeaseLostError when it is no longer this token's. */
   heartbeat(lease: TeammateLease, ttlMs: number): Promise<TeammateLease>;
+  /**
+   * A holder's heartbeat round: extends every lease of `leases` that is still
+   * its token's by `ttlMs` from now, in one durable write whatever their number
+   * (one file on files, one statement on PostgreSQL), and reports the others as
+   * lost. Throws LeaseStoreError when the store could not be written: then
+   * nothing is known lost, the caller keeps its leases and tries again.
+   */
+  heartbeatAll(leases: readonly TeammateLease[], ttlMs: number): Promise<LeaseRenewal>;
   /** Gives the lease up; nothing happens when it is no longer this token's. */
   release(lease: TeammateLease): Promise<void>;
   /** Every lease that is live now (not expired, holder not known dead). */
   live(): Promise<TeammateLease[]>;
   close(): Promise<void>;
+}
+
+/** What one heartbeat round did to the leases it was given. */
+export interface LeaseRenewal {
+  /** Still the holder's, each with its new end. */
+  renewed: TeammateLease[];
+  /** Taken by another holder or given up: the holder must stop running their teammates. */
+  lost: { lease: TeammateLease; error: LeaseLostError }[];
+}
+
+/** One lease's heartbeat as a round of one: its renewal, or its LeaseLostError thrown. */
+export function renewalOfOne(renewal: LeaseRenewal): TeammateLease {
+  const [lost] = renewal.lost;
+  if (lost) throw lost.error;
+  return renewal.renewed[0]!;
 }
 
 /** A heartbeat found the lease expired and taken, or gone: the holder must stop running that teammate. */

@@ -2,7 +2,7 @@ import type { SQL } from "bun";
 import type { AgentName } from "../core/agent-name.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { TEAM_CHANNEL } from "./mail-channel.ts";
-import { LeaseHolder, LeaseLostError, type TeammateLease, type TeammateLeases, freshLease, isLive, leaseStoreError } from "../leases/teammate-leases.ts";
+import { LeaseHolder, LeaseLostError, type LeaseRenewal, type TeammateLease, type TeammateLeases, freshLease, isLive, leaseStoreError, renewalOfOne } from "../leases/teammate-leases.ts";
 
 interface Row {
   name: string;
@@ -17,7 +17,8 @@ interface Row {
  * that reaches the database. Taking one locks its row (created first if needed,
  * so two takers of a new name queue on the same row) and checks the holder
  * before replacing it; a heartbeat or release names the token it holds, so one
- * from a replaced holder changes nothing. Times come from `clock` (the
+ * from a replaced holder changes nothing. A holder's heartbeat round is one
+ * UPDATE of all its rows. Times come from `clock` (the
  * machines' clocks must agree to well within a lease's length).
  */
 export class PgTeammateLeases implements TeammateLeases {
@@ -58,19 +59,33 @@ export class PgTeammateLeases implements TeammateLeases {
   }
 
   async heartbeat(lease: TeammateLease, ttlMs: number): Promise<TeammateLease> {
+    return renewalOfOne(await this.heartbeatAll([lease], ttlMs));
+  }
+
+  /** One statement (one round-trip, one commit) renews every lease still its token's; the rest are lost. */
+  async heartbeatAll(leases: readonly TeammateLease[], ttlMs: number): Promise<LeaseRenewal> {
+    if (leases.length === 0) return { renewed: [], lost: [] };
     const until = new Date(this.#clock.now().getTime() + ttlMs);
+    const names = leases.map((lease) => lease.name);
     let rows: Row[];
     try {
       rows = await this.#sql`
-        UPDATE agent_teammate_leases SET lease_until = ${until}
-        WHERE session = ${this.#session} AND name = ${lease.name} AND token = ${lease.token}
-        RETURNING name, holder, token, acquired_at_utc, lease_until`;
+        UPDATE agent_teammate_leases AS l SET lease_until = ${until}
+        FROM unnest(${this.#sql.array(names, "TEXT")}, ${this.#sql.array(leases.map((lease) => lease.token), "TEXT")}) AS held(name, token)
+        WHERE l.session = ${this.#session} AND l.name = held.name AND l.token = held.token
+        RETURNING l.name, l.holder, l.token, l.acquired_at_utc, l.lease_until`;
     } catch (error) {
-      throw leaseStoreError(`renew the lease on teammate ${lease.name}`, error, "it was not renewed");
+      throw leaseStoreError(`renew the leases on teammates ${names.join(", ")}`, error, "they were not renewed");
     }
-    const [row] = rows;
-    if (row) return leaseOf(row);
-    throw new LeaseLostError(lease.name, await this.#current(lease.name));
+    const kept = new Map(rows.map((row) => [row.token, leaseOf(row)]));
+    const renewal: LeaseRenewal = { renewed: [], lost: [] };
+    for (const lease of leases) {
+      const renewed = kept.get(lease.token);
+      if (renewed) renewal.renewed.push(renewed);
+      // Who holds it now, for the message: read only when one is lost.
+      else renewal.lost.push({ lease, error: new LeaseLostError(lease.name, await this.#current(lease.name)) });
+    }
+    return renewal;
   }
 
   async release(lease: TeammateLease): Promise<void> {

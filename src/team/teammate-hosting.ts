@@ -1,5 +1,5 @@
 import type { AgentName } from "../core/agent-name.ts";
-import { type LeaseHolder, LeaseLostError, type TeammateLease, type TeammateLeases, heartbeatEveryMs } from "../leases/teammate-leases.ts";
+import { type LeaseHolder, LeaseLostError, type LeaseRenewal, type TeammateLease, type TeammateLeases, heartbeatEveryMs } from "../leases/teammate-leases.ts";
 
 export interface TeammateHostingOptions {
   leases: TeammateLeases;
@@ -113,27 +113,35 @@ export class TeammateHosting {
     }
   }
 
-  /** Renews every held lease; one at a time, so a slow store does not pile them up. */
+  /**
+   * Renews every held lease in one round (one durable write on either store);
+   * one round at a time, so a slow store does not pile them up.
+   */
   heartbeat(): Promise<void> {
-    this.#beating ??= (async () => {
-      for (const [name, lease] of [...this.#held]) {
-        if (this.#closed) return;
-        try {
-          const renewed = await this.#o.leases.heartbeat(lease, this.#o.ttlMs);
-          if (this.#held.get(name) === lease) this.#held.set(name, renewed);
-        } catch (error) {
-          if (error instanceof LeaseLostError) {
-            if (this.#held.get(name) === lease) this.#held.delete(name);
-            this.#o.onLost(name, error);
-          } else {
-            this.#o.onWarning?.(`could not renew the lease on teammate ${name}: ${(error as Error).message}`);
-          }
-        }
-      }
-    })().finally(() => {
+    this.#beating ??= this.#renewAll().finally(() => {
       this.#beating = undefined;
     });
     return this.#beating;
+  }
+
+  async #renewAll(): Promise<void> {
+    const leases = [...this.#held.values()];
+    if (this.#closed || leases.length === 0) return;
+    let renewal: LeaseRenewal;
+    try {
+      renewal = await this.#o.leases.heartbeatAll(leases, this.#o.ttlMs);
+    } catch (error) {
+      const names = leases.map((lease) => lease.name).join(", ");
+      this.#o.onWarning?.(`could not renew the leases on teammates ${names}: ${(error as Error).message}`);
+      return;
+    }
+    // A lease given up or taken again (a new token) while the round ran is left as it is now.
+    for (const lease of renewal.renewed) if (this.#held.get(lease.name)?.token === lease.token) this.#held.set(lease.name, lease);
+    for (const { lease, error } of renewal.lost) {
+      if (this.#held.get(lease.name)?.token !== lease.token) continue;
+      this.#held.delete(lease.name);
+      this.#o.onLost(lease.name, error);
+    }
   }
 
   /** Stops renewing and gives every lease up; what fails to be given up runs out by itself. */

@@ -23,7 +23,18 @@ async function database(): Promise<SQL> {
 }
 
 describe("PgTeammateLeases", () => {
-  leaseContract(async (clock) => new PgTeammateLeases({ sql: await database(), session: "s1", clock }));
+  leaseContract(async (clock) => {
+    const sql = await database();
+    // A row's xmin is the transaction that last wrote it: the distinct new ones are the commits since.
+    const versions = async () => new Map((await sql`SELECT name, xmin::text AS x FROM agent_teammate_leases WHERE session = 's1'`).map((row: { name: string; x: string }) => [row.name, row.x]));
+    return {
+      leases: new PgTeammateLeases({ sql, session: "s1", clock }),
+      countWrites: async () => {
+        const before = await versions();
+        return async () => new Set([...(await versions())].filter(([name, x]) => before.get(name) !== x).map(([, x]) => x)).size;
+      },
+    };
+  });
 
   test("of eight takers on their own connections, exactly one gets a free lease; another session's lease is its own", async () => {
     const sql = await database();
