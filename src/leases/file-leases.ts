@@ -152,7 +152,11 @@ export class FileTeammateLeases implements TeammateLeases {
     return this.#locked(() => {
       if (this.#read(lease.name)?.token !== lease.token) return;
       unlinkQuietly(this.#file(lease.name));
-      this.#holders.sweep(new Set(this.#all().map((held) => held.holder.id)));
+      try {
+        this.#holders.sweep(new Set(this.#all().map((held) => held.holder.id)));
+      } catch {
+        // Housekeeping only (the lease is given up): a damaged lease file is reported by what reads it for a lease.
+      }
     });
   }
 

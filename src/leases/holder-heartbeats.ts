@@ -55,12 +55,14 @@ export class HolderHeartbeats {
 
   /**
    * Removes the files of holders that hold no lease file now (gone after
-   * giving up their last lease, or killed and taken over). Removing one
-   * changes no lease's liveness, so it needs no fsync: one back after a crash
-   * is as harmless.
+   * giving up their last lease, or killed and taken over), and the temp files
+   * of heartbeats killed before their rename (every heartbeat writes under the
+   * lock the caller holds, so none is under way). Removing one changes no
+   * lease's liveness, so it needs no fsync: one back after a crash is as harmless.
    */
   sweep(holding: ReadonlySet<string>): void {
     for (const file of namesIn(this.dir)) {
+      if (file.startsWith(".") && file.endsWith(".tmp")) unlinkQuietly(join(this.dir, file));
       if (!file.endsWith(".json")) continue;
       let id: string;
       try {
