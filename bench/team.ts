@@ -21,6 +21,10 @@
  *      one event turn (500 ms), as `scaleRatio<N>` (goals: 8 <= 1.15, 32 <= 1.25).
  *      The server streams each answer's chunks back to back (paceMs 0): the
  *      model's time is the 100 ms, not 130 pauses of 1 ms for 32 tool calls.
+ *      The scripted server runs in a process of its own, as a model API does
+ *      (its request parsing and streaming for ~100 requests are not the
+ *      runtime's work); the same runs with it in this process, interleaved,
+ *      are printed beside, as `scaleRatioServerHere<N>`.
  *      BENCH_TRACE=1 prints every event of each run with its time.
  *      Printed with it: when the last teammate made its first request after
  *      the Lead's reply, and the Lead's event turns.
@@ -36,6 +40,7 @@ import type { RunEvent } from "../src/runtime/run-types.ts";
 import type { TeamEvent } from "../src/team/teammate-runtime.ts";
 import { runUntilQuiet } from "../src/app/until-quiet.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../test/support/model-server.ts";
+import { ModelServerProcess } from "../test/support/model-server-process.ts";
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 30);
 const MODEL_DELAY_MS = 300;
@@ -45,10 +50,13 @@ const SCALE_DELAY_MS = 100;
 const SCALE_SIZES = (process.env.BENCH_SCALE ?? "1,8,32").split(",").map(Number);
 /** BENCH_ONLY=scale runs only (d), for profiling it. */
 const ONLY = process.env.BENCH_ONLY;
+/** (d)'s runs of each size (the median is printed), and BENCH_SCALE_APART_ONLY=1 to skip those with the server in this process. */
+const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
+const APART_ONLY = process.env.BENCH_SCALE_APART_ONLY === "1";
 
 /** Whatever the Lead is asked in an event turn: how many results a turn answers is the runtime's business, not the script's. */
-const leadNotes = (delayMs = 0, paceMs?: number) => ({
-  respond: (): ScriptedReply => ({ identity: "lead", text: "noted", delayMs, ...(paceMs !== undefined ? { paceMs } : {}) }),
+const leadNotes = (delayMs = 0) => ({
+  respond: (): ScriptedReply => ({ identity: "lead", text: "noted", delayMs }),
 });
 
 const base = mkdtempSync(join(tmpdir(), "agent-bench-team-"));
@@ -58,19 +66,23 @@ async function runtime(
   observer?: (event: RunEvent) => void,
   teamObserver?: (event: TeamEvent) => void,
   leadDelayMs = 0,
-  leadPaceMs?: number,
 ) {
-  const server = ScriptedModelServer.start(script, leadNotes(leadDelayMs, leadPaceMs));
+  const server = ScriptedModelServer.start(script, leadNotes(leadDelayMs));
+  return { server, ...(await leadOn(server.url, observer, teamObserver)) };
+}
+
+/** A Lead runtime in a fresh state directory and workspace, its model at `baseUrl`. */
+async function leadOn(baseUrl: string, observer?: (event: RunEvent) => void, teamObserver?: (event: TeamEvent) => void) {
   const dir = mkdtempSync(join(base, "rt-"));
   const workspace = join(dir, "ws");
   mkdirSync(workspace);
   const { settings } = loadSettings({
-    flags: { baseUrl: server.url, permissionMode: "bypassPermissions" },
+    flags: { baseUrl, permissionMode: "bypassPermissions" },
     env: { OPENAI_API_KEY: "bench" },
     workspace,
   });
   const lead = await buildLead(settings, { stateDir: join(dir, "state"), workspace, observer, teamObserver });
-  return { server, lead, workspace };
+  return { lead, workspace };
 }
 
 async function finish(server: ScriptedModelServer, lead: LeadRuntime) {
@@ -177,8 +189,13 @@ interface ScaleRun {
   eventTurns: number;
 }
 
-/** (d): a Lead spawning `teammates` in one reply; each teammate reads two files, then answers; every model call SCALE_DELAY_MS. */
-async function scaleRun(teammates: number): Promise<ScaleRun> {
+/**
+ * (d): a Lead spawning `teammates` in one reply; each teammate reads two files,
+ * then answers; every model call SCALE_DELAY_MS. `serverHere`: the scripted
+ * server runs in this process, on the event loop the agents share, instead of
+ * in its own as a model API does.
+ */
+async function scaleRun(teammates: number, serverHere: boolean): Promise<ScaleRun> {
   const names = Array.from({ length: teammates }, (_, i) => `worker-${i}`);
   const script: ScriptedReply[] = [
     {
@@ -196,20 +213,16 @@ async function scaleRun(teammates: number): Promise<ScaleRun> {
       { identity: name, delayMs: SCALE_DELAY_MS, paceMs: 0, text: `${name} done` },
     );
   }
+  const fallback: ScriptedReply = { identity: "lead", text: "noted", delayMs: SCALE_DELAY_MS, paceMs: 0 };
+  const server = serverHere ? ScriptedModelServer.start(script, { respond: () => fallback }) : await ModelServerProcess.start(script, fallback);
   let spawnReplyAt = 0;
   let start = performance.now();
   const firstRequestAt = new Map<string, number>();
-  const { server, lead, workspace } = await runtime(
-    script,
-    (event) => {
-      if (process.env.BENCH_TRACE && event.type !== "assistant_delta") console.error(`${(performance.now() - start).toFixed(0).padStart(6)} ${event.agent} ${event.type}`);
-      if (event.type === "tool_call" && event.agent === "lead" && spawnReplyAt === 0) spawnReplyAt = performance.now();
-      if (event.type === "model_request" && event.agent !== "lead" && !firstRequestAt.has(event.agent)) firstRequestAt.set(event.agent, performance.now());
-    },
-    undefined,
-    SCALE_DELAY_MS,
-    0,
-  );
+  const { lead, workspace } = await leadOn(server.url, (event) => {
+    if (process.env.BENCH_TRACE && event.type !== "assistant_delta") console.error(`${(performance.now() - start).toFixed(0).padStart(6)} ${event.agent} ${event.type}`);
+    if (event.type === "tool_call" && event.agent === "lead" && spawnReplyAt === 0) spawnReplyAt = performance.now();
+    if (event.type === "model_request" && event.agent !== "lead" && !firstRequestAt.has(event.agent)) firstRequestAt.set(event.agent, performance.now());
+  });
   writeFileSync(join(workspace, "a.txt"), "alpha\n");
   writeFileSync(join(workspace, "b.txt"), "beta\n");
   start = performance.now();
@@ -217,8 +230,10 @@ async function scaleRun(teammates: number): Promise<ScaleRun> {
   await lead.runner.run(`split the work over ${teammates} workers`, { idempotencyKey: crypto.randomUUID() });
   const quiet = await runUntilQuiet(lead);
   const end = performance.now();
-  if (process.env.BENCH_TRACE) for (const request of server.requests) console.error(`server ${request.at - startEpoch} ${request.identity}`);
-  await finish(server, lead);
+  { const F = (globalThis as any).FSTAT; if (F) { const w = F.waits.sort((a: number, b: number) => a - b); console.error(`FSTAT n ${F.n} mean ${(F.total / F.n).toFixed(2)} p50 ${w[w.length >> 1].toFixed(2)} p90 ${w[Math.floor(w.length * 0.9)].toFixed(2)} max ${w[w.length - 1].toFixed(2)} maxInflight ${F.maxInflight}`); F.n = 0; F.total = 0; F.waits = []; F.maxInflight = 0; } }
+  await lead.close();
+  const requests = server instanceof ScriptedModelServer ? (server.assertDone(), await server.close(), server.requests) : (await server.close()).requests;
+  if (process.env.BENCH_TRACE) for (const request of requests) console.error(`server ${request.at - startEpoch} ${request.identity}`);
   return { wallMs: end - start, lastStartMs: Math.max(...firstRequestAt.values()) - spawnReplyAt, eventTurns: quiet.turns.length };
 }
 
@@ -227,25 +242,35 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-/** (d) for each size: the median of 3 runs, printed; returns the figures for the JSON line. */
+/**
+ * (d) for each size, the median of 3 runs, printed: with the model server in a
+ * process of its own (the figure the goal is for) and, interleaved, in this one.
+ */
 async function scale(): Promise<Record<string, number>> {
   const figures: Record<string, number> = {};
   const ideal = 5 * SCALE_DELAY_MS;
   for (const size of SCALE_SIZES) {
-    const runs: ScaleRun[] = [];
-    for (let round = 0; round < 3; round++) runs.push(await scaleRun(size));
-    const wall = median(runs.map((run) => run.wallMs));
+    const apart: ScaleRun[] = [];
+    const here: ScaleRun[] = [];
+    for (let round = 0; round < SCALE_ROUNDS; round++) {
+      apart.push(await scaleRun(size, false));
+      if (!APART_ONLY) here.push(await scaleRun(size, true));
+    }
+    const wall = median(apart.map((run) => run.wallMs));
+    const wallHere = here.length > 0 ? median(here.map((run) => run.wallMs)) : Number.NaN;
     const ratio = wall / ideal;
     console.log(
       `scale ${size} teammates x 3 calls at ${SCALE_DELAY_MS} ms: ideal ${ideal} ms, wall ${wall.toFixed(0)} ms ` +
-        `(runs ${runs.map((run) => run.wallMs.toFixed(0)).join("/")}), last teammate started ${median(runs.map((run) => run.lastStartMs)).toFixed(0)} ms ` +
-        `after the Lead's reply, Lead event turns ${runs.map((run) => run.eventTurns).join("/")}; scaleRatio${size} ${ratio.toFixed(3)}` +
-        (size === 8 ? " (target <= 1.15)" : size === 32 ? " (target <= 1.25)" : ""),
+        `(runs ${apart.map((run) => run.wallMs.toFixed(0)).join("/")}), last teammate started ${median(apart.map((run) => run.lastStartMs)).toFixed(0)} ms ` +
+        `after the Lead's reply, Lead event turns ${apart.map((run) => run.eventTurns).join("/")}; scaleRatio${size} ${ratio.toFixed(3)}` +
+        (size === 8 ? " (target <= 1.15)" : size === 32 ? " (target <= 1.25)" : "") +
+        `; with the server in this process: wall ${wallHere.toFixed(0)} ms (runs ${here.map((run) => run.wallMs.toFixed(0)).join("/")}), ratio ${(wallHere / ideal).toFixed(3)}`,
     );
     figures[`scaleWall${size}Ms`] = Math.round(wall);
-    figures[`scaleLastStart${size}Ms`] = Math.round(median(runs.map((run) => run.lastStartMs)));
-    figures[`scaleEventTurns${size}`] = Math.max(...runs.map((run) => run.eventTurns));
+    figures[`scaleLastStart${size}Ms`] = Math.round(median(apart.map((run) => run.lastStartMs)));
+    figures[`scaleEventTurns${size}`] = Math.max(...apart.map((run) => run.eventTurns));
     figures[`scaleRatio${size}`] = Math.round(ratio * 1000) / 1000;
+    figures[`scaleRatioServerHere${size}`] = Math.round((wallHere / ideal) * 1000) / 1000;
   }
   return figures;
 }
