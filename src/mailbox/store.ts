@@ -93,6 +93,13 @@ export interface MailboxStore {
   quarantine(message: MailboxMessage, reason: string): Promise<void>;
   /** Every message in the agent's `processing/` back to `ready/` (at-least-once after a crash). */
   recover(agent: AgentName): Promise<RecoverResult>;
+  /**
+   * Makes what a new agent's mailbox needs (its directories) ahead of its first
+   * send, so a spawn can do it at the same time as its other steps; the send
+   * still makes it if this was not called. Optional: a store with nothing to
+   * make has no such step.
+   */
+  prepare?(agent: AgentName): Promise<void>;
   /** Agents with a mailbox, their counts per state and their messages. */
   list(options?: ListOptions): Promise<AgentMailboxListing[]>;
   /** The names of agents that have a mailbox. */

@@ -133,7 +133,11 @@ export class TeammateLoop {
           continue;
         }
         await payLead();
-        await team.setState(name, "running");
+        // Stored while the runner is built (both before the turn): the state says
+        // what the team sees, the message in processing/ is what a restore goes by.
+        const running = team.setState(name, "running");
+        // Awaited below; a failure before that (the runner not built) is the one reported.
+        running.catch(() => {});
         // The answer itself decides: the Lead's runtime may have died before it recorded it.
         const plan = worker.record.plan;
         if (message.kind === "plan_approval_response" && plan?.state === "submitted" && plan.requestId === message.requestId) {
@@ -150,6 +154,7 @@ export class TeammateLoop {
           worker.runner = await team.o.makeRunner(worker.record);
           worker.runnerInPlanMode = inPlanMode;
         }
+        await running;
         const prompt = teammatePrompt(message);
         // A protocol turn (a shutdown it may approve, a plan's answer) takes nothing mid-turn:
         // a word for after a shutdown must get its "shut down" answer, not join the last turn.

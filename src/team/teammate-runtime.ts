@@ -184,10 +184,12 @@ export class TeammateRuntime implements TeamWatchTarget {
       // Created after the name is reserved, so of two spawns only the winner makes one;
       // before team.json names it, so a restore never looks for a worktree that is not there.
       if (settings.isolation === "worktree") worker.record = { ...worker.record, worktree: await (await openWorktrees(team)).create(name) };
-      await team.persist(name);
-      // Held before the task is in the mailbox: a worker looking for free
-      // teammates does not take one this runtime means to run itself.
-      await team.takeLease(name);
+      // Three independent steps at once, each done before the task goes out: the
+      // teammate named in team.json, its lease held (so a worker looking for
+      // free teammates does not take one this runtime means to run itself), its
+      // mailbox's directories made.
+      await allDone([team.persist(name), team.takeLease(name), team.o.store.prepare?.(name)]);
+      // After the lease: what is in processing/ is no other holder's.
       await team.o.store.recover(name);
       await this.#mail.deliver(LEAD, name, "task", prompt, taskId);
     } catch (error) {
@@ -197,8 +199,11 @@ export class TeammateRuntime implements TeamWatchTarget {
     }
     const { pendingTaskId: _sent, ...record } = worker.record;
     worker.record = record;
-    await team.persist(name);
+    // The task is durable in its mailbox: the teammate starts on it while
+    // team.json is told it went out (a restore finds it sent either way).
+    const stored = team.persist(name);
     this.#loop.start(name);
+    await stored;
     this.#remote.ensureWatch();
     return { ...worker.record, ...(previous !== undefined ? { previous } : {}) };
   }
@@ -349,4 +354,15 @@ export class TeammateRuntime implements TeamWatchTarget {
   get needsWatch(): boolean {
     return this.#remote.needsWatch;
   }
+}
+
+/**
+ * Waits for every step, then throws the first failure: a step still under way
+ * when another fails (a lease being taken) is not left running behind the
+ * caller's undo.
+ */
+async function allDone(steps: (Promise<unknown> | undefined)[]): Promise<void> {
+  const settled = await Promise.allSettled(steps);
+  const failed = settled.find((step) => step.status === "rejected");
+  if (failed) throw failed.reason;
 }
