@@ -17,7 +17,7 @@ import type { PathFence } from "../core/tool.ts";
 import type { ToolExecutor } from "./tool-executor.ts";
 import { type CompactionOptions, compact, sizeOf } from "./compaction.ts";
 import { LEAD } from "../core/agent-name.ts";
-import type { HistoryStore } from "./history-store.ts";
+import type { AppendOptions, HistoryStore } from "./history-store.ts";
 import { eventEnvelope, type RuntimeEvent } from "../core/runtime-event.ts";
 import type { EventInbox, InboxEntry, MidTurnSource } from "./event-inbox.ts";
 import type { RunEvent, RunObserver, RunOptions, RunResult, RunSubtype } from "./run-types.ts";
@@ -537,9 +537,14 @@ export class AgentRunner {
   /** Decides what follows a model reply, recording it in the history first. */
   async #afterReply(response: ModelResponse, turn: { continuations: number; text: string }): Promise<Step> {
     const message = response.message;
-    await this.#append([message]);
-    if (message.content) this.#emit({ type: "assistant", agent: this.identity, text: message.content });
     const calls = message.toolCalls ?? [];
+    // A reply is durable before anything acts on it (a crash must not run a write
+    // twice, nor lose that it ran), except one whose calls all only read: the
+    // results' append makes it durable with them, and a crash before that only
+    // asks the model again. One fsync a reading step instead of two.
+    const readsOnly = calls.length > 0 && calls.every((call) => this.#o.tools.readOnly?.(call) === true);
+    await this.#append([message], readsOnly ? { durable: false } : undefined);
+    if (message.content) this.#emit({ type: "assistant", agent: this.identity, text: message.content });
     if (calls.length > 0) {
       turn.text = "";
       for (const call of calls) {
@@ -663,8 +668,8 @@ export class AgentRunner {
     return result.summarisedMessages;
   }
 
-  #append(messages: ChatMessage[]): Promise<void> {
-    return this.#o.history.appendMessages(messages, this.#clock.now());
+  #append(messages: ChatMessage[], options?: AppendOptions): Promise<void> {
+    return this.#o.history.appendMessages(messages, this.#clock.now(), options);
   }
 
   /**

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
 import { CorruptStateFileError, HistoryWriteError } from "../core/errors.ts";
 import { ensureDir, FILE_MODE, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExists } from "../storage/atomic-file.ts";
-import { type HistoryBackend, type HistoryLog, HistoryRecord, HistoryStore, type OpenedHistory } from "./history-store.ts";
+import { type AppendOptions, type HistoryBackend, type HistoryLog, HistoryRecord, HistoryStore, type OpenedHistory } from "./history-store.ts";
 
 /**
  * The file backend of histories: `<state-dir>/agents/<name>.jsonl`, one JSON
@@ -63,8 +63,8 @@ class FileHistoryLog implements HistoryLog {
 
   // HistoryStore runs one append at a time, so the fsync may wait off the event
   // loop: no other write of this file comes between the write and its fsync.
-  async append(records: readonly HistoryRecord[]): Promise<void> {
-    const appending = this.#append(records);
+  async append(records: readonly HistoryRecord[], options?: AppendOptions): Promise<void> {
+    const appending = this.#append(records, options?.durable !== false);
     this.#appending = appending;
     try {
       await appending;
@@ -73,7 +73,7 @@ class FileHistoryLog implements HistoryLog {
     }
   }
 
-  async #append(records: readonly HistoryRecord[]): Promise<void> {
+  async #append(records: readonly HistoryRecord[], durable: boolean): Promise<void> {
     if (this.#fd === undefined) {
       const created = !pathExists(this.location);
       const fd = openSync(this.location, "a", FILE_MODE);
@@ -92,7 +92,8 @@ class FileHistoryLog implements HistoryLog {
     try {
       let offset = 0;
       while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-      await fsyncOffLoop(fd);
+      // Not durable: the next append's fsync (of this file, so of every write before it) is.
+      if (durable) await fsyncOffLoop(fd);
     } catch (error) {
       // A write that failed part-way (ENOSPC, EFBIG, EIO) leaves half a record:
       // cut the file back to the last whole one, so nothing later reads it as a

@@ -43,10 +43,21 @@ export type TurnStatus = "started" | "interrupted" | "finished";
  * history append returns, and must never acknowledge what a crash could lose.
  * An append that throws has stored none of its records.
  */
+/** How an append is stored. */
+export interface AppendOptions {
+  /**
+   * False: written, but not waited on the disk for (no fsync): the next durable
+   * append of the same log makes it durable with itself, in order. For what a
+   * crash may lose because nothing was acted on (see AgentRunner's read-only
+   * steps). A backend may store it durably all the same.
+   */
+  durable?: boolean;
+}
+
 export interface HistoryLog {
   /** Where the records live, for messages: a path, or the store and agent. */
   readonly location: string;
-  append(records: readonly HistoryRecord[]): Promise<void>;
+  append(records: readonly HistoryRecord[], options?: AppendOptions): Promise<void>;
   close(): void;
 }
 
@@ -221,8 +232,11 @@ export class HistoryStore {
     return [key, ...(this.#members.get(key) ?? []).filter((member) => this.#turns.get(member)?.status !== "finished")];
   }
 
-  appendMessages(messages: ChatMessage[], at: Date): Promise<void> {
-    return this.#append(messages.map((message) => ({ v: 1, type: "message", at: at.toISOString(), message })));
+  appendMessages(messages: ChatMessage[], at: Date, options?: AppendOptions): Promise<void> {
+    return this.#append(
+      messages.map((message) => ({ v: 1, type: "message", at: at.toISOString(), message })),
+      options,
+    );
   }
 
   /** Replaces the whole history (compaction). */
@@ -246,14 +260,14 @@ export class HistoryStore {
     this.#refusal = refusal;
   }
 
-  #append(unsafe: HistoryRecord[]): Promise<void> {
+  #append(unsafe: HistoryRecord[], options?: AppendOptions): Promise<void> {
     const refused = this.#refusal?.();
     if (refused) return Promise.reject(refused);
     // Memory and the log get the same masked, validated records, so a resumed
     // run sees what this one saw, and no backend stores what it could not read.
     const records = redactValue(unsafe).map((record) => HistoryRecord.parse(record));
     const stored = this.#tail.then(async () => {
-      await this.#log.append(records);
+      await this.#log.append(records, options);
       for (const record of records) this.#apply(record);
     });
     // A failed append does not block the next one; its caller sees the error.

@@ -9,6 +9,12 @@ export interface ToolExecutor {
   specs(): ToolSpec[];
   /** Whether `call` may run at the same time as its neighbours that may too (see Tool.concurrent). */
   concurrent?(call: ToolCall): boolean;
+  /**
+   * Whether running `call` changes nothing outside the agent (a built-in tool that
+   * only reads): a crash that makes the agent ask the model again and run it
+   * again does no harm, so the call need not be durable before it runs.
+   */
+  readOnly?(call: ToolCall): boolean;
   /** Never throws for a bad call: invalid input, a block, a denial or a handler error come back as error results. */
   execute(call: ToolCall, context: ToolContext): Promise<ToolResult>;
 }

@@ -108,6 +108,11 @@ export class ToolPipeline implements ToolExecutor {
     return typeof tool !== "string" && tool.concurrent === true;
   }
 
+  /** A built-in tool that only reads: an MCP server's read-only hint is its own claim, not ours to rely on. */
+  readOnly(call: ToolCall): boolean {
+    return this.#byName.get(call.name)?.effect === "read";
+  }
+
   async execute(call: ToolCall, context: ToolContext): Promise<ToolResult> {
     let result: ToolResult;
     try {
