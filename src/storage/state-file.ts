@@ -20,6 +20,11 @@ export function readStateFile<T>(path: string, schema: z.ZodType<T> | ((value: u
     if (isErrno(error, "ENOENT")) return undefined;
     throw error;
   }
+  return parseStateText(path, text, schema);
+}
+
+/** A state file's text, already read, through its schema: as readStateFile, for a reader that opened the file itself. */
+export function parseStateText<T>(path: string, text: string, schema: z.ZodType<T> | ((value: unknown) => Checked<T>)): T {
   let json: unknown;
   try {
     json = JSON.parse(text);

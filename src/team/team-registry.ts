@@ -1,9 +1,10 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { AgentName } from "../core/agent-name-schema.ts";
 import { MessageId, UtcInstant } from "../core/message.ts";
-import { ensureDir, writeFileAtomicOffLoop } from "../storage/atomic-file.ts";
-import { readStateFile } from "../storage/state-file.ts";
+import { ensureDir, isErrno, writeFileAtomicOffLoop } from "../storage/atomic-file.ts";
+import { parseStateText } from "../storage/state-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
 import { TeammateWorktree } from "../worktrees/teammate-worktree.ts";
 
@@ -74,13 +75,20 @@ export interface TeamRegistry {
 /** `<state-dir>/team.json`: the teammates, written atomically, validated when read. */
 export class FileTeamRegistry implements TeamRegistry {
   readonly path: string;
+  /**
+   * The teammates as the file was last read or written here, with its text: a
+   * file that reads the same is not parsed and validated again. Each of a team's
+   * writes parsed the whole file and validated every record twice (at 50
+   * teammates ~160 KB of garbage a write); now it reads the text and compares.
+   */
+  #known: { text: string; teammates: TeammateRecord[] } | undefined;
 
   constructor(readonly stateDir: string) {
     this.path = join(stateDir, "team.json");
   }
 
   async read(): Promise<TeammateRecord[]> {
-    return this.#read();
+    return [...this.#read()];
   }
 
   // Each read and its write run under `team.lock`: the Lead's runtime and
@@ -113,14 +121,35 @@ export class FileTeamRegistry implements TeamRegistry {
   }
 
   #read(): TeammateRecord[] {
-    return readStateFile(this.path, TeamFile)?.teammates ?? [];
+    const text = readTextIfAny(this.path);
+    if (text === undefined) {
+      this.#known = undefined;
+      return [];
+    }
+    if (this.#known?.text === text) return this.#known.teammates;
+    const { teammates } = parseStateText(this.path, text, TeamFile);
+    this.#known = { text, teammates };
+    return teammates;
   }
 
-  #write(teammates: TeammateRecord[]): Promise<void> {
+  async #write(teammates: TeammateRecord[]): Promise<void> {
     ensureDir(this.stateDir);
+    // Every record is valid already: read through the schema, or parsed by change().
     const file: TeamFile = { version: 1, teammates: sortTeammates(teammates) };
+    const text = `${JSON.stringify(file, null, 2)}\n`;
+    this.#known = undefined;
     // Its fsyncs off the event loop: the other agents' model calls go on meanwhile.
-    return writeFileAtomicOffLoop(this.path, `${JSON.stringify(TeamFile.parse(file), null, 2)}\n`);
+    await writeFileAtomicOffLoop(this.path, text);
+    this.#known = { text, teammates: file.teammates };
+  }
+}
+
+function readTextIfAny(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return undefined;
+    throw error;
   }
 }
 

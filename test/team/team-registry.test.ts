@@ -76,4 +76,25 @@ describe("FileTeamRegistry", () => {
     await expect(registry.put(teammate("carol", 3))).rejects.toBeInstanceOf(CorruptStateFileError);
     expect(readFileSync(registry.path, "utf8")).toBe("{");
   });
+
+  test("a registry keeps what it last read or wrote only while the file says the same: another's write and a hand edit of the same length are read", async () => {
+    const stateDir = join(tempDir("agent-team-"), "state");
+    const [mine, other] = [new FileTeamRegistry(stateDir), new FileTeamRegistry(stateDir)];
+    await mine.put(teammate("alice", 1));
+    await mine.put(teammate("bob", 2));
+    // What a read returns is the caller's: changing it changes nothing kept.
+    (await mine.read()).pop();
+    expect((await mine.read()).map((t) => t.name)).toEqual(["alice", "bob"]);
+    await other.put(teammate("alice", 1, { state: "running" }));
+    expect((await mine.read()).map((t) => t.state)).toEqual(["running", "idle"]);
+    // Same length, other content: no size or time of the file may stand for its text.
+    writeFileSync(mine.path, readFileSync(mine.path, "utf8").replace("bob's role", "bob's task"));
+    expect((await mine.read()).map((t) => t.role)).toEqual(["alice's role", "bob's task"]);
+    await mine.put(teammate("carol", 3));
+    expect((await other.read()).map((t) => [t.name, t.role, t.state])).toEqual([
+      ["alice", "alice's role", "running"],
+      ["bob", "bob's task", "idle"],
+      ["carol", "carol's role", "idle"],
+    ]);
+  });
 });
