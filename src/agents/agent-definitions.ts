@@ -5,24 +5,27 @@ import { PermissionMode } from "../config/config.ts";
 import { isLooserMode } from "../config/modes.ts";
 import { isErrno } from "../storage/atomic-file.ts";
 import { Isolation } from "../worktrees/teammate-worktree.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /** The tools a teammate may have; a definition's `tools` picks among them. */
 export const TEAMMATE_TOOL_NAMES = ["shell", "read_file", "write_file", "send_message"] as const;
 
 /** The frontmatter of `.agent/agents/<name>.md`. */
-export const AgentDefinitionFrontmatter = z.strictObject({
-  name: z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, "must be a lowercase slug such as reviewer or api-writer"),
-  description: z.string().trim().min(1),
-  model: z.string().trim().min(1).optional(),
-  tools: z.array(z.enum(TEAMMATE_TOOL_NAMES)).min(1).optional(),
-  permissionMode: PermissionMode.optional(),
-  /** "worktree": spawned in its own git worktree and branch, unless the spawn says otherwise. */
-  isolation: Isolation.optional(),
-  /** Its teammates claim unblocked tasks of the task graph when idle (docs/team.md#self-claiming-teammates). */
-  autoClaim: z.boolean().optional(),
-  /** Globs of workspace paths its teammates own (docs/files.md#ownership). */
-  owns: z.array(z.string().min(1)).min(1).optional(),
-});
+export const AgentDefinitionFrontmatter = lazySchema(() =>
+  z.strictObject({
+    name: z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, "must be a lowercase slug such as reviewer or api-writer"),
+    description: z.string().trim().min(1),
+    model: z.string().trim().min(1).optional(),
+    tools: z.array(z.enum(TEAMMATE_TOOL_NAMES)).min(1).optional(),
+    permissionMode: PermissionMode.optional(),
+    /** "worktree": spawned in its own git worktree and branch, unless the spawn says otherwise. */
+    isolation: Isolation.optional(),
+    /** Its teammates claim unblocked tasks of the task graph when idle (docs/team.md#self-claiming-teammates). */
+    autoClaim: z.boolean().optional(),
+    /** Globs of workspace paths its teammates own (docs/files.md#ownership). */
+    owns: z.array(z.string().min(1)).min(1).optional(),
+  }),
+);
 export type AgentDefinitionFrontmatter = z.infer<typeof AgentDefinitionFrontmatter>;
 
 export interface AgentDefinition extends AgentDefinitionFrontmatter {

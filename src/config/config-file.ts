@@ -1,11 +1,22 @@
 import { readFileSync, statSync } from "node:fs";
-import { type ParseError, parse as parseJsonc, printParseErrorCode } from "jsonc-parser";
+import type { ParseError } from "jsonc-parser";
 import type { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
 import { ConfigFile } from "./config.ts";
 import type { ConfigLevel } from "./locations.ts";
 import { isSecretHeader } from "./redact.ts";
 import { storeUrlHasPassword } from "../store/store-url.ts";
+
+/**
+ * jsonc-parser, loaded on the first config file found: evaluating it (its tables
+ * of interned strings) took 1–2 ms of every run's start, and most runs read no
+ * config file.
+ */
+function jsonc(): typeof import("jsonc-parser") {
+  // Its ES module build: the package's main is a UMD bundle whose own requires the
+  // compiled binary cannot follow.
+  return require("jsonc-parser/lib/esm/main.js") as typeof import("jsonc-parser");
+}
 
 const FIX = "fix it or remove it (docs/configuration.md lists every key)";
 const KEYS_ELSEWHERE = "keys belong in the environment or your user config";
@@ -36,6 +47,7 @@ export function readConfigFile(path: string, level: ConfigLevel): LoadedConfigFi
     throw new ConfigError(`cannot read config file ${path}: ${why}; make it a readable file or remove it`);
   }
   const errors: ParseError[] = [];
+  const { parse: parseJsonc, printParseErrorCode } = jsonc();
   const json: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
   const [syntax] = errors;
   if (syntax) {
@@ -80,7 +92,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   const at = issue.path.length > 0 ? formatPath(issue.path) : "";
   if (issue.code === "unrecognized_keys") {
     const keys = issue.keys.map((k) => JSON.stringify(k)).join(", ");
-    const where = at ? ` in ${at}` : ` (known keys: ${Object.keys(ConfigFile.shape).join(", ")})`;
+    const where = at ? ` in ${at}` : ` (known keys: ${Object.keys(ConfigFile.unwrap().shape).join(", ")})`;
     return `unknown key${issue.keys.length > 1 ? "s" : ""} ${keys}${where}`;
   }
   if (issue.code === "invalid_value") {

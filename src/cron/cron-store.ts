@@ -6,24 +6,29 @@ import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
 import { readStateFile } from "../storage/state-file.ts";
 import { isValidCron } from "./cron-expression.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const CronJob = z.strictObject({
-  id: MessageId,
-  cron: z.string().refine(isValidCron, "must be a 5-field cron expression"),
-  prompt: z.string().min(1),
-  recurring: z.boolean(),
-  durable: z.boolean(),
-  createdAtUtc: UtcInstant,
-  /** The slot the job fires at next; a run is identified by it (see cronEventId). */
-  nextRunAtUtc: UtcInstant,
-  lastRunAtUtc: UtcInstant.optional(),
-});
+export const CronJob = lazySchema(() =>
+  z.strictObject({
+    id: MessageId,
+    cron: z.string().refine(isValidCron, "must be a 5-field cron expression"),
+    prompt: z.string().min(1),
+    recurring: z.boolean(),
+    durable: z.boolean(),
+    createdAtUtc: UtcInstant,
+    /** The slot the job fires at next; a run is identified by it (see cronEventId). */
+    nextRunAtUtc: UtcInstant,
+    lastRunAtUtc: UtcInstant.optional(),
+  }),
+);
 export type CronJob = z.infer<typeof CronJob>;
 
-export const CronFile = z.strictObject({
-  version: z.literal(1),
-  jobs: z.array(CronJob.refine((job) => job.durable, { message: "only durable jobs are stored", path: ["durable"] })),
-});
+export const CronFile = lazySchema(() =>
+  z.strictObject({
+    version: z.literal(1),
+    jobs: z.array(CronJob.refine((job) => job.durable, { message: "only durable jobs are stored", path: ["durable"] })),
+  }),
+);
 export type CronFile = z.infer<typeof CronFile>;
 
 export class InvalidCronJobIdError extends AgentError {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { UtcInstant } from "../core/message.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /** Contents over this size are journaled by hash only (config `files.journalMaxBytes`). */
 export const DEFAULT_JOURNAL_MAX_BYTES = 1024 * 1024;
@@ -7,35 +8,39 @@ export const DEFAULT_JOURNAL_MAX_BYTES = 1024 * 1024;
 export const DEFAULT_SHELL_SCAN_MAX_FILES = 20_000;
 
 /** What an agent last saw of a file: enough to tell, later, whether it changed since. */
-export const FileVersion = z.strictObject({
-  size: z.number().int().nonnegative(),
-  mtimeMs: z.number(),
-  /** sha256 of the content, hex. */
-  hash: z.string().regex(/^[0-9a-f]{64}$/),
-});
+export const FileVersion = lazySchema(() =>
+  z.strictObject({
+    size: z.number().int().nonnegative(),
+    mtimeMs: z.number(),
+    /** sha256 of the content, hex. */
+    hash: z.string().regex(/^[0-9a-f]{64}$/),
+  }),
+);
 export type FileVersion = z.infer<typeof FileVersion>;
 
 /** One line of an agent's versions: the path (relative to the workspace) and what it read or wrote there. */
-export const VersionRecord = z.strictObject({ path: z.string().min(1), version: FileVersion });
+export const VersionRecord = lazySchema(() => z.strictObject({ path: z.string().min(1), version: FileVersion }));
 export type VersionRecord = z.infer<typeof VersionRecord>;
 
 /** A file's content at one end of a change; null: no file there. */
-export const ContentRef = z
-  .strictObject({
-    /** Empty when the content is not known (`known: false`). */
-    hash: z.string().regex(/^([0-9a-f]{64})?$/),
-    size: z.number().int().nonnegative(),
-    /** False when the content was over the journal's size cap, or held a secret: known by hash only, not restorable. */
-    stored: z.boolean(),
-    /** True when the content held a registered secret (the API key, a configured credential) and was kept out of the state. */
-    secret: z.literal(true).optional(),
-    /**
-     * False for the content a shell command overwrote when no agent had seen it
-     * as it was: the journal knows a change happened, not what was there.
-     */
-    known: z.literal(false).optional(),
-  })
-  .nullable();
+export const ContentRef = lazySchema(() =>
+  z
+    .strictObject({
+      /** Empty when the content is not known (`known: false`). */
+      hash: z.string().regex(/^([0-9a-f]{64})?$/),
+      size: z.number().int().nonnegative(),
+      /** False when the content was over the journal's size cap, or held a secret: known by hash only, not restorable. */
+      stored: z.boolean(),
+      /** True when the content held a registered secret (the API key, a configured credential) and was kept out of the state. */
+      secret: z.literal(true).optional(),
+      /**
+       * False for the content a shell command overwrote when no agent had seen it
+       * as it was: the journal knows a change happened, not what was there.
+       */
+      known: z.literal(false).optional(),
+    })
+    .nullable(),
+);
 export type ContentRef = z.infer<typeof ContentRef>;
 
 /**
@@ -43,19 +48,21 @@ export type ContentRef = z.infer<typeof ContentRef>;
  * (`agent`), in which turn (`turn`, the history's turn key), by which tool
  * call, and the content before and after (by hash; the bytes are blobs).
  */
-export const JournalEntry = z.strictObject({
-  v: z.literal(1),
-  at: UtcInstant,
-  path: z.string().min(1),
-  agent: z.string().min(1),
-  /** `tool`: write_file/edit_file; `shell`: a shell command's effect seen after it ran; `rewind`: agent rewind. */
-  kind: z.enum(["tool", "shell", "rewind"]),
-  turn: z.string().optional(),
-  tool: z.string().optional(),
-  call: z.string().optional(),
-  before: ContentRef,
-  after: ContentRef,
-});
+export const JournalEntry = lazySchema(() =>
+  z.strictObject({
+    v: z.literal(1),
+    at: UtcInstant,
+    path: z.string().min(1),
+    agent: z.string().min(1),
+    /** `tool`: write_file/edit_file; `shell`: a shell command's effect seen after it ran; `rewind`: agent rewind. */
+    kind: z.enum(["tool", "shell", "rewind"]),
+    turn: z.string().optional(),
+    tool: z.string().optional(),
+    call: z.string().optional(),
+    before: ContentRef,
+    after: ContentRef,
+  }),
+);
 export type JournalEntry = z.infer<typeof JournalEntry>;
 
 /** A journal entry with its place in the session's journal (1, 2, …). */

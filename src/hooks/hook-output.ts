@@ -1,27 +1,30 @@
 import { z } from "zod";
 import type { HookEvent } from "../config/config.ts";
 import type { HookOutcome } from "./types.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
  * What a hook that exits 0 may print on stdout: Claude Code's JSON answer.
  * Loose: a key of theirs we do not act on (`suppressOutput`) is not an error.
  */
-const HookAnswer = z.looseObject({
-  continue: z.boolean().optional(),
-  stopReason: z.string().optional(),
-  /** `approve` is Claude Code's older spelling of a PreToolUse `allow`. */
-  decision: z.enum(["block", "approve"]).optional(),
-  reason: z.string().optional(),
-  systemMessage: z.string().optional(),
-  additionalContext: z.string().optional(),
-  hookSpecificOutput: z
-    .looseObject({
-      permissionDecision: z.enum(["allow", "deny", "ask"]).optional(),
-      permissionDecisionReason: z.string().optional(),
-      additionalContext: z.string().optional(),
-    })
-    .optional(),
-});
+const HookAnswer = lazySchema(() =>
+  z.looseObject({
+    continue: z.boolean().optional(),
+    stopReason: z.string().optional(),
+    /** `approve` is Claude Code's older spelling of a PreToolUse `allow`. */
+    decision: z.enum(["block", "approve"]).optional(),
+    reason: z.string().optional(),
+    systemMessage: z.string().optional(),
+    additionalContext: z.string().optional(),
+    hookSpecificOutput: z
+      .looseObject({
+        permissionDecision: z.enum(["allow", "deny", "ask"]).optional(),
+        permissionDecisionReason: z.string().optional(),
+        additionalContext: z.string().optional(),
+      })
+      .optional(),
+  }),
+);
 
 /** Events whose hooks' plain (non-JSON) stdout is context for the model, as in Claude Code. */
 const PLAIN_STDOUT_IS_CONTEXT: ReadonlySet<HookEvent> = new Set(["UserPromptSubmit", "SessionStart"]);

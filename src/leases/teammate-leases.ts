@@ -4,6 +4,7 @@ import { AgentName } from "../core/agent-name-schema.ts";
 import { AgentError } from "../core/errors.ts";
 import { UtcInstant } from "../core/message.ts";
 import { isProcessAlive, processStartTicks } from "../storage/process-liveness.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
  * Who runs a teammate: at most one live process of a session (the Lead's runtime
@@ -12,26 +13,30 @@ import { isProcessAlive, processStartTicks } from "../storage/process-liveness.t
  * holder that stops renewing (killed, hung, cut off) loses the lease when it
  * expires; a holder dead on this very host loses it at once.
  */
-export const LeaseHolder = z.strictObject({
-  /** Unique per process (and per runtime in it): `<host>:<pid>:<random>`. */
-  id: z.string().min(1),
-  pid: z.number().int().positive(),
-  host: z.string().min(1),
-  /** The process's start time in clock ticks (Linux): tells a reused pid from the holder. */
-  pidStart: z.string().regex(/^\d+$/).optional(),
-  /** What it is: "lead" (an agent run/drain) or "worker". */
-  kind: z.enum(["lead", "worker"]),
-});
+export const LeaseHolder = lazySchema(() =>
+  z.strictObject({
+    /** Unique per process (and per runtime in it): `<host>:<pid>:<random>`. */
+    id: z.string().min(1),
+    pid: z.number().int().positive(),
+    host: z.string().min(1),
+    /** The process's start time in clock ticks (Linux): tells a reused pid from the holder. */
+    pidStart: z.string().regex(/^\d+$/).optional(),
+    /** What it is: "lead" (an agent run/drain) or "worker". */
+    kind: z.enum(["lead", "worker"]),
+  }),
+);
 export type LeaseHolder = z.infer<typeof LeaseHolder>;
 
-export const TeammateLease = z.strictObject({
-  name: AgentName,
-  holder: LeaseHolder,
-  /** Fresh on every acquisition: a heartbeat or release with an older token is refused (fencing). */
-  token: z.uuid(),
-  acquiredAtUtc: UtcInstant,
-  leaseUntilUtc: UtcInstant,
-});
+export const TeammateLease = lazySchema(() =>
+  z.strictObject({
+    name: AgentName,
+    holder: LeaseHolder,
+    /** Fresh on every acquisition: a heartbeat or release with an older token is refused (fencing). */
+    token: z.uuid(),
+    acquiredAtUtc: UtcInstant,
+    leaseUntilUtc: UtcInstant,
+  }),
+);
 export type TeammateLease = z.infer<typeof TeammateLease>;
 
 /** The teammate leases of one session, on whichever backend the session's store is. */

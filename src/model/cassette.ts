@@ -5,6 +5,7 @@ import { normaliseVolatileSections } from "../core/prompt-sections.ts";
 import { FILE_MODE, isErrno } from "../storage/atomic-file.ts";
 import { redactValue } from "../security/redact.ts";
 import { ChatMessage, FINISH_REASONS, type ModelClient, type ModelRequest, type ModelResponse, Usage } from "./types.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
  * A cassette is a JSONL file, one line per answered model request, so a run can
@@ -14,30 +15,38 @@ import { ChatMessage, FINISH_REASONS, type ModelClient, type ModelRequest, type 
  * Only tool *names* are recorded: a reworded description or schema does not
  * invalidate a cassette, a different tool set does.
  */
-export const CassetteRequest = z.strictObject({
-  identity: z.string(),
-  messages: z.array(ChatMessage),
-  tools: z.array(z.string()),
-});
+export const CassetteRequest = lazySchema(() =>
+  z.strictObject({
+    identity: z.string(),
+    messages: z.array(ChatMessage),
+    tools: z.array(z.string()),
+  }),
+);
 export type CassetteRequest = z.infer<typeof CassetteRequest>;
 
-const AssistantReply = ChatMessage.transform((message, context) => {
-  if (message.role === "assistant") return message;
-  context.addIssue({ code: "custom", message: `a response must be an assistant message, not ${message.role}` });
-  return z.NEVER;
-});
+const AssistantReply = lazySchema(() =>
+  ChatMessage.transform((message, context) => {
+    if (message.role === "assistant") return message;
+    context.addIssue({ code: "custom", message: `a response must be an assistant message, not ${message.role}` });
+    return z.NEVER;
+  }),
+);
 
-export const CassetteResponse = z.strictObject({
-  message: AssistantReply,
-  finishReason: z.enum(FINISH_REASONS),
-  usage: Usage,
-});
+export const CassetteResponse = lazySchema(() =>
+  z.strictObject({
+    message: AssistantReply,
+    finishReason: z.enum(FINISH_REASONS),
+    usage: Usage,
+  }),
+);
 
-export const CassetteEntry = z.strictObject({
-  v: z.literal(1),
-  request: CassetteRequest,
-  response: CassetteResponse,
-});
+export const CassetteEntry = lazySchema(() =>
+  z.strictObject({
+    v: z.literal(1),
+    request: CassetteRequest,
+    response: CassetteResponse,
+  }),
+);
 export type CassetteEntry = z.infer<typeof CassetteEntry>;
 
 /**

@@ -4,38 +4,41 @@ import type { ChatProfile } from "./profiles/chat-profile.ts";
 import type { ModelResponse, ToolCall, WireExtra } from "./types.ts";
 import { InvalidCompletionError, WireContent, WireUsage, assembled, contentText, firstBytes, generatedCallId } from "./wire-completion.ts";
 import { extraField, mergeExtras, messageExtras, toolCallExtras } from "./wire-extra.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
  * One `chat.completion.chunk` of a streamed answer. Only the first choice is
  * read (we never ask for more); the usage comes in a last chunk with no
  * choices when `stream_options.include_usage` is set.
  */
-const WireChunk = z.object({
-  choices: z
-    .array(
-      z.object({
-        // Loose: the fields beside the standard ones are kept for the profile to send back.
-        delta: z
-          .looseObject({
-            content: WireContent,
-            refusal: z.string().nullish(),
-            tool_calls: z
-              .array(
-                z.looseObject({
-                  index: z.number().int().nonnegative().nullish(),
-                  id: z.string().nullish(),
-                  function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
-                }),
-              )
-              .nullish(),
-          })
-          .nullish(),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .nullish(),
-  usage: WireUsage,
-});
+const WireChunk = lazySchema(() =>
+  z.object({
+    choices: z
+      .array(
+        z.object({
+          // Loose: the fields beside the standard ones are kept for the profile to send back.
+          delta: z
+            .looseObject({
+              content: WireContent,
+              refusal: z.string().nullish(),
+              tool_calls: z
+                .array(
+                  z.looseObject({
+                    index: z.number().int().nonnegative().nullish(),
+                    id: z.string().nullish(),
+                    function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+                  }),
+                )
+                .nullish(),
+            })
+            .nullish(),
+          finish_reason: z.string().nullish(),
+        }),
+      )
+      .nullish(),
+    usage: WireUsage,
+  }),
+);
 
 /**
  * The stream said it failed: an `error` event (Groq's `event: error`,

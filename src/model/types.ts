@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ProviderName } from "./providers/provider.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
  * The conversation as the runner keeps it: provider-neutral, so the canonical
@@ -11,34 +12,38 @@ import type { ProviderName } from "./providers/provider.ts";
  * Gemini's `extra_content`), kept verbatim so the endpoint's profile can send
  * them back (src/model/profiles/). Optional: histories written before it load.
  */
-export const WireExtra = z.record(z.string(), z.unknown());
+export const WireExtra = lazySchema(() => z.record(z.string(), z.unknown()));
 export type WireExtra = z.infer<typeof WireExtra>;
 
-export const ToolCall = z.strictObject({
-  id: z.string().min(1),
-  name: z.string().min(1),
-  /** The arguments exactly as the model wrote them (JSON text, possibly malformed). */
-  arguments: z.string(),
-  extra: WireExtra.optional(),
-});
-export type ToolCall = z.infer<typeof ToolCall>;
-
-export const ChatMessage = z.discriminatedUnion("role", [
-  z.strictObject({ role: z.literal("system"), content: z.string() }),
-  z.strictObject({ role: z.literal("user"), content: z.string() }),
+export const ToolCall = lazySchema(() =>
   z.strictObject({
-    role: z.literal("assistant"),
-    content: z.string().nullable(),
-    toolCalls: z.array(ToolCall).optional(),
+    id: z.string().min(1),
+    name: z.string().min(1),
+    /** The arguments exactly as the model wrote them (JSON text, possibly malformed). */
+    arguments: z.string(),
     extra: WireExtra.optional(),
   }),
-  z.strictObject({
-    role: z.literal("tool"),
-    toolCallId: z.string().min(1),
-    content: z.string(),
-    isError: z.boolean().optional(),
-  }),
-]);
+);
+export type ToolCall = z.infer<typeof ToolCall>;
+
+export const ChatMessage = lazySchema(() =>
+  z.discriminatedUnion("role", [
+    z.strictObject({ role: z.literal("system"), content: z.string() }),
+    z.strictObject({ role: z.literal("user"), content: z.string() }),
+    z.strictObject({
+      role: z.literal("assistant"),
+      content: z.string().nullable(),
+      toolCalls: z.array(ToolCall).optional(),
+      extra: WireExtra.optional(),
+    }),
+    z.strictObject({
+      role: z.literal("tool"),
+      toolCallId: z.string().min(1),
+      content: z.string(),
+      isError: z.boolean().optional(),
+    }),
+  ]),
+);
 export type ChatMessage = z.infer<typeof ChatMessage>;
 export type AssistantMessage = Extract<ChatMessage, { role: "assistant" }>;
 export type ToolResultMessage = Extract<ChatMessage, { role: "tool" }>;
@@ -50,12 +55,14 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
-export const Usage = z.strictObject({
-  inputTokens: z.number().int().nonnegative(),
-  outputTokens: z.number().int().nonnegative(),
-  /** The part of `inputTokens` the endpoint served from its prompt cache; absent when it does not say. */
-  cachedInputTokens: z.number().int().nonnegative().optional(),
-});
+export const Usage = lazySchema(() =>
+  z.strictObject({
+    inputTokens: z.number().int().nonnegative(),
+    outputTokens: z.number().int().nonnegative(),
+    /** The part of `inputTokens` the endpoint served from its prompt cache; absent when it does not say. */
+    cachedInputTokens: z.number().int().nonnegative().optional(),
+  }),
+);
 export type Usage = z.infer<typeof Usage>;
 
 export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };

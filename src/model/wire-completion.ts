@@ -1,25 +1,30 @@
 import { z } from "zod";
 import type { AssistantMessage, FinishReason, ModelResponse, ToolCall, Usage, WireExtra } from "./types.ts";
 import { extraField, messageExtras, toolCallExtras } from "./wire-extra.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
  * A whole (non-streamed) chat completion, checked rather than trusted: a wrong
  * --base-url can return HTML with status 200, and local servers differ in what
  * they omit.
  */
-export const WireUsage = z
-  .object({
-    prompt_tokens: z.number().nullish(),
-    completion_tokens: z.number().nullish(),
-    prompt_tokens_details: z.object({ cached_tokens: z.number().nullish() }).nullish(),
-  })
-  .nullish();
+export const WireUsage = lazySchema(() =>
+  z
+    .object({
+      prompt_tokens: z.number().nullish(),
+      completion_tokens: z.number().nullish(),
+      prompt_tokens_details: z.object({ cached_tokens: z.number().nullish() }).nullish(),
+    })
+    .nullish(),
+);
 
 /**
  * Text, or a list of parts (Mistral's reasoning models send `[{"type":"thinking",…},
  * {"type":"text","text":…}]`): only the text parts are the answer.
  */
-export const WireContent = z.union([z.string(), z.array(z.looseObject({ type: z.string().nullish(), text: z.unknown().optional() }))]).nullish();
+export const WireContent = lazySchema(() =>
+  z.union([z.string(), z.array(z.looseObject({ type: z.string().nullish(), text: z.unknown().optional() }))]).nullish(),
+);
 
 export function contentText(content: z.infer<typeof WireContent>): string | undefined {
   if (content === null || content === undefined) return undefined;
@@ -28,32 +33,34 @@ export function contentText(content: z.infer<typeof WireContent>): string | unde
   return text === "" ? undefined : text;
 }
 
-const WireCompletion = z.object({
-  choices: z
-    .array(
-      z.object({
-        // Loose: the fields beside the standard ones are kept for the profile to send back.
-        message: z.looseObject({
-          content: WireContent,
-          refusal: z.string().nullish(),
-          tool_calls: z
-            .array(
-              z.looseObject({
-                id: z.string().nullish(),
-                function: z.object({
-                  name: z.string().min(1),
-                  arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
+const WireCompletion = lazySchema(() =>
+  z.object({
+    choices: z
+      .array(
+        z.object({
+          // Loose: the fields beside the standard ones are kept for the profile to send back.
+          message: z.looseObject({
+            content: WireContent,
+            refusal: z.string().nullish(),
+            tool_calls: z
+              .array(
+                z.looseObject({
+                  id: z.string().nullish(),
+                  function: z.object({
+                    name: z.string().min(1),
+                    arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
+                  }),
                 }),
-              }),
-            )
-            .nullish(),
+              )
+              .nullish(),
+          }),
+          finish_reason: z.string().nullish(),
         }),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .min(1),
-  usage: WireUsage,
-});
+      )
+      .min(1),
+    usage: WireUsage,
+  }),
+);
 type WireCompletion = z.infer<typeof WireCompletion>;
 
 /** An answer that is not a chat completion (or not a stream of chunks): retried once, then reported with its first bytes. */

@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import { CronFile, CronJob, type CronTable, sortJobs } from "../cron/cron-store.ts";
 import { lockKey, parseRow, rowName, stateError } from "./state-rows.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
  * Durable cron jobs in PostgreSQL: one row per job in `agent_cron_jobs`. A
@@ -8,7 +9,7 @@ import { lockKey, parseRow, rowName, stateError } from "./state-rows.ts";
  * backend's `cron.lock`), so `agent cron cancel` and the runtime recording a
  * run never undo each other's change.
  */
-const DurableJob = CronJob.refine((job) => job.durable, { message: "only durable jobs are stored", path: ["durable"] });
+const DurableJob = lazySchema(() => CronJob.refine((job) => job.durable, { message: "only durable jobs are stored", path: ["durable"] }));
 
 export class PgCronTable implements CronTable {
   constructor(

@@ -1,32 +1,35 @@
 import { z } from "zod";
 import { AgentError } from "../core/errors.ts";
 import { type MailboxMessage, type MessageKind, PROTOCOL_KINDS } from "../core/message.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
  * The content of the protocol messages (docs/team-protocols.md). A request's
  * text for a model is plain (the reason to stop, the plan); a response and a
  * permission request carry fields the runtime acts on, as one JSON object.
  */
-export const ShutdownResponse = z.strictObject({ approve: z.boolean(), reason: z.string() });
+export const ShutdownResponse = lazySchema(() => z.strictObject({ approve: z.boolean(), reason: z.string() }));
 export type ShutdownResponse = z.infer<typeof ShutdownResponse>;
 
-export const PlanApprovalResponse = z.strictObject({ approve: z.boolean(), feedback: z.string() });
+export const PlanApprovalResponse = lazySchema(() => z.strictObject({ approve: z.boolean(), feedback: z.string() }));
 export type PlanApprovalResponse = z.infer<typeof PlanApprovalResponse>;
 
-export const PermissionRequestContent = z.strictObject({
-  tool: z.string().min(1),
-  effect: z.enum(["read", "coordinate", "edit", "execute"]),
-  /** The command or path the call is about, as rules see it. */
-  subject: z.string(),
-  why: z.string().optional(),
-  /** The call's input, so the person asked sees what it will do. */
-  input: z.unknown().optional(),
-  /** Set when the call writes a path another teammate owns (`owns`): the Lead's mode alone does not allow it. */
-  owner: z.string().optional(),
-});
+export const PermissionRequestContent = lazySchema(() =>
+  z.strictObject({
+    tool: z.string().min(1),
+    effect: z.enum(["read", "coordinate", "edit", "execute"]),
+    /** The command or path the call is about, as rules see it. */
+    subject: z.string(),
+    why: z.string().optional(),
+    /** The call's input, so the person asked sees what it will do. */
+    input: z.unknown().optional(),
+    /** Set when the call writes a path another teammate owns (`owns`): the Lead's mode alone does not allow it. */
+    owner: z.string().optional(),
+  }),
+);
 export type PermissionRequestContent = z.infer<typeof PermissionRequestContent>;
 
-export const PermissionResponse = z.strictObject({ allow: z.boolean(), reason: z.string().optional() });
+export const PermissionResponse = lazySchema(() => z.strictObject({ allow: z.boolean(), reason: z.string().optional() }));
 export type PermissionResponse = z.infer<typeof PermissionResponse>;
 
 export class ProtocolMessageError extends AgentError {

@@ -4,6 +4,7 @@ import { UtcInstant } from "../core/message.ts";
 import { ChatMessage } from "../model/types.ts";
 import { redactValue } from "../security/redact.ts";
 import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
  * One record of an agent's canonical history (a line of `agents/<name>.jsonl`
@@ -11,28 +12,30 @@ import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
  * `snapshot` (written by compaction) replaces everything before it. `v`
  * versions the record format.
  */
-export const HistoryRecord = z.discriminatedUnion("type", [
-  z.strictObject({ v: z.literal(1), type: z.literal("message"), at: UtcInstant, message: ChatMessage }),
-  z.strictObject({ v: z.literal(1), type: z.literal("snapshot"), at: UtcInstant, messages: z.array(ChatMessage) }),
-  z.strictObject({
-    v: z.literal(1),
-    type: z.literal("turn"),
-    at: UtcInstant,
-    key: z.string().min(1),
-    // "interrupted": stopped on purpose (a cancel, a shutdown) — resumed only when
-    // the same key is run again; "started" with nothing after it: the process died.
-    status: z.enum(["started", "interrupted", "finished"]),
-    subtype: z.enum(RUN_SUBTYPES).optional(),
-    /** The final text of a finished turn: what a repeated run with the same key returns. */
-    result: z.string().optional(),
-    /**
-     * Set on the "started" record of an event answered in the model turn of
-     * another (a batched event turn): that turn's key. Its later records follow
-     * the joined turn's, and only that turn is resumed after a crash.
-     */
-    joins: z.string().min(1).optional(),
-  }),
-]);
+export const HistoryRecord = lazySchema(() =>
+  z.discriminatedUnion("type", [
+    z.strictObject({ v: z.literal(1), type: z.literal("message"), at: UtcInstant, message: ChatMessage }),
+    z.strictObject({ v: z.literal(1), type: z.literal("snapshot"), at: UtcInstant, messages: z.array(ChatMessage) }),
+    z.strictObject({
+      v: z.literal(1),
+      type: z.literal("turn"),
+      at: UtcInstant,
+      key: z.string().min(1),
+      // "interrupted": stopped on purpose (a cancel, a shutdown) — resumed only when
+      // the same key is run again; "started" with nothing after it: the process died.
+      status: z.enum(["started", "interrupted", "finished"]),
+      subtype: z.enum(RUN_SUBTYPES).optional(),
+      /** The final text of a finished turn: what a repeated run with the same key returns. */
+      result: z.string().optional(),
+      /**
+       * Set on the "started" record of an event answered in the model turn of
+       * another (a batched event turn): that turn's key. Its later records follow
+       * the joined turn's, and only that turn is resumed after a crash.
+       */
+      joins: z.string().min(1).optional(),
+    }),
+  ]),
+);
 export type HistoryRecord = z.infer<typeof HistoryRecord>;
 
 export type TurnStatus = "started" | "interrupted" | "finished";

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { registeredSecrets } from "./redact.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
  * The environment every process the agent starts gets: shell commands,
@@ -17,19 +18,21 @@ export const CORE_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME",
 /** Names that hold credentials by convention; always left out (case-insensitive globs). */
 export const SECRET_NAME_PATTERNS = ["*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*CREDENTIAL*", "PGPASSWORD", "AGENT_STORE"];
 
-const EnvName = z.string().min(1).regex(/^[^=\0]+$/, "must be a variable name, without = or NUL");
+const EnvName = lazySchema(() => z.string().min(1).regex(/^[^=\0]+$/, "must be a variable name, without = or NUL"));
 
 /** Config `shell.env`, as written in a file (docs/configuration.md). */
-export const EnvPolicyConfig = z.strictObject({
-  /** Which of the agent's variables a command starts from: all of them (default), the core list, or none. */
-  inherit: z.enum(ENV_INHERIT).optional(),
-  /** Names (globs with `*` and `?`, case-insensitive) left out, on top of the secret names. */
-  exclude: z.array(EnvName).optional(),
-  /** When present, only names matching one of these globs are kept. */
-  include_only: z.array(EnvName).optional(),
-  /** Variables set as given, after everything else (user config only). */
-  set: z.record(EnvName, z.string()).optional(),
-});
+export const EnvPolicyConfig = lazySchema(() =>
+  z.strictObject({
+    /** Which of the agent's variables a command starts from: all of them (default), the core list, or none. */
+    inherit: z.enum(ENV_INHERIT).optional(),
+    /** Names (globs with `*` and `?`, case-insensitive) left out, on top of the secret names. */
+    exclude: z.array(EnvName).optional(),
+    /** When present, only names matching one of these globs are kept. */
+    include_only: z.array(EnvName).optional(),
+    /** Variables set as given, after everything else (user config only). */
+    set: z.record(EnvName, z.string()).optional(),
+  }),
+);
 export type EnvPolicyConfig = z.infer<typeof EnvPolicyConfig>;
 
 /** The policy after the config levels are merged. */

@@ -5,6 +5,7 @@ import { SANDBOX_MODES } from "../security/sandbox/modes.ts";
 import { writeFileAtomic } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
 import type { SessionMarker } from "./session-marker.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /** `<session>/run-flags.json`: what the command line of the session's last run said about permissions and added directories. */
 export const RUN_FLAGS_FILE = "run-flags.json";
@@ -14,23 +15,27 @@ export const RUN_FLAGS_FILE = "run-flags.json";
  * config levels are read again by whoever reads these, so drain sees what a
  * rerun of the same command line would.
  */
-export const RunFlags = z.strictObject({
-  permissionMode: z.enum(PERMISSION_MODES).optional(),
-  allow: z.array(z.string()).optional(),
-  deny: z.array(z.string()).optional(),
-  sandbox: z.enum(SANDBOX_MODES).optional(),
-  trustProject: z.literal(true).optional(),
-  /** `--add-dir` directories, real and absolute: drain takes them whatever its own permission flags (drain-action.ts). */
-  addDirs: z.array(z.string()).optional(),
-});
+export const RunFlags = lazySchema(() =>
+  z.strictObject({
+    permissionMode: z.enum(PERMISSION_MODES).optional(),
+    allow: z.array(z.string()).optional(),
+    deny: z.array(z.string()).optional(),
+    sandbox: z.enum(SANDBOX_MODES).optional(),
+    trustProject: z.literal(true).optional(),
+    /** `--add-dir` directories, real and absolute: drain takes them whatever its own permission flags (drain-action.ts). */
+    addDirs: z.array(z.string()).optional(),
+  }),
+);
 export type RunFlags = z.infer<typeof RunFlags>;
 
-const RunFlagsFile = z.strictObject({
-  version: z.literal(1),
-  flags: RunFlags,
-  /** This user's seal over the session id and the flags (session-marker.ts). */
-  seal: z.string(),
-});
+const RunFlagsFile = lazySchema(() =>
+  z.strictObject({
+    version: z.literal(1),
+    flags: RunFlags,
+    /** This user's seal over the session id and the flags (session-marker.ts). */
+    seal: z.string(),
+  }),
+);
 
 /** True when the command line gave none of the permission flags. */
 export function noRunFlags(flags: RunFlags): boolean {

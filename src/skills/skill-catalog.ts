@@ -2,12 +2,15 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { isErrno } from "../storage/atomic-file.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /** The frontmatter a SKILL.md must start with. */
-export const SkillFrontmatter = z.object({
-  name: z.string().min(1),
-  description: z.string().min(1),
-});
+export const SkillFrontmatter = lazySchema(() =>
+  z.object({
+    name: z.string().min(1),
+    description: z.string().min(1),
+  }),
+);
 export type SkillFrontmatter = z.infer<typeof SkillFrontmatter>;
 
 export interface Skill extends SkillFrontmatter {

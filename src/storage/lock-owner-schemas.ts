@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { UtcInstant } from "../core/message.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 // The lock owner files as zod schemas: the declarative form of checkLockOwner
 // (lock-dir.ts) and checkOwnerRecord (runtime-lock.ts), which are hand-written so
@@ -7,16 +8,20 @@ import { UtcInstant } from "../core/message.ts";
 // same verdicts.
 
 /** `<lock>/owner.json` of a cross-process lock directory. */
-export const LockOwnerSchema = z.strictObject({
-  pid: z.number().int().positive(),
-  host: z.string(),
-  token: z.string(),
-  start: z.string().optional(),
-});
+export const LockOwnerSchema = lazySchema(() =>
+  z.strictObject({
+    pid: z.number().int().positive(),
+    host: z.string(),
+    token: z.string(),
+    start: z.string().optional(),
+  }),
+);
 
 /** The runtime lock's owner record. */
-export const RuntimeOwnerRecordSchema = z.strictObject({
-  pid: z.number().int().positive(),
-  host: z.string().min(1),
-  startedAtUtc: UtcInstant,
-});
+export const RuntimeOwnerRecordSchema = lazySchema(() =>
+  z.strictObject({
+    pid: z.number().int().positive(),
+    host: z.string().min(1),
+    startedAtUtc: UtcInstant,
+  }),
+);

@@ -7,9 +7,10 @@ import { ensureDir, isErrno, writeFileAtomicOffLoop } from "../storage/atomic-fi
 import { parseStateText } from "../storage/state-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
 import { TeammateWorktree } from "../worktrees/teammate-worktree.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 export const TEAMMATE_STATES = ["running", "idle", "failed", "shutdown"] as const;
-export const TeammateState = z.enum(TEAMMATE_STATES);
+export const TeammateState = lazySchema(() => z.enum(TEAMMATE_STATES));
 export type TeammateState = z.infer<typeof TeammateState>;
 
 /**
@@ -18,38 +19,42 @@ export type TeammateState = z.infer<typeof TeammateState>;
  * `approved` (lifted to its normal permission mode).
  */
 export const PLAN_STATES = ["drafting", "submitted", "approved"] as const;
-export const TeammatePlan = z.strictObject({ state: z.enum(PLAN_STATES), requestId: MessageId.optional() });
+export const TeammatePlan = lazySchema(() => z.strictObject({ state: z.enum(PLAN_STATES), requestId: MessageId.optional() }));
 export type TeammatePlan = z.infer<typeof TeammatePlan>;
 
-export const TeammateRecord = z.strictObject({
-  name: AgentName,
-  role: z.string().min(1),
-  state: TeammateState,
-  createdAtUtc: UtcInstant,
-  updatedAtUtc: UtcInstant,
-  /** Why it failed, when it did. */
-  failure: z.string().optional(),
-  /** Set while spawning: the id of the first task, until it is in the teammate's mailbox. */
-  pendingTaskId: z.string().optional(),
-  /** The definition (`.agent/agents/<agent>.md`) it was spawned from, so a restore rebuilds it alike. */
-  agent: z.string().min(1).optional(),
-  /** The model its requests name, when not the runtime's. */
-  model: z.string().min(1).optional(),
-  /** Present when spawned with plan_mode_required (absent in older team.json files). */
-  plan: TeammatePlan.optional(),
-  /** Its git worktree and branch, when spawned with `isolation: "worktree"` (docs/team-worktrees.md). */
-  worktree: TeammateWorktree.optional(),
-  /** When idle, it claims unblocked tasks of the task graph (docs/team.md#self-claiming-teammates). */
-  autoClaim: z.boolean().optional(),
-  /** Globs of workspace paths it owns: another agent's write there asks the Lead's side (docs/files.md#ownership). */
-  owns: z.array(z.string().min(1)).optional(),
-});
+export const TeammateRecord = lazySchema(() =>
+  z.strictObject({
+    name: AgentName,
+    role: z.string().min(1),
+    state: TeammateState,
+    createdAtUtc: UtcInstant,
+    updatedAtUtc: UtcInstant,
+    /** Why it failed, when it did. */
+    failure: z.string().optional(),
+    /** Set while spawning: the id of the first task, until it is in the teammate's mailbox. */
+    pendingTaskId: z.string().optional(),
+    /** The definition (`.agent/agents/<agent>.md`) it was spawned from, so a restore rebuilds it alike. */
+    agent: z.string().min(1).optional(),
+    /** The model its requests name, when not the runtime's. */
+    model: z.string().min(1).optional(),
+    /** Present when spawned with plan_mode_required (absent in older team.json files). */
+    plan: TeammatePlan.optional(),
+    /** Its git worktree and branch, when spawned with `isolation: "worktree"` (docs/team-worktrees.md). */
+    worktree: TeammateWorktree.optional(),
+    /** When idle, it claims unblocked tasks of the task graph (docs/team.md#self-claiming-teammates). */
+    autoClaim: z.boolean().optional(),
+    /** Globs of workspace paths it owns: another agent's write there asks the Lead's side (docs/files.md#ownership). */
+    owns: z.array(z.string().min(1)).optional(),
+  }),
+);
 export type TeammateRecord = z.infer<typeof TeammateRecord>;
 
-export const TeamFile = z.strictObject({
-  version: z.literal(1),
-  teammates: z.array(TeammateRecord),
-});
+export const TeamFile = lazySchema(() =>
+  z.strictObject({
+    version: z.literal(1),
+    teammates: z.array(TeammateRecord),
+  }),
+);
 export type TeamFile = z.infer<typeof TeamFile>;
 
 /**

@@ -2,16 +2,19 @@ import { join } from "node:path";
 import { z } from "zod";
 import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 export const TODO_STATUSES = ["pending", "in_progress", "completed"] as const;
 
-export const Todo = z.strictObject({
-  content: z.string().min(1),
-  status: z.enum(TODO_STATUSES),
-});
+export const Todo = lazySchema(() =>
+  z.strictObject({
+    content: z.string().min(1),
+    status: z.enum(TODO_STATUSES),
+  }),
+);
 export type Todo = z.infer<typeof Todo>;
 
-const TodoFile = z.strictObject({ version: z.literal(1), todos: z.array(Todo) });
+const TodoFile = lazySchema(() => z.strictObject({ version: z.literal(1), todos: z.array(Todo) }));
 
 /** Model calls without a todo_write after which the agent is reminded of its open items. */
 export const REMIND_AFTER_ROUNDS = 3;

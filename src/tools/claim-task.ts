@@ -3,10 +3,13 @@ import type { TaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskLine } from "./task-text.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const ClaimTaskInput = z.strictObject({
-  id: TaskId.describe('Id of the task to claim, e.g. "t3".'),
-});
+export const ClaimTaskInput = lazySchema(() =>
+  z.strictObject({
+    id: TaskId.describe('Id of the task to claim, e.g. "t3".'),
+  }),
+);
 export type ClaimTaskInput = z.infer<typeof ClaimTaskInput>;
 
 /** The owner is the calling agent's trusted identity, never part of the input. */

@@ -3,10 +3,13 @@ import type { TaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskLines } from "./task-text.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const CompleteTaskInput = z.strictObject({
-  id: TaskId.describe('Id of a task you claimed, e.g. "t3".'),
-});
+export const CompleteTaskInput = lazySchema(() =>
+  z.strictObject({
+    id: TaskId.describe('Id of a task you claimed, e.g. "t3".'),
+  }),
+);
 export type CompleteTaskInput = z.infer<typeof CompleteTaskInput>;
 
 export function completeTaskTool(store: TaskStore) {

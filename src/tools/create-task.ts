@@ -3,15 +3,18 @@ import type { TaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskLine } from "./task-text.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const CreateTaskInput = z.strictObject({
-  subject: z.string().trim().min(1).describe("What the task is, in a short imperative line, e.g. \"Write the parser tests\"."),
-  description: z.string().optional().describe("Details someone needs to do the task without asking: scope, files, done when."),
-  blockedBy: z
-    .array(TaskId)
-    .optional()
-    .describe('Ids of tasks that must be completed before this one can be claimed, e.g. ["t1", "t2"]; default none.'),
-});
+export const CreateTaskInput = lazySchema(() =>
+  z.strictObject({
+    subject: z.string().trim().min(1).describe("What the task is, in a short imperative line, e.g. \"Write the parser tests\"."),
+    description: z.string().optional().describe("Details someone needs to do the task without asking: scope, files, done when."),
+    blockedBy: z
+      .array(TaskId)
+      .optional()
+      .describe('Ids of tasks that must be completed before this one can be claimed, e.g. ["t1", "t2"]; default none.'),
+  }),
+);
 export type CreateTaskInput = z.infer<typeof CreateTaskInput>;
 
 export function createTaskTool(store: TaskStore) {

@@ -2,13 +2,16 @@ import { z } from "zod";
 import { defineTool } from "../core/tool.ts";
 import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
 import { type WriteGuards, checkedWrite } from "./checked-write.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const EditFileInput = z.strictObject({
-  path: z.string().min(1).describe("File to edit, relative to the workspace (or absolute inside it)."),
-  old_string: z.string().min(1).describe("Exact text to replace, including whitespace; must occur exactly once unless replace_all."),
-  new_string: z.string().describe("Text to put in its place."),
-  replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring a unique one; default false."),
-});
+export const EditFileInput = lazySchema(() =>
+  z.strictObject({
+    path: z.string().min(1).describe("File to edit, relative to the workspace (or absolute inside it)."),
+    old_string: z.string().min(1).describe("Exact text to replace, including whitespace; must occur exactly once unless replace_all."),
+    new_string: z.string().describe("Text to put in its place."),
+    replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring a unique one; default false."),
+  }),
+);
 export type EditFileInput = z.infer<typeof EditFileInput>;
 
 function countOccurrences(text: string, search: string): number {

@@ -3,10 +3,13 @@ import type { TaskStore } from "../tasks/task-store.ts";
 import { TaskId } from "../tasks/task.ts";
 import { taskDetail } from "./task-text.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const GetTaskInput = z.strictObject({
-  id: TaskId.describe('Id of the task, e.g. "t3".'),
-});
+export const GetTaskInput = lazySchema(() =>
+  z.strictObject({
+    id: TaskId.describe('Id of the task, e.g. "t3".'),
+  }),
+);
 export type GetTaskInput = z.infer<typeof GetTaskInput>;
 
 export function getTaskTool(store: TaskStore) {

@@ -5,19 +5,22 @@ import { isErrno } from "../storage/atomic-file.ts";
 import { walkFiles } from "../search/file-walk.ts";
 import { defineTool } from "../core/tool.ts";
 import { searchRoots } from "./search-roots.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 export const DEFAULT_GLOB_RESULTS = 500;
 export const GLOB_SORTS = ["mtime", "name"] as const;
 
-export const GlobInput = z.strictObject({
-  pattern: z.string().min(1).describe('Glob pattern such as "**/*.ts" or "src/*.{js,json}", relative to `path`.'),
-  path: z.string().min(1).optional().describe("Directory to search, relative to the workspace; default the workspace and any added directories."),
-  include_ignored: z
-    .boolean()
-    .optional()
-    .describe("Also list files that .gitignore and .ignore exclude (node_modules, build output); default false."),
-  sort: z.enum(GLOB_SORTS).optional().describe('"mtime" (default): most recently modified first; "name": by path.'),
-});
+export const GlobInput = lazySchema(() =>
+  z.strictObject({
+    pattern: z.string().min(1).describe('Glob pattern such as "**/*.ts" or "src/*.{js,json}", relative to `path`.'),
+    path: z.string().min(1).optional().describe("Directory to search, relative to the workspace; default the workspace and any added directories."),
+    include_ignored: z
+      .boolean()
+      .optional()
+      .describe("Also list files that .gitignore and .ignore exclude (node_modules, build output); default false."),
+    sort: z.enum(GLOB_SORTS).optional().describe('"mtime" (default): most recently modified first; "name": by path.'),
+  }),
+);
 export type GlobInput = z.infer<typeof GlobInput>;
 
 export interface GlobToolOptions {

@@ -4,43 +4,46 @@ import { defineTool } from "../core/tool.ts";
 import { capText, withTruncationNote } from "../core/truncate.ts";
 import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
 import { searchRoots } from "./search-roots.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 export const DEFAULT_GREP_ENTRIES = 200;
 export const MAX_GREP_ENTRIES = 2_000;
 export const DEFAULT_GREP_CHARS = 50_000;
 const MAX_CONTEXT = 20;
 
-export const GrepInput = z.strictObject({
-  pattern: z
-    .string()
-    .min(1)
-    .describe('JavaScript regular expression looked for in each line, e.g. "class \\\\w+Store" or "TODO|FIXME".'),
-  path: z.string().min(1).optional().describe("File or directory to search, relative to the workspace; default the workspace and any added directories."),
-  glob: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Only search files matching this glob: "*.ts" or "*.{ts,tsx}" match file names, "src/**/*.ts" paths below `path`.'),
-  case_insensitive: z.boolean().optional().describe("Ignore case; default false."),
-  context: z
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_CONTEXT)
-    .optional()
-    .describe("Lines shown before and after each matching line (content mode only); default 0."),
-  output_mode: z
-    .enum(GREP_OUTPUT_MODES)
-    .optional()
-    .describe('"content" (default): matching lines as path:line:text; "files_with_matches": paths only; "count": path:matching-line-count.'),
-  head_limit: z
-    .number()
-    .int()
-    .positive()
-    .max(MAX_GREP_ENTRIES)
-    .optional()
-    .describe(`Stop after this many output lines (files in the other modes); default ${DEFAULT_GREP_ENTRIES}.`),
-});
+export const GrepInput = lazySchema(() =>
+  z.strictObject({
+    pattern: z
+      .string()
+      .min(1)
+      .describe('JavaScript regular expression looked for in each line, e.g. "class \\\\w+Store" or "TODO|FIXME".'),
+    path: z.string().min(1).optional().describe("File or directory to search, relative to the workspace; default the workspace and any added directories."),
+    glob: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Only search files matching this glob: "*.ts" or "*.{ts,tsx}" match file names, "src/**/*.ts" paths below `path`.'),
+    case_insensitive: z.boolean().optional().describe("Ignore case; default false."),
+    context: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_CONTEXT)
+      .optional()
+      .describe("Lines shown before and after each matching line (content mode only); default 0."),
+    output_mode: z
+      .enum(GREP_OUTPUT_MODES)
+      .optional()
+      .describe('"content" (default): matching lines as path:line:text; "files_with_matches": paths only; "count": path:matching-line-count.'),
+    head_limit: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_GREP_ENTRIES)
+      .optional()
+      .describe(`Stop after this many output lines (files in the other modes); default ${DEFAULT_GREP_ENTRIES}.`),
+  }),
+);
 export type GrepInput = z.infer<typeof GrepInput>;
 
 export interface GrepToolOptions {

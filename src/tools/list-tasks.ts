@@ -3,10 +3,13 @@ import type { TaskStore } from "../tasks/task-store.ts";
 import { TaskStatus } from "../tasks/task.ts";
 import { taskLines } from "./task-text.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const ListTasksInput = z.strictObject({
-  status: TaskStatus.optional().describe("Only tasks with this status; default all."),
-});
+export const ListTasksInput = lazySchema(() =>
+  z.strictObject({
+    status: TaskStatus.optional().describe("Only tasks with this status; default all."),
+  }),
+);
 export type ListTasksInput = z.infer<typeof ListTasksInput>;
 
 export function listTasksTool(store: TaskStore) {

@@ -1,10 +1,13 @@
 import { z } from "zod";
 import type { SkillCatalog } from "../skills/skill-catalog.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const LoadSkillInput = z.strictObject({
-  name: z.string().min(1).describe("The skill's name, as listed in the system prompt."),
-});
+export const LoadSkillInput = lazySchema(() =>
+  z.strictObject({
+    name: z.string().min(1).describe("The skill's name, as listed in the system prompt."),
+  }),
+);
 export type LoadSkillInput = z.infer<typeof LoadSkillInput>;
 
 export function loadSkillTool(catalog: SkillCatalog) {

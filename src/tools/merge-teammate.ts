@@ -3,10 +3,13 @@ import { UnknownAgentError } from "../core/errors.ts";
 import { type TeammateRuntime, TeammateUnavailableError } from "../team/teammate-runtime.ts";
 import type { GitWorktrees } from "../worktrees/worktrees.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const MergeTeammateInput = z.strictObject({
-  name: z.string().describe("The worktree teammate whose branch to merge into your current branch."),
-});
+export const MergeTeammateInput = lazySchema(() =>
+  z.strictObject({
+    name: z.string().describe("The worktree teammate whose branch to merge into your current branch."),
+  }),
+);
 export type MergeTeammateInput = z.infer<typeof MergeTeammateInput>;
 
 /**

@@ -2,15 +2,18 @@ import { z } from "zod";
 import { ATTACHMENT_ID, type AttachmentStore } from "../attachments/attachment-store.ts";
 import { readAttachmentRange } from "../attachments/attachment-text.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /** Bytes a call returns by default and at most: under the size at which a tool result is moved out of the history. */
 export const ATTACHMENT_READ_BYTES = 32 * 1024;
 
-export const ReadAttachmentInput = z.strictObject({
-  id: z.string().regex(ATTACHMENT_ID, "an attachment id is 32 hex digits, as the message names it").describe("The attachment's id, as the message names it."),
-  offset: z.number().int().min(0).optional().describe("First byte to return; default 0. The message's note says where its first part ended."),
-  limit: z.number().int().min(1024).max(ATTACHMENT_READ_BYTES).optional().describe(`How many bytes to return; default and at most ${ATTACHMENT_READ_BYTES}.`),
-});
+export const ReadAttachmentInput = lazySchema(() =>
+  z.strictObject({
+    id: z.string().regex(ATTACHMENT_ID, "an attachment id is 32 hex digits, as the message names it").describe("The attachment's id, as the message names it."),
+    offset: z.number().int().min(0).optional().describe("First byte to return; default 0. The message's note says where its first part ended."),
+    limit: z.number().int().min(1024).max(ATTACHMENT_READ_BYTES).optional().describe(`How many bytes to return; default and at most ${ATTACHMENT_READ_BYTES}.`),
+  }),
+);
 export type ReadAttachmentInput = z.infer<typeof ReadAttachmentInput>;
 
 /**

@@ -3,15 +3,18 @@ import { defineTool } from "../core/tool.ts";
 import { capText, withTruncationNote } from "../core/truncate.ts";
 import type { FileLedger } from "../file-journal/file-ledger.ts";
 import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 export const DEFAULT_READ_LINES = 2_000;
 export const DEFAULT_READ_CHARS = 50_000;
 
-export const ReadFileInput = z.strictObject({
-  path: z.string().min(1).describe("File to read, relative to the workspace (or absolute inside it)."),
-  offset: z.number().int().positive().optional().describe("First line to return, 1-based; default 1."),
-  limit: z.number().int().positive().optional().describe(`How many lines to return; default ${DEFAULT_READ_LINES}.`),
-});
+export const ReadFileInput = lazySchema(() =>
+  z.strictObject({
+    path: z.string().min(1).describe("File to read, relative to the workspace (or absolute inside it)."),
+    offset: z.number().int().positive().optional().describe("First line to return, 1-based; default 1."),
+    limit: z.number().int().positive().optional().describe(`How many lines to return; default ${DEFAULT_READ_LINES}.`),
+  }),
+);
 export type ReadFileInput = z.infer<typeof ReadFileInput>;
 
 export interface ReadFileToolOptions {

@@ -1,11 +1,14 @@
 import { z } from "zod";
 import type { TeammateRuntime } from "../team/teammate-runtime.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const RequestShutdownInput = z.strictObject({
-  name: z.string().describe("The teammate to shut down."),
-  reason: z.string().min(1).describe("Why, in a sentence: the teammate's model reads it when it decides."),
-});
+export const RequestShutdownInput = lazySchema(() =>
+  z.strictObject({
+    name: z.string().describe("The teammate to shut down."),
+    reason: z.string().min(1).describe("Why, in a sentence: the teammate's model reads it when it decides."),
+  }),
+);
 export type RequestShutdownInput = z.infer<typeof RequestShutdownInput>;
 
 /** The Lead asks a teammate to finish and stop; the answer comes back as a shutdown_response event. */

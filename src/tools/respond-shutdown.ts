@@ -1,11 +1,14 @@
 import { z } from "zod";
 import type { TeammateRuntime } from "../team/teammate-runtime.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const RespondShutdownInput = z.strictObject({
-  approve: z.boolean().describe("true to stop now (your work is finished or can be dropped); false to keep working."),
-  reason: z.string().min(1).describe("Why, for the Lead: what is done, or what you still have to finish."),
-});
+export const RespondShutdownInput = lazySchema(() =>
+  z.strictObject({
+    approve: z.boolean().describe("true to stop now (your work is finished or can be dropped); false to keep working."),
+    reason: z.string().min(1).describe("Why, for the Lead: what is done, or what you still have to finish."),
+  }),
+);
 export type RespondShutdownInput = z.infer<typeof RespondShutdownInput>;
 
 /** A teammate's answer to the Lead's shutdown_request, in the turn that request arrives in. */

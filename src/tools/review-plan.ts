@@ -1,13 +1,16 @@
 import { z } from "zod";
 import type { TeammateRuntime } from "../team/teammate-runtime.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const ReviewPlanInput = z.strictObject({
-  name: z.string().describe("The teammate whose plan it is."),
-  request_id: z.string().describe("The request_id of its plan_approval_request event."),
-  approve: z.boolean().describe("true lets it carry out the plan with your permission mode; false keeps it read-only."),
-  feedback: z.string().describe("What to change (on a rejection) or to keep in mind (on an approval)."),
-});
+export const ReviewPlanInput = lazySchema(() =>
+  z.strictObject({
+    name: z.string().describe("The teammate whose plan it is."),
+    request_id: z.string().describe("The request_id of its plan_approval_request event."),
+    approve: z.boolean().describe("true lets it carry out the plan with your permission mode; false keeps it read-only."),
+    feedback: z.string().describe("What to change (on a rejection) or to keep in mind (on an approval)."),
+  }),
+);
 export type ReviewPlanInput = z.infer<typeof ReviewPlanInput>;
 
 /** The Lead's answer to a teammate's plan_approval_request. */

@@ -1,17 +1,20 @@
 import { z } from "zod";
 import type { CronRuntime } from "../cron/cron-runtime.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const ScheduleCronInput = z.strictObject({
-  cron: z
-    .string()
-    .describe("When, as a 5-field cron expression: minute hour day-of-month month day-of-week, e.g. \"*/15 * * * *\" or \"0 9 * * 1-5\"."),
-  prompt: z.string().describe("What to do each time it fires, complete: it arrives later as a message to you."),
-  recurring: z.boolean().describe("true: fire at every matching time; false: fire once, at the next matching time, then forget the job."),
-  durable: z
-    .boolean()
-    .describe("true: kept in the state dir and still scheduled after a restart; false: only while this process runs."),
-});
+export const ScheduleCronInput = lazySchema(() =>
+  z.strictObject({
+    cron: z
+      .string()
+      .describe("When, as a 5-field cron expression: minute hour day-of-month month day-of-week, e.g. \"*/15 * * * *\" or \"0 9 * * 1-5\"."),
+    prompt: z.string().describe("What to do each time it fires, complete: it arrives later as a message to you."),
+    recurring: z.boolean().describe("true: fire at every matching time; false: fire once, at the next matching time, then forget the job."),
+    durable: z
+      .boolean()
+      .describe("true: kept in the state dir and still scheduled after a restart; false: only while this process runs."),
+  }),
+);
 export type ScheduleCronInput = z.infer<typeof ScheduleCronInput>;
 
 export function scheduleCronTool(cron: CronRuntime) {

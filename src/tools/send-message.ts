@@ -1,11 +1,14 @@
 import { z } from "zod";
 import type { TeammateRuntime } from "../team/teammate-runtime.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const SendMessageInput = z.strictObject({
-  to: z.string().describe('Who gets it: "lead" or the name of a teammate.'),
-  content: z.string().min(1).describe("The message, complete: the recipient sees nothing else of your conversation."),
-});
+export const SendMessageInput = lazySchema(() =>
+  z.strictObject({
+    to: z.string().describe('Who gets it: "lead" or the name of a teammate.'),
+    content: z.string().min(1).describe("The message, complete: the recipient sees nothing else of your conversation."),
+  }),
+);
 export type SendMessageInput = z.infer<typeof SendMessageInput>;
 
 /** The sender is the calling agent's trusted identity, never part of the input. */

@@ -9,6 +9,7 @@ import { type GroupResult, runProcessGroup } from "../process/process-group.ts";
 import { compileShellDeny, findShellDenial } from "./shell-deny.ts";
 import { type ToolContext, defineTool } from "../core/tool.ts";
 import { withTruncationNote } from "../core/truncate.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 /** The longest a single call may ask for: a stuck command must not hold a turn for ever. */
@@ -17,28 +18,32 @@ export const DEFAULT_SHELL_OUTPUT_CHARS = 50_000;
 /** A background job is meant to outlive a turn, but not to run unattended for ever. */
 export const DEFAULT_BACKGROUND_TIMEOUT_MS = 30 * 60_000;
 
-export const ShellInput = z.strictObject({
-  command: z.string().min(1).describe("The command, run with `sh -c` in the workspace directory."),
-  timeout_ms: z
-    .number()
-    .int()
-    .positive()
-    .max(MAX_SHELL_TIMEOUT_MS)
-    .optional()
-    .describe(`Kill the command (and everything it started) after this many milliseconds; default ${DEFAULT_SHELL_TIMEOUT_MS}.`),
-});
+export const ShellInput = lazySchema(() =>
+  z.strictObject({
+    command: z.string().min(1).describe("The command, run with `sh -c` in the workspace directory."),
+    timeout_ms: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_SHELL_TIMEOUT_MS)
+      .optional()
+      .describe(`Kill the command (and everything it started) after this many milliseconds; default ${DEFAULT_SHELL_TIMEOUT_MS}.`),
+  }),
+);
 export type ShellInput = z.infer<typeof ShellInput>;
 
 /** The Lead's shell (built with BackgroundJobs) also takes `run_in_background`; teammates' does not. */
-export const ShellBackgroundInput = ShellInput.extend({
-  run_in_background: z
-    .boolean()
-    .optional()
-    .describe(
-      "Start the command in the background and return its job id at once; its exit code and output arrive later as a message. " +
-        `Its timeout is then ${DEFAULT_BACKGROUND_TIMEOUT_MS / 60_000} minutes unless timeout_ms says otherwise.`,
-    ),
-});
+export const ShellBackgroundInput = lazySchema(() =>
+  ShellInput.unwrap().extend({
+    run_in_background: z
+      .boolean()
+      .optional()
+      .describe(
+        "Start the command in the background and return its job id at once; its exit code and output arrive later as a message. " +
+          `Its timeout is then ${DEFAULT_BACKGROUND_TIMEOUT_MS / 60_000} minutes unless timeout_ms says otherwise.`,
+      ),
+  }),
+);
 export type ShellBackgroundInput = z.infer<typeof ShellBackgroundInput>;
 
 export interface ShellToolOptions {

@@ -3,35 +3,40 @@ import type { AgentDefinitions } from "../agents/agent-definitions.ts";
 import { type TeammateRuntime, TeammateUnavailableError } from "../team/teammate-runtime.ts";
 import { Isolation } from "../worktrees/teammate-worktree.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const SpawnTeammateInput = z.strictObject({
-  name: z.string().describe('Name of the teammate: a lowercase slug such as "alice" or "api-writer" ("lead" is yours).'),
-  role: z.string().describe('What the teammate is, e.g. "backend engineer" or "tester".'),
-  prompt: z.string().describe("Its first task, complete: it does not see your conversation."),
-  agent: z.string().optional().describe("A teammate definition listed in your instructions: its prompt, tools, permission mode and model."),
-  model: z.string().optional().describe("The model it uses, instead of the definition's or yours."),
-  plan_mode_required: z
-    .boolean()
-    .optional()
-    .describe("true: it works read-only and must submit a plan you approve with review_plan before it may edit or run commands."),
-  auto_claim: z
-    .boolean()
-    .optional()
-    .describe("When idle, it claims the oldest unblocked pending task of the task graph, works it, completes it and reports (you get task_claimed, then the result)."),
-  owns: z
-    .array(z.string().min(1))
-    .optional()
-    .describe('Workspace paths it owns, as globs (e.g. ["src/api/**"]): a write there by anyone else asks first.'),
-});
+export const SpawnTeammateInput = lazySchema(() =>
+  z.strictObject({
+    name: z.string().describe('Name of the teammate: a lowercase slug such as "alice" or "api-writer" ("lead" is yours).'),
+    role: z.string().describe('What the teammate is, e.g. "backend engineer" or "tester".'),
+    prompt: z.string().describe("Its first task, complete: it does not see your conversation."),
+    agent: z.string().optional().describe("A teammate definition listed in your instructions: its prompt, tools, permission mode and model."),
+    model: z.string().optional().describe("The model it uses, instead of the definition's or yours."),
+    plan_mode_required: z
+      .boolean()
+      .optional()
+      .describe("true: it works read-only and must submit a plan you approve with review_plan before it may edit or run commands."),
+    auto_claim: z
+      .boolean()
+      .optional()
+      .describe("When idle, it claims the oldest unblocked pending task of the task graph, works it, completes it and reports (you get task_claimed, then the result)."),
+    owns: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Workspace paths it owns, as globs (e.g. ["src/api/**"]): a write there by anyone else asks first.'),
+  }),
+);
 export type SpawnTeammateInput = z.infer<typeof SpawnTeammateInput>;
 
 /** In a git workspace the tool also takes `isolation`. */
-export const SpawnTeammateGitInput = SpawnTeammateInput.extend({
-  isolation: Isolation.optional().describe(
-    '"worktree": it works in its own git worktree on branch agent/<session>/<name>, so teammates editing at once do not collide; ' +
-      'merge its branch with merge_teammate. "none": the shared workspace.',
-  ),
-});
+export const SpawnTeammateGitInput = lazySchema(() =>
+  SpawnTeammateInput.unwrap().extend({
+    isolation: Isolation.optional().describe(
+      '"worktree": it works in its own git worktree on branch agent/<session>/<name>, so teammates editing at once do not collide; ' +
+        'merge its branch with merge_teammate. "none": the shared workspace.',
+    ),
+  }),
+);
 export type SpawnTeammateGitInput = z.infer<typeof SpawnTeammateGitInput>;
 
 export interface SpawnTeammateOptions {

@@ -1,10 +1,13 @@
 import { z } from "zod";
 import type { TeammateRuntime } from "../team/teammate-runtime.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const SubmitPlanInput = z.strictObject({
-  plan: z.string().min(1).describe("What you will change and how, file by file, and how you will check it."),
-});
+export const SubmitPlanInput = lazySchema(() =>
+  z.strictObject({
+    plan: z.string().min(1).describe("What you will change and how, file by file, and how you will check it."),
+  }),
+);
 export type SubmitPlanInput = z.infer<typeof SubmitPlanInput>;
 
 /** A teammate spawned with plan_mode_required proposes before it may edit. */

@@ -1,11 +1,14 @@
 import { z } from "zod";
 import type { RunResult } from "../runtime/run-types.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const TaskInput = z.strictObject({
-  description: z.string().min(1).describe("A few words on what the subagent is for (shown in progress)."),
-  prompt: z.string().min(1).describe("The complete task: the subagent starts with a fresh history and sees nothing of yours."),
-});
+export const TaskInput = lazySchema(() =>
+  z.strictObject({
+    description: z.string().min(1).describe("A few words on what the subagent is for (shown in progress)."),
+    prompt: z.string().min(1).describe("The complete task: the subagent starts with a fresh history and sees nothing of yours."),
+  }),
+);
 export type TaskInput = z.infer<typeof TaskInput>;
 
 /** Runs one subagent turn to the end; built fresh for each call by the composition root. */

@@ -1,12 +1,15 @@
 import { z } from "zod";
 import { Todo, type TodoList } from "../todos/todo-list.ts";
 import { defineTool } from "../core/tool.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const TodoWriteInput = z.strictObject({
-  todos: z
-    .array(Todo)
-    .describe("The whole list, replacing the previous one: each item's content and status (pending, in_progress, completed). At most one in_progress."),
-});
+export const TodoWriteInput = lazySchema(() =>
+  z.strictObject({
+    todos: z
+      .array(Todo)
+      .describe("The whole list, replacing the previous one: each item's content and status (pending, in_progress, completed). At most one in_progress."),
+  }),
+);
 export type TodoWriteInput = z.infer<typeof TodoWriteInput>;
 
 /** Replaces the agent's todo list; `onChange` shows it to the user (stderr, stream-json). */

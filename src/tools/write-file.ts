@@ -2,11 +2,14 @@ import { z } from "zod";
 import { defineTool } from "../core/tool.ts";
 import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
 import { type WriteGuards, checkedWrite } from "./checked-write.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-export const WriteFileInput = z.strictObject({
-  path: z.string().min(1).describe("File to write, relative to the workspace (or absolute inside it)."),
-  content: z.string().describe("The whole new content of the file, written exactly as given."),
-});
+export const WriteFileInput = lazySchema(() =>
+  z.strictObject({
+    path: z.string().min(1).describe("File to write, relative to the workspace (or absolute inside it)."),
+    content: z.string().describe("The whole new content of the file, written exactly as given."),
+  }),
+);
 export type WriteFileInput = z.infer<typeof WriteFileInput>;
 
 /** `ledger`: the session's file versions and journal; writes over a file the agent has not seen are refused. */

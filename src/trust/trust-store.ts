@@ -2,26 +2,31 @@ import { join } from "node:path";
 import { z } from "zod";
 import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 // The user's answers about projects, kept in the user's config directory
 // (`trust.json` beside config.json), never in a repository: a checkout cannot
 // vouch for itself.
 
-export const TrustEntry = z.strictObject({
-  /** "declined": the user said no on a terminal; not asked again until the project's settings change. */
-  decision: z.enum(["trusted", "declined"]),
-  /** What was shown and agreed to (src/trust/fingerprint.ts): a change to it ends the decision. */
-  fingerprint: z.string().min(1),
-  /** ISO time of the decision. */
-  at: z.string().min(1),
-});
+export const TrustEntry = lazySchema(() =>
+  z.strictObject({
+    /** "declined": the user said no on a terminal; not asked again until the project's settings change. */
+    decision: z.enum(["trusted", "declined"]),
+    /** What was shown and agreed to (src/trust/fingerprint.ts): a change to it ends the decision. */
+    fingerprint: z.string().min(1),
+    /** ISO time of the decision. */
+    at: z.string().min(1),
+  }),
+);
 export type TrustEntry = z.infer<typeof TrustEntry>;
 
-export const TrustFile = z.strictObject({
-  version: z.literal(1),
-  /** By the workspace's real path. */
-  projects: z.record(z.string(), TrustEntry),
-});
+export const TrustFile = lazySchema(() =>
+  z.strictObject({
+    version: z.literal(1),
+    /** By the workspace's real path. */
+    projects: z.record(z.string(), TrustEntry),
+  }),
+);
 export type TrustFile = z.infer<typeof TrustFile>;
 
 export const TRUST_FILE_NAME = "trust.json";

@@ -1,14 +1,17 @@
 import { z } from "zod";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /** What one model costs, in US dollars per million tokens (config `pricing`). */
-export const ModelPrice = z.strictObject({
-  input_per_mtok: z.number().nonnegative(),
-  output_per_mtok: z.number().nonnegative(),
-  /** Cached input tokens; priced as plain input when absent. */
-  cached_input_per_mtok: z.number().nonnegative().optional(),
-});
+export const ModelPrice = lazySchema(() =>
+  z.strictObject({
+    input_per_mtok: z.number().nonnegative(),
+    output_per_mtok: z.number().nonnegative(),
+    /** Cached input tokens; priced as plain input when absent. */
+    cached_input_per_mtok: z.number().nonnegative().optional(),
+  }),
+);
 export type ModelPrice = z.infer<typeof ModelPrice>;
 
 /** Prices by model name, exactly as the model is named in requests. */
-export const Pricing = z.record(z.string().min(1), ModelPrice);
+export const Pricing = lazySchema(() => z.record(z.string().min(1), ModelPrice));
 export type Pricing = z.infer<typeof Pricing>;

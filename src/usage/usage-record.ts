@@ -1,38 +1,41 @@
 import { z } from "zod";
 import { UtcInstant } from "../core/message.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
-const Count = z.number().int().nonnegative();
+const Count = lazySchema(() => z.number().int().nonnegative());
 
 /**
  * One line of `<state-dir>/usage.jsonl`: what a model call used, or how long a
  * turn kept an agent busy. `agent` is who is billed (a task subagent's calls
  * are its parent's); `identity` is who asked. `v` versions the record format.
  */
-export const UsageRecord = z.discriminatedUnion("type", [
-  z.strictObject({
-    v: z.literal(1),
-    type: z.literal("model_call"),
-    at: UtcInstant,
-    agent: z.string().min(1),
-    identity: z.string().min(1),
-    model: z.string().min(1),
-    input_tokens: Count,
-    output_tokens: Count,
-    cached_input_tokens: Count.optional(),
-    /** Tool calls the answer asked for. */
-    tool_calls: Count,
-    duration_ms: Count,
-  }),
-  z.strictObject({
-    v: z.literal(1),
-    type: z.literal("turn"),
-    at: UtcInstant,
-    agent: z.string().min(1),
-    key: z.string().min(1),
-    subtype: z.string().min(1),
-    duration_ms: Count,
-  }),
-]);
+export const UsageRecord = lazySchema(() =>
+  z.discriminatedUnion("type", [
+    z.strictObject({
+      v: z.literal(1),
+      type: z.literal("model_call"),
+      at: UtcInstant,
+      agent: z.string().min(1),
+      identity: z.string().min(1),
+      model: z.string().min(1),
+      input_tokens: Count,
+      output_tokens: Count,
+      cached_input_tokens: Count.optional(),
+      /** Tool calls the answer asked for. */
+      tool_calls: Count,
+      duration_ms: Count,
+    }),
+    z.strictObject({
+      v: z.literal(1),
+      type: z.literal("turn"),
+      at: UtcInstant,
+      agent: z.string().min(1),
+      key: z.string().min(1),
+      subtype: z.string().min(1),
+      duration_ms: Count,
+    }),
+  ]),
+);
 export type UsageRecord = z.infer<typeof UsageRecord>;
 export type ModelCallRecord = Extract<UsageRecord, { type: "model_call" }>;
 export type TurnRecord = Extract<UsageRecord, { type: "turn" }>;

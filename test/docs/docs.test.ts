@@ -167,7 +167,7 @@ function configKeys(schema: z.ZodType, prefix = ""): string[] {
 
 function unwrap(schema: z.ZodType): z.ZodType {
   let current: z.ZodType = schema;
-  while (current instanceof z.ZodOptional || current instanceof z.ZodNullable || current instanceof z.ZodDefault) {
+  while (current instanceof z.ZodOptional || current instanceof z.ZodNullable || current instanceof z.ZodDefault || current instanceof z.ZodLazy) {
     current = current.unwrap() as z.ZodType;
   }
   return current;
