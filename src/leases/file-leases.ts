@@ -8,6 +8,7 @@ import { withFileLock } from "../storage/file-lock.ts";
 import { readStateFile } from "../storage/state-file.ts";
 import { HolderHeartbeats } from "./holder-heartbeats.ts";
 import { type LeaseHolder, LeaseLostError, type LeaseRenewal, TeammateLease, type TeammateLeases, freshLease, isLive, renewalOfOne } from "./teammate-leases.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
  * A lease file as this build writes it: `renewal: "holder"` says its heartbeats
@@ -18,9 +19,11 @@ import { type LeaseHolder, LeaseLostError, type LeaseRenewal, TeammateLease, typ
  * also makes a previous build refuse these files (its schema is strict) rather
  * than take a lease over while this build's holder still renews it.
  */
-const LeaseFile = z
-  .union([TeammateLease.extend({ renewal: z.literal("holder") }), TeammateLease])
-  .transform(({ name, holder, token, acquiredAtUtc, leaseUntilUtc }): TeammateLease => ({ name, holder, token, acquiredAtUtc, leaseUntilUtc }));
+const LeaseFile = lazySchema(() =>
+  z
+    .union([TeammateLease.unwrap().extend({ renewal: z.literal("holder") }), TeammateLease])
+    .transform(({ name, holder, token, acquiredAtUtc, leaseUntilUtc }): TeammateLease => ({ name, holder, token, acquiredAtUtc, leaseUntilUtc })),
+);
 
 /**
  * Teammate leases as files, `<session>/leases/<name>.json`, for runtimes and

@@ -5,12 +5,15 @@ import { UtcInstant } from "../core/message.ts";
 import { ensureDir, namesIn, unlinkQuietly, writeFileAtomicOffLoop } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
 import { LeaseHolder, type TeammateLease } from "./teammate-leases.ts";
+import { lazySchema } from "../core/lazy-schema.ts";
 
 /** A holder's heartbeats: until when each of its leases (by the token it was taken with) was renewed. */
-export const HolderHeartbeat = z.strictObject({
-  holder: LeaseHolder,
-  leases: z.array(z.strictObject({ name: AgentName, token: z.uuid(), leaseUntilUtc: UtcInstant })),
-});
+export const HolderHeartbeat = lazySchema(() =>
+  z.strictObject({
+    holder: LeaseHolder,
+    leases: z.array(z.strictObject({ name: AgentName, token: z.uuid(), leaseUntilUtc: UtcInstant })),
+  }),
+);
 export type HolderHeartbeat = z.infer<typeof HolderHeartbeat>;
 
 /**
