@@ -1,4 +1,5 @@
 import OpenAI, { APIError } from "openai";
+import { callSignal } from "./call-signal.ts";
 import { errorShapingFetch } from "./error-fetch.ts";
 import { describeAttemptFailure } from "./openai-failures.ts";
 import type { ChatProfile } from "./profiles/chat-profile.ts";
@@ -105,22 +106,28 @@ export class OpenAIModelClient implements ModelClient {
   }
 
   async #complete(request: ModelRequest, model: string, maxTokens?: number): Promise<ModelResponse> {
-    const signal = request.signal ? AbortSignal.any([request.signal, this.#closing.signal]) : this.#closing.signal;
+    // One signal a call, let go of when it ends (see call-signal.ts).
+    const call = callSignal(request.signal, this.#closing.signal);
+    const signal = call.signal;
     // The request's JSON, with the fields of the attempt (stream or not) after; encoded here, not by the SDK, so only new messages cost.
     const body: WireBody = (tail) => this.#encoder.encode(model, request.messages, request.tools, maxTokens, tail);
-    return withRetries(
-      async () => (this.#streaming ? this.#streamed(body, request, signal) : this.#whole(body, request, signal)),
-      (error) => describeAttemptFailure(error, signal),
-      {
-        endpoint: this.endpoint,
-        model,
-        timeoutMs: this.#options.timeoutMs,
-        timing: this.#timing,
-        deps: this.#deps,
-        signal,
-        onRetry: request.onRetry ?? this.#options.onRetry,
-      },
-    );
+    try {
+      return await withRetries(
+        async () => (this.#streaming ? this.#streamed(body, request, signal) : this.#whole(body, request, signal)),
+        (error) => describeAttemptFailure(error, signal),
+        {
+          endpoint: this.endpoint,
+          model,
+          timeoutMs: this.#options.timeoutMs,
+          timing: this.#timing,
+          deps: this.#deps,
+          signal,
+          onRetry: request.onRetry ?? this.#options.onRetry,
+        },
+      );
+    } finally {
+      call.release();
+    }
   }
 
   /** One attempt without streaming: the whole body, parsed by us so a bad one can be quoted. */

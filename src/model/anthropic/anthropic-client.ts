@@ -1,4 +1,5 @@
 import { parseErrorText } from "../error-body.ts";
+import { callSignal } from "../call-signal.ts";
 import { HttpStatusError, RequestTimeoutError, describeFetchFailure } from "../fetch-failures.ts";
 import { completeWithinOutputLimit } from "../output-limit.ts";
 import { DEFAULT_RETRY_TIMING, realRetryDeps, type RetryDeps, type RetryInfo, type RetryTiming, withRetries } from "../retry.ts";
@@ -66,7 +67,9 @@ export class AnthropicModelClient implements ModelClient {
   }
 
   async #complete(request: ModelRequest, model: string, maxTokens: number): Promise<ModelResponse> {
-    const signal = request.signal ? AbortSignal.any([request.signal, this.#closing.signal]) : this.#closing.signal;
+    // One signal a call, let go of when it ends (see call-signal.ts).
+    const call = callSignal(request.signal, this.#closing.signal);
+    const signal = call.signal;
     const body = {
       ...toAnthropicRequest({
         model,
@@ -77,21 +80,25 @@ export class AnthropicModelClient implements ModelClient {
       }),
       stream: true,
     };
-    return withRetries(
-      () => this.#attempt(JSON.stringify(body), request, signal),
-      (error) => describeFetchFailure(error, signal),
-      {
-        endpoint: this.endpoint,
-        model,
-        timeoutMs: this.#options.timeoutMs,
-        keyVariable: "ANTHROPIC_API_KEY",
-        requestUrl: this.#url,
-        timing: this.#timing,
-        deps: this.#deps,
-        signal,
-        onRetry: request.onRetry ?? this.#options.onRetry,
-      },
-    );
+    try {
+      return await withRetries(
+        () => this.#attempt(JSON.stringify(body), request, signal),
+        (error) => describeFetchFailure(error, signal),
+        {
+          endpoint: this.endpoint,
+          model,
+          timeoutMs: this.#options.timeoutMs,
+          keyVariable: "ANTHROPIC_API_KEY",
+          requestUrl: this.#url,
+          timing: this.#timing,
+          deps: this.#deps,
+          signal,
+          onRetry: request.onRetry ?? this.#options.onRetry,
+        },
+      );
+    } finally {
+      call.release();
+    }
   }
 
   async #attempt(body: string, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {

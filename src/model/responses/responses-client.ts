@@ -1,4 +1,5 @@
 import OpenAI, { APIError } from "openai";
+import { callSignal } from "../call-signal.ts";
 import type { ResponseCreateParamsStreaming } from "openai/resources/responses/responses";
 import { errorShapingFetch } from "../error-fetch.ts";
 import { describeAttemptFailure } from "../openai-failures.ts";
@@ -71,21 +72,27 @@ export class ResponsesModelClient implements ModelClient {
   }
 
   async #complete(request: ModelRequest, model: string, maxTokens: number | undefined): Promise<ModelResponse> {
-    const signal = request.signal ? AbortSignal.any([request.signal, this.#closing.signal]) : this.#closing.signal;
-    return withRetries(
-      () => this.#attempt(request, model, maxTokens, signal),
-      (error) => describeAttemptFailure(error, signal),
-      {
-        endpoint: this.endpoint,
-        model,
-        timeoutMs: this.#options.timeoutMs,
-        requestUrl: `${this.endpoint.replace(/\/+$/, "")}/responses`,
-        timing: this.#timing,
-        deps: this.#deps,
-        signal,
-        onRetry: request.onRetry ?? this.#options.onRetry,
-      },
-    );
+    // One signal a call, let go of when it ends (see call-signal.ts).
+    const call = callSignal(request.signal, this.#closing.signal);
+    const signal = call.signal;
+    try {
+      return await withRetries(
+        () => this.#attempt(request, model, maxTokens, signal),
+        (error) => describeAttemptFailure(error, signal),
+        {
+          endpoint: this.endpoint,
+          model,
+          timeoutMs: this.#options.timeoutMs,
+          requestUrl: `${this.endpoint.replace(/\/+$/, "")}/responses`,
+          timing: this.#timing,
+          deps: this.#deps,
+          signal,
+          onRetry: request.onRetry ?? this.#options.onRetry,
+        },
+      );
+    } finally {
+      call.release();
+    }
   }
 
   async #attempt(request: ModelRequest, model: string, maxTokens: number | undefined, signal: AbortSignal): Promise<ModelResponse> {
