@@ -229,6 +229,8 @@ export class TeammateLoop {
         // The result is in the Lead's mailbox: the Lead's next pump takes it.
       }
       worker.active = false;
+      // Ended: an idle teammate keeps no handle (its signal, controller and closures) of a loop that ran.
+      worker.job = undefined;
       team.changed();
     }
   }

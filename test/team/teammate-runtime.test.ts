@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { heapStats } from "bun:jsc";
 import { mkdirSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { loadSettings } from "../../src/config/load.ts";
@@ -176,6 +177,26 @@ describe("TeammateRuntime", () => {
     expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
     // Before, every rebuild's history stayed in the runtime's list until close: 11 more.
     expect(live() - before).toBeLessThan(3);
+    w.server.assertDone();
+  });
+
+  test("an idle teammate keeps no handle of the loop that ran: the AbortControllers alive do not grow with idle teammates", async () => {
+    const added = 8;
+    const w = await world(Array.from({ length: added + 1 }, (_, i) => [{ identity: `t${i}`, text: `done ${i}` }, { identity: "lead", text: "noted" }]).flat());
+    const spawnIdle = async (i: number) => {
+      await w.lead.team.spawn(`t${i}`, "worker", `task ${i}`);
+      await runUntilQuiet(w.lead);
+    };
+    const controllers = () => {
+      Bun.gc(true);
+      return heapStats().objectTypeCounts.AbortController ?? 0;
+    };
+    await spawnIdle(0);
+    const before = controllers();
+    for (let i = 1; i <= added; i++) await spawnIdle(i);
+    expect(w.lead.team.list().every((t) => t.state === "idle")).toBe(true);
+    // Before, each idle teammate's finished job kept its controller (and signal, closures): 8 more.
+    expect(controllers() - before).toBeLessThan(3);
     w.server.assertDone();
   });
 
