@@ -71,8 +71,11 @@ export function runnerFactory(o: RunnerFactoryOptions): RunnerFor {
     largeToolResultChars: settings.compaction.largeToolResultChars ?? DEFAULT_COMPACTION.largeToolResultChars,
     resultsDir: join(o.stateDir, "tool-results", identity.replaceAll("/", "-")),
   });
-  return (identity, tools, systemPrompt, history, extra = {}) =>
-    new AgentRunner({
+  return (identity, tools, systemPrompt, history, extra = {}) => {
+    // A subagent's history is kept in memory: its calls are billed to, and ride
+    // on the durable appends of, the agent that runs it.
+    if (!identity.includes("/")) history.carryUsage(usage.carrierOf(identity));
+    return new AgentRunner({
       identity,
       model: extra.model ?? o.model,
       tools: new ToolPipeline({
@@ -104,4 +107,5 @@ export function runnerFactory(o: RunnerFactoryOptions): RunnerFor {
         tracing?.turnEnded(identity, result);
       },
     });
+  };
 }

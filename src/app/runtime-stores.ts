@@ -22,9 +22,12 @@ export interface RuntimeStores {
 export async function openStores({ settings, context, clock, closers, warn }: RuntimeBase): Promise<RuntimeStores> {
   const mailbox = await openMailboxBackend(settings, { stateDir: context.stateDir, sessionId: context.sessionId, fs: context.mailboxFs });
   closers.push(() => mailbox.close());
-  const usage = UsageLedger.open(context.stateDir, { clock, onError: (error) => warn(LEAD)(error.message) });
-  closers.push(() => usage.close());
   const stores = context.stores ?? mailbox.state;
+  // Read before the ledger opens usage.jsonl: what an OS crash took from its
+  // unfsynced tail is re-derived from the histories before the budget counts.
+  const carried = await stores.histories.carriedUsage();
+  const usage = UsageLedger.open(context.stateDir, { clock, carried, onError: (error) => warn(LEAD)(error.message) });
+  closers.push(() => usage.close());
   const ledger = new FileLedger({
     backend: stores.files,
     clock,

@@ -1,7 +1,8 @@
 import type { SQL } from "bun";
 import type { AgentName } from "../core/agent-name.ts";
 import { AgentError } from "../core/errors.ts";
-import { type HistoryBackend, type HistoryLog, HistoryRecord, type OpenedHistory } from "../runtime/history-store.ts";
+import { type HistoryBackend, type HistoryLog, HistoryRecord, type OpenedHistory, USAGE_RECORD_PREFIX } from "../runtime/history-store.ts";
+import type { UsageRecord } from "../usage/usage-record.ts";
 import { sqlState } from "./mailbox-store.ts";
 import { lockKey, parseRow, rowName, stateError } from "./state-rows.ts";
 
@@ -52,6 +53,25 @@ export class PgHistoryBackend implements HistoryBackend {
 
   async read(agent: string): Promise<HistoryRecord[]> {
     return (await this.#rows(agent)).records;
+  }
+
+  async carriedUsage(): Promise<UsageRecord[]> {
+    let rows: { agent: string; seq: string | number; record: string }[];
+    try {
+      // The records are stored as the JSON text the file backend writes, so a usage record's row begins as its line does.
+      rows = await this.sql`
+        SELECT agent, seq, record FROM agent_history
+        WHERE session = ${this.session} AND starts_with(record, ${USAGE_RECORD_PREFIX}) ORDER BY agent, seq`;
+    } catch (error) {
+      throw stateError("reading the usage the histories carry", error, "nothing was changed");
+    }
+    const records: UsageRecord[] = [];
+    for (const row of rows) {
+      const where = `${rowName("agent_history", this.session, row.agent)}#${row.seq}`;
+      const record = parseRow(row.record, HistoryRecord, where);
+      if (record.type === "usage") records.push(record.record);
+    }
+    return records;
   }
 
   /** `agent`'s records, and the sequence number of the last (0 for none). */

@@ -3,7 +3,8 @@ import { dirname, join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
 import { CorruptStateFileError, HistoryWriteError } from "../core/errors.ts";
 import { ensureDir, FILE_MODE, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExists } from "../storage/atomic-file.ts";
-import { type AppendOptions, type HistoryBackend, type HistoryLog, HistoryRecord, HistoryStore, type OpenedHistory } from "./history-store.ts";
+import type { UsageRecord } from "../usage/usage-record.ts";
+import { type AppendOptions, type HistoryBackend, type HistoryLog, HistoryRecord, HistoryStore, type OpenedHistory, USAGE_RECORD_PREFIX } from "./history-store.ts";
 
 /**
  * The file backend of histories: `<state-dir>/agents/<name>.jsonl`, one JSON
@@ -50,6 +51,56 @@ export class FileHistoryBackend implements HistoryBackend {
 
   async read(agent: string): Promise<HistoryRecord[]> {
     return readRecords(this.pathOf(agent), { repair: false }).records;
+  }
+
+  async carriedUsage(): Promise<UsageRecord[]> {
+    return carriedUsageIn(this.stateDir);
+  }
+}
+
+/**
+ * The usage records every history file of `stateDir` carries, archived ones
+ * included. Only the lines that begin as a usage record are parsed: this runs
+ * at every runtime's start, over histories that may be megabytes long.
+ */
+export function carriedUsageIn(stateDir: string): UsageRecord[] {
+  const records: UsageRecord[] = [];
+  for (const dir of [join(stateDir, "agents"), removedDir(stateDir)]) {
+    let names: string[];
+    try {
+      names = readdirSync(dir).filter((name) => name.endsWith(".jsonl"));
+    } catch (error) {
+      if (isErrno(error, "ENOENT") || isErrno(error, "ENOTDIR")) continue;
+      throw error;
+    }
+    for (const name of names.sort()) {
+      const path = join(dir, name);
+      let text: string;
+      try {
+        text = readFileSync(path, "utf8");
+      } catch (error) {
+        if (isErrno(error, "ENOENT")) continue;
+        throw error;
+      }
+      // A last line without its newline is an append that never returned: not stored.
+      const lines = text.split("\n");
+      lines.pop();
+      for (const [index, line] of lines.entries()) {
+        if (!line.startsWith(USAGE_RECORD_PREFIX)) continue;
+        const parsed = HistoryRecord.safeParse(parseJson(line));
+        if (!parsed.success || parsed.data.type !== "usage") throw new CorruptStateFileError(`${path}:${index + 1}`, "not a valid usage record");
+        records.push(parsed.data.record);
+      }
+    }
+  }
+  return records;
+}
+
+function parseJson(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
   }
 }
 

@@ -3,6 +3,7 @@ import type { AgentName } from "../core/agent-name.ts";
 import { UtcInstant } from "../core/message.ts";
 import { ChatMessage } from "../model/types.ts";
 import { redactValue } from "../security/redact.ts";
+import { UsageRecord } from "../usage/usage-record.ts";
 import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
 
@@ -34,11 +35,26 @@ export const HistoryRecord = lazySchema(() =>
        */
       joins: z.string().min(1).optional(),
     }),
+    /**
+     * A usage record (a model call or a turn billed to this agent) carried in an
+     * append the step made anyway, so it is durable with it: usage.jsonl is
+     * re-derived from these when an OS crash took its unfsynced tail.
+     */
+    z.strictObject({ v: z.literal(1), type: z.literal("usage"), at: UtcInstant, record: UsageRecord }),
   ]),
 );
 export type HistoryRecord = z.infer<typeof HistoryRecord>;
 
 export type TurnStatus = "started" | "interrupted" | "finished";
+
+/** Usage records waiting for a durable write (the usage ledger's, for one agent): taken into an append, given back if it fails. */
+export interface UsageRiders {
+  take(): UsageRecord[];
+  giveBack(records: UsageRecord[]): void;
+}
+
+/** How a usage record carried in a history begins as JSON: readers looking for them match lines on it. */
+export const USAGE_RECORD_PREFIX = '{"v":1,"type":"usage",';
 
 /**
  * Where one agent's records go. `append` returns only once the records are
@@ -93,6 +109,8 @@ export interface HistoryBackend {
    * beside a live runtime), a half-written last record skipped.
    */
   read(agent: string): Promise<HistoryRecord[]>;
+  /** The usage records every history of the session carries, archived ones included; read only. */
+  carriedUsage(): Promise<UsageRecord[]>;
 }
 
 /**
@@ -113,6 +131,7 @@ export class HistoryStore {
 
   #refusal: (() => Error | undefined) | undefined;
   readonly #onClose: (() => void) | undefined;
+  #riders: UsageRiders | undefined;
 
   /** `onClose` is told when the history is closed (the runtime stops holding it). */
   constructor(opened: OpenedHistory, onClose?: () => void) {
@@ -263,6 +282,14 @@ export class HistoryStore {
     this.#refusal = refusal;
   }
 
+  /**
+   * Every later append also carries what `riders` has waiting: the agent's
+   * usage records ride on the durable write its step makes anyway.
+   */
+  carryUsage(riders: UsageRiders): void {
+    this.#riders = riders;
+  }
+
   #append(unsafe: HistoryRecord[], options?: AppendOptions): Promise<void> {
     const refused = this.#refusal?.();
     if (refused) return Promise.reject(refused);
@@ -270,7 +297,19 @@ export class HistoryStore {
     // run sees what this one saw, and no backend stores what it could not read.
     const records = redactValue(unsafe).map((record) => HistoryRecord.parse(record));
     const stored = this.#tail.then(async () => {
-      await this.#log.append(records, options);
+      // Taken as the write starts, so a record made while an earlier append
+      // waited rides on this one; the usage ledger validated and masked them.
+      // An append not waited on the disk for (a reading step's model reply)
+      // carries them too: the step's next, durable append makes them durable
+      // with the reply, and a crash before it loses the reply as well.
+      const riders = this.#riders?.take() ?? [];
+      const carried: HistoryRecord[] = riders.map((record) => ({ v: 1, type: "usage", at: records[0]?.at ?? record.at, record }));
+      try {
+        await this.#log.append(carried.length > 0 ? [...records, ...carried] : records, options);
+      } catch (error) {
+        this.#riders?.giveBack(riders);
+        throw error;
+      }
       for (const record of records) this.#apply(record);
     });
     // A failed append does not block the next one; its caller sees the error.
@@ -281,7 +320,7 @@ export class HistoryStore {
   #apply(record: HistoryRecord): void {
     if (record.type === "message") this.#messages.push(record.message);
     else if (record.type === "snapshot") this.#messages = [...record.messages];
-    else {
+    else if (record.type === "turn") {
       const joins = record.joins ?? this.#turns.get(record.key)?.joins;
       this.#turns.set(record.key, { status: record.status, subtype: record.subtype, result: record.result, ...(joins !== undefined ? { joins } : {}) });
       if (record.joins !== undefined) this.#members.set(record.joins, [...(this.#members.get(record.joins) ?? []), record.key]);

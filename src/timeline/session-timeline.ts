@@ -1,8 +1,7 @@
-import { join } from "node:path";
 import type { HistoryBackend, HistoryRecord } from "../runtime/history-store.ts";
 import { FileHistoryBackend } from "../runtime/file-history.ts";
 import type { ChatMessage } from "../model/types.ts";
-import { USAGE_FILE, readUsageRecords } from "../usage/usage-ledger.ts";
+import { readSessionRecords } from "../usage/usage-ledger.ts";
 import type { UsageRecord } from "../usage/usage-record.ts";
 
 export const TIMELINE_KINDS = ["turn", "user", "event", "assistant", "tool_call", "tool_result", "compaction", "model_call"] as const;
@@ -27,10 +26,11 @@ export interface TimelineEntry {
  */
 export async function sessionTimeline(stateDir: string, histories: HistoryReader = new FileHistoryBackend(stateDir)): Promise<TimelineEntry[]> {
   const entries: TimelineEntry[] = [];
+  const carried = await histories.carriedUsage();
   for (const agent of await histories.agents()) {
     for (const record of await histories.read(agent)) entries.push(...historyEntries(agent, record));
   }
-  for (const record of readUsageRecords(join(stateDir, USAGE_FILE), { repair: false })) {
+  for (const record of readSessionRecords(stateDir, carried)) {
     if (record.type === "model_call") entries.push(modelCallEntry(record));
   }
   // Stable: what one agent wrote at the same millisecond keeps its order.
@@ -38,7 +38,7 @@ export async function sessionTimeline(stateDir: string, histories: HistoryReader
 }
 
 /** What the timeline reads of a session's histories. */
-export type HistoryReader = Pick<HistoryBackend, "agents" | "read">;
+export type HistoryReader = Pick<HistoryBackend, "agents" | "read" | "carriedUsage">;
 
 /** What one history record says, as timeline entries (none for a system message). */
 export function historyEntries(agent: string, record: HistoryRecord): TimelineEntry[] {
@@ -50,6 +50,8 @@ export function historyEntries(agent: string, record: HistoryRecord): TimelineEn
   if (record.type === "snapshot") {
     return [{ at, agent, kind: "compaction", text: `history compacted to ${record.messages.length} messages` }];
   }
+  // Its model calls are listed from the usage records, once (usage.jsonl has them too).
+  if (record.type === "usage") return [];
   return messageEntries(agent, at, record.message);
 }
 

@@ -1,10 +1,10 @@
-import { closeSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
 import { redactValue } from "../security/redact.ts";
 import { dirname, join } from "node:path";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { CorruptStateFileError } from "../core/errors.ts";
 import type { Usage } from "../model/types.ts";
-import { FILE_MODE, ensureDir, fsyncDir, isErrno, pathExists } from "../storage/atomic-file.ts";
+import { FILE_MODE, ensureDir, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExists } from "../storage/atomic-file.ts";
 import { type UsageReport, callCost, summarise } from "./agent-usage.ts";
 import type { Pricing } from "./pricing.ts";
 import { UsageRecord } from "./usage-record.ts";
@@ -12,17 +12,29 @@ import { UsageRecord } from "./usage-record.ts";
 export const USAGE_FILE = "usage.jsonl";
 
 /**
+ * An agent's usage records that no durable write holds yet. The agent's history
+ * takes them into its next append (they ride on the fsync or commit the step
+ * makes anyway) and gives them back when that append fails.
+ */
+export interface UsageCarrier {
+  take(): UsageRecord[];
+  giveBack(records: UsageRecord[]): void;
+}
+
+/**
  * A session's usage: every model call and turn, appended to
  * `<state-dir>/usage.jsonl` as it happens, so totals survive restarts and add up
  * across `run`, `drain` and crashes. Keeps what this process added apart, for
  * the result of the command.
  *
- * Durability: a record is written (in the kernel, so a killed process loses
- * none) as it happens, but only a turn's record, and closing, fsync it — one
- * durable write per turn, not one more per model-call step beside the history's.
- * Usage is an account of the work, not the work: a power loss can take the model
- * calls of the turn in progress (the history still has the work itself), so a
- * budget may be overspent by at most that turn's calls after one.
+ * Durability: usage.jsonl is never fsynced while agents work. Each line is
+ * written as it happens (in the kernel, so a killed process loses none), and the
+ * record rides in the billed agent's next history append (`carrierOf`) — the
+ * one durable write the step makes anyway. An OS crash can take usage.jsonl's
+ * tail, never a history's: opening the ledger re-derives every record the
+ * histories carry and the file lacks (`carried`), before the budget counts
+ * anything. What no history carried by closing time (the last turns' busy
+ * time) is fsynced once, off the event loop, on close.
  */
 export class UsageLedger {
   readonly path: string;
@@ -30,10 +42,12 @@ export class UsageLedger {
   readonly #onError: (error: Error) => void;
   readonly #earlier: UsageRecord[];
   readonly #added: UsageRecord[] = [];
+  /** Records written to usage.jsonl that no history has carried yet, by billed agent. */
+  readonly #unsettled = new Map<string, UsageRecord[]>();
   #fd: number | undefined;
   #failed = false;
-  /** Written since the last fsync. */
-  #unsynced = false;
+  /** This process created usage.jsonl: its directory entry is made durable with the close's fsync. */
+  #created = false;
 
   private constructor(path: string, earlier: UsageRecord[], clock: Clock, onError: (error: Error) => void) {
     this.path = path;
@@ -42,16 +56,30 @@ export class UsageLedger {
     this.#onError = onError;
   }
 
-  /** The ledger of the state dir, read back (a half-written last line, left by a crash, is cut off). */
-  static open(stateDir: string, options: { clock?: Clock; onError?: (error: Error) => void } = {}): UsageLedger {
+  /**
+   * The ledger of the state dir, read back (a half-written last line, left by a
+   * crash, is cut off), with `carried` — the usage records the session's
+   * histories hold, read BEFORE this opens the file, so that any line written
+   * meanwhile by a live process is seen — re-derived where the file lacks them.
+   */
+  static open(stateDir: string, options: { clock?: Clock; onError?: (error: Error) => void; carried?: readonly UsageRecord[] } = {}): UsageLedger {
     const path = join(stateDir, USAGE_FILE);
-    return new UsageLedger(path, readUsageRecords(path, { repair: true }), options.clock ?? systemClock, options.onError ?? (() => {}));
+    const earlier = readUsageRecords(path, { repair: true });
+    const ledger = new UsageLedger(path, earlier, options.clock ?? systemClock, options.onError ?? (() => {}));
+    const missing = missingRecords(earlier, options.carried ?? []);
+    if (missing.length > 0) {
+      earlier.push(...missing);
+      // Not fsynced: the histories that carried them still hold them durably.
+      ledger.#write(missing);
+    }
+    return ledger;
   }
 
   recordModelCall(call: { agent: string; identity: string; model: string; usage: Usage; toolCalls: number; durationMs: number }): void {
-    this.#add(false, {
+    this.#add({
       v: 1,
       type: "model_call",
+      id: crypto.randomUUID(),
       at: this.#clock.now().toISOString(),
       agent: call.agent,
       identity: call.identity,
@@ -65,15 +93,30 @@ export class UsageLedger {
   }
 
   recordTurn(turn: { agent: string; key: string; subtype: string; durationMs: number }): void {
-    this.#add(true, {
+    this.#add({
       v: 1,
       type: "turn",
+      id: crypto.randomUUID(),
       at: this.#clock.now().toISOString(),
       agent: turn.agent,
       key: turn.key,
       subtype: turn.subtype,
       duration_ms: Math.max(0, Math.round(turn.durationMs)),
     });
+  }
+
+  /** What `agent`'s history carries into its next append: the records billed to it (its subagents' included) not yet durable. */
+  carrierOf(agent: string): UsageCarrier {
+    return {
+      take: () => {
+        const records = this.#unsettled.get(agent) ?? [];
+        this.#unsettled.delete(agent);
+        return records;
+      },
+      giveBack: (records) => {
+        if (records.length > 0) this.#unsettled.set(agent, [...records, ...(this.#unsettled.get(agent) ?? [])]);
+      },
+    };
   }
 
   /** What this process added: the command's own usage. */
@@ -96,43 +139,65 @@ export class UsageLedger {
     return spent;
   }
 
-  close(): void {
-    if (this.#fd === undefined) return;
+  /** Makes what no history carried durable (one fsync, off the event loop), then closes the file. */
+  async close(): Promise<void> {
+    const fd = this.#fd;
+    if (fd === undefined) return;
+    this.#fd = undefined;
     try {
-      if (this.#unsynced && !this.#failed) fsyncSync(this.#fd);
+      if (this.#unsettled.size > 0 && !this.#failed) {
+        await fsyncOffLoop(fd);
+        if (this.#created) await fsyncDirOffLoop(dirname(this.path));
+      }
+      this.#unsettled.clear();
     } catch (error) {
       this.#onError(new Error(`could not record usage in ${this.path} (${(error as Error).message}); this run's figures are kept in memory only`));
     } finally {
-      closeSync(this.#fd);
-      this.#fd = undefined;
+      closeSync(fd);
     }
   }
 
-  /** Appends the record; `sync` makes it, and every record before it, durable. */
-  #add(sync: boolean, unchecked: UsageRecord): void {
+  #add(unchecked: UsageRecord): void {
     // Masked like every file of the state: an agent's or a model's name is text from config and flags.
     const record = UsageRecord.parse(redactValue(unchecked));
     this.#added.push(record);
+    this.#unsettled.set(record.agent, [...(this.#unsettled.get(record.agent) ?? []), record]);
+    this.#write([record]);
+  }
+
+  /** Appends the lines, unfsynced. */
+  #write(records: readonly UsageRecord[]): void {
     // Usage is an account of the work, not the work: a full disk is reported
-    // once, and the run goes on with the figures kept in memory.
+    // once, and the run goes on with the figures kept in memory (and in the
+    // histories, from which the next runtime re-derives the file).
     if (this.#failed) return;
     try {
       if (this.#fd === undefined) {
         ensureDir(dirname(this.path));
-        const created = !pathExists(this.path);
+        this.#created = !pathExists(this.path);
         this.#fd = openSync(this.path, "a", FILE_MODE);
-        if (created) fsyncDir(dirname(this.path));
       }
-      const bytes = Buffer.from(`${JSON.stringify(record)}\n`, "utf8");
+      const bytes = Buffer.from(records.map((record) => `${JSON.stringify(record)}\n`).join(""), "utf8");
       let offset = 0;
       while (offset < bytes.length) offset += writeSync(this.#fd, bytes, offset, bytes.length - offset);
-      this.#unsynced = !sync;
-      if (sync) fsyncSync(this.#fd);
     } catch (error) {
       this.#failed = true;
       this.#onError(new Error(`could not record usage in ${this.path} (${(error as Error).message}); this run's figures are kept in memory only`));
     }
   }
+}
+
+/** The records of `carried` whose id `records` lacks (each once), in order. */
+export function missingRecords(records: readonly UsageRecord[], carried: readonly UsageRecord[]): UsageRecord[] {
+  const known = new Set<string>();
+  for (const record of records) if (record.id !== undefined) known.add(record.id);
+  const missing: UsageRecord[] = [];
+  for (const record of carried) {
+    if (record.id === undefined || known.has(record.id)) continue;
+    known.add(record.id);
+    missing.push(record);
+  }
+  return missing;
 }
 
 /**
@@ -168,7 +233,18 @@ export function readUsageRecords(path: string, options: { repair: boolean }): Us
   });
 }
 
-/** A session's usage from its state dir, for readers beside a live runtime (nothing repaired). */
-export function readSessionUsage(stateDir: string, pricing: Pricing): UsageReport {
-  return summarise(readUsageRecords(join(stateDir, USAGE_FILE), { repair: false }), pricing);
+/**
+ * A session's usage records, for readers beside a live runtime (nothing
+ * repaired or written): usage.jsonl's, and those the histories carry that it
+ * lacks (an OS crash took them from its tail). `carried` is read first, for the
+ * reason `UsageLedger.open` gives.
+ */
+export function readSessionRecords(stateDir: string, carried: readonly UsageRecord[]): UsageRecord[] {
+  const records = readUsageRecords(join(stateDir, USAGE_FILE), { repair: false });
+  return [...records, ...missingRecords(records, carried)];
+}
+
+/** A session's usage (see readSessionRecords). */
+export function readSessionUsage(stateDir: string, pricing: Pricing, carried: readonly UsageRecord[]): UsageReport {
+  return summarise(readSessionRecords(stateDir, carried), pricing);
 }

@@ -3,6 +3,12 @@ import { UtcInstant } from "../core/message.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
 
 const Count = lazySchema(() => z.number().int().nonnegative());
+/**
+ * Names a record wherever it is kept: the agent's history carries a copy (that
+ * copy is the durable one), and usage.jsonl is re-derived from the histories
+ * by it. Lines written before records had ids have none.
+ */
+const RecordId = lazySchema(() => z.string().min(1).optional());
 
 /**
  * One line of `<state-dir>/usage.jsonl`: what a model call used, or how long a
@@ -14,6 +20,7 @@ export const UsageRecord = lazySchema(() =>
     z.strictObject({
       v: z.literal(1),
       type: z.literal("model_call"),
+      id: RecordId,
       at: UtcInstant,
       agent: z.string().min(1),
       identity: z.string().min(1),
@@ -28,6 +35,7 @@ export const UsageRecord = lazySchema(() =>
     z.strictObject({
       v: z.literal(1),
       type: z.literal("turn"),
+      id: RecordId,
       at: UtcInstant,
       agent: z.string().min(1),
       key: z.string().min(1),

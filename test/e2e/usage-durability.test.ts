@@ -1,64 +1,121 @@
-import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { requirePrerequisite } from "../support/prerequisites.ts";
 import { AGENT_BINARY } from "./agent-binary.ts";
-import { runSetup, scriptedServers, toolCallReply } from "./run-fixture.ts";
+import { parseResult, scriptedServers, toolCallReply } from "./run-fixture.ts";
+import { teamSetup } from "./team-fixture.ts";
 
-// The durability rule of usage.jsonl (docs/observability.md): every record is
-// written as it happens, so a killed process loses none, but only a turn's
-// record is fsynced — one durable write per turn, not one per model-call step
-// on top of the history's.
+// The durability rule of usage.jsonl (docs/observability.md#on-disk): each line
+// is written as it happens (a killed process loses none) but never fsynced while
+// agents work; every record rides in the billed agent's next history append, the
+// durable write its step makes anyway, and a runtime re-derives from the
+// histories what an OS crash took from the file — before its budget counts.
 
 const startServer = scriptedServers();
 const strace = Bun.which("strace");
+const MODEL = "priced-model";
+let cluster: Promise<PostgresCluster> | undefined;
+afterAll(async () => {
+  await (await cluster)?.stop();
+});
 
-const usageLines = (dir: string) =>
+interface Line {
+  type: string;
+  id?: string;
+  agent: string;
+  input_tokens: number;
+}
+
+const usageLines = (dir: string): Line[] =>
   readFileSync(join(dir, "usage.jsonl"), "utf8")
     .split("\n")
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as { type: string });
+    .map((line) => JSON.parse(line) as Line);
 
-describe("usage.jsonl durability", () => {
-  test("a run killed mid-turn has every model call answered before the kill in usage.jsonl", async () => {
-    const setup = runSetup();
+const STORES = [
+  ["files", async () => [] as string[]],
+  [
+    "PostgreSQL",
+    async () => {
+      cluster ??= startPostgres();
+      return ["--store", await (await cluster).database()];
+    },
+  ],
+] as const;
+
+describe.each(STORES)("usage.jsonl durability (%s store)", (_name, storeArgs) => {
+  test("killed mid-run, then usage.jsonl lost as an OS crash can lose it: what the server answered is counted again, and the budget with it", async () => {
+    const store = await storeArgs();
+    const { workspace, stateDir, sessionDir, drain, agent } = teamSetup();
+    mkdirSync(join(workspace, ".agent"), { recursive: true });
+    // $1 per 1 000 input tokens: the three answered calls cost $6.
+    writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify({ pricing: { [MODEL]: { input_per_mtok: 1000, output_per_mtok: 0 } } }));
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let reached!: () => void;
-    const third = new Promise<void>((resolve) => (reached = resolve));
+    const fourth = new Promise<void>((resolve) => (reached = resolve));
+    const answered = [1000, 2000, 3000];
     const server = startServer([
-      toolCallReply("glob", { pattern: "*" }),
-      toolCallReply("glob", { pattern: "*" }),
-      { gate: held.then(() => {}), check: () => reached(), text: "never" },
+      // The subagent's call is billed to the Lead and rides on the Lead's append of the task's result.
+      { identity: "lead", toolCalls: [{ name: "task", arguments: { description: "look", prompt: "List the files." } }], usage: { prompt_tokens: answered[0]!, completion_tokens: 0 } },
+      { identity: "lead/task-1", text: "nothing there", usage: { prompt_tokens: answered[1]!, completion_tokens: 0 } },
+      { identity: "lead", ...toolCallReply("glob", { pattern: "*" }), usage: { prompt_tokens: answered[2]!, completion_tokens: 0 } },
+      { identity: "lead", gate: held.then(() => {}), check: () => reached(), text: "never" },
     ]);
     const child = Bun.spawn(
-      [AGENT_BINARY, "run", "list the files", "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url],
+      [AGENT_BINARY, "run", "look around", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, "--model", MODEL, ...store],
       { env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" }, stdout: "ignore", stderr: "ignore" },
     );
-    await third;
+    await fourth;
     child.kill("SIGKILL");
     await child.exited;
     release();
-    expect(usageLines(setup.sessionDir()).map((record) => record.type)).toEqual(["model_call", "model_call"]);
-  });
+    const dir = sessionDir();
+    // kill -9 alone loses nothing: the lines were in the kernel.
+    const written = usageLines(dir).filter((line) => line.type === "model_call");
+    expect(written.map((line) => [line.agent, line.input_tokens])).toEqual(answered.map((tokens) => ["lead", tokens]));
 
+    // An OS crash can take all of usage.jsonl: it is never fsynced while agents work.
+    rmSync(join(dir, "usage.jsonl"));
+    const shown = await agent("sessions", "show", basename(dir), "--json", ...store);
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout).usage).toMatchObject({ input_tokens: 6000, model_calls: 3 });
+
+    // The budget counts them too: drain refuses without a call (no reply is left to give).
+    const refused = await drain(["--base-url", server.url, "--model", MODEL, "--max-budget-usd", "5", "--output", "json", ...store]);
+    expect(refused.code).toBe(1);
+    expect(parseResult(refused.stdout)).toMatchObject({ subtype: "error_budget", usage: { model_calls: 0 } });
+    server.assertDone();
+    // …and usage.jsonl has them back, the same records as the killed run wrote.
+    const rederived = usageLines(dir).filter((line) => line.type === "model_call");
+    expect(rederived).toEqual(written);
+  }, 60_000);
+});
+
+describe("usage.jsonl and the event loop", () => {
   if (requirePrerequisite("strace", strace ? undefined : "strace is not installed")) {
-    test("a turn of four model calls fsyncs usage.jsonl once", async () => {
-      const setup = runSetup();
+    test("a turn of four model calls never fsyncs usage.jsonl on the main thread, and once in all (closing, for the turn's line)", async () => {
+      const { workspace, stateDir, root, sessionDir } = teamSetup();
       const server = startServer([
         toolCallReply("glob", { pattern: "*" }),
         toolCallReply("glob", { pattern: "*" }),
         toolCallReply("glob", { pattern: "*" }),
         { text: "done" },
       ]);
-      const trace = join(setup.root, "fsyncs.txt");
+      const trace = join(root, "fsyncs.txt");
       const child = Bun.spawn(
-        [strace!, "-f", "-y", "-e", "trace=fsync,fdatasync", "-o", trace, AGENT_BINARY, "run", "list the files", "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url],
+        [strace!, "-f", "-y", "-e", "trace=execve,fsync,fdatasync", "-o", trace, AGENT_BINARY, "run", "list the files", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url],
         { env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" }, stdout: "ignore", stderr: "ignore" },
       );
       expect(await child.exited).toBe(0);
-      expect(usageLines(setup.sessionDir()).map((record) => record.type)).toEqual(["model_call", "model_call", "model_call", "model_call", "turn"]);
-      const usageFsyncs = readFileSync(trace, "utf8").split("\n").filter((line) => /fsync\(\d+<[^>]*usage\.jsonl>\)/.test(line));
+      expect(usageLines(sessionDir()).map((record) => record.type)).toEqual(["model_call", "model_call", "model_call", "model_call", "turn"]);
+      const lines = readFileSync(trace, "utf8").split("\n");
+      // The first line is the agent's own execve: its pid is the main thread's id.
+      const main = lines[0]!.split(" ")[0];
+      const usageFsyncs = lines.filter((line) => /fsync\(\d+<[^>]*usage\.jsonl>\)/.test(line));
+      expect(usageFsyncs.filter((line) => line.split(" ")[0] === main)).toEqual([]);
       expect(usageFsyncs).toHaveLength(1);
     });
   }

@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
 import { openFileHistory } from "../../src/runtime/file-history.ts";
 import { HistoryStore } from "../../src/runtime/history-store.ts";
 import { REDACTED } from "../../src/security/redact.ts";
+import { UsageLedger } from "../../src/usage/usage-ledger.ts";
 import { backendRows } from "../support/store-backends.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
@@ -132,6 +133,54 @@ describe.each(backendRows())("HistoryStore (%s store)", (_name, backend) => {
     const reader = session.open().histories;
     expect(await reader.agents()).toEqual(["alice", "lead"]);
     expect(await reader.read("alice")).toEqual([{ v: 1, type: "message", at: at.toISOString(), message: { role: "user", content: "to alice" } }]);
+  });
+
+  test("usage records ride on the agent's next append, come back when it fails, and are found in live and archived histories", async () => {
+    const session = await backend.session();
+    const histories = session.open().histories;
+    const ledger = UsageLedger.open(tempDir("ledger-"));
+    const call = (agent: string, identity: string, inputTokens: number) =>
+      ledger.recordModelCall({ agent, identity, model: "m", usage: { inputTokens, outputTokens: 1 }, toolCalls: 0, durationMs: 5 });
+    const alice = await HistoryStore.open(histories, "alice");
+    alice.carryUsage(ledger.carrierOf("alice"));
+    call("alice", "alice", 10);
+    call("alice", "alice/task-1", 20);
+    call("bob", "bob", 30);
+    if (session.place.includes("#")) {
+      // Another owner appended first: this append conflicts and stores nothing.
+      await (await HistoryStore.open(session.open().histories, "alice")).appendMessages([{ role: "user", content: "the other owner" }], at);
+    } else {
+      // The file cannot be opened: this append stores nothing.
+      mkdirSync(join(session.place, "agents", "alice.jsonl"));
+    }
+    await expect(alice.appendMessages([{ role: "user", content: "lost" }], at)).rejects.toThrow();
+    if (session.place.includes("#")) alice.close();
+    else rmSync(join(session.place, "agents", "alice.jsonl"), { recursive: true });
+    expect(await histories.carriedUsage()).toEqual([]);
+    const again = await HistoryStore.open(histories, "alice");
+    again.carryUsage(ledger.carrierOf("alice"));
+    call("alice", "alice", 40);
+    await again.appendMessages([{ role: "user", content: "stored" }], at);
+    // Nothing left to ride on the next one.
+    await again.appendMessages([{ role: "user", content: "stored too" }], at);
+    again.close();
+    await histories.archive("alice", at);
+    const bob = await HistoryStore.open(histories, "bob");
+    bob.carryUsage(ledger.carrierOf("bob"));
+    await bob.appendMessages([{ role: "user", content: "bob's" }], at);
+    const carried = await session.open().histories.carriedUsage();
+    // Each history's in the order made (the histories in no set order).
+    expect(carried.map((record) => (record.type === "model_call" ? [record.agent, record.identity, record.input_tokens] : [])).sort()).toEqual([
+      ["alice", "alice", 10],
+      ["alice", "alice", 40],
+      ["alice", "alice/task-1", 20],
+      ["bob", "bob", 30],
+    ]);
+    expect(carried.filter((record) => record.agent === "alice").map((record) => (record.type === "model_call" ? record.input_tokens : 0))).toEqual([10, 20, 40]);
+    expect(new Set(carried.map((record) => record.id)).size).toBe(4);
+    // The history's own readers see only its messages.
+    expect((await HistoryStore.open(session.open().histories, "bob")).messages).toEqual([{ role: "user", content: "bob's" }]);
+    await ledger.close();
   });
 });
 

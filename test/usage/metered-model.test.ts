@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { BudgetExceededError } from "../../src/core/errors.ts";
 import { ShellHooks } from "../../src/hooks/hook-runner.ts";
 import { OpenAIModelClient } from "../../src/model/openai-client.ts";
 import { PermissionPolicy } from "../../src/permissions/policy.ts";
 import { AgentRunner } from "../../src/runtime/agent-runner.ts";
-import { openFileHistory } from "../../src/runtime/file-history.ts";
+import { carriedUsageIn, openFileHistory } from "../../src/runtime/file-history.ts";
 import { baseTools } from "../../src/tools/base-tools.ts";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
 import { MeteredModelClient } from "../../src/usage/metered-model.ts";
@@ -34,13 +34,15 @@ function setup(script: ScriptedReply[]) {
   mkdirSync(workspace);
   const exhausted: BudgetExceededError[] = [];
   const open = (maxBudgetUsd?: number) => {
-    const ledger = UsageLedger.open(stateDir);
+    // As the runtime opens it: the histories' usage read first (src/app/runtime-stores.ts).
+    const ledger = UsageLedger.open(stateDir, { carried: carriedUsageIn(stateDir) });
     const model = new MeteredModelClient(
       new OpenAIModelClient({ model: "test-model", apiKey: "sk-test", baseUrl: server.url, timeoutMs: 5_000, retryDeps: fakeRetryDeps().deps }),
       { ledger, pricing: PRICING, ...(maxBudgetUsd !== undefined ? { maxBudgetUsd } : {}), onBudgetExhausted: (error) => exhausted.push(error) },
     );
     const hooks = new ShellHooks({});
     const history = openFileHistory(stateDir, "lead");
+    history.carryUsage(ledger.carrierOf("lead"));
     const runner = new AgentRunner({
       identity: "lead",
       model,
@@ -53,7 +55,16 @@ function setup(script: ScriptedReply[]) {
       compaction: { thresholdChars: 1_000_000, largeToolResultChars: 100_000, resultsDir: join(stateDir, "tool-results", "lead") },
       onTurnEnd: ({ key, result }) => ledger.recordTurn({ agent: "lead", key, subtype: result.subtype, durationMs: result.durationMs }),
     });
-    return { ledger, model, runner, history, close: () => (runner.close(), ledger.close()) };
+    return {
+      ledger,
+      model,
+      runner,
+      history,
+      close: async () => {
+        runner.close();
+        await ledger.close();
+      },
+    };
   };
   return { server, stateDir, exhausted, open };
 }
@@ -67,12 +78,12 @@ describe("MeteredModelClient", () => {
     const { lead } = ledger.run(PRICING).byAgent;
     expect({ ...lead, apiMs: 0 }).toEqual({ inputTokens: 150, outputTokens: 15, cachedInputTokens: 20, modelCalls: 2, toolCalls: 0, busyMs: 0, apiMs: 0, costUsd: 0.000165 });
     expect(lead!.apiMs).toBeGreaterThanOrEqual(0);
-    close();
+    await close();
     const again = UsageLedger.open(s.stateDir);
     expect(again.run(PRICING).total.modelCalls).toBe(0);
     expect(again.session(PRICING).total).toMatchObject({ inputTokens: 150, modelCalls: 2 });
-    expect(readSessionUsage(s.stateDir, {}).total.costUsd).toBeUndefined();
-    again.close();
+    expect(readSessionUsage(s.stateDir, {}, []).total.costUsd).toBeUndefined();
+    await again.close();
     s.server.assertDone();
   });
 
@@ -89,7 +100,7 @@ describe("MeteredModelClient", () => {
     expect(s.exhausted[0]!.spentUsd).toBeCloseTo(1.1, 9);
     // Neither finished nor interrupted: the next runtime resumes it.
     expect(first.history.turnStatus(KEY)).toBe("started");
-    first.close();
+    await first.close();
     s.server.assertDone();
 
     s.server.push({ text: "done" });
@@ -98,7 +109,36 @@ describe("MeteredModelClient", () => {
     expect(resumed).toMatchObject({ subtype: "success", result: "done" });
     expect(second.history.turnStatus(KEY)).toBe("finished");
     expect(second.ledger.session(PRICING).total).toMatchObject({ modelCalls: 2, toolCalls: 1 });
-    second.close();
+    await second.close();
+    s.server.assertDone();
+  });
+
+  test("usage.jsonl lost to an OS crash: its calls are re-derived from the history and the budget still counts them", async () => {
+    const s = setup([
+      { toolCalls: [{ id: "r1", name: "read_file", arguments: { path: "missing.txt" } }], usage: { prompt_tokens: 600_000, completion_tokens: 0 } },
+      { toolCalls: [{ id: "r2", name: "read_file", arguments: { path: "missing.txt" } }], usage: { prompt_tokens: 500_000, completion_tokens: 0 } },
+    ]);
+    const first = s.open(1);
+    expect((await first.runner.run("go", { idempotencyKey: KEY })).subtype).toBe("error_budget");
+    const written = readFileSync(join(s.stateDir, "usage.jsonl"), "utf8");
+    await first.close();
+    // usage.jsonl is never fsynced while agents work: an OS crash may take any of it.
+    rmSync(join(s.stateDir, "usage.jsonl"));
+
+    const second = s.open(1);
+    // No reply is scripted: a call made here fails the test.
+    expect((await second.runner.run("go", { idempotencyKey: KEY })).subtype).toBe("error_budget");
+    expect(second.ledger.spentUsd(PRICING)).toBeCloseTo(1.1, 9);
+    await second.close();
+    const calls = (text: string) =>
+      text
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { type: string; id: string; input_tokens: number })
+        .filter((record) => record.type === "model_call");
+    // The same records, ids and all, as the first process wrote them.
+    expect(calls(readFileSync(join(s.stateDir, "usage.jsonl"), "utf8"))).toEqual(calls(written));
+    expect(calls(written).map((call) => call.input_tokens)).toEqual([600_000, 500_000]);
     s.server.assertDone();
   });
 });

@@ -3,10 +3,10 @@ import { UsageError } from "../../core/errors.ts";
 import { loadSettings } from "../../config/load.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import { type TimelineEntry, formatTimeline, sessionTimeline } from "../../timeline/session-timeline.ts";
-import { type AgentUsage, reportJson } from "../../usage/agent-usage.ts";
+import { type AgentUsage, type UsageReport, reportJson } from "../../usage/agent-usage.ts";
 import { readSessionUsage } from "../../usage/usage-ledger.ts";
-import { type GlobalValues, globalArgs, jsonArg } from "../args.ts";
-import { type AdminSession, resolveStateDir } from "../context.ts";
+import { globalArgs, jsonArg } from "../args.ts";
+import { resolveStateDir } from "../context.ts";
 import { openAdminStores } from "../store/session-stores.ts";
 import { storeArg } from "../store/store-arg.ts";
 import { formatTable, printable, writeJson, writeOut } from "../output.ts";
@@ -39,8 +39,17 @@ export const sessionsShowCommand = defineCommand({
     }
     // Prices come from the config of the directory it is run in, as for `agent run` there.
     const { pricing } = loadSettings({ workspace: process.cwd() }).settings;
-    const usage = readSessionUsage(dir, pricing);
-    const timeline = args.timeline ? await readTimeline(args, { root, meta, dir }) : undefined;
+    // Both read the histories, in the store the session's runs used (--store, AGENT_STORE, config):
+    // they hold the usage an OS crash may have taken from usage.jsonl.
+    const opened = await openAdminStores(args, { root, meta, dir });
+    let usage: UsageReport;
+    let timeline: TimelineEntry[] | undefined;
+    try {
+      usage = readSessionUsage(dir, pricing, await opened.stores.histories.carriedUsage());
+      timeline = args.timeline ? await sessionTimeline(dir, opened.stores.histories) : undefined;
+    } finally {
+      await opened.close();
+    }
     if (args.json) {
       await writeJson({
         session_id: meta.id,
@@ -82,12 +91,3 @@ export const sessionsShowCommand = defineCommand({
   },
 });
 
-/** The timeline, with the histories read from the store the session's runs used (--store, AGENT_STORE, config). */
-async function readTimeline(args: GlobalValues & { store?: string }, session: AdminSession): Promise<TimelineEntry[]> {
-  const opened = await openAdminStores(args, session);
-  try {
-    return await sessionTimeline(session.dir, opened.stores.histories);
-  } finally {
-    await opened.close();
-  }
-}
