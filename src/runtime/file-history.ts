@@ -82,18 +82,32 @@ export function carriedUsageIn(stateDir: string): UsageRecord[] {
         if (isErrno(error, "ENOENT")) continue;
         throw error;
       }
-      // A last line without its newline is an append that never returned: not stored.
-      const lines = text.split("\n");
-      lines.pop();
-      for (const [index, line] of lines.entries()) {
-        if (!line.startsWith(USAGE_RECORD_PREFIX)) continue;
-        const parsed = HistoryRecord.safeParse(parseJson(line));
-        if (!parsed.success || parsed.data.type !== "usage") throw new CorruptStateFileError(`${path}:${index + 1}`, "not a valid usage record");
+      // Found by searching the text, not by splitting it: a long history is
+      // megabytes of other lines. A last line without its newline is an append
+      // that never returned: not stored.
+      const after = (from: number) => {
+        const at = text.indexOf(`\n${USAGE_RECORD_PREFIX}`, from);
+        return at < 0 ? -1 : at + 1;
+      };
+      let start = text.startsWith(USAGE_RECORD_PREFIX) ? 0 : after(0);
+      while (start >= 0) {
+        const end = text.indexOf("\n", start);
+        if (end < 0) break;
+        const parsed = HistoryRecord.safeParse(parseJson(text.slice(start, end)));
+        if (!parsed.success || parsed.data.type !== "usage") throw new CorruptStateFileError(`${path}:${lineOf(text, start)}`, "not a valid usage record");
         records.push(parsed.data.record);
+        start = after(end);
       }
     }
   }
   return records;
+}
+
+/** The 1-based number of the line that begins at `offset`. */
+function lineOf(text: string, offset: number): number {
+  let line = 1;
+  for (let at = text.indexOf("\n"); at >= 0 && at < offset; at = text.indexOf("\n", at + 1)) line += 1;
+  return line;
 }
 
 function parseJson(line: string): unknown {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
-import { openFileHistory } from "../../src/runtime/file-history.ts";
+import { carriedUsageIn, openFileHistory } from "../../src/runtime/file-history.ts";
 import { HistoryStore } from "../../src/runtime/history-store.ts";
 import { REDACTED } from "../../src/security/redact.ts";
 import { UsageLedger } from "../../src/usage/usage-ledger.ts";
@@ -226,5 +226,18 @@ describe("HistoryStore files", () => {
     expect(readFileSync(store.path, "utf8")).toBe(before);
     writeFileSync(store.path, "not json\n");
     expect(() => openFileHistory(stateDir, "lead")).toThrow(CorruptStateFileError);
+  });
+
+  test("the usage a history file carries: wherever its lines are, a half-written last one left out, a corrupt one named by line", () => {
+    const stateDir = tempDir();
+    mkdirSync(join(stateDir, "agents"));
+    const path = join(stateDir, "agents", "lead.jsonl");
+    const usage = (id: string) =>
+      JSON.stringify({ v: 1, type: "usage", at: at.toISOString(), record: { v: 1, type: "turn", id, at: at.toISOString(), agent: "lead", key: "k", subtype: "success", duration_ms: 3 } });
+    const message = JSON.stringify({ v: 1, type: "message", at: at.toISOString(), message: { role: "user", content: usage("inside") } });
+    writeFileSync(path, `${usage("first")}\n${message}\n${usage("second")}\n${usage("half").slice(0, 40)}`);
+    expect(carriedUsageIn(stateDir).map((record) => record.id)).toEqual(["first", "second"]);
+    writeFileSync(path, `${message}\n${usage("first").replace('"agent"', '"agnt"')}\n`);
+    expect(() => carriedUsageIn(stateDir)).toThrow(`${path}:2`);
   });
 });
