@@ -34,7 +34,8 @@ export interface UsageCarrier {
  * tail, never a history's: opening the ledger re-derives every record the
  * histories carry and the file lacks (`carried`), before the budget counts
  * anything. What no history carried by closing time (the last turns' busy
- * time) is fsynced once, off the event loop, on close.
+ * time) is fsynced once, off the event loop, on close; a subagent's calls
+ * (its history is in memory) are fsynced as they come, off the loop.
  */
 export class UsageLedger {
   readonly path: string;
@@ -48,6 +49,10 @@ export class UsageLedger {
   #failed = false;
   /** This process created usage.jsonl: its directory entry is made durable with the close's fsync. */
   #created = false;
+  #dirSynced = false;
+  /** The fsync under way for subagents' calls, and whether another is owed after it. */
+  #syncing: Promise<void> | undefined;
+  #again = false;
 
   private constructor(path: string, earlier: UsageRecord[], clock: Clock, onError: (error: Error) => void) {
     this.path = path;
@@ -145,10 +150,9 @@ export class UsageLedger {
     if (fd === undefined) return;
     this.#fd = undefined;
     try {
-      if (this.#unsettled.size > 0 && !this.#failed) {
-        await fsyncOffLoop(fd);
-        if (this.#created) await fsyncDirOffLoop(dirname(this.path));
-      }
+      // A subagent's fsync under way ends on this descriptor before it is closed.
+      await this.#syncing;
+      if (this.#unsettled.size > 0 && !this.#failed) await this.#sync(fd);
       this.#unsettled.clear();
     } catch (error) {
       this.#onError(new Error(`could not record usage in ${this.path} (${(error as Error).message}); this run's figures are kept in memory only`));
@@ -163,6 +167,44 @@ export class UsageLedger {
     this.#added.push(record);
     this.#unsettled.set(record.agent, [...(this.#unsettled.get(record.agent) ?? []), record]);
     this.#write([record]);
+    // A subagent's steps make no durable write of their own (its history is in
+    // memory), and its calls ride on its parent's append only once the task
+    // ends: its step's one durable write is this fsync, off the event loop.
+    if (record.type === "model_call" && record.identity !== record.agent) this.#syncSoon();
+  }
+
+  /**
+   * Group commit: one fsync at a time, and one more after it for whatever was
+   * written while it ran. Nothing waits for it; a failure is told once.
+   */
+  #syncSoon(): void {
+    if (this.#fd === undefined || this.#failed) return;
+    if (this.#syncing) {
+      this.#again = true;
+      return;
+    }
+    const fd = this.#fd;
+    this.#syncing = (async () => {
+      do {
+        this.#again = false;
+        await this.#sync(fd);
+      } while (this.#again);
+    })()
+      .catch((error) => {
+        this.#failed = true;
+        this.#onError(new Error(`could not record usage in ${this.path} (${(error as Error).message}); this run's figures are kept in memory only`));
+      })
+      .finally(() => {
+        this.#syncing = undefined;
+      });
+  }
+
+  async #sync(fd: number): Promise<void> {
+    await fsyncOffLoop(fd);
+    if (this.#created && !this.#dirSynced) {
+      await fsyncDirOffLoop(dirname(this.path));
+      this.#dirSynced = true;
+    }
   }
 
   /** Appends the lines, unfsynced. */

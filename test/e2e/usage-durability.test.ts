@@ -114,9 +114,38 @@ describe("usage.jsonl and the event loop", () => {
       const lines = readFileSync(trace, "utf8").split("\n");
       // The first line is the agent's own execve: its pid is the main thread's id.
       const main = lines[0]!.split(" ")[0];
-      const usageFsyncs = lines.filter((line) => /fsync\(\d+<[^>]*usage\.jsonl>\)/.test(line));
+      const usageFsyncs = lines.filter((line) => /fsync\(\d+<[^>]*usage\.jsonl>/.test(line));
       expect(usageFsyncs.filter((line) => line.split(" ")[0] === main)).toEqual([]);
       expect(usageFsyncs).toHaveLength(1);
+    });
+
+    test("a subagent's calls (its history is in memory) are fsynced as they come, off the main thread", async () => {
+      const { workspace, stateDir, root } = teamSetup();
+      const server = startServer([
+        { identity: "lead", toolCalls: [{ name: "task", arguments: { description: "look", prompt: "List the files." } }] },
+        { identity: "lead/task-1", ...toolCallReply("glob", { pattern: "*" }) },
+        { identity: "lead/task-1", text: "nothing there" },
+        { identity: "lead", text: "done" },
+      ]);
+      const trace = join(root, "fsyncs.txt");
+      const child = Bun.spawn(
+        [strace!, "-f", "-y", "-s", "400", "-e", "trace=execve,fsync,fdatasync,write", "-o", trace, AGENT_BINARY, "run", "look", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url],
+        { env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" }, stdout: "ignore", stderr: "ignore" },
+      );
+      expect(await child.exited).toBe(0);
+      server.assertDone();
+      const lines = readFileSync(trace, "utf8").split("\n");
+      const main = lines[0]!.split(" ")[0];
+      const usageFsyncs = lines.filter((line) => /fsync\(\d+<[^>]*usage\.jsonl>/.test(line));
+      expect(usageFsyncs.filter((line) => line.split(" ")[0] === main)).toEqual([]);
+      // The subagent's lines are fsynced as they come, before the turn ends
+      // (its line is the last written); closing fsyncs once more, for that line.
+      const writes = lines.map((line, at) => ({ line, at })).filter(({ line }) => /write\(\d+<[^>]*usage\.jsonl>/.test(line));
+      expect(writes.filter(({ line }) => /model_call.*lead\/task-1/.test(line))).toHaveLength(2);
+      expect(writes.at(-1)!.line).toContain("turn");
+      const fsyncAt = lines.flatMap((line, at) => (/fsync\(\d+<[^>]*usage\.jsonl>/.test(line) ? [at] : []));
+      expect(fsyncAt.filter((at) => at < writes.at(-1)!.at).length).toBeGreaterThanOrEqual(1);
+      expect(fsyncAt.filter((at) => at > writes.at(-1)!.at)).toHaveLength(1);
     });
   }
 });
