@@ -243,9 +243,10 @@ export function missingRecords(records: readonly UsageRecord[], carried: readonl
 }
 
 /**
- * Every record of a usage file, validated. A last line without its newline was
- * being written when a process died: cut off with `repair` (a runtime that will
- * append), skipped without (a reader). Any other bad line is a corrupt file.
+ * Every record of a usage file, validated, each id once. A last line without its
+ * newline was being written when a process died: cut off with `repair` (a
+ * runtime that will append), skipped without (a reader). Any other bad line is
+ * a corrupt file.
  */
 export function readUsageRecords(path: string, options: { repair: boolean }): UsageRecord[] {
   let text: string;
@@ -262,7 +263,9 @@ export function readUsageRecords(path: string, options: { repair: boolean }): Us
   }
   const lines = text.split("\n");
   lines.pop();
-  return lines.map((line, index) => {
+  const records: UsageRecord[] = [];
+  const ids = new Set<string>();
+  for (const [index, line] of lines.entries()) {
     let json: unknown;
     try {
       json = JSON.parse(line);
@@ -271,8 +274,13 @@ export function readUsageRecords(path: string, options: { repair: boolean }): Us
     }
     const parsed = UsageRecord.safeParse(json);
     if (!parsed.success) throw new CorruptStateFileError(`${path}:${index + 1}`, parsed.error.issues[0]?.message ?? "not a usage record");
-    return parsed.data;
-  });
+    // Two runtimes opening at once after an OS crash may both re-derive a record: it counts once.
+    const id = parsed.data.id;
+    if (id !== undefined && ids.has(id)) continue;
+    if (id !== undefined) ids.add(id);
+    records.push(parsed.data);
+  }
+  return records;
 }
 
 /**
