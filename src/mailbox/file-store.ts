@@ -170,6 +170,27 @@ export class FileMailboxStore implements MailboxStore {
     return this.#batched(`claim for ${agent}`, (batch) => this.#claimLocked(agent, batch, only));
   }
 
+  async claimMany(agentName: AgentName, limit: number): Promise<MailboxMessage[]> {
+    const agent = assertAgentName(agentName);
+    return this.#batched(`claim for ${agent}`, async (batch) => {
+      const claimed: MailboxMessage[] = [];
+      while (claimed.length < limit) {
+        let message: MailboxMessage | null;
+        try {
+          message = await this.#claimLocked(agent, batch);
+        } catch (error) {
+          // Those claimed already are the caller's (the batch makes them durable);
+          // the failure comes back on the next claim.
+          if (claimed.length > 0) break;
+          throw error;
+        }
+        if (!message) break;
+        claimed.push(message);
+      }
+      return claimed;
+    });
+  }
+
   async ack(input: MailboxMessage): Promise<void> {
     const message = this.#checked.valid(input);
     await this.#batched(`ack ${message.id}`, (batch) => this.#ackLocked(message, batch));

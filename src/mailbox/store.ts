@@ -77,6 +77,12 @@ export interface MailboxStore {
    * in ready/, in their order (a turn in progress takes just a user's word).
    */
   claim(agent: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null>;
+  /**
+   * Up to `limit` claims of `agent`'s oldest ready messages made as one durable
+   * step, oldest first (empty when none): the Lead taking in 64 messages pays one
+   * commit, not 64. Optional: without it a caller claims one at a time.
+   */
+  claimMany?(agent: AgentName, limit: number): Promise<MailboxMessage[]>;
   /** `processing/` → `done/`; idempotent for an identical message already done. */
   ack(message: MailboxMessage): Promise<void>;
   /**

@@ -1,8 +1,12 @@
 import { LEAD } from "../core/agent-name.ts";
+import type { MailboxMessage } from "../core/message.ts";
 import type { InboxEntry } from "../runtime/event-inbox.ts";
 import { mailboxEntry } from "./mailbox-entry.ts";
 import type { PermissionRequests } from "./permission-requests.ts";
 import type { TeamContext } from "./team-context.ts";
+
+/** The most messages the pump claims in one durable step. */
+const CLAIM_BATCH = 64;
 
 /**
  * Feeds the Lead's mailbox to the Lead's inbox: every ready message moves to
@@ -36,14 +40,16 @@ export class LeadPump {
         // notice sent after it reach one event turn, however soon a turn takes them.
         const claimed: InboxEntry[] = [];
         try {
-          for (let message = await team.o.store.claim(LEAD); message; message = await team.o.store.claim(LEAD)) {
-            team.emit({ type: "mailbox", op: "claim", agent: LEAD, id: message.id, from: message.sender, kind: message.kind });
-            // Answered by the runtime (the user or the Lead's rules), not by a Lead model turn.
-            if (message.kind === "permission_request") {
-              this.#permissions.answer(message);
-              continue;
+          for (let messages = await this.#claim(); messages.length > 0; messages = await this.#claim()) {
+            for (const message of messages) {
+              team.emit({ type: "mailbox", op: "claim", agent: LEAD, id: message.id, from: message.sender, kind: message.kind });
+              // Answered by the runtime (the user or the Lead's rules), not by a Lead model turn.
+              if (message.kind === "permission_request") {
+                this.#permissions.answer(message);
+                continue;
+              }
+              claimed.push(mailboxEntry(team, LEAD, message));
             }
-            claimed.push(mailboxEntry(team, LEAD, message));
           }
         } finally {
           for (const entry of claimed) team.o.inbox.publish(entry);
@@ -53,5 +59,13 @@ export class LeadPump {
       this.#pumping = undefined;
     });
     return this.#pumping;
+  }
+
+  /** The next messages for the Lead: many in one durable step where the store can (32 results and their idle notices at once). */
+  async #claim(): Promise<MailboxMessage[]> {
+    const store = this.#team.o.store;
+    if (store.claimMany) return store.claimMany(LEAD, CLAIM_BATCH);
+    const message = await store.claim(LEAD);
+    return message ? [message] : [];
   }
 }

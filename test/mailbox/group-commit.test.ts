@@ -70,4 +70,21 @@ describe("group commit", () => {
     for (const m of batch) await store.send(m);
     expect(f.files("alice", "ready")).toHaveLength(5);
   });
+
+  test("claimMany takes the oldest ready messages in order, up to its limit, with one fsync of processing/", async () => {
+    const f = fixture();
+    const sent = Array.from({ length: 5 }, (_, i) => f.message("alice", `m${i}`));
+    for (const m of sent) await f.store.send(m);
+    const ops = counting();
+    const store = f.newStore({ fs: ops });
+    const first = await store.claimMany("alice", 3);
+    expect(first.map((m) => m.content)).toEqual(["m0", "m1", "m2"]);
+    expect(ops.dirFsyncs).toBe(1);
+    expect(f.files("alice", "processing").sort()).toEqual(first.map((m) => `${m.id}.json`).sort());
+    const rest = await store.claimMany("alice", 64);
+    expect(rest.map((m) => m.content)).toEqual(["m3", "m4"]);
+    expect(await store.claimMany("alice", 64)).toEqual([]);
+    expect(f.files("alice", "ready")).toEqual([]);
+    expect(await store.claimMany("nobody", 64)).toEqual([]);
+  });
 });
