@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { seccompFilter } from "../../src/security/sandbox/seccomp.ts";
 import { requirePrerequisite } from "../support/prerequisites.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
@@ -64,6 +65,20 @@ describe("the sandbox probed in the background", () => {
     expect(seen.status).toBe("unavailable");
     expect(seen.warning).toMatch(/^shell commands will be refused/);
     expect(seen.command).toMatch(REFUSED);
+  });
+
+  test("the probe starts bwrap itself, the seccomp program on its stdin: no sh in front of it", () => {
+    // A PATH with a bwrap that records how it was started, and no sh: the probe
+    // of a run is one process, not three (sh, its printf, bwrap).
+    const bin = tempDir("agent-recording-bwrap-");
+    writeFileSync(join(bin, "bwrap"), `#!/bin/sh\nprintf '%s\\n' "$@" > ${bin}/args\n/bin/cat > ${bin}/stdin\n`);
+    chmodSync(join(bin, "bwrap"), 0o755);
+    const seen = probeWith(bin, false);
+    expect(seen).toMatchObject({ status: "bubblewrap", warning: null });
+    const args = readFileSync(join(bin, "args"), "utf8").trimEnd().split("\n");
+    expect(args.slice(args.indexOf("--seccomp"), args.indexOf("--seccomp") + 2)).toEqual(["--seccomp", "0"]);
+    expect(args.slice(-2)).toEqual(["--", "true"]);
+    expect([...readFileSync(join(bin, "stdin"))]).toEqual([...seccompFilter()!]);
   });
 
   if (requirePrerequisite("bwrap", bwrap ? undefined : "bubblewrap is not installed")) {

@@ -24,9 +24,14 @@ const WITH_SECCOMP_FD = 'exec 4<&0; printf "$0" | { exec 3<&0 0<&4 4<&-; exec "$
  * this architecture; probeBubblewrap says so first.
  */
 export function bubblewrapArgs(layout: SandboxLayout, cwd: string, argv: string[]): string[] {
-  const filter = seccompFilter(process.arch, { unixSockets: layout.unixSockets.length > 0 });
+  const filter = filterFor(layout);
   if (filter === undefined) throw new Error(`no seccomp filter for ${process.arch}`);
-  const args = ["bwrap", "--die-with-parent", "--unshare-all"];
+  return ["sh", "-c", WITH_SECCOMP_FD, printfEscaped(filter), "bwrap", ...bwrapOptions(layout, cwd, "3"), "--", ...argv];
+}
+
+/** bwrap's options for a layout, the seccomp program read from `seccompFd`. */
+function bwrapOptions(layout: SandboxLayout, cwd: string, seccompFd: string): string[] {
+  const args = ["--die-with-parent", "--unshare-all"];
   if (layout.network) args.push("--share-net");
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   for (const path of layout.hidden) args.push("--tmpfs", path);
@@ -34,16 +39,34 @@ export function bubblewrapArgs(layout: SandboxLayout, cwd: string, argv: string[
   args.push(layout.mode === "workspace-write" ? "--bind" : "--ro-bind", layout.workspace, layout.workspace);
   for (const path of layout.writable ?? []) args.push("--bind", path, path);
   for (const path of layout.readOnly) args.push("--ro-bind", path, path);
-  args.push("--seccomp", "3", "--chdir", cwd, "--", ...argv);
-  return ["sh", "-c", WITH_SECCOMP_FD, printfEscaped(filter), ...args];
+  args.push("--seccomp", seccompFd, "--chdir", cwd);
+  return args;
+}
+
+function filterFor(layout: SandboxLayout): Uint8Array | undefined {
+  return seccompFilter(process.arch, { unixSockets: layout.unixSockets.length > 0 });
+}
+
+/**
+ * The probe: bwrap (found on PATH) starting `true` in the layout, with the
+ * seccomp program on its stdin (`true` reads nothing), so no `sh` is started in
+ * front of it to hand the program over as for a command: one process less on
+ * the way to a run's first model request. Or why there is no probe to run.
+ */
+function probeCommand(layout: SandboxLayout): { cmd: string[]; filter: Uint8Array } | string {
+  const bwrap = Bun.which("bwrap");
+  if (bwrap === null) return "bubblewrap (bwrap) is not installed";
+  const filter = filterFor(layout);
+  if (filter === undefined) return `no seccomp filter for ${process.arch}`;
+  return { cmd: [bwrap, ...bwrapOptions(layout, layout.workspace, "0"), "--", "true"], filter };
 }
 
 /** Why bwrap cannot run this layout here (missing, no filter, or namespaces refused), or undefined when it can. */
 export function probeBubblewrap(layout: SandboxLayout): string | undefined {
-  const missing = bubblewrapMissing();
-  if (missing !== undefined) return missing;
+  const probe = probeCommand(layout);
+  if (typeof probe === "string") return probe;
   try {
-    const result = Bun.spawnSync(bubblewrapArgs(layout, layout.workspace, ["true"]), { stdout: "ignore", stderr: "pipe" });
+    const result = Bun.spawnSync(probe.cmd, { stdin: probe.filter, stdout: "ignore", stderr: "pipe" });
     return probeOutcome(result.exitCode, result.stderr.toString());
   } catch (error) {
     return `bwrap could not be started (${(error as Error).message})`;
@@ -52,21 +75,15 @@ export function probeBubblewrap(layout: SandboxLayout): string | undefined {
 
 /** probeBubblewrap without blocking: the sandbox's check runs while the run sets up its session. */
 export async function probeBubblewrapInBackground(layout: SandboxLayout): Promise<string | undefined> {
-  const missing = bubblewrapMissing();
-  if (missing !== undefined) return missing;
+  const probe = probeCommand(layout);
+  if (typeof probe === "string") return probe;
   try {
-    const child = Bun.spawn(bubblewrapArgs(layout, layout.workspace, ["true"]), { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    const child = Bun.spawn(probe.cmd, { stdin: probe.filter, stdout: "ignore", stderr: "pipe" });
     const [stderr, exitCode] = await Promise.all([new Response(child.stderr).text(), child.exited]);
     return probeOutcome(exitCode, stderr);
   } catch (error) {
     return `bwrap could not be started (${(error as Error).message})`;
   }
-}
-
-function bubblewrapMissing(): string | undefined {
-  if (Bun.which("bwrap") === null) return "bubblewrap (bwrap) is not installed";
-  if (seccompFilter(process.arch) === undefined) return `no seccomp filter for ${process.arch}`;
-  return undefined;
 }
 
 function probeOutcome(exitCode: number | null, stderr: string): string | undefined {

@@ -69,6 +69,15 @@ type Line = { label: string } | { code: number; k: number; jt?: Jump; jf?: Jump 
  * host's sockets; io_uring stays refused.
  */
 export function seccompFilter(arch: NodeJS.Architecture = process.arch, options: { unixSockets?: boolean } = {}): Uint8Array | undefined {
+  const key = `${arch} ${options.unixSockets === true}`;
+  // Assembled once per kind: a run's probe and each command it wraps ask again.
+  if (!assembled.has(key)) assembled.set(key, assembleFilter(arch, options));
+  return assembled.get(key);
+}
+
+const assembled = new Map<string, Uint8Array | undefined>();
+
+function assembleFilter(arch: NodeJS.Architecture, options: { unixSockets?: boolean }): Uint8Array | undefined {
   const machine = MACHINES[arch];
   if (machine === undefined) return undefined;
   const abi = (name: string, calls: Abi): Line[] => [
