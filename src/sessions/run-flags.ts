@@ -1,8 +1,9 @@
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { PERMISSION_MODES } from "../config/modes.ts";
 import { SANDBOX_MODES } from "../security/sandbox/modes.ts";
-import { writeFileAtomic } from "../storage/atomic-file.ts";
+import { writeFileAtomic, writeFileAtomicOffLoop } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
 import type { SessionMarker } from "./session-marker.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
@@ -49,8 +50,22 @@ export function noRunFlags(flags: RunFlags): boolean {
  * `agent drain` may do.
  */
 export function writeRunFlags(dir: string, sessionId: string, flags: RunFlags, marker: SessionMarker): void {
+  writeFileAtomic(join(dir, RUN_FLAGS_FILE), runFlagsText(sessionId, flags, marker));
+}
+
+/** writeRunFlags with its fsyncs off the event loop: durable once the promise settles. */
+export async function writeRunFlagsOffLoop(dir: string, sessionId: string, flags: RunFlags, marker: SessionMarker): Promise<void> {
+  return writeFileAtomicOffLoop(join(dir, RUN_FLAGS_FILE), runFlagsText(sessionId, flags, marker));
+}
+
+/** Removes a session's recorded flags (a new session's, written while its runtime failed to build). */
+export function removeRunFlags(dir: string): void {
+  rmSync(join(dir, RUN_FLAGS_FILE), { force: true });
+}
+
+function runFlagsText(sessionId: string, flags: RunFlags, marker: SessionMarker): string {
   const clean = RunFlags.parse(flags);
-  writeFileAtomic(join(dir, RUN_FLAGS_FILE), `${JSON.stringify({ version: 1, flags: clean, seal: marker.sign(sealInput(sessionId, clean)) }, null, 2)}\n`);
+  return `${JSON.stringify({ version: 1, flags: clean, seal: marker.sign(sealInput(sessionId, clean)) }, null, 2)}\n`;
 }
 
 /** The recorded flags when they carry this user's seal; undefined when none were recorded or the seal is wrong. */

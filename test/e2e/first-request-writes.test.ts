@@ -48,5 +48,30 @@ describe("a run's writes before its first request", () => {
       expect(owner[0]!.synced).toBe(false);
       expect(readSessionMeta(setup.sessionDir())?.firstPrompt).toBe("hello there");
     });
+
+    test("a new session's run-flags.json is made durable off the main thread while the runtime is built, before the prompt's history record", async () => {
+      const setup = runSetup();
+      const server = startServer([{ text: "done" }]);
+      const trace = join(setup.root, "trace.txt");
+      const child = Bun.spawn(
+        [strace!, "-f", "-y", "-e", "trace=execve,fsync,rename,write", "-o", trace, AGENT_BINARY, "run", "hello there", "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url],
+        { env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" }, stdout: "ignore", stderr: "pipe" },
+      );
+      expect(await child.exited).toBe(0);
+      const lines = readFileSync(trace, "utf8").split("\n");
+      // The agent's main thread: the process that execve'd it.
+      const main = lines.find((line) => line.includes("execve("))!.split(" ")[0];
+      const renamed = lines.findIndex((line) => /rename\(.*"[^"]*\/run-flags\.json"\)/.test(line));
+      const temp = /rename\("([^"]+)"/.exec(lines[renamed]!)![1]!;
+      const tempSynced = lines.find((line) => line.includes(`fsync(`) && line.includes(`<${temp}>`));
+      expect(tempSynced).toBeDefined();
+      // Its fsyncs run on the thread pool while the event loop builds the runtime.
+      expect(tempSynced!.split(" ")[0]).not.toBe(main);
+      const sessionDir = temp.slice(0, temp.lastIndexOf("/"));
+      const dirSynced = lines.findIndex((line, index) => index > renamed && line.includes(`fsync(`) && line.includes(`<${sessionDir}>`));
+      const historyWritten = lines.findIndex((line) => /^\d+ +write\(\d+<[^>]*\/agents\/lead\.jsonl>/.test(line));
+      expect(dirSynced).toBeGreaterThan(renamed);
+      expect(historyWritten).toBeGreaterThan(dirSynced);
+    });
   }
 });

@@ -7,7 +7,7 @@ import { ensureAgentGitignore } from "../../sessions/gitignore.ts";
 import type { SessionMeta } from "../../sessions/session-meta.ts";
 import { forkSession } from "../../sessions/session-fork.ts";
 import { openPlannedSession } from "../../sessions/session-plan.ts";
-import { writeRunFlags } from "../../sessions/run-flags.ts";
+import { removeRunFlags, writeRunFlags, writeRunFlagsOffLoop } from "../../sessions/run-flags.ts";
 import { SessionStore } from "../../sessions/session-store.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { RuntimeLock } from "../../storage/runtime-lock.ts";
@@ -68,6 +68,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
   let built = false;
   let discard = false;
   let shared: PgSessionLock | undefined;
+  let flagsWritten: Promise<void> | undefined;
   try {
     // With a PostgreSQL store the session is shared with other machines: its
     // runtime lock is there too (workers take teammates, never this one).
@@ -84,6 +85,14 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
     // cost two fsyncs before the first request. A named one may be another run's.
     const createdHere = setup.session.kind === "new" && setup.session.name === undefined;
     let meta = createdHere ? opened : store.touch(opened);
+    // Such a session has no earlier run's flags to keep should its runtime fail to
+    // build: its flags are written while the runtime is built (their two fsyncs off
+    // the event loop, not before the first request) and are durable before the body
+    // runs, so before anything of this run can be left for `agent drain`.
+    if (createdHere) {
+      flagsWritten = writeRunFlagsOffLoop(dir, opened.id, setup.runFlags, store.marker);
+      flagsWritten.catch(() => {});
+    }
     const panes = teammatePanes(request, opened.id);
     const lead = await buildLead(setup.settings, {
       stateDir: dir,
@@ -105,7 +114,8 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
     });
     built = true;
     // What `agent drain` takes when its own command line gives no permission flags.
-    writeRunFlags(dir, opened.id, setup.runFlags, store.marker);
+    if (flagsWritten) await flagsWritten;
+    else writeRunFlags(dir, opened.id, setup.runFlags, store.marker);
     // The first prompt is recorded while its model request goes out, and is on
     // disk before the runtime lets the session go (its failure fails the run).
     let recording: Promise<void> | undefined;
@@ -131,8 +141,14 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       await lead.close();
     }
   } finally {
+    // A session discarded below is removed once its flags' write is over.
+    await flagsWritten?.catch(() => {});
     // Unlisted while the lock is still held, so no other runtime takes it meanwhile.
-    if (!built && setup.session.kind === "new") discard = store.unlistIfUnused(opened);
+    if (!built && setup.session.kind === "new") {
+      // The flags written while the runtime was being built are no use of the session.
+      if (flagsWritten) removeRunFlags(dir);
+      discard = store.unlistIfUnused(opened);
+    }
     await shared?.release().catch(() => {});
     await lock.release();
     if (discard) store.removeUnlisted(opened);
