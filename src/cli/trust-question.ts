@@ -1,6 +1,7 @@
 import { resolveProjectTrust } from "../trust/project-trust.ts";
 import { trustSummaryLines } from "../trust/summary.ts";
 import { resolveWorkspace } from "./run/workspace.ts";
+import { isTerminal } from "../process/terminal.ts";
 
 /**
  * On a terminal (stdin and stderr), the first `agent` or `agent run` in a
@@ -10,7 +11,7 @@ import { resolveWorkspace } from "./run/workspace.ts";
  * stays untrusted unless --trust-project, AGENT_TRUST_PROJECT=1 or `agent trust`.
  */
 export async function askTrustOnTerminal(args: { workspace?: string; "trust-project"?: boolean }): Promise<void> {
-  if (process.stdin.isTTY !== true || process.stderr.isTTY !== true || args["trust-project"] === true) return;
+  if (!isTerminal(0) || !isTerminal(2) || args["trust-project"] === true) return;
   const trust = resolveProjectTrust({ workspace: resolveWorkspace(args.workspace) });
   const { items, hash } = trust.fingerprint;
   if (trust.trusted || items.length === 0) return;

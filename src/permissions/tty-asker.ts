@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
 import type { PermissionAnswer, PermissionAsker, PermissionRequest } from "./policy.ts";
 import { NO_PALETTE, type Palette, paletteFor, previewCall } from "./preview.ts";
+import { isTerminal } from "../process/terminal.ts";
 
 /** Runs a question with the terminal to itself; `write` prints the question (the terminal's owner, Screen.question). */
 export type AskAround = <T>(ask: (write: (text: string) => void) => Promise<T>) => Promise<T>;
@@ -108,7 +109,7 @@ export function createTtyAsker(streams: AskerStreams = { input: process.stdin, o
 
 /** The asker when stdin and stderr are a terminal, else none (headless: the policy denies with a fix). */
 export function ttyAskerIfInteractive(around?: AskAround): PermissionAsker | undefined {
-  if (!process.stdin.isTTY || !process.stderr.isTTY) return undefined;
+  if (!isTerminal(0) || !isTerminal(2)) return undefined;
   return createTtyAsker({ input: process.stdin, output: process.stderr, palette: paletteFor(process.stderr), ...(around ? { around } : {}) });
 }
 

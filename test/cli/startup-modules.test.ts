@@ -129,6 +129,24 @@ describe("agent run's path to its first model request", () => {
     }
   }, 60_000);
 
+  test("asks libc whether stdin is a terminal: a headless run never builds process.stdin (~2.5 ms)", async () => {
+    const server = ScriptedModelServer.start([{ text: "hi" }]);
+    try {
+      const dir = tempDir("agent-stdin-run-");
+      const out = join(dir, "stdin.txt");
+      const child = Bun.spawn(
+        [process.execPath, "--preload", join(root, "test", "fixtures", "stdin-read.ts"), join(root, "src", "main.ts"), "run", "hello", "--base-url", server.url, "--workspace", dir, "--state-dir", join(dir, "state")],
+        { env: { ...process.env, STDIN_READ_OUT: out, OPENAI_API_KEY: "test-key" }, stdin: "ignore", stdout: "ignore", stderr: "pipe" },
+      );
+      const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+      if (code !== 0) throw new Error(`agent run exited ${code}: ${stderr}`);
+      server.assertDone();
+      expect(readFileSync(out, "utf8")).toBe("");
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
   test("reads a config file through jsonc-parser, loaded then", async () => {
     const dir = tempDir("agent-config-run-");
     mkdirSync(join(dir, ".agent"));

@@ -12,6 +12,7 @@ import { RunFailedError } from "./run-failed.ts";
 import type { HeadlessSetup } from "./runtime-args.ts";
 import { type OpenSession, withRuntime } from "./runtime.ts";
 import { RunStop } from "./stop.ts";
+import { isTerminal } from "../../process/terminal.ts";
 import { writeLastMessage } from "./last-message.ts";
 import type { UsageLedger } from "../../usage/usage-ledger.ts";
 import { startTracing } from "./tracing.ts";
@@ -45,18 +46,21 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
   work: HeadlessWork<T>,
 ): Promise<void> {
   const stderr = new OrderedWriter(writeErr);
+  // Asked of libc, not of process.stdout and process.stderr: reading their isTTY builds the streams.
+  const stdoutIsTerminal = isTerminal(1);
+  const stderrIsTerminal = isTerminal(2);
   const output = new RunOutput({
     format: setup.format,
     level: setup.level,
     stdout: writeOut,
     stderr,
-    terminal: { stdout: process.stdout.isTTY === true, stderr: process.stderr.isTTY === true },
+    terminal: { stdout: stdoutIsTerminal, stderr: stderrIsTerminal },
     version: VERSION,
-    streamAnswer: process.stdout.isTTY === true,
-    ...(process.stdout.isTTY === true && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb"
+    streamAnswer: stdoutIsTerminal,
+    ...(stdoutIsTerminal && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb"
       ? { markdown: { columns: () => terminalColumns(process.stdout), hyperlinks: terminalHyperlinks(process.env) } }
       : {}),
-    ...(process.stderr.isTTY === true && process.env.TERM !== "dumb"
+    ...(stderrIsTerminal && process.env.TERM !== "dumb"
       ? { teamView: { columns: () => terminalColumns(process.stderr), colour: (process.env.NO_COLOR ?? "") === "" } }
       : {}),
     includePartialMessages: setup.includePartialMessages,
