@@ -11,7 +11,6 @@ import { MAILBOX_STATES, type MailboxState } from "../core/mailbox-state.ts";
 import type { MailboxMessage } from "../core/message.ts";
 import { assertMessageId, DEFAULT_MAX_CONTENT_BYTES, sameMessage, serializeMessage } from "../core/message-format.ts";
 import {
-  DIR_MODE,
   ensureDir,
   isErrno,
   pathExists,
@@ -20,7 +19,6 @@ import {
 } from "../storage/atomic-file.ts";
 import { type FileLockOptions, withFileLock } from "../storage/file-lock.ts";
 import { type FsOps, realFs } from "../storage/fs-ops.ts";
-import { mkdir } from "node:fs/promises";
 import { CheckedMessages } from "./checked-messages.ts";
 import { moveDurably } from "./durable-move.ts";
 import { BatchFailure, DurableBatch } from "./group-commit.ts";
@@ -461,21 +459,17 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   /**
-   * The agent's state directories, made on the thread pool at once rather than
-   * one after another on the event loop: making a directory can wait several
-   * milliseconds for the file system's journal, 160 of them for 32 new teammates.
+   * The agent's state directories, made when a spawn asks (beside its other
+   * steps), not inside the batch of its first send, which holds the lock for every
+   * sender meanwhile. Made here, not on the thread pool, which is busy with fsyncs.
    */
   async prepare(agentName: AgentName): Promise<void> {
     const agent = assertAgentName(agentName);
-    if (this.#preparedAgents.has(agent)) return;
-    if (this.#fs !== realFs) return this.#prepareAgent(agent);
     try {
-      await mkdir(this.paths.agentDir(agent), { recursive: true, mode: DIR_MODE });
-      await Promise.all([...MAILBOX_STATES.map((state) => this.paths.stateDirOf(agent, state)), this.paths.ids].map((dir) => mkdir(dir, { recursive: true, mode: DIR_MODE })));
+      this.#prepareAgent(agent);
     } catch (error) {
       throw storageError(`prepare the mailbox of ${agent}`, error, "nothing was sent");
     }
-    this.#preparedAgents.add(agent);
   }
 
   #prepareAgent(agent: AgentName): void {

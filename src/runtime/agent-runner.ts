@@ -314,7 +314,7 @@ export class AgentRunner {
     });
   }
 
-  async #runTurn(content: string, { idempotencyKey, signal, onAccepted, midTurn = this.#o.midTurn }: RunOptions): Promise<RunResult> {
+  async #runTurn(content: string, { idempotencyKey, signal, onAccepted, midTurn = this.#o.midTurn, promptKept }: RunOptions): Promise<RunResult> {
     const o = this.#o;
     const finished = o.history.finishedTurn(idempotencyKey);
     // The same key again (a replayed message): the turn already happened.
@@ -349,7 +349,7 @@ export class AgentRunner {
       if (resumed.subtype === "error_interrupted") return { ...resumed, result: "interrupted before this prompt's turn began" };
     }
     await this.#pairUnansweredCalls();
-    await o.history.beginTurn(idempotencyKey, [{ role: "user", content: sent }], this.#clock.now());
+    await o.history.beginTurn(idempotencyKey, [{ role: "user", content: sent }], this.#clock.now(), promptKept ? { durable: false } : undefined);
     onAccepted?.();
     this.#emit({ type: "user", agent: this.identity, content });
     return this.#loop(idempotencyKey, signal, midTurn);

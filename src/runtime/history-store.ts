@@ -230,12 +230,15 @@ export class HistoryStore {
    * Starts turn `key` with its opening messages in one durable write, so a crash
    * leaves either both (the turn can be resumed) or neither.
    */
-  beginTurn(key: string, messages: ChatMessage[], at: Date): Promise<void> {
+  beginTurn(key: string, messages: ChatMessage[], at: Date, options?: AppendOptions): Promise<void> {
     const time = at.toISOString();
-    return this.#append([
-      { v: 1, type: "turn", at: time, key, status: "started" },
-      ...messages.map((message) => ({ v: 1 as const, type: "message" as const, at: time, message })),
-    ]);
+    return this.#append(
+      [
+        { v: 1, type: "turn", at: time, key, status: "started" },
+        ...messages.map((message) => ({ v: 1 as const, type: "message" as const, at: time, message })),
+      ],
+      options,
+    );
   }
 
   /** Marks turn `key` interrupted, with every key that joined it, in one write. */

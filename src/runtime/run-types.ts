@@ -49,8 +49,15 @@ export interface RunOptions {
   /** Stable key of this turn, passed to every tool call; refused when empty. */
   idempotencyKey: string;
   signal?: AbortSignal;
-  /** Called once the user turn is in the history (durable), before the model is asked. */
+  /** Called once the user turn is in the history (durable, unless `promptKept`), before the model is asked. */
   onAccepted?: () => void;
   /** Looked at between the turn's steps: what it gives joins this turn (see AgentRunner#joinMidTurn). */
   midTurn?: MidTurnSource;
+  /**
+   * The prompt is kept durably elsewhere until the turn is over (a teammate's
+   * message stays in processing/ until its ack): the turn's start need not be
+   * fsynced before the model is asked — a crash brings the message back, and the
+   * first step that acts makes the start durable with it.
+   */
+  promptKept?: boolean;
 }

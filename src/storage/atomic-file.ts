@@ -1,5 +1,4 @@
 import { constants, fsync } from "node:fs";
-import { open } from "node:fs/promises";
 import { dirname } from "node:path";
 import { type FsOps, realFs } from "./fs-ops.ts";
 
@@ -114,23 +113,12 @@ async function fsyncDirNow(path: string, fs: FsOps): Promise<void> {
 }
 
 /**
- * writeNewFileSynced, all of it off the event loop with the real calls: creating
- * a file takes its directory's lock and a handle on the file system's journal,
- * which waits for a commit under way (milliseconds while other agents fsync), and
- * the event loop runs the other agents meanwhile. A store given other calls runs
- * them in order, with the fsync awaited as awaitFsync does.
+ * writeNewFileSynced, its fsync off the event loop (see awaitFsync). The create
+ * and the write stay on it: the thread pool (two threads on two cores) is busy
+ * with the agents' fsyncs, and each call queued behind them waits longer than
+ * the create costs here.
  */
 export async function writeNewFileDurably(path: string, data: string | Uint8Array, fs: FsOps = realFs): Promise<void> {
-  if (fs === realFs) {
-    const file = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE);
-    try {
-      await file.writeFile(data);
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    return;
-  }
   const fd = fs.openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE);
   try {
     writeAll(fd, data, fs);

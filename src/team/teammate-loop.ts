@@ -162,7 +162,8 @@ export class TeammateLoop {
         let failure: string | undefined;
         try {
           const runner = worker.runner;
-          const result = await runner.run(prompt, { idempotencyKey: message.id, signal, ...(midTurn ? { midTurn } : {}) });
+          // The message stays in processing/ until its ack, after the turn.
+          const result = await runner.run(prompt, { idempotencyKey: message.id, signal, promptKept: true, ...(midTurn ? { midTurn } : {}) });
           // close() releases the message; a turn stopped by the budget resumes in `agent drain`.
           if (result.subtype === "error_interrupted" || result.subtype === "error_budget") return;
           if (runner.history.turnOf(message.id) !== message.id) {

@@ -8,13 +8,14 @@ import { runSetup, scriptedServers, toolCallReply } from "./run-fixture.ts";
 
 // A model reply whose tool calls all only read is not fsynced before they run:
 // the append of their results makes it durable with them (docs/performance.md,
-// "A harness step"). A reply with a call that changes something still is.
+// "A harness step"). A reply with a call that changes something still is. A
+// teammate's turn begins without an fsync: its message stays in processing/.
 
 const startServer = scriptedServers();
 const strace = Bun.which("strace");
 
-/** The fsyncs of the Lead's history file in one `agent run`, and the history's records. */
-async function leadHistoryFsyncs(script: ScriptedReply[], prepare: (workspace: string) => void) {
+/** The fsyncs of an agent's history file in one `agent run`, and the history's records. */
+async function historyFsyncs(script: ScriptedReply[], prepare: (workspace: string) => void, agent = "lead") {
   const setup = runSetup();
   prepare(setup.workspace);
   const server = startServer(script);
@@ -25,7 +26,7 @@ async function leadHistoryFsyncs(script: ScriptedReply[], prepare: (workspace: s
   );
   expect(await child.exited).toBe(0);
   server.assertDone();
-  const history = join(setup.sessionDir(), "agents", "lead.jsonl");
+  const history = join(setup.sessionDir(), "agents", `${agent}.jsonl`);
   const fsyncs = readFileSync(trace, "utf8")
     .split("\n")
     .filter((line) => /f(?:data)?sync\(\d+<([^>]*)>/.exec(line)?.[1] === history).length;
@@ -40,11 +41,11 @@ describe("a reading step's durability", () => {
         writeFileSync(join(workspace, "a.txt"), "alpha\n");
         writeFileSync(join(workspace, "b.txt"), "beta\n");
       };
-      const reading = await leadHistoryFsyncs(
+      const reading = await historyFsyncs(
         [toolCallReply("read_file", { path: "a.txt" }), { toolCalls: [{ name: "glob", arguments: { pattern: "*.txt" } }, { name: "read_file", arguments: { path: "b.txt" } }] }, { text: "done" }],
         files,
       );
-      const writing = await leadHistoryFsyncs(
+      const writing = await historyFsyncs(
         [toolCallReply("write_file", { path: "c.txt", content: "gamma\n" }), { toolCalls: [{ name: "glob", arguments: { pattern: "*.txt" } }, { name: "write_file", arguments: { path: "d.txt", content: "delta\n" } }] }, { text: "done" }],
         files,
       );
@@ -52,6 +53,21 @@ describe("a reading step's durability", () => {
       expect(reading.assistants).toBe(3);
       expect(writing.assistants).toBe(3);
       expect(writing.fsyncs - reading.fsyncs).toBe(2);
+    }, 60_000);
+
+    test("a teammate's turn begins without an fsync: its answer and the turn's end are the history's two", async () => {
+      const run = await historyFsyncs(
+        [
+          { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "ann", role: "helper", prompt: "say hi" } }] },
+          { identity: "lead", text: "waiting" },
+          { identity: "ann", text: "hi" },
+          { identity: "lead", text: "noted" },
+        ],
+        () => {},
+        "ann",
+      );
+      expect(run.assistants).toBe(1);
+      expect(run.fsyncs).toBe(2);
     }, 60_000);
   }
 });
