@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from "node:fs";
-import type { ParseError } from "jsonc-parser";
+import type { ParseError } from "jsonc-parser/lib/esm/main.js";
 import type { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
 import { ConfigFile } from "./config.ts";
@@ -12,10 +12,10 @@ import { storeUrlHasPassword } from "../store/store-url.ts";
  * of interned strings) took 1–2 ms of every run's start, and most runs read no
  * config file.
  */
-function jsonc(): typeof import("jsonc-parser") {
+function jsonc(): typeof import("jsonc-parser/lib/esm/main.js") {
   // Its ES module build: the package's main is a UMD bundle whose own requires the
   // compiled binary cannot follow.
-  return require("jsonc-parser/lib/esm/main.js") as typeof import("jsonc-parser");
+  return require("jsonc-parser/lib/esm/main.js") as typeof import("jsonc-parser/lib/esm/main.js");
 }
 
 const FIX = "fix it or remove it (docs/configuration.md lists every key)";
