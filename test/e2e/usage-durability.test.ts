@@ -94,6 +94,58 @@ describe.each(STORES)("usage.jsonl durability (%s store)", (_name, storeArgs) =>
   }, 60_000);
 });
 
+describe.each(STORES)("usage.jsonl durability of a team (%s store)", (_name, storeArgs) => {
+  test("killed while the Lead and two teammates wait on the model, then usage.jsonl lost: each agent's answered calls come back from its own history", async () => {
+    const store = await storeArgs();
+    const { workspace, stateDir, sessionDir, drain, agent } = teamSetup();
+    mkdirSync(join(workspace, ".agent"), { recursive: true });
+    writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify({ pricing: { [MODEL]: { input_per_mtok: 1000, output_per_mtok: 0 } } }));
+    const held = Promise.withResolvers<void>();
+    // Each agent's next request is made only once its step is stored: killed when all three wait, every answer is in a history.
+    const waiting = { lead: Promise.withResolvers<void>(), alice: Promise.withResolvers<void>(), bob: Promise.withResolvers<void>() };
+    const spawn = (name: string) => ({ name: "spawn_teammate", arguments: { name, role: "helper", prompt: "Look, then report." } });
+    const gated = (identity: "lead" | "alice" | "bob") => ({ identity, gate: held.promise, check: () => waiting[identity].resolve(), text: "never" });
+    const server = startServer([
+      { identity: "lead", toolCalls: [spawn("alice"), spawn("bob")], usage: { prompt_tokens: 1000, completion_tokens: 0 } },
+      { identity: "lead", ...toolCallReply("glob", { pattern: "*" }), usage: { prompt_tokens: 2000, completion_tokens: 0 } },
+      gated("lead"),
+      { identity: "alice", ...toolCallReply("glob", { pattern: "*" }), usage: { prompt_tokens: 300, completion_tokens: 0 } },
+      gated("alice"),
+      { identity: "bob", ...toolCallReply("glob", { pattern: "*" }), usage: { prompt_tokens: 40, completion_tokens: 0 } },
+      gated("bob"),
+    ]);
+    const child = Bun.spawn(
+      [AGENT_BINARY, "run", "have alice and bob look", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, "--model", MODEL, "--permission-mode", "acceptEdits", ...store],
+      { env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" }, stdout: "ignore", stderr: "ignore" },
+    );
+    await Promise.all([waiting.lead.promise, waiting.alice.promise, waiting.bob.promise]);
+    child.kill("SIGKILL");
+    await child.exited;
+    held.resolve();
+    const dir = sessionDir();
+    const written = usageLines(dir).filter((line) => line.type === "model_call");
+    // kill -9 alone loses nothing.
+    expect(written).toHaveLength(4);
+    rmSync(join(dir, "usage.jsonl"));
+    const shown = await agent("sessions", "show", basename(dir), "--json", ...store);
+    expect(shown.code).toBe(0);
+    const json = JSON.parse(shown.stdout) as { usage: { input_tokens: number }; usage_by_agent: Record<string, { input_tokens: number; model_calls: number }> };
+    expect(json.usage_by_agent).toMatchObject({
+      lead: { input_tokens: 3000, model_calls: 2 },
+      alice: { input_tokens: 300, model_calls: 1 },
+      bob: { input_tokens: 40, model_calls: 1 },
+    });
+    expect(json.usage.input_tokens).toBe(3340);
+    // The next runtime re-derives them before its budget counts: $3.34 spent refuses a $3 drain at once.
+    const refused = await drain(["--base-url", server.url, "--model", MODEL, "--max-budget-usd", "3", "--output", "json", ...store]);
+    expect(refused.code).toBe(1);
+    expect(parseResult(refused.stdout)).toMatchObject({ subtype: "error_budget", usage: { model_calls: 0 } });
+    server.assertDone();
+    const ids = (lines: Line[]) => lines.map((line) => line.id).sort();
+    expect(ids(usageLines(dir).filter((line) => line.type === "model_call"))).toEqual(ids(written));
+  }, 60_000);
+});
+
 describe("usage.jsonl and the event loop", () => {
   if (requirePrerequisite("strace", strace ? undefined : "strace is not installed")) {
     test("a turn of four model calls never fsyncs usage.jsonl on the main thread, and once in all (closing, for the turn's line)", async () => {
