@@ -32,4 +32,6 @@ export interface HookRunContext {
 /** The hooks configured for a runtime. Events are JSON on the hook's stdin. */
 export interface Hooks {
   run(event: HookEvent, payload: Record<string, unknown>, context: HookRunContext): Promise<HookOutcome>;
+  /** Whether any hook is configured for `event` (without it, a caller assumes one may be). */
+  has?(event: HookEvent): boolean;
 }

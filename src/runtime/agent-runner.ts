@@ -543,7 +543,11 @@ export class AgentRunner {
     // results' append makes it durable with them, and a crash before that only
     // asks the model again. One fsync a reading step instead of two.
     const readsOnly = calls.length > 0 && calls.every((call) => this.#o.tools.readOnly?.(call) === true);
-    await this.#append([message], readsOnly ? { durable: false } : undefined);
+    // So is a last answer with no Stop hook to read it: the turn's end, written
+    // next with nothing between, makes both durable at once.
+    const stopHooked = this.#o.hooks.has?.(this.identity === LEAD ? "Stop" : "SubagentStop") ?? true;
+    const endsTurn = calls.length === 0 && response.finishReason !== "length" && !stopHooked;
+    await this.#append([message], readsOnly || endsTurn ? { durable: false } : undefined);
     if (message.content) this.#emit({ type: "assistant", agent: this.identity, text: message.content });
     if (calls.length > 0) {
       turn.text = "";

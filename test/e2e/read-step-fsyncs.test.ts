@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { requirePrerequisite } from "../support/prerequisites.ts";
 import type { ScriptedReply } from "../support/model-server.ts";
@@ -9,19 +9,20 @@ import { runSetup, scriptedServers, toolCallReply } from "./run-fixture.ts";
 // A model reply whose tool calls all only read is not fsynced before they run:
 // the append of their results makes it durable with them (docs/performance.md,
 // "A harness step"). A reply with a call that changes something still is. A
-// teammate's turn begins without an fsync: its message stays in processing/.
+// teammate's turn begins without an fsync: its message stays in processing/. A
+// last answer no Stop hook reads is made durable by the turn's end, written next.
 
 const startServer = scriptedServers();
 const strace = Bun.which("strace");
 
 /** The fsyncs of an agent's history file in one `agent run`, and the history's records. */
-async function historyFsyncs(script: ScriptedReply[], prepare: (workspace: string) => void, agent = "lead") {
+async function historyFsyncs(script: ScriptedReply[], prepare: (workspace: string) => void, agent = "lead", extra: string[] = []) {
   const setup = runSetup();
   prepare(setup.workspace);
   const server = startServer(script);
   const trace = join(setup.root, "trace.txt");
   const child = Bun.spawn(
-    [strace!, "-f", "-y", "-e", "trace=fsync,fdatasync", "-o", trace, AGENT_BINARY, "run", "go", "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--dangerously-skip-permissions"],
+    [strace!, "-f", "-y", "-e", "trace=fsync,fdatasync", "-o", trace, AGENT_BINARY, "run", "go", "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url, "--dangerously-skip-permissions", ...extra],
     { env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" }, stdout: "ignore", stderr: "pipe" },
   );
   expect(await child.exited).toBe(0);
@@ -55,7 +56,7 @@ describe("a reading step's durability", () => {
       expect(writing.fsyncs - reading.fsyncs).toBe(2);
     }, 60_000);
 
-    test("a teammate's turn begins without an fsync: its answer and the turn's end are the history's two", async () => {
+    test("a teammate's turn begins without an fsync, and its answer is made durable with the turn's end: one fsync of its history", async () => {
       const run = await historyFsyncs(
         [
           { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "ann", role: "helper", prompt: "say hi" } }] },
@@ -67,7 +68,23 @@ describe("a reading step's durability", () => {
         "ann",
       );
       expect(run.assistants).toBe(1);
-      expect(run.fsyncs).toBe(2);
+      expect(run.fsyncs).toBe(1);
+      // A SubagentStop hook reads the answer before the turn ends: the answer is durable first.
+      const hooked = await historyFsyncs(
+        [
+          { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "ann", role: "helper", prompt: "say hi" } }] },
+          { identity: "lead", text: "waiting" },
+          { identity: "ann", text: "hi" },
+          { identity: "lead", text: "noted" },
+        ],
+        (workspace) => {
+          mkdirSync(join(workspace, ".agent"));
+          writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify({ hooks: { SubagentStop: [{ hooks: [{ type: "command", command: "true" }] }] } }));
+        },
+        "ann",
+        ["--trust-project"],
+      );
+      expect(hooked.fsyncs).toBe(2);
     }, 60_000);
   }
 });
