@@ -93,7 +93,16 @@ export class FileMailboxStore implements MailboxStore {
     );
   }
 
-  async send(input: MailboxMessage): Promise<void> {
+  send(input: MailboxMessage): Promise<void> {
+    return this.#send(input, "ready");
+  }
+
+  sendClaimed(input: MailboxMessage): Promise<void> {
+    return this.#send(input, "processing");
+  }
+
+  /** A send into `ready/`, or straight into `processing/` for a recipient its sender runs. */
+  async #send(input: MailboxMessage, into: "ready" | "processing"): Promise<void> {
     const message = this.#checked.valid(input);
     const { id, recipient } = message;
     const bytes = Buffer.byteLength(message.content, "utf8");
@@ -127,8 +136,8 @@ export class FileMailboxStore implements MailboxStore {
     };
     await this.#batched(`send ${id}`, async (batch, early) => {
       this.#prepareAgent(recipient);
-      const target = this.paths.messageFile(recipient, "ready", id);
-      const index = this.#queues.current(recipient);
+      const target = this.paths.messageFile(recipient, into, id);
+      const index = into === "ready" ? this.#queues.current(recipient) : undefined;
       await (early ?? writeMarker());
       let linked = false;
       let stamp: Stamp | undefined;
@@ -149,10 +158,11 @@ export class FileMailboxStore implements MailboxStore {
       // The marker's creation and the link are in one journal transaction, which
       // the batch's fsync of ready/ commits: both are durable together (see
       // docs/mailbox.md, "Durability"); undone, neither remains.
-      batch.step(this.paths.stateDirOf(recipient, "ready"), () => {
+      batch.step(this.paths.stateDirOf(recipient, into), () => {
         fs.unlinkSync(target);
         fs.unlinkSync(marker);
       });
+      if (into === "processing") return;
       this.#sent.remember(target, stamp, message);
       // After the send is durable, so a record never names a message that is not there.
       if (stamp) {

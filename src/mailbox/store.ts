@@ -72,6 +72,13 @@ export interface MailboxStore {
   /** Durably places `message` in its recipient's `ready/`. Fails on a duplicate id anywhere. */
   send(message: MailboxMessage): Promise<void>;
   /**
+   * `send` and `claim` of that message as one durable step: it goes straight
+   * into `processing/`, for a recipient whose sender runs it and takes it at once
+   * (a spawned teammate's first task: one move and one fsync fewer before it
+   * starts). Optional: without it a caller sends, and the recipient claims.
+   */
+  sendClaimed?(message: MailboxMessage): Promise<void>;
+  /**
    * Moves the oldest valid ready message to `processing/` and returns it; null
    * when none. With `only`, the oldest of those that match it: the others stay
    * in ready/, in their order (a turn in progress takes just a user's word).

@@ -40,6 +40,25 @@ export class TeamMail {
   }
 
   /**
+   * A task for a teammate this process runs and starts at once: sent straight
+   * into its `processing/` where the store can (`sendClaimed`), so its loop takes
+   * it without a claim. Returns the message then; undefined when it was sent as
+   * any other (the loop claims it).
+   */
+  async deliverTaskClaimed(to: AgentName, content: string, id: string): Promise<MailboxMessage | undefined> {
+    const team = this.#team;
+    const store = team.o.store;
+    if (!store.sendClaimed || !team.runsHere(to)) {
+      await this.deliver(LEAD, to, "task", content, id);
+      return undefined;
+    }
+    const message = createMessage({ sender: LEAD, recipient: to, kind: "task", content: await this.#fitted("task", content) }, { clock: team.o.clock, ids: { next: () => id } });
+    await store.sendClaimed(message);
+    team.emit({ type: "mailbox", op: "send", agent: to, id: message.id, from: LEAD, kind: "task" });
+    return message;
+  }
+
+  /**
    * Sends the result of `input` to whoever should hear it (replyTarget) under an
    * id derived from the input's: if the process dies after this send but before
    * the ack, the replayed input (whose turn the runner has recorded as finished)

@@ -58,8 +58,11 @@ export class TeammateLoop {
     this.#autoClaim = autoClaim;
   }
 
-  /** Starts the teammate's loop unless it already runs (or may not). */
-  start(name: AgentName): void {
+  /**
+   * Starts the teammate's loop unless it already runs (or may not). `claimed`:
+   * a message already in its processing/ (sent there by its spawn), taken first.
+   */
+  start(name: AgentName, claimed?: MailboxMessage): void {
     const team = this.#team;
     const worker = team.workers.get(name);
     if (!worker) return;
@@ -69,13 +72,15 @@ export class TeammateLoop {
     // Another process runs it (or will, once it sees the message): this one must not.
     if (!team.runsHere(name)) return;
     worker.active = true;
-    worker.job = team.o.supervisor.start(`teammate ${name}`, (signal) => this.#work(name, worker, signal));
+    if (claimed) this.#claimed(name, worker, claimed);
+    const first = claimed ? { next: claimed, pokes: worker.pokes } : undefined;
+    worker.job = team.o.supervisor.start(`teammate ${name}`, (signal) => this.#work(name, worker, signal, first));
   }
 
-  async #work(name: AgentName, worker: Worker, signal: AbortSignal): Promise<void> {
+  async #work(name: AgentName, worker: Worker, signal: AbortSignal, first?: Finished): Promise<void> {
     const team = this.#team;
-    // The last message's ack, when it claimed the next one too.
-    let finished: Finished | undefined;
+    // The last message's ack, when it claimed the next one too (or the message the loop starts on).
+    let finished: Finished | undefined = first;
     // The last message this loop ran a turn for: an empty mailbox after it begins an idle period (#goIdle).
     let lastWorked: MailboxMessage | undefined;
     // A result is in the Lead's mailbox but not yet in its inbox (worker.finishing):

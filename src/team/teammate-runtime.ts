@@ -171,6 +171,8 @@ export class TeammateRuntime implements TeamWatchTarget {
     // A failed teammate's name may be taken again: the new teammate starts with
     // an empty history, the old one's is kept under agents/removed/.
     let previous: string | undefined;
+    // The task, when it went straight into the teammate's processing/: its loop starts on it.
+    let first: MailboxMessage | undefined;
     try {
       if (existing) {
         existing.runner?.close();
@@ -191,7 +193,7 @@ export class TeammateRuntime implements TeamWatchTarget {
       await allDone([team.persist(name), team.takeLease(name), team.o.store.prepare?.(name)]);
       // After the lease: what is in processing/ is no other holder's.
       await team.o.store.recover(name);
-      await this.#mail.deliver(LEAD, name, "task", prompt, taskId);
+      first = await this.#mail.deliverTaskClaimed(name, prompt, taskId);
     } catch (error) {
       team.workers.delete(name);
       await team.persist(name);
@@ -202,7 +204,7 @@ export class TeammateRuntime implements TeamWatchTarget {
     // The task is durable in its mailbox: the teammate starts on it while
     // team.json is told it went out (a restore finds it sent either way).
     const stored = team.persist(name);
-    this.#loop.start(name);
+    this.#loop.start(name, first);
     await stored;
     this.#remote.ensureWatch();
     return { ...worker.record, ...(previous !== undefined ? { previous } : {}) };

@@ -87,4 +87,28 @@ describe("group commit", () => {
     expect(f.files("alice", "ready")).toEqual([]);
     expect(await store.claimMany("nobody", 64)).toEqual([]);
   });
+
+  test("sendClaimed puts a message straight into processing/ with one fsync: acked, recovered and refused as a duplicate like a claimed one", async () => {
+    const f = fixture();
+    const ops = counting();
+    const store = f.newStore({ fs: ops });
+    await store.send(f.message("alice", "earlier")); // creates the directories
+    ops.dirFsyncs = 0;
+    const task = f.message("alice", "first task");
+    await store.sendClaimed(task);
+    expect(ops.dirFsyncs).toBe(1);
+    expect(f.files("alice", "processing")).toEqual([`${task.id}.json`]);
+    // Not in ready/: the next claim takes the older message, not this one.
+    expect((await store.claim("alice"))?.content).toBe("earlier");
+    await expect(store.send(task)).rejects.toThrow(/duplicate|already/i);
+    await expect(store.sendClaimed(task)).rejects.toThrow(/duplicate|already/i);
+    await store.ack(task);
+    expect(f.files("alice", "done")).toContain(`${task.id}.json`);
+    const second = f.message("alice", "second task");
+    await store.sendClaimed(second);
+    // A crash before its ack: recover gives it back to ready/, as for any claimed message.
+    const recovered = await f.newStore().recover("alice");
+    expect(recovered.recovered.map((r) => r.id)).toContain(second.id);
+    expect(f.files("alice", "ready")).toContain(`${second.id}.json`);
+  });
 });
