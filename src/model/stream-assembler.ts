@@ -5,13 +5,14 @@ import type { ModelResponse, ToolCall, WireExtra } from "./types.ts";
 import { InvalidCompletionError, WireContent, WireUsage, assembled, contentText, firstBytes, generatedCallId } from "./wire-completion.ts";
 import { extraField, mergeExtras, messageExtras, toolCallExtras } from "./wire-extra.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
+import { fastChunk } from "./chunk-shape.ts";
 
 /**
  * One `chat.completion.chunk` of a streamed answer. Only the first choice is
  * read (we never ask for more); the usage comes in a last chunk with no
  * choices when `stream_options.include_usage` is set.
  */
-const WireChunk = lazySchema(() =>
+export const WireChunk = lazySchema(() =>
   z.object({
     choices: z
       .array(
@@ -102,15 +103,10 @@ export class StreamAssembler {
     if (event === "error" || (typeof json === "object" && json !== null && "error" in json && (json as { error: unknown }).error)) {
       throw new StreamErrorEventError(parseErrorBody(json) ?? { message: firstBytes(data) });
     }
-    const parsed = WireChunk.safeParse(json);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const where = issue && issue.path.length > 0 ? ` at ${issue.path.join(".")}` : "";
-      throw new InvalidCompletionError(`a stream chunk that is not a completion chunk (${issue?.message}${where})`, firstBytes(data));
-    }
+    const chunk = fastChunk(json) ?? this.#parsed(json, data);
     this.#chunks += 1;
-    if (parsed.data.usage) this.#usage = parsed.data.usage;
-    const choice = parsed.data.choices?.[0];
+    if (chunk.usage) this.#usage = chunk.usage;
+    const choice = chunk.choices?.[0];
     if (!choice) return;
     const delta = choice.delta;
     if (!delta) {
@@ -125,6 +121,17 @@ export class StreamAssembler {
     }
     for (const call of delta.tool_calls ?? []) this.#toolCallDelta(call);
     if (choice.finish_reason) this.#finishReason = choice.finish_reason;
+  }
+
+  /** A chunk of an unusual shape, read by the schema, which names what is wrong with a bad one. */
+  #parsed(json: unknown, data: string): z.infer<typeof WireChunk> {
+    const parsed = WireChunk.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue && issue.path.length > 0 ? ` at ${issue.path.join(".")}` : "";
+      throw new InvalidCompletionError(`a stream chunk that is not a completion chunk (${issue?.message}${where})`, firstBytes(data));
+    }
+    return parsed.data;
   }
 
   /** Chunks read so far. */
