@@ -115,7 +115,10 @@ describe("agent run's path to its first model request", () => {
       const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
       if (code !== 0) throw new Error(`agent run exited ${code}: ${stderr}`);
       server.assertDone();
-      const { where } = JSON.parse(readFileSync(out, "utf8")) as { where: string[] };
+      const { where, compiledBeforeFetch } = JSON.parse(readFileSync(out, "utf8")) as { where: string[]; compiledBeforeFetch: number };
+      // zod runs jitless (src/core/lazy-schema.ts): compiling a parser for each object
+      // schema at its first parse cost more than a run's few parses of it gain.
+      expect(compiledBeforeFetch).toBe(0);
       // Building every schema of every module evaluated cost ~20 ms of a 60 ms start:
       // a module's schema is a lazySchema stand-in, built when first parsed with.
       const builtUnused = where.filter((stack) => !stack.includes("new ZodLazy") && !stack.includes("zod/v4/core/parse.js"));
