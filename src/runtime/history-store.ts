@@ -3,7 +3,7 @@ import type { AgentName } from "../core/agent-name.ts";
 import { UtcInstant } from "../core/message.ts";
 import { ChatMessage } from "../model/types.ts";
 import { redactValue } from "../security/redact.ts";
-import { UsageRecord } from "../usage/usage-record.ts";
+import { type UsageCarrier, UsageRecord } from "../usage/usage-record.ts";
 import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
 
@@ -46,12 +46,6 @@ export const HistoryRecord = lazySchema(() =>
 export type HistoryRecord = z.infer<typeof HistoryRecord>;
 
 export type TurnStatus = "started" | "interrupted" | "finished";
-
-/** Usage records waiting for a durable write (the usage ledger's, for one agent): taken into an append, given back if it fails. */
-export interface UsageRiders {
-  take(): UsageRecord[];
-  giveBack(records: UsageRecord[]): void;
-}
 
 /** How a usage record carried in a history begins as JSON: readers looking for them match lines on it. */
 export const USAGE_RECORD_PREFIX = '{"v":1,"type":"usage",';
@@ -131,7 +125,7 @@ export class HistoryStore {
 
   #refusal: (() => Error | undefined) | undefined;
   readonly #onClose: (() => void) | undefined;
-  #riders: UsageRiders | undefined;
+  #riders: UsageCarrier | undefined;
 
   /** `onClose` is told when the history is closed (the runtime stops holding it). */
   constructor(opened: OpenedHistory, onClose?: () => void) {
@@ -286,11 +280,11 @@ export class HistoryStore {
   }
 
   /**
-   * Every later append also carries what `riders` has waiting: the agent's
+   * Every later append also carries what `carrier` has waiting: the agent's
    * usage records ride on the durable write its step makes anyway.
    */
-  carryUsage(riders: UsageRiders): void {
-    this.#riders = riders;
+  carryUsage(carrier: UsageCarrier): void {
+    this.#riders = carrier;
   }
 
   #append(unsafe: HistoryRecord[], options?: AppendOptions): Promise<void> {

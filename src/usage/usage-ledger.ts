@@ -7,19 +7,9 @@ import type { Usage } from "../model/types.ts";
 import { FILE_MODE, ensureDir, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExists } from "../storage/atomic-file.ts";
 import { type UsageReport, callCost, summarise } from "./agent-usage.ts";
 import type { Pricing } from "./pricing.ts";
-import { UsageRecord } from "./usage-record.ts";
+import { type UsageCarrier, UsageRecord } from "./usage-record.ts";
 
 export const USAGE_FILE = "usage.jsonl";
-
-/**
- * An agent's usage records that no durable write holds yet. The agent's history
- * takes them into its next append (they ride on the fsync or commit the step
- * makes anyway) and gives them back when that append fails.
- */
-export interface UsageCarrier {
-  take(): UsageRecord[];
-  giveBack(records: UsageRecord[]): void;
-}
 
 /**
  * A session's usage: every model call and turn, appended to
@@ -80,6 +70,9 @@ export class UsageLedger {
     return ledger;
   }
 
+  // A record's id is random, never from the runtime's id source: a test's
+  // deterministic ids repeat from one process to the next, and two records of
+  // one id count once.
   recordModelCall(call: { agent: string; identity: string; model: string; usage: Usage; toolCalls: number; durationMs: number }): void {
     this.#add({
       v: 1,

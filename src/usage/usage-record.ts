@@ -47,3 +47,14 @@ export const UsageRecord = lazySchema(() =>
 export type UsageRecord = z.infer<typeof UsageRecord>;
 export type ModelCallRecord = Extract<UsageRecord, { type: "model_call" }>;
 export type TurnRecord = Extract<UsageRecord, { type: "turn" }>;
+
+/**
+ * An agent's usage records that no durable write holds yet (the usage ledger's,
+ * for one billed agent). The agent's history takes them into its next append —
+ * they ride on the fsync or commit the step makes anyway — and gives them back
+ * when that append fails.
+ */
+export interface UsageCarrier {
+  take(): UsageRecord[];
+  giveBack(records: UsageRecord[]): void;
+}
