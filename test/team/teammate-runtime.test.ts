@@ -276,8 +276,9 @@ describe("TeammateRuntime", () => {
     expect((await new FileTeamRegistry(stateDir).read()).map((t) => [t.name, t.pendingTaskId])).toEqual([["alice", undefined]]);
     await runUntilQuiet(w.lead);
     // The name is free again for the Lead.
-    await w.lead.team.spawn("ghost", "r", "try again");
+    // Scripted first: the teammate may ask the model before spawn returns.
     w.server.push({ identity: "ghost", text: "ok" }, { identity: "lead", text: "fine" });
+    await w.lead.team.spawn("ghost", "r", "try again");
     await runUntilQuiet(w.lead);
     w.server.assertDone();
   });
