@@ -69,3 +69,19 @@ describe("the model catalogue", () => {
     expect(docs.includes("as known to us in November 2025") && MODEL_CATALOGUE.checked === "2025-11").toBe(true);
   });
 });
+
+test("loading the catalogue compiles none of its patterns: every command's start loads it, the first lookup compiles them", () => {
+  // In a child: this file has looked models up already.
+  const script = `
+    let compiled = 0;
+    globalThis.RegExp = new Proxy(RegExp, { construct(target, args, newTarget) { compiled++; return Reflect.construct(target, args, newTarget); } });
+    const { lookupModel } = await import(${JSON.stringify(join(import.meta.dir, "../../src/model/catalogue/catalogue.ts"))});
+    const atLoad = compiled;
+    lookupModel("gpt-4o-mini");
+    console.log(JSON.stringify({ atLoad, afterLookup: compiled }));`;
+  const child = Bun.spawnSync([process.execPath, "-e", script], { stderr: "pipe" });
+  expect(child.stderr.toString()).toBe("");
+  const { atLoad, afterLookup } = JSON.parse(child.stdout.toString()) as { atLoad: number; afterLookup: number };
+  expect(atLoad).toBe(0);
+  expect(afterLookup).toBe(MODEL_CATALOGUE.models.length);
+});

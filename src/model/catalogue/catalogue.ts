@@ -33,7 +33,9 @@ export const MODEL_CATALOGUE = {
   models: catalogue.models as ModelInfo[],
 };
 
-const compiled = MODEL_CATALOGUE.models.map((info) => ({ info, pattern: new RegExp(info.match) }));
+// Compiled on the first lookup: every command's start loads this module (a run's
+// result names its cost), and compiling the patterns cost `--version` ~1 ms.
+let compiled: { info: ModelInfo; pattern: RegExp }[] | undefined;
 
 /**
  * The catalogue's entry for a model id as requests name it: `gpt-4o-mini-2024-07-18`,
@@ -42,5 +44,6 @@ const compiled = MODEL_CATALOGUE.models.map((info) => ({ info, pattern: new RegE
  */
 export function lookupModel(id: string): ModelInfo | undefined {
   const bare = id.toLowerCase().slice(id.lastIndexOf("/") + 1);
+  compiled ??= MODEL_CATALOGUE.models.map((info) => ({ info, pattern: new RegExp(info.match) }));
   return compiled.find(({ pattern }) => pattern.test(bare))?.info;
 }
