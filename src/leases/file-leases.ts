@@ -9,6 +9,7 @@ import { readStateFile } from "../storage/state-file.ts";
 import { HolderHeartbeats } from "./holder-heartbeats.ts";
 import { type LeaseHolder, LeaseLostError, type LeaseRenewal, TeammateLease, type TeammateLeases, freshLease, isLive, renewalOfOne } from "./teammate-leases.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
+import { groupStart } from "../storage/group-start.ts";
 
 /**
  * A lease file as this build writes it: `renewal: "holder"` says its heartbeats
@@ -62,7 +63,7 @@ export class FileTeammateLeases implements TeammateLeases {
     return new Promise((resolve, reject) => {
       // The first call waiting starts a take of the lock; the calls made before
       // it is granted ride on it.
-      if (this.#acquires.push({ name, holder, ttlMs, resolve, reject }) === 1) this.#takeWaiting();
+      if (this.#acquires.push({ name, holder, ttlMs, resolve, reject }) === 1) void groupStart().then(() => this.#takeWaiting());
     });
   }
 

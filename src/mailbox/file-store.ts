@@ -42,6 +42,7 @@ import {
   type PruneResult,
   type RecoverResult,
 } from "./store.ts";
+import { groupStart } from "../storage/group-start.ts";
 
 export interface FileMailboxStoreOptions {
   stateDir: string;
@@ -397,10 +398,18 @@ export class FileMailboxStore implements MailboxStore {
   #batched<T>(what: string, work: (batch: DurableBatch, early?: Promise<void>) => Promise<T>, early?: () => Promise<void>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queued.push({ what, work: work as QueuedCall["work"], ...(early ? { early } : {}), resolve: resolve as (value: unknown) => void, reject });
-      this.#draining ??= this.#drain().finally(() => {
-        this.#draining = undefined;
-      });
+      this.#startDrain();
     });
+  }
+
+  #startDrain(): void {
+    this.#draining ??= groupStart()
+      .then(() => this.#drain())
+      .finally(() => {
+        this.#draining = undefined;
+        // A call queued after the last pass looked, before this ran, found a drain still set.
+        if (this.#queued.length > 0) this.#startDrain();
+      });
   }
 
   async #drain(): Promise<void> {

@@ -400,6 +400,9 @@ export class AgentRunner {
     let step: Step = { next: "call_model" };
     for (;;) {
       if (signal?.aborted && step.next !== "finish") {
+        // Stopped because another agent's call spent the session's budget: the turn
+        // stays started, as when its own call is refused, for `agent drain` to resume.
+        if (signal.reason instanceof BudgetExceededError) return outOfBudget(signal.reason);
         // Not finished: run again with the same key, the turn resumes.
         await o.history.interruptTurn(key, this.#clock.now());
         return done("error_interrupted", "interrupted before the turn finished");

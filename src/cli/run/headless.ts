@@ -114,7 +114,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
         onBudgetExhausted: (error) => {
           budgetStop = error.message;
           // The whole team stops: what is unfinished stays durable for `agent drain`.
-          stop.abort(error.message);
+          stop.abort(error);
         },
       },
       async (lead, session) => {

@@ -1,4 +1,4 @@
-import { AgentRunError } from "../../core/errors.ts";
+import { AgentRunError, BudgetExceededError } from "../../core/errors.ts";
 
 /**
  * Why and when `agent run` stops early: `--timeout` (measured from the start of
@@ -27,7 +27,7 @@ export class RunStop implements Disposable {
   /** What stopped the run, in words, or undefined when nothing did. */
   get reason(): string | undefined {
     const reason: unknown = this.#controller.signal.reason;
-    return this.#controller.signal.aborted && reason instanceof AgentRunError ? reason.message : undefined;
+    return this.#controller.signal.aborted && (reason instanceof AgentRunError || reason instanceof BudgetExceededError) ? reason.message : undefined;
   }
 
   /** How long a wait may last before the deadline: forever without --timeout. */
@@ -35,8 +35,9 @@ export class RunStop implements Disposable {
     return this.deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, this.deadline - Date.now());
   }
 
-  abort(why: string): void {
-    if (!this.#controller.signal.aborted) this.#controller.abort(new AgentRunError(why));
+  /** `why` in words, or the session's budget spent (turns then stay resumable by `agent drain`, as when their own call is refused). */
+  abort(why: string | BudgetExceededError): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(typeof why === "string" ? new AgentRunError(why) : why);
   }
 
   [Symbol.dispose](): void {
