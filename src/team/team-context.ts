@@ -18,7 +18,6 @@ import type { TeamRegistry, TeammatePlan, TeammateRecord, TeammateState } from "
 import type { TeammateHosting } from "./teammate-hosting.ts";
 import type { TeamWakeups } from "./team-watch.ts";
 import { TeammateUnavailableError } from "./teammate-errors.ts";
-import { groupStart } from "../storage/group-start.ts";
 
 export interface TeammateRuntimeOptions {
   store: MailboxStore;
@@ -220,7 +219,6 @@ export class TeamContext {
   persist(name: AgentName): Promise<void> {
     this.#dirty.add(name);
     this.#nextWrite ??= this.#writes.chain(async () => {
-      await groupStart();
       // From here on a persist asks for the write after this one: this one may
       // already have read the state it asks about.
       this.#nextWrite = undefined;

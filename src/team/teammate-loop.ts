@@ -138,7 +138,7 @@ export class TeammateLoop {
           continue;
         }
         await payLead();
-        // Stored while the turn begins: the state says what the team sees, the
+        // Stored while the runner is built: the state says what the team sees, the
         // message in processing/ is what a restore goes by.
         const running = team.setState(name, "running");
         // Awaited below; a failure before that (the runner not built) is the one reported.
@@ -159,6 +159,9 @@ export class TeammateLoop {
           worker.runner = await team.o.makeRunner(worker.record);
           worker.runnerInPlanMode = inPlanMode;
         }
+        // Stored before the turn: a holder stopped during the turn (SIGSTOP, a
+        // lease run out) must not write "running" after another took the teammate over.
+        await running;
         const prompt = teammatePrompt(message);
         // A protocol turn (a shutdown it may approve, a plan's answer) takes nothing mid-turn:
         // a word for after a shutdown must get its "shut down" answer, not join the last turn.
@@ -168,9 +171,6 @@ export class TeammateLoop {
           const runner = worker.runner;
           // The message stays in processing/ until its ack, after the turn.
           const result = await runner.run(prompt, { idempotencyKey: message.id, signal, promptKept: true, ...(midTurn ? { midTurn } : {}) });
-          // Stored by now, as a rule (a restore goes by the mailbox, never by this state):
-          // the turn did not wait for it, a failure to store it is still told.
-          await running;
           // close() releases the message; a turn stopped by the budget resumes in `agent drain`.
           if (result.subtype === "error_interrupted" || result.subtype === "error_budget") return;
           if (runner.history.turnOf(message.id) !== message.id) {
