@@ -76,6 +76,8 @@ export class FileMailboxStore implements MailboxStore {
   /** Sends, claims and acks waiting for the next take of the lock (see #batched). */
   readonly #queued: QueuedCall[] = [];
   #draining: Promise<void> | undefined;
+  /** Agents a release or recover of this process is adding to (see #addingTo). */
+  readonly #adding = new Map<AgentName, number>();
 
   readonly maxContentBytes: number;
 
@@ -176,11 +178,13 @@ export class FileMailboxStore implements MailboxStore {
 
   async claim(agentName: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {
     const agent = assertAgentName(agentName);
+    if (this.#seenEmpty(agent)) return null;
     return this.#batched(`claim for ${agent}`, (batch) => this.#claimLocked(agent, batch, only));
   }
 
   async claimMany(agentName: AgentName, limit: number): Promise<MailboxMessage[]> {
     const agent = assertAgentName(agentName);
+    if (this.#seenEmpty(agent)) return [];
     return this.#batched(`claim for ${agent}`, async (batch) => {
       const claimed: MailboxMessage[] = [];
       while (claimed.length < limit) {
@@ -217,6 +221,42 @@ export class FileMailboxStore implements MailboxStore {
       await this.#ackLocked(done, batch);
       return this.#claimLocked(agent, batch);
     });
+  }
+
+  /**
+   * Whether `agent`'s ready/ is empty as this process last saw it under the lock
+   * and has not changed since (its mtime, see ReadyQueues): a claim then finds
+   * nothing without taking the lock or waiting for a batch's commit. Every
+   * agent looks between the steps of each turn, and 32 teammates looking at
+   * once waited for each other's batch. A send by another process that lands
+   * just after this look is claimed by the next one, as it would be had this
+   * claim run a moment earlier; a send of this process updates the queue in
+   * the same synchronous step as its link.
+   */
+  #seenEmpty(agent: AgentName): boolean {
+    if (this.#adding.has(agent)) return false;
+    try {
+      return this.#queues.current(agent)?.size === 0;
+    } catch {
+      // ready/ gone or unreadable: the locked claim says what it is.
+      return false;
+    }
+  }
+
+  /**
+   * Runs a move into `agent`'s ready/ that awaits between the move and its
+   * queue's update (a release, a recover): meanwhile its claims take the lock,
+   * which the move holds, rather than trust a queue that does not show it yet.
+   */
+  async #addingTo<T>(agent: AgentName, move: () => Promise<T>): Promise<T> {
+    this.#adding.set(agent, (this.#adding.get(agent) ?? 0) + 1);
+    try {
+      return await move();
+    } finally {
+      const left = this.#adding.get(agent)! - 1;
+      if (left === 0) this.#adding.delete(agent);
+      else this.#adding.set(agent, left);
+    }
   }
 
   async #claimLocked(agent: AgentName, batch: DurableBatch, only?: ClaimFilter): Promise<MailboxMessage | null> {
@@ -304,17 +344,19 @@ export class FileMailboxStore implements MailboxStore {
     const { id, recipient: agent } = message;
     await this.#locked(async () => {
       this.#expectInProcessing(message, this.paths.messageFile(agent, "processing", id), "release");
-      const index = this.#queues.current(agent);
-      const moved = await moveDurably(this.#fs, {
-        from: this.paths.stateDirOf(agent, "processing"),
-        to: this.paths.stateDirOf(agent, "ready"),
-        name: fileNameOf(id),
-        what: `release ${id}`,
+      await this.#addingTo(agent, async () => {
+        const index = this.#queues.current(agent);
+        const moved = await moveDurably(this.#fs, {
+          from: this.paths.stateDirOf(agent, "processing"),
+          to: this.paths.stateDirOf(agent, "ready"),
+          name: fileNameOf(id),
+          what: `release ${id}`,
+        });
+        if (moved === "exists") {
+          throw new MailboxStorageError(`cannot release ${id}: ready/ already holds a message with this id; it stays in processing/`);
+        }
+        this.#queues.gained(agent, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
       });
-      if (moved === "exists") {
-        throw new MailboxStorageError(`cannot release ${id}: ready/ already holds a message with this id; it stays in processing/`);
-      }
-      this.#queues.gained(agent, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
     });
   }
 
@@ -348,13 +390,16 @@ export class FileMailboxStore implements MailboxStore {
           continue;
         }
         const { id } = checked.message;
-        const index = this.#queues.current(agent);
-        const moved = await moveDurably(fs, { from: processing, to: this.paths.stateDirOf(agent, "ready"), name, what: `recover ${id}` }, batch);
+        const moved = await this.#addingTo(agent, async () => {
+          const index = this.#queues.current(agent);
+          const moved = await moveDurably(fs, { from: processing, to: this.paths.stateDirOf(agent, "ready"), name, what: `recover ${id}` }, batch);
+          if (moved !== "exists") this.#queues.gained(agent, index, (i) => i.insert({ name, id, createdAtUtc: checked.message.createdAtUtc }));
+          return moved;
+        });
         if (moved === "exists") {
           result.skipped.push({ agent, file: name, reason: "ready/ already holds a message with this id" });
           continue;
         }
-        this.#queues.gained(agent, index, (i) => i.insert({ name, id, createdAtUtc: checked.message.createdAtUtc }));
         result.recovered.push({ agent, id });
       }
       return result;
@@ -486,6 +531,7 @@ export class FileMailboxStore implements MailboxStore {
     const agent = assertAgentName(agentName);
     try {
       this.#prepareAgent(agent);
+      this.#queues.noteEmpty(agent);
     } catch (error) {
       throw storageError(`prepare the mailbox of ${agent}`, error, "nothing was sent");
     }

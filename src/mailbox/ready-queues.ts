@@ -33,7 +33,7 @@ function sizeOf(fs: FsOps, path: string): number {
  * clock tick of the last change; files dropped there by hand move it as well.
  * Removals need no signal: a cached entry that is gone is dropped when reached.
  *
- * All methods run under the mailbox lock.
+ * All methods but noteEmpty run under the mailbox lock.
  */
 export class ReadyQueues {
   readonly #queues = new Map<AgentName, ReadyIndex>();
@@ -127,6 +127,22 @@ export class ReadyQueues {
       else appendRecords(this.fs, indexPath, inFifoOrder(added));
     }
     return read.length === 0 ? indexed : [...indexed, ...read];
+  }
+
+  /**
+   * Outside the lock, for a mailbox this process just made: records its ready/ as
+   * empty when it is, so the claims that find nothing need no lock (see
+   * FileMailboxStore#seenEmpty). The stamp is read before the listing: a message
+   * added after it moves the mtime past it, one added before is listed. A queue
+   * already kept (a locked call may be filling it) is left as it is.
+   */
+  noteEmpty(agent: AgentName): void {
+    if (this.#queues.has(agent)) return;
+    const stamp = this.#stamp(agent);
+    if (this.fs.readdirSync(this.paths.stateDirOf(agent, "ready")).length > 0) return;
+    const queue = new ReadyIndex();
+    queue.stamp = stamp;
+    this.#queues.set(agent, queue);
   }
 
   /** The cached queue of `agent` if it still matches ready/; call before changing ready/. */

@@ -6,6 +6,7 @@ import {
   type ChatMessage,
   type ModelClient,
   type ModelResponse,
+  type ModelRetryInfo,
   type ToolCall,
   type Usage,
   ZERO_USAGE,
@@ -16,8 +17,9 @@ import { redact } from "../security/redact.ts";
 import type { PathFence } from "../core/tool.ts";
 import type { ToolExecutor } from "./tool-executor.ts";
 import { type CompactionOptions, compact, sizeOf } from "./compaction.ts";
+import { AheadCall, requestKey } from "./ahead-call.ts";
 import { LEAD } from "../core/agent-name.ts";
-import type { AppendOptions, HistoryStore } from "./history-store.ts";
+import { type AppendOptions, asStored, type HistoryStore } from "./history-store.ts";
 import { eventEnvelope, type RuntimeEvent } from "../core/runtime-event.ts";
 import type { EventInbox, InboxEntry, MidTurnSource } from "./event-inbox.ts";
 import type { RunEvent, RunObserver, RunOptions, RunResult, RunSubtype } from "./run-types.ts";
@@ -121,6 +123,8 @@ export class AgentRunner {
   readonly #clock: Clock;
   readonly #turnLock = new Mutex();
   #sessionStarted = false;
+  /** The model call sendAhead made, until a turn takes or refuses it. */
+  #ahead: Promise<AheadCall | undefined> | undefined;
 
   constructor(options: AgentRunnerOptions) {
     this.#o = options;
@@ -147,7 +151,31 @@ export class AgentRunner {
   }
 
   close(): void {
+    void this.#ahead?.then((ahead) => ahead?.abandon());
+    this.#ahead = undefined;
     this.#o.history.close();
+  }
+
+  /**
+   * Sends the first model request of a turn for `content` now, when the turn
+   * would send exactly that: a fresh history, no hook or reminder that adds to
+   * the prompt, nothing to compact. The turn, run later with the same content,
+   * takes its answer (see AheadCall); a turn that asks anything else, or a
+   * runner closed first, aborts it. For a teammate whose spawn is still being
+   * made durable: its first model call and those writes overlap.
+   */
+  sendAhead(content: string): void {
+    const o = this.#o;
+    if (this.#ahead || o.history.messages.length > 0 || o.reminder) return;
+    if (this.identity === LEAD && !this.#sessionStarted) return;
+    if (o.hooks.has?.("UserPromptSubmit") ?? true) return;
+    const prompt = asStored({ role: "user", content });
+    if (sizeOf([prompt]) > o.compaction.thresholdChars) return;
+    this.#ahead = (async () => {
+      // As the turn does first: tools that come and go are settled before their specs are read.
+      await o.tools.prepare?.(new AbortController().signal);
+      return new AheadCall(o.model, { identity: this.identity, messages: [{ role: "system", content: o.systemPrompt }, prompt], tools: o.tools.specs() });
+    })();
   }
 
   /**
@@ -633,18 +661,21 @@ export class AgentRunner {
     const text = (piece: string) => {
       if (piece !== "") this.#emit({ type: "assistant_delta", agent: this.identity, text: piece });
     };
+    const onText = (piece: string) => text(stream.push(piece));
+    const onRetry = (info: ModelRetryInfo) => {
+      text(stream.end());
+      this.#emit({ type: "model_retry", agent: this.identity, ...info });
+    };
+    const messages: ChatMessage[] = [{ role: "system", content: this.#o.systemPrompt }, ...this.#o.history.messages];
+    const tools = this.#o.tools.specs();
     try {
-      return await this.#o.model.complete({
-        identity: this.identity,
-        messages: [{ role: "system", content: this.#o.systemPrompt }, ...this.#o.history.messages],
-        tools: this.#o.tools.specs(),
-        signal,
-        onText: (piece) => text(stream.push(piece)),
-        onRetry: (info) => {
-          text(stream.end());
-          this.#emit({ type: "model_retry", agent: this.identity, ...info });
-        },
-      });
+      if (this.#ahead) {
+        const ahead = await this.#ahead;
+        this.#ahead = undefined;
+        if (ahead?.key === requestKey(messages, tools)) return await ahead.take(signal, onText, onRetry);
+        ahead?.abandon();
+      }
+      return await this.#o.model.complete({ identity: this.identity, messages, tools, signal, onText, onRetry });
     } finally {
       text(stream.end());
     }

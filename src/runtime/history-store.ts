@@ -107,6 +107,11 @@ export interface HistoryBackend {
   carriedUsage(): Promise<UsageRecord[]>;
 }
 
+/** `message` as an append stores it (masked, validated): what the model is sent for it from then on. */
+export function asStored(message: ChatMessage): ChatMessage {
+  return ChatMessage.parse(redactValue(message));
+}
+
 /**
  * An agent's history in memory, over its durable log. Every append is stored
  * before it resolves and only then applied in memory, so a later process sees

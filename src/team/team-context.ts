@@ -100,6 +100,11 @@ export interface Worker {
   runnerInPlanMode?: boolean;
 }
 
+/** Whether `record`'s runner is built read-only: its plan is not approved yet. */
+export function inPlanMode(record: TeammateRecord): boolean {
+  return record.plan !== undefined && record.plan.state !== "approved";
+}
+
 /** What the parts of a team runtime reach each other through (they are built after the context). */
 export interface TeamHooks {
   /** Starts the teammate's loop unless it already runs (or may not). */

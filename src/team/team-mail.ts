@@ -146,9 +146,15 @@ export class TeamMail {
    * attachment, so a replayed send builds the same message again. A protocol
    * message's content is JSON its recipient parses: never cut.
    */
+  /** Whether `content` is sent as it is (not moved to an attachment for being too large). */
+  goesAsIs(kind: MessageKind, content: string): boolean {
+    const { store, attachments } = this.#team.o;
+    return !attachments || isProtocolKind(kind) || Buffer.byteLength(content, "utf8") <= store.maxContentBytes;
+  }
+
   async #fitted(kind: MessageKind, content: string): Promise<string> {
     const { store, attachments } = this.#team.o;
-    if (!attachments || isProtocolKind(kind) || Buffer.byteLength(content, "utf8") <= store.maxContentBytes) return content;
+    if (!attachments || this.goesAsIs(kind, content)) return content;
     return spillToAttachment(content, store.maxContentBytes, attachments);
   }
 

@@ -6,7 +6,7 @@ import { isProtocolKind, PlanApprovalResponse, tryProtocolContent } from "../pro
 import { TaskRefusedError } from "../tasks/task-errors.ts";
 import type { AutoClaim } from "./auto-claim.ts";
 import { derivedId } from "./derived-id.ts";
-import type { TeamContext, Worker } from "./team-context.ts";
+import { inPlanMode, type TeamContext, type Worker } from "./team-context.ts";
 import { type TeamMail, replyTarget } from "./team-mail.ts";
 import { TeammateUnavailableError } from "./teammate-errors.ts";
 import type { TeammateProtocols } from "./teammate-protocols.ts";
@@ -150,14 +150,14 @@ export class TeammateLoop {
           if (answer) await team.setPlan(name, { state: answer.approve ? "approved" : "drafting" });
         }
         // Plan approval changes its permission mode from the turn that reads the answer on.
-        const inPlanMode = worker.record.plan !== undefined && worker.record.plan.state !== "approved";
-        if (worker.runner && worker.runnerInPlanMode !== inPlanMode) {
+        const planMode = inPlanMode(worker.record);
+        if (worker.runner && worker.runnerInPlanMode !== planMode) {
           worker.runner.close();
           worker.runner = undefined;
         }
         if (!worker.runner) {
           worker.runner = await team.o.makeRunner(worker.record);
-          worker.runnerInPlanMode = inPlanMode;
+          worker.runnerInPlanMode = planMode;
         }
         // Stored before the turn: a holder stopped during the turn (SIGSTOP, a
         // lease run out) must not write "running" after another took the teammate over.

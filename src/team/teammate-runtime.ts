@@ -11,7 +11,7 @@ import { LeadPump } from "./lead-pump.ts";
 import { leadMidTurnMail } from "./mid-turn-mail.ts";
 import { PermissionRequests } from "./permission-requests.ts";
 import { RemoteTeammates } from "./remote-teammates.ts";
-import { TeamContext, type TeammateRuntimeOptions, type Worker } from "./team-context.ts";
+import { inPlanMode, TeamContext, type TeammateRuntimeOptions, type Worker } from "./team-context.ts";
 import type { TeamEvent } from "./team-event.ts";
 import { TeamMail } from "./team-mail.ts";
 import type { TeammateRecord } from "./team-registry.ts";
@@ -190,12 +190,16 @@ export class TeammateRuntime implements TeamWatchTarget {
       // teammate named in team.json, its lease held (so a worker looking for
       // free teammates does not take one this runtime means to run itself), its
       // mailbox's directories made.
-      await allDone([team.persist(name), team.takeLease(name), team.o.store.prepare?.(name)]);
+      // And its runner built, its first model request sent ahead (see #buildAhead).
+      await allDone([team.persist(name), team.takeLease(name), team.o.store.prepare?.(name), existing ? undefined : this.#buildAhead(worker, prompt)]);
       // After the lease: what is in processing/ is no other holder's.
       await team.o.store.recover(name);
       first = await this.#mail.deliverTaskClaimed(name, prompt, taskId);
     } catch (error) {
       team.workers.delete(name);
+      // Its model call made ahead is stopped with it.
+      worker.runner?.close();
+      worker.runner = undefined;
       await team.persist(name);
       throw error;
     }
@@ -205,9 +209,35 @@ export class TeammateRuntime implements TeamWatchTarget {
     // team.json is told it went out (a restore finds it sent either way).
     const stored = team.persist(name);
     this.#loop.start(name, first);
+    // Another process runs it (its lease was not ours to take): no turn here takes the call made ahead.
+    if (!team.runsHere(name) && worker.runner && !worker.active) {
+      worker.runner.close();
+      worker.runner = undefined;
+    }
     await stored;
     this.#remote.ensureWatch();
     return { ...worker.record, ...(previous !== undefined ? { previous } : {}) };
+  }
+
+  /**
+   * Builds a new teammate's runner while its spawn's writes are made, and sends
+   * its first model request ahead (AgentRunner.sendAhead): the model works
+   * while the disk does, and the turn, which starts once the task is durable,
+   * takes the answer. Only for a task that goes to the teammate as it is (not
+   * moved to an attachment). Best effort: a runner that cannot be built now is
+   * built by the loop, which reports why it fails, as before.
+   */
+  async #buildAhead(worker: Worker, prompt: string): Promise<void> {
+    if (!this.#mail.goesAsIs("task", prompt)) return;
+    try {
+      // The spawn awaits this before it goes on or fails: a failed one closes the runner, stopping the call.
+      const runner = await this.#team.o.makeRunner(worker.record);
+      worker.runner = runner;
+      worker.runnerInPlanMode = inPlanMode(worker.record);
+      runner.sendAhead(prompt);
+    } catch {
+      // The loop builds it again.
+    }
   }
 
   /**

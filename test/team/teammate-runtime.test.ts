@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { heapStats } from "bun:jsc";
-import { mkdirSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { loadSettings } from "../../src/config/load.ts";
 import { LEAD } from "../../src/core/agent-name.ts";
@@ -11,6 +11,7 @@ import { createMessage } from "../../src/core/message.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { buildLead, type LeadRuntime } from "../../src/app/lead.ts";
 import { FileTeamRegistry } from "../../src/team/team-registry.ts";
+import { openOsLock } from "../../src/storage/os-lock.ts";
 import { runUntilQuiet } from "../../src/app/until-quiet.ts";
 import type { TeamEvent } from "../../src/team/teammate-runtime.ts";
 import { TeammateUnavailableError } from "../../src/team/teammate-runtime.ts";
@@ -74,6 +75,31 @@ describe("TeammateRuntime", () => {
     expect(aliceHistory).toContain("write schema.sql");
     expect(aliceHistory).not.toContain("check schema.sql");
     expect(JSON.parse(readFileSync(join(w.stateDir, "team.json"), "utf8")).teammates).toHaveLength(2);
+    w.server.assertDone();
+  });
+
+  test("a spawned teammate's first request goes out while its spawn waits to store team.json; its turn takes that answer, no second request", async () => {
+    const w = await world([
+      { identity: "alice", text: "alice: schema.sql written" },
+      { identity: "lead", text: "noted" },
+    ]);
+    // Held as another process would hold it: the spawn cannot name alice in team.json yet.
+    const teamLock = openOsLock(join(w.stateDir, "team.lock.flock"))!;
+    expect(teamLock.tryTake()).toBe(true);
+    let spawned = false;
+    const spawning = w.lead.team.spawn("alice", "backend", "write schema.sql").finally(() => (spawned = true));
+    for (let waited = 0; w.server.requests.length === 0 && waited < 3_000; waited += 5) await Bun.sleep(5);
+    expect(w.server.requests.map((request) => request.identity)).toEqual(["alice"]);
+    expect(spawned).toBe(false);
+    // Nothing acts on the answer before the spawn is durable: no turn has started.
+    const history = join(w.stateDir, "agents/alice.jsonl");
+    expect(existsSync(history) ? readFileSync(history, "utf8") : "").toBe("");
+    teamLock.give();
+    await spawning;
+    const quiet = await runUntilQuiet(w.lead);
+    expect(quiet.turns.map((t) => t.result.result)).toEqual(["noted"]);
+    expect(w.server.requests.filter((request) => request.identity === "alice")).toHaveLength(1);
+    expect(readFileSync(join(w.stateDir, "agents/alice.jsonl"), "utf8")).toContain("alice: schema.sql written");
     w.server.assertDone();
   });
 

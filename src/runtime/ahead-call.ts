@@ -1,0 +1,67 @@
+import type { ChatMessage, ModelClient, ModelResponse, ModelRetryInfo, ToolSpec } from "../model/types.ts";
+
+/** What identifies a request: a call made ahead answers only the request it was made for, byte for byte. */
+export function requestKey(messages: readonly ChatMessage[], tools: readonly ToolSpec[]): string {
+  return JSON.stringify([messages, tools]);
+}
+
+type Heard = { text: string } | { retry: ModelRetryInfo };
+
+/**
+ * A model call made before its turn asks for it: a new teammate's first
+ * request goes out while its spawn's durable writes (team.json, lease,
+ * mailbox) are still being made, so the model's time and the disk's overlap.
+ * Nothing acts on the answer before the turn takes it, and the turn starts
+ * only once the spawn is durable: what is durable before anything acts on it
+ * stays as it was. What streams in meanwhile is held and told to the turn when
+ * it takes the call. A call never taken is aborted (`abandon`).
+ */
+export class AheadCall {
+  readonly key: string;
+  readonly #controller = new AbortController();
+  readonly #response: Promise<ModelResponse>;
+  #held: Heard[] = [];
+  #listener: ((heard: Heard) => void) | undefined;
+
+  constructor(model: ModelClient, request: { identity: string; messages: ChatMessage[]; tools: ToolSpec[] }) {
+    this.key = requestKey(request.messages, request.tools);
+    this.#response = model.complete({
+      ...request,
+      signal: this.#controller.signal,
+      onText: (text) => this.#hear({ text }),
+      onRetry: (retry) => this.#hear({ retry }),
+    });
+    // Its failure is the turn's to see, when it takes the call; one never taken has none.
+    this.#response.catch(() => {});
+  }
+
+  /**
+   * The answer, for the turn that asks exactly this request: what streamed in
+   * before is told first, the rest as it comes; `signal` stops it as it would
+   * the turn's own call.
+   */
+  take(signal: AbortSignal | undefined, onText: (text: string) => void, onRetry: (info: ModelRetryInfo) => void): Promise<ModelResponse> {
+    const listener = (heard: Heard) => ("text" in heard ? onText(heard.text) : onRetry(heard.retry));
+    for (const heard of this.#held) listener(heard);
+    this.#held = [];
+    this.#listener = listener;
+    if (signal?.aborted) this.#controller.abort(signal.reason);
+    else if (signal) {
+      const stop = () => this.#controller.abort(signal.reason);
+      signal.addEventListener("abort", stop, { once: true });
+      // Not kept past the call: a teammate's signal lives as long as its loop.
+      void this.#response.finally(() => signal.removeEventListener("abort", stop)).catch(() => {});
+    }
+    return this.#response;
+  }
+
+  /** Not the request the turn makes (or no turn comes): the call is stopped. */
+  abandon(): void {
+    this.#controller.abort(new Error("a model call made ahead was not the turn's request"));
+  }
+
+  #hear(heard: Heard): void {
+    if (this.#listener) this.#listener(heard);
+    else this.#held.push(heard);
+  }
+}
