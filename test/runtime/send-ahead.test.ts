@@ -104,7 +104,7 @@ describe("a model call sent ahead", () => {
   });
 
   test("is not sent when the turn's request cannot be known: a UserPromptSubmit hook, a history already started", async () => {
-    const hooked = teammate([{ identity: "alice", text: "hooked" }], { UserPromptSubmit: [{ hooks: [{ type: "command", command: "echo extra context" }] }] });
+    const hooked = teammate([{ identity: "alice", text: "hooked" }], { UserPromptSubmit: [{ command: "echo extra context" }] });
     hooked.runner.sendAhead("task");
     await Bun.sleep(100);
     expect(hooked.server.requests).toHaveLength(0);
