@@ -36,6 +36,12 @@ export class RunTracer {
   readonly #lastTurns = new Map<string, OpenSpan>();
   readonly #tools = new Map<string, OpenSpan>();
   readonly #models = new Map<string, OpenSpan>();
+  /**
+   * Model calls begun before their agent had a turn (a new teammate's first
+   * request, sent ahead while its spawn is stored: see AheadCall), with their
+   * end once they ended: each goes under the agent's next turn, which takes it.
+   */
+  readonly #early = new Map<string, { span: OpenSpan; ended?: { error: string | undefined; endNs: bigint } }>();
   /** Message id → the span of its send. */
   readonly #sends = new Map<string, string>();
   #finished: OtlpSpan[] = [];
@@ -48,7 +54,13 @@ export class RunTracer {
 
   turnStarted(identity: string, key: string): void {
     const parent = this.#sends.get(key) ?? (identity.includes("/") ? this.#runningTool(parentOf(identity))?.spanId : undefined) ?? this.#root.spanId;
-    this.#turns.set(identity, this.#open(`turn ${identity}`, parent, { "agent.name": identity, "agent.turn.key": key }));
+    const turn = this.#open(`turn ${identity}`, parent, { "agent.name": identity, "agent.turn.key": key });
+    this.#turns.set(identity, turn);
+    const early = this.#early.get(identity);
+    if (!early) return;
+    this.#early.delete(identity);
+    early.span.parentSpanId = turn.spanId;
+    if (early.ended) this.#close(early.span, early.ended.error, SPAN_KIND_CLIENT, early.ended.endNs);
   }
 
   turnEnded(identity: string, result: RunResult): void {
@@ -63,21 +75,27 @@ export class RunTracer {
 
   /** A model call about to start; the returned function ends its span. */
   modelCall(identity: string, model: string): (outcome: { usage?: Usage; error?: unknown }) => void {
-    const span = this.#open(`chat ${model}`, this.#turns.get(identity)?.spanId ?? this.#root.spanId, {
+    const turn = this.#turns.get(identity);
+    const span = this.#open(`chat ${model}`, turn?.spanId ?? this.#root.spanId, {
       "agent.name": identity,
       "gen_ai.operation.name": "chat",
       "gen_ai.request.model": model,
       "gen_ai.model.retries": 0,
     });
     this.#models.set(identity, span);
+    if (!turn) this.#early.set(identity, { span });
     return ({ usage, error }) => {
-      this.#models.delete(identity);
+      if (this.#models.get(identity) === span) this.#models.delete(identity);
       if (usage) {
         span.attributes["gen_ai.usage.input_tokens"] = usage.inputTokens;
         span.attributes["gen_ai.usage.output_tokens"] = usage.outputTokens;
         if (usage.cachedInputTokens !== undefined) span.attributes["gen_ai.usage.cached_input_tokens"] = usage.cachedInputTokens;
       }
-      this.#close(span, error === undefined ? undefined : (error as Error).message, SPAN_KIND_CLIENT);
+      const message = error === undefined ? undefined : (error as Error).message;
+      const early = this.#early.get(identity);
+      // Ended before the turn that takes it began: sent with that turn as its parent.
+      if (early?.span === span) early.ended = { error: message, endNs: nowNs() };
+      else this.#close(span, message, SPAN_KIND_CLIENT);
     };
   }
 
@@ -142,6 +160,12 @@ export class RunTracer {
 
   /** Ends what is still open (a stopped run's turns), then the root, and sends everything. */
   async close(result?: RunResult): Promise<void> {
+    // A call made ahead that no turn took: under the root, as it began.
+    for (const { span, ended } of this.#early.values()) {
+      this.#models.delete(span.attributes["agent.name"] as string);
+      this.#close(span, ended ? ended.error : "not finished when the run stopped", SPAN_KIND_CLIENT, ended?.endNs);
+    }
+    this.#early.clear();
     for (const span of [...this.#models.values(), ...this.#tools.values(), ...this.#turns.values()]) this.#close(span, "not finished when the run stopped");
     this.#models.clear();
     this.#tools.clear();
@@ -156,7 +180,7 @@ export class RunTracer {
     return { spanId: randomHex(8), ...(parentSpanId ? { parentSpanId } : {}), name, startNs: nowNs(), attributes };
   }
 
-  #close(span: OpenSpan, error: string | undefined, kind = SPAN_KIND_INTERNAL): void {
+  #close(span: OpenSpan, error: string | undefined, kind = SPAN_KIND_INTERNAL, endNs = nowNs()): void {
     this.#finished.push({
       traceId: this.traceId,
       spanId: span.spanId,
@@ -166,7 +190,7 @@ export class RunTracer {
       name: redact(span.name),
       kind,
       startTimeUnixNano: span.startNs.toString(),
-      endTimeUnixNano: nowNs().toString(),
+      endTimeUnixNano: endNs.toString(),
       attributes: Object.entries(span.attributes).map(([key, value]) => ({ key, value: attributeValue(typeof value === "string" ? redact(value) : value) })),
       status: error === undefined ? { code: 0 } : { code: 2, message: redact(error) },
     });
