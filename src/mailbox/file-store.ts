@@ -529,6 +529,11 @@ export class FileMailboxStore implements MailboxStore {
    */
   async prepare(agentName: AgentName): Promise<void> {
     const agent = assertAgentName(agentName);
+    // On the event loop's next turn: what else the spawns of this one began goes
+    // first — each new teammate's runner, and its first model request, sent ahead.
+    // 32 spawns' 160 mkdirs cost 1–130 ms on this machine's ext4 (inode
+    // allocations of 0.01–0.8 ms, by how much was created and deleted nearby).
+    await groupStart();
     try {
       this.#prepareAgent(agent);
       this.#queues.noteEmpty(agent);

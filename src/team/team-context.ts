@@ -172,6 +172,11 @@ export class TeamContext {
     return !this.o.hosting || (await this.o.hosting.confirm(name));
   }
 
+  /** Whether this process may run `name` once its lease is taken (see TeammateHosting.mayTake). */
+  mayRunHere(name: AgentName): boolean {
+    return !this.o.hosting || this.o.hosting.mayTake(name);
+  }
+
   runsHere(name: AgentName): boolean {
     return !this.o.hosting || this.o.hosting.holds(name);
   }

@@ -56,6 +56,11 @@ export class TeammateHosting {
     return this.#o.maxTeammates === undefined || this.#held.size < this.#o.maxTeammates;
   }
 
+  /** Whether take(name) may succeed, as far as this process can tell now: it runs teammates and has room. */
+  mayTake(name: AgentName): boolean {
+    return !this.#closed && this.#o.runsTeammates && (this.#held.has(name) || this.hasRoom());
+  }
+
   /** Takes `name`'s lease unless this process runs no teammates, is full, or someone else holds it. */
   async take(name: AgentName): Promise<boolean> {
     if (this.#closed || !this.#o.runsTeammates) return false;

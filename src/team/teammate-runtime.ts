@@ -191,8 +191,7 @@ export class TeammateRuntime implements TeamWatchTarget {
       // free teammates does not take one this runtime means to run itself), its
       // mailbox's directories made.
       // And its runner built, its first model request sent ahead (see #buildAhead).
-      const leased = team.takeLease(name);
-      await allDone([team.persist(name), leased, team.o.store.prepare?.(name), existing ? undefined : this.#buildAhead(worker, prompt, leased)]);
+      await allDone([team.persist(name), team.takeLease(name), team.o.store.prepare?.(name), existing ? undefined : this.#buildAhead(worker, prompt)]);
       // After the lease: what is in processing/ is no other holder's.
       await team.o.store.recover(name);
       first = await this.#mail.deliverTaskClaimed(name, prompt, taskId);
@@ -228,16 +227,18 @@ export class TeammateRuntime implements TeamWatchTarget {
    * moved to an attachment). Best effort: a runner that cannot be built now is
    * built by the loop, which reports why it fails, as before.
    */
-  async #buildAhead(worker: Worker, prompt: string, leased: Promise<boolean>): Promise<void> {
-    if (!this.#mail.goesAsIs("task", prompt)) return;
+  async #buildAhead(worker: Worker, prompt: string): Promise<void> {
+    // Only for a teammate this process will run: one an `agent worker` takes has a runner of its
+    // own there, and a call made here would be one no turn takes. (A new name's lease is this
+    // process's to take unless it runs no teammates or is full; should the take fail all the
+    // same, the spawn closes this runner and the call with it.)
+    if (!this.#mail.goesAsIs("task", prompt) || !this.#team.mayRunHere(worker.record.name)) return;
     try {
       // The spawn awaits this before it goes on or fails: a failed one closes the runner, stopping the call.
-      const [runner, held] = await Promise.all([this.#team.o.makeRunner(worker.record), leased]);
+      const runner = await this.#team.o.makeRunner(worker.record);
       worker.runner = runner;
       worker.runnerInPlanMode = inPlanMode(worker.record);
-      // Only for a teammate this process runs: one an `agent worker` takes has its own runner, and a
-      // call made here would be one the turn never takes.
-      if (held && this.#team.runsHere(worker.record.name)) runner.sendAhead(prompt);
+      runner.sendAhead(prompt);
     } catch {
       // The loop builds it again.
     }
