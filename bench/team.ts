@@ -26,12 +26,15 @@
  *      runtime's work); the same runs with it in this process, interleaved,
  *      are printed beside, as `scaleRatioServerHere<N>`.
  *      BENCH_TRACE=1 prints every event of each run with its time.
- *      Printed with it: when the last teammate made its first request after
- *      the Lead's reply, and the Lead's event turns.
+ *      Printed with it: when the last teammate's first request reached the
+ *      server after the Lead's reply, the Lead's event turns, and what one file
+ *      create cost in the bench's directory just before (`scaleCreate<N>Ms`: on
+ *      this machine's ext4 it swings from 0.01 to 0.8 ms, and a spawn makes ~11
+ *      files and directories a teammate; TMPDIR picks the directory).
  *
  * The last line is one JSON object with the figures.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadSettings } from "../src/config/load.ts";
@@ -184,7 +187,7 @@ async function batchedRun(): Promise<BatchedRun> {
 
 interface ScaleRun {
   wallMs: number;
-  /** From the Lead's spawning reply to the last teammate's first model request. */
+  /** From the Lead's spawning reply to the last teammate's first model request reaching the server. */
   lastStartMs: number;
   eventTurns: number;
 }
@@ -215,13 +218,13 @@ async function scaleRun(teammates: number, serverHere: boolean): Promise<ScaleRu
   }
   const fallback: ScriptedReply = { identity: "lead", text: "noted", delayMs: SCALE_DELAY_MS, paceMs: 0 };
   const server = serverHere ? ScriptedModelServer.start(script, { respond: () => fallback }) : await ModelServerProcess.start(script, fallback);
+  // Epoch ms, as the server records when each request came.
   let spawnReplyAt = 0;
   let start = performance.now();
   const firstRequestAt = new Map<string, number>();
   const { lead, workspace } = await leadOn(server.url, (event) => {
     if (process.env.BENCH_TRACE && event.type !== "assistant_delta") console.error(`${(performance.now() - start).toFixed(0).padStart(6)} ${event.agent} ${event.type}`);
-    if (event.type === "tool_call" && event.agent === "lead" && spawnReplyAt === 0) spawnReplyAt = performance.now();
-    if (event.type === "model_request" && event.agent !== "lead" && !firstRequestAt.has(event.agent)) firstRequestAt.set(event.agent, performance.now());
+    if (event.type === "tool_call" && event.agent === "lead" && spawnReplyAt === 0) spawnReplyAt = Date.now();
   });
   writeFileSync(join(workspace, "a.txt"), "alpha\n");
   writeFileSync(join(workspace, "b.txt"), "beta\n");
@@ -230,11 +233,26 @@ async function scaleRun(teammates: number, serverHere: boolean): Promise<ScaleRu
   await lead.runner.run(`split the work over ${teammates} workers`, { idempotencyKey: crypto.randomUUID() });
   const quiet = await runUntilQuiet(lead);
   const end = performance.now();
-  { const F = (globalThis as any).FSTAT; if (F) { const w = F.waits.sort((a: number, b: number) => a - b); console.error(`FSTAT n ${F.n} mean ${(F.total / F.n).toFixed(2)} p50 ${w[w.length >> 1].toFixed(2)} p90 ${w[Math.floor(w.length * 0.9)].toFixed(2)} max ${w[w.length - 1].toFixed(2)} maxInflight ${F.maxInflight}`); F.n = 0; F.total = 0; F.waits = []; F.maxInflight = 0; } }
   await lead.close();
   const requests = server instanceof ScriptedModelServer ? (server.assertDone(), await server.close(), server.requests) : (await server.close()).requests;
   if (process.env.BENCH_TRACE) for (const request of requests) console.error(`server ${request.at - startEpoch} ${request.identity}`);
+  // When each teammate's first request reached the model (sent ahead, it goes out before its turn begins).
+  for (const request of requests) if (request.identity !== "lead" && request.identity !== undefined && !firstRequestAt.has(request.identity)) firstRequestAt.set(request.identity, request.at);
   return { wallMs: end - start, lastStartMs: Math.max(...firstRequestAt.values()) - spawnReplyAt, eventTurns: quiet.turns.length };
+}
+
+/**
+ * What creating one empty file costs where the runs keep their state, in ms (200
+ * created in a directory of their own under the bench's, kept until the end).
+ * A team's spawn makes some 11 files and directories a teammate; on this
+ * machine's ext4 one costs 0.01–0.8 ms of kernel time, by how much was created
+ * and deleted nearby lately, so the scale figures are printed with it.
+ */
+function createCostMs(): number {
+  const dir = mkdtempSync(join(base, "creates-"));
+  const started = performance.now();
+  for (let i = 0; i < 200; i++) closeSync(openSync(join(dir, `f${i}`), "wx"));
+  return (performance.now() - started) / 200;
 }
 
 function median(values: number[]): number {
@@ -250,6 +268,7 @@ async function scale(): Promise<Record<string, number>> {
   const figures: Record<string, number> = {};
   const ideal = 5 * SCALE_DELAY_MS;
   for (const size of SCALE_SIZES) {
+    const createMs = createCostMs();
     const apart: ScaleRun[] = [];
     const here: ScaleRun[] = [];
     for (let round = 0; round < SCALE_ROUNDS; round++) {
@@ -261,11 +280,13 @@ async function scale(): Promise<Record<string, number>> {
     const ratio = wall / ideal;
     console.log(
       `scale ${size} teammates x 3 calls at ${SCALE_DELAY_MS} ms: ideal ${ideal} ms, wall ${wall.toFixed(0)} ms ` +
-        `(runs ${apart.map((run) => run.wallMs.toFixed(0)).join("/")}), last teammate started ${median(apart.map((run) => run.lastStartMs)).toFixed(0)} ms ` +
+        `(runs ${apart.map((run) => run.wallMs.toFixed(0)).join("/")}), last teammate's first request ${median(apart.map((run) => run.lastStartMs)).toFixed(0)} ms ` +
         `after the Lead's reply, Lead event turns ${apart.map((run) => run.eventTurns).join("/")}; scaleRatio${size} ${ratio.toFixed(3)}` +
         (size === 8 ? " (target <= 1.15)" : size === 32 ? " (target <= 1.25)" : "") +
-        `; with the server in this process: wall ${wallHere.toFixed(0)} ms (runs ${here.map((run) => run.wallMs.toFixed(0)).join("/")}), ratio ${(wallHere / ideal).toFixed(3)}`,
+        `; with the server in this process: wall ${wallHere.toFixed(0)} ms (runs ${here.map((run) => run.wallMs.toFixed(0)).join("/")}), ratio ${(wallHere / ideal).toFixed(3)}` +
+        `; a file create in ${base} cost ${createMs.toFixed(3)} ms before these runs`,
     );
+    figures[`scaleCreate${size}Ms`] = Math.round(createMs * 1000) / 1000;
     figures[`scaleWall${size}Ms`] = Math.round(wall);
     figures[`scaleLastStart${size}Ms`] = Math.round(median(apart.map((run) => run.lastStartMs)));
     figures[`scaleEventTurns${size}`] = Math.max(...apart.map((run) => run.eventTurns));
