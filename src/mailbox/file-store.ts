@@ -11,6 +11,7 @@ import { MAILBOX_STATES, type MailboxState } from "../core/mailbox-state.ts";
 import type { MailboxMessage } from "../core/message.ts";
 import { assertMessageId, DEFAULT_MAX_CONTENT_BYTES, sameMessage, serializeMessage } from "../core/message-format.ts";
 import {
+  type FileIdentity,
   ensureDir,
   isErrno,
   pathExists,
@@ -117,6 +118,16 @@ export class FileMailboxStore implements MailboxStore {
     // messages, and the file is then hard-linked into ready/ — a link, unlike a
     // rename, never replaces an existing file. Both names share one inode, so
     // the marker costs no second write.
+    //
+    // Written and fsynced before the lock is taken, while other calls' batches
+    // hold it: under the lock a send is its link alone. Only what this call
+    // created stays its own; anything else (the marker there already, a failed
+    // write, a file another sender of this id put in its place) is settled
+    // under the lock, as before (writeMarker).
+    const written = writeMarkerEarly(fs, marker, () => {
+      this.#prepareAgent(recipient);
+      return serializeMessage(message);
+    });
     const writeMarker = async (): Promise<void> => {
       this.#prepareAgent(recipient);
       try {
@@ -124,9 +135,10 @@ export class FileMailboxStore implements MailboxStore {
           await writeNewFileDurably(marker, serializeMessage(message), fs);
         } catch (error) {
           // A marker no message file shares is what a send killed before its link
-          // left (prune removes the same ones): its id is in no state, so it is
-          // free. A retry of that send (a teammate's result, whose id is derived
-          // from its input's) must not be refused as "already sent".
+          // left (prune removes the same ones), or an early write that failed or
+          // is not done: its id is in no state, so it is free. A retry of that
+          // send (a teammate's result, whose id is derived from its input's)
+          // must not be refused as "already sent".
           if (!isErrno(error, "EEXIST") || fs.lstatSync(marker).nlink !== 1) throw error;
           fs.unlinkSync(marker);
           await writeNewFileDurably(marker, serializeMessage(message), fs);
@@ -137,11 +149,11 @@ export class FileMailboxStore implements MailboxStore {
         throw storageError(`send ${id}`, error, "nothing was written");
       }
     };
-    await this.#batched(`send ${id}`, async (batch, early) => {
+    await this.#batched(`send ${id}`, async (batch) => {
       this.#prepareAgent(recipient);
       const target = this.paths.messageFile(recipient, into, id);
       const index = into === "ready" ? this.#queues.current(recipient) : undefined;
-      await (early ?? writeMarker());
+      if (!isStill(fs, marker, await written)) await writeMarker();
       let linked = false;
       let stamp: Stamp | undefined;
       try {
@@ -158,9 +170,10 @@ export class FileMailboxStore implements MailboxStore {
         if (isErrno(error, "EEXIST")) throw new DuplicateMessageIdError(id);
         throw storageError(`send ${id}`, error, "nothing was written");
       }
-      // The marker's creation and the link are in one journal transaction, which
-      // the batch's fsync of ready/ commits: both are durable together (see
-      // docs/mailbox.md, "Durability"); undone, neither remains.
+      // The marker is durable (its own fsync; its creation in an earlier journal
+      // transaction than the link, or the same one when written here) and the
+      // batch's fsync of ready/ commits the link (see docs/mailbox.md,
+      // "Durability"); undone, neither remains.
       batch.step(this.paths.stateDirOf(recipient, into), () => {
         fs.unlinkSync(target);
         fs.unlinkSync(marker);
@@ -173,7 +186,7 @@ export class FileMailboxStore implements MailboxStore {
         batch.afterCommit(() => appendRecords(fs, this.paths.index(recipient), [record]));
       }
       this.#queues.gained(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
-    }, writeMarker);
+    });
   }
 
   async claim(agentName: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {
@@ -440,9 +453,9 @@ export class FileMailboxStore implements MailboxStore {
    * queued meanwhile are done one after another in that take, their fsyncs once
    * per directory at its end (see group-commit.ts), and each returns only then.
    */
-  #batched<T>(what: string, work: (batch: DurableBatch, early?: Promise<void>) => Promise<T>, early?: () => Promise<void>): Promise<T> {
+  #batched<T>(what: string, work: (batch: DurableBatch) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queued.push({ what, work: work as QueuedCall["work"], ...(early ? { early } : {}), resolve: resolve as (value: unknown) => void, reject });
+      this.#queued.push({ what, work: work as QueuedCall["work"], resolve: resolve as (value: unknown) => void, reject });
       this.#startDrain();
     });
   }
@@ -466,10 +479,9 @@ export class FileMailboxStore implements MailboxStore {
           // Taken once the lock is: every call queued while waiting for it joins.
           calls = this.#queued.splice(0);
           const batch = new DurableBatch(this.#fs);
-          const early = startEarly(calls);
           for (const call of calls) {
             try {
-              done.push({ call, value: await call.work(batch, early.get(call)) });
+              done.push({ call, value: await call.work(batch) });
             } catch (error) {
               call.reject(error);
             }
@@ -589,35 +601,38 @@ export class FileMailboxStore implements MailboxStore {
 
 interface QueuedCall {
   what: string;
-  /** `early`: this call's `early` step, started with the batch's others. */
-  work: (batch: DurableBatch, early?: Promise<void>) => Promise<unknown>;
-  /**
-   * A step the call may run before its turn, under the lock, at the same time as
-   * the other calls' (a send's durable marker write: 32 sends wait for 32 fsyncs
-   * at once, not one after another).
-   */
-  early?: () => Promise<void>;
+  work: (batch: DurableBatch) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
 /**
- * Starts the early steps of a batch's calls at once; a call whose `what` (a send's
- * id) is twice in the batch runs its step in its turn, so two sends of one id
- * still see each other's marker in order. A step's failure is the call's, raised
- * when its work awaits it.
+ * Creates `marker` exclusively, writes `text()` and fsyncs it, off the event
+ * loop. Returns what it made, or undefined when it made nothing durable (the
+ * marker was there, or a step failed): it never removes a file, since outside
+ * the lock it cannot know the marker is still its own.
  */
-function startEarly(calls: QueuedCall[]): Map<QueuedCall, Promise<void>> {
-  const counts = new Map<string, number>();
-  for (const call of calls) counts.set(call.what, (counts.get(call.what) ?? 0) + 1);
-  const started = new Map<QueuedCall, Promise<void>>();
-  for (const call of calls) {
-    if (!call.early || counts.get(call.what) !== 1) continue;
-    const step = call.early();
-    step.catch(() => {});
-    started.set(call, step);
+async function writeMarkerEarly(fs: FsOps, marker: string, text: () => string): Promise<FileIdentity | undefined> {
+  try {
+    return await writeNewFileDurably(marker, text(), fs);
+  } catch {
+    return undefined;
   }
-  return started;
+}
+
+/**
+ * Whether `marker` is still the file `written` says this send made, and linked
+ * nowhere yet: another sender of the same id may have replaced it (seeing it
+ * unlinked, under the lock), and `agent mailbox prune` may have removed it.
+ */
+function isStill(fs: FsOps, marker: string, written: FileIdentity | undefined): boolean {
+  if (!written) return false;
+  try {
+    const stat = fs.lstatSync(marker);
+    return stat.ino === written.ino && stat.ctimeMs === written.ctimeMs && stat.nlink === 1;
+  } catch {
+    return false;
+  }
 }
 
 function isStateDirReadOnly(error: unknown): boolean {

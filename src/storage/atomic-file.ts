@@ -113,19 +113,27 @@ async function fsyncDirNow(path: string, fs: FsOps): Promise<void> {
 }
 
 /**
- * writeNewFileSynced, its fsync off the event loop (see awaitFsync). The create
+ * writeNewFileSynced, its fsync off the event loop (see awaitFsync); returns which file it made. The create
  * and the write stay on it: the thread pool (two threads on two cores) is busy
  * with the agents' fsyncs, and each call queued behind them waits longer than
  * the create costs here.
  */
-export async function writeNewFileDurably(path: string, data: string | Uint8Array, fs: FsOps = realFs): Promise<void> {
+export async function writeNewFileDurably(path: string, data: string | Uint8Array, fs: FsOps = realFs): Promise<FileIdentity> {
   const fd = fs.openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE);
   try {
     writeAll(fd, data, fs);
     await awaitFsync(fd, fs);
+    const stat = fs.fstatSync(fd);
+    return { ino: stat.ino, ctimeMs: stat.ctimeMs };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** Which file a path named when it was written: its inode and the change time its last write left (a reused inode has another). */
+export interface FileIdentity {
+  ino: number;
+  ctimeMs: number;
 }
 
 /** Creates `path` (which must not exist), writes `data` and fsyncs it. */

@@ -1,0 +1,126 @@
+// A send writes and fsyncs its message (its id marker) before it takes the
+// mailbox lock, so under the lock it is a link alone; whatever happened to the
+// marker meanwhile — removed, replaced by another sender of the same id, an
+// orphan of a killed send — is settled under the lock, and each id is still
+// delivered once.
+import { describe, expect, test } from "bun:test";
+import { existsSync, lstatSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { DuplicateMessageIdError } from "../../src/core/errors.ts";
+import { systemClock } from "../../src/core/clock.ts";
+import { uuidV7Source } from "../../src/core/ids.ts";
+import { createMessage } from "../../src/core/message.ts";
+import { serializeMessage } from "../../src/core/message-format.ts";
+import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
+import { fileNameOf } from "../../src/mailbox/paths.ts";
+import { openOsLock } from "../../src/storage/os-lock.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+const message = (content: string, recipient = "bob") => createMessage({ sender: "lead", recipient, kind: "task", content }, { clock: systemClock, ids: uuidV7Source });
+
+/** The store, a message, and its paths; the mailbox lock taken from another open file, as another process would hold it. */
+async function world() {
+  const stateDir = tempDir("agent-early-marker-");
+  const store = new FileMailboxStore({ stateDir });
+  await store.prepare("bob");
+  const other = openOsLock(join(stateDir, "mailboxes.lock.flock"))!;
+  expect(other.tryTake()).toBe(true);
+  const m = message("the task");
+  const marker = join(stateDir, "mailboxes/.ids", m.id);
+  const ready = join(stateDir, "mailboxes/bob/ready", fileNameOf(m.id));
+  return { stateDir, store, other, m, marker, ready };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let waited = 0; !check(); waited += 5) {
+    if (waited > 5_000) throw new Error("timed out");
+    await Bun.sleep(5);
+  }
+}
+
+describe("a send's message is written before the lock", () => {
+  test("while another holds the lock: the marker is whole and durable, not yet in ready/; the send returns once linked", async () => {
+    const w = await world();
+    let sent = false;
+    const sending = w.store.send(w.m).finally(() => (sent = true));
+    await until(() => existsSync(w.marker) && readFileSync(w.marker, "utf8") === serializeMessage(w.m));
+    await Bun.sleep(30);
+    expect(sent).toBe(false);
+    expect(existsSync(w.ready)).toBe(false);
+    w.other.give();
+    await sending;
+    expect(readFileSync(w.ready, "utf8")).toBe(serializeMessage(w.m));
+    expect(lstatSync(w.marker).nlink).toBe(2);
+    expect(await w.store.claim("bob")).toEqual(w.m);
+  });
+
+  test("its marker removed meanwhile (a prune): written again under the lock, and delivered", async () => {
+    const w = await world();
+    const sending = w.store.send(w.m);
+    await until(() => existsSync(w.marker) && readFileSync(w.marker, "utf8") === serializeMessage(w.m));
+    unlinkSync(w.marker);
+    w.other.give();
+    await sending;
+    expect(readFileSync(w.ready, "utf8")).toBe(serializeMessage(w.m));
+    expect(lstatSync(w.marker).nlink).toBe(2);
+    expect(await w.store.claim("bob")).toEqual(w.m);
+  });
+
+  test("its marker replaced meanwhile by another sender of the id (not linked yet): this send's own content is delivered, once", async () => {
+    const w = await world();
+    const sending = w.store.send(w.m);
+    await until(() => existsSync(w.marker) && readFileSync(w.marker, "utf8") === serializeMessage(w.m));
+    // Another file in its place, as a sender that found it unlinked under the lock leaves it before its own link.
+    const impostor = serializeMessage({ ...w.m, content: "another sender's content" });
+    unlinkSync(w.marker);
+    writeFileSync(w.marker, impostor);
+    w.other.give();
+    await sending;
+    expect(readFileSync(w.ready, "utf8")).toBe(serializeMessage(w.m));
+    expect(lstatSync(w.marker).nlink).toBe(2);
+    // The id is taken now: a second send of it is refused, before or after the lock.
+    await expect(w.store.send(w.m)).rejects.toBeInstanceOf(DuplicateMessageIdError);
+    expect(await w.store.claim("bob")).toEqual(w.m);
+    expect(await w.store.claim("bob")).toBeNull();
+  });
+
+  test("an orphan marker a killed send left: the retry delivers the message", async () => {
+    const w = await world();
+    w.other.give();
+    writeFileSync(w.marker, "{half a mess");
+    await w.store.send(w.m);
+    expect(readFileSync(w.ready, "utf8")).toBe(serializeMessage(w.m));
+    expect(await w.store.claim("bob")).toEqual(w.m);
+  });
+
+  test("two sends of one id at once: one is delivered, the other is refused as a duplicate", async () => {
+    const w = await world();
+    const copy = new FileMailboxStore({ stateDir: w.stateDir });
+    const outcomes = Promise.allSettled([w.store.send(w.m), copy.send({ ...w.m, content: "the same id again" })]);
+    await Bun.sleep(20);
+    w.other.give();
+    const [first, second] = await outcomes;
+    expect([first.status, second.status].sort()).toEqual(["fulfilled", "rejected"]);
+    const refused = [first, second].find((outcome) => outcome.status === "rejected") as PromiseRejectedResult;
+    expect(refused.reason).toBeInstanceOf(DuplicateMessageIdError);
+    expect(lstatSync(w.marker).nlink).toBe(2);
+    const delivered = await w.store.claim("bob");
+    expect(delivered?.id).toBe(w.m.id);
+    expect(await w.store.claim("bob")).toBeNull();
+  });
+
+  test("a send that gave up waiting for the lock leaves at most an orphan marker: the same message is sent later", async () => {
+    const stateDir = tempDir("agent-early-marker-");
+    const store = new FileMailboxStore({ stateDir, lock: { waitMs: 100 } });
+    await store.prepare("bob");
+    const other = openOsLock(join(stateDir, "mailboxes.lock.flock"))!;
+    expect(other.tryTake()).toBe(true);
+    const m = message("the task");
+    const refused = await store.send(m).catch((error: Error) => error);
+    expect(String((refused as Error).message)).toContain("holds it");
+    expect(existsSync(join(stateDir, "mailboxes/bob/ready", fileNameOf(m.id)))).toBe(false);
+    other.give();
+    await store.send(m);
+    expect(await store.claim("bob")).toEqual(m);
+  });
+});
