@@ -27,10 +27,13 @@
  *      are printed beside, as `scaleRatioServerHere<N>`.
  *      BENCH_TRACE=1 prints every event of each run with its time.
  *      Printed with it: when the last teammate's first request reached the
- *      server after the Lead's reply, the Lead's event turns, and what one file
- *      create cost in the bench's directory just before (`scaleCreate<N>Ms`: on
- *      this machine's ext4 it swings from 0.01 to 0.8 ms, and a spawn makes ~11
- *      files and directories a teammate; TMPDIR picks the directory).
+ *      server after the Lead's reply, the Lead's event turns, this process's
+ *      CPU time a run (`scaleCpu<N>Ms`, every thread: with the server apart,
+ *      the runtime's own work, steadier than the wall on a noisy machine), and
+ *      what one file create cost in the bench's directory just before
+ *      (`scaleCreate<N>Ms`: on this machine's ext4 it swings from 0.01 to 0.8
+ *      ms, and a spawn makes ~11 files and directories a teammate; TMPDIR
+ *      picks the directory).
  *
  * The last line is one JSON object with the figures.
  */
@@ -178,6 +181,7 @@ async function batchedRun(): Promise<BatchedRun> {
   await lead.runner.run("split the work over four workers", { idempotencyKey: crypto.randomUUID() });
   const quiet = await runUntilQuiet(lead);
   const end = performance.now();
+  const cpu = process.cpuUsage(cpuBefore);
   const leadRequests = server.requests.filter((request) => request.identity === "lead").length;
   await finish(server, lead);
   // Batched at best: the Lead's one event turn (as long as its last one took) starts as the last result lands.
@@ -190,6 +194,8 @@ interface ScaleRun {
   /** From the Lead's spawning reply to the last teammate's first model request reaching the server. */
   lastStartMs: number;
   eventTurns: number;
+  /** This process's CPU time (user and system, every thread) over the run: with the server apart, the runtime's own work. */
+  cpuMs: number;
 }
 
 /**
@@ -230,15 +236,17 @@ async function scaleRun(teammates: number, serverHere: boolean): Promise<ScaleRu
   writeFileSync(join(workspace, "b.txt"), "beta\n");
   start = performance.now();
   const startEpoch = Date.now();
+  const cpuBefore = process.cpuUsage();
   await lead.runner.run(`split the work over ${teammates} workers`, { idempotencyKey: crypto.randomUUID() });
   const quiet = await runUntilQuiet(lead);
   const end = performance.now();
+  const cpu = process.cpuUsage(cpuBefore);
   await lead.close();
   const requests = server instanceof ScriptedModelServer ? (server.assertDone(), await server.close(), server.requests) : (await server.close()).requests;
   if (process.env.BENCH_TRACE) for (const request of requests) console.error(`server ${request.at - startEpoch} ${request.identity}`);
   // When each teammate's first request reached the model (sent ahead, it goes out before its turn begins).
   for (const request of requests) if (request.identity !== "lead" && request.identity !== undefined && !firstRequestAt.has(request.identity)) firstRequestAt.set(request.identity, request.at);
-  return { wallMs: end - start, lastStartMs: Math.max(...firstRequestAt.values()) - spawnReplyAt, eventTurns: quiet.turns.length };
+  return { wallMs: end - start, lastStartMs: Math.max(...firstRequestAt.values()) - spawnReplyAt, eventTurns: quiet.turns.length, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 /**
@@ -281,7 +289,7 @@ async function scale(): Promise<Record<string, number>> {
     console.log(
       `scale ${size} teammates x 3 calls at ${SCALE_DELAY_MS} ms: ideal ${ideal} ms, wall ${wall.toFixed(0)} ms ` +
         `(runs ${apart.map((run) => run.wallMs.toFixed(0)).join("/")}), last teammate's first request ${median(apart.map((run) => run.lastStartMs)).toFixed(0)} ms ` +
-        `after the Lead's reply, Lead event turns ${apart.map((run) => run.eventTurns).join("/")}; scaleRatio${size} ${ratio.toFixed(3)}` +
+        `after the Lead's reply, Lead event turns ${apart.map((run) => run.eventTurns).join("/")}, this process's CPU ${median(apart.map((run) => run.cpuMs)).toFixed(0)} ms a run; scaleRatio${size} ${ratio.toFixed(3)}` +
         (size === 8 ? " (target <= 1.15)" : size === 32 ? " (target <= 1.25)" : "") +
         `; with the server in this process: wall ${wallHere.toFixed(0)} ms (runs ${here.map((run) => run.wallMs.toFixed(0)).join("/")}), ratio ${(wallHere / ideal).toFixed(3)}` +
         `; a file create in ${base} cost ${createMs.toFixed(3)} ms before these runs`,
@@ -290,6 +298,7 @@ async function scale(): Promise<Record<string, number>> {
     figures[`scaleWall${size}Ms`] = Math.round(wall);
     figures[`scaleLastStart${size}Ms`] = Math.round(median(apart.map((run) => run.lastStartMs)));
     figures[`scaleEventTurns${size}`] = Math.max(...apart.map((run) => run.eventTurns));
+    figures[`scaleCpu${size}Ms`] = Math.round(median(apart.map((run) => run.cpuMs)));
     figures[`scaleRatio${size}`] = Math.round(ratio * 1000) / 1000;
     figures[`scaleRatioServerHere${size}`] = Math.round((wallHere / ideal) * 1000) / 1000;
   }

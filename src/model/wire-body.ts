@@ -1,19 +1,22 @@
 import type { ChatProfile } from "./profiles/chat-profile.ts";
 import type { ChatMessage, ToolSpec } from "./types.ts";
-import { toWireMessage, toWireTools } from "./wire-request.ts";
+import { toWireMessage, toWireTool } from "./wire-request.ts";
 
 /**
  * The JSON text of a chat-completions request, encoded a step at a time: a
  * message's JSON is kept with the message (messages are never changed in place;
  * compaction replaces them) and the tools' with the specs (built once per tool),
  * so a step of a long session encodes only its new messages, not 2.5 MB of
- * history again (~16 ms at 2 000 turns). The text is byte for byte
+ * history again (~16 ms at 2 000 turns). A tool's JSON is kept with its spec,
+ * so agents with tool sets of their own (a Lead and 32 teammates on one
+ * client) do not encode theirs again each time another agent's request came
+ * between. The text is byte for byte
  * `JSON.stringify` of the object toWireRequest builds, with `tail`'s fields after.
  */
 export class WireBodyEncoder {
   readonly #profile: ChatProfile;
   readonly #messages = new WeakMap<ChatMessage, string>();
-  #tools: { specs: readonly ToolSpec[]; json: string } | undefined;
+  readonly #tools = new WeakMap<ToolSpec, string>();
 
   constructor(profile: ChatProfile) {
     this.#profile = profile;
@@ -39,10 +42,15 @@ export class WireBodyEncoder {
   }
 
   #toolsJson(tools: readonly ToolSpec[]): string {
-    const last = this.#tools;
-    if (last && last.specs.length === tools.length && last.specs.every((spec, i) => spec === tools[i])) return last.json;
-    const json = JSON.stringify(toWireTools(tools));
-    this.#tools = { specs: [...tools], json };
+    return `[${tools.map((tool) => this.#tool(tool)).join(",")}]`;
+  }
+
+  #tool(tool: ToolSpec): string {
+    let json = this.#tools.get(tool);
+    if (json === undefined) {
+      json = JSON.stringify(toWireTool(tool));
+      this.#tools.set(tool, json);
+    }
     return json;
   }
 }

@@ -70,7 +70,7 @@ export function toWireTools(tools: readonly ToolSpec[]): ChatCompletionTool[] {
   return tools.map(toWireTool);
 }
 
-function toWireTool(tool: ToolSpec): ChatCompletionTool {
+export function toWireTool(tool: ToolSpec): ChatCompletionTool {
   return {
     type: "function",
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },

@@ -99,3 +99,26 @@ describe("the request body", () => {
     await client.close();
   });
 });
+
+describe("the tools' JSON", () => {
+  test("each agent's tools are encoded once, however the agents' requests interleave on one client; the body stays byte for byte", async () => {
+    const { url, bodies } = recordingServer();
+    const { client } = clientFor(url);
+    let reads = 0;
+    // Its schema is read each time the tool is encoded.
+    const counted = (name: string): ToolSpec => ({ name, description: `the ${name} tool`, get parameters() {
+      reads += 1;
+      return { type: "object", properties: { path: { type: "string" } } };
+    } });
+    // A Lead and two teammates, each with tool objects of its own (as each runner builds them).
+    const sets = [[counted("read_file"), counted("spawn_teammate")], [counted("read_file"), GLOB], [counted("read_file"), GLOB]];
+    const messages: ChatMessage[] = [{ role: "user", content: "go" }];
+    for (let round = 0; round < 3; round++) {
+      for (const [i, tools] of sets.entries()) await client.complete({ identity: `agent-${i}`, messages, tools });
+    }
+    // Four tools that count: each read once, in its first request.
+    expect(reads).toBe(4);
+    expect(bodies).toEqual(Array.from({ length: 3 }, () => sets.map((tools) => expected(PROFILES.openai, messages, tools))).flat());
+    await client.close();
+  });
+});
