@@ -181,7 +181,6 @@ async function batchedRun(): Promise<BatchedRun> {
   await lead.runner.run("split the work over four workers", { idempotencyKey: crypto.randomUUID() });
   const quiet = await runUntilQuiet(lead);
   const end = performance.now();
-  const cpu = process.cpuUsage(cpuBefore);
   const leadRequests = server.requests.filter((request) => request.identity === "lead").length;
   await finish(server, lead);
   // Batched at best: the Lead's one event turn (as long as its last one took) starts as the last result lands.
