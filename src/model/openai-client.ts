@@ -1,7 +1,6 @@
-import OpenAI, { APIError } from "openai";
 import { callSignal } from "./call-signal.ts";
-import { errorShapingFetch } from "./error-fetch.ts";
-import { describeAttemptFailure } from "./openai-failures.ts";
+import { parseErrorText } from "./error-body.ts";
+import { HttpStatusError, RequestTimeoutError, describeFetchFailure } from "./fetch-failures.ts";
 import type { ChatProfile } from "./profiles/chat-profile.ts";
 import { detectProfile } from "./profiles/detect.ts";
 import { OPENAI_DEFAULT_BASE_URL } from "./providers/endpoints.ts";
@@ -15,7 +14,7 @@ import { WireBodyEncoder } from "./wire-body.ts";
 
 export { fromWireResponse } from "./wire-completion.ts";
 
-/** With openai-failures.ts and the Responses adapter, the only files that import `openai`: everything else speaks our camelCase types. */
+/** Chat completions are posted with fetch itself: only the Responses adapter and openai-failures.ts use the `openai` SDK. */
 export const DEFAULT_BASE_URL = OPENAI_DEFAULT_BASE_URL;
 
 export interface OpenAIModelClientOptions {
@@ -49,7 +48,9 @@ type WireBody = (tail: Record<string, unknown>) => string;
 export class OpenAIModelClient implements ModelClient {
   readonly model: string;
   readonly endpoint: string;
-  readonly #sdk: OpenAI;
+  /** Where requests are posted, and the headers every one carries (names in lower case, so a configured header replaces ours of any case). */
+  readonly #url: string;
+  readonly #headers: Record<string, string>;
   readonly #options: OpenAIModelClientOptions;
   readonly #timing: RetryTiming;
   readonly #deps: RetryDeps;
@@ -80,17 +81,14 @@ export class OpenAIModelClient implements ModelClient {
     this.profile = options.profile ?? detectProfile(options.baseUrl);
     this.#streamOptions = this.profile.streamOptions;
     this.#encoder = new WireBodyEncoder(this.profile);
-    const keyHeader = this.profile.keyHeader ? { [this.profile.keyHeader]: options.apiKey } : {};
-    // An explicit baseURL: the SDK would otherwise read OPENAI_BASE_URL itself,
-    // behind the back of our flags > env > config precedence.
-    this.#sdk = new OpenAI({
-      baseURL: this.endpoint,
-      apiKey: options.apiKey,
-      timeout: Math.ceil(options.timeoutMs),
-      maxRetries: 0,
-      defaultHeaders: { ...keyHeader, ...options.headers },
-      fetch: errorShapingFetch,
-    });
+    // An explicit base URL always (flags > env > config decide it, nothing reads OPENAI_BASE_URL behind their back).
+    this.#url = `${this.endpoint.endsWith("/") ? this.endpoint : `${this.endpoint}/`}chat/completions`;
+    // What the SDK sent, in its order: a configured header (the key's own header of a dialect, then the user's) wins over ours.
+    this.#headers = lowerCased([
+      { accept: "application/json", authorization: `Bearer ${options.apiKey}` },
+      this.profile.keyHeader ? { [this.profile.keyHeader]: options.apiKey } : {},
+      options.headers ?? {},
+    ]);
   }
 
   /** False once the endpoint refused a stream: later requests go without `stream`. */
@@ -114,7 +112,7 @@ export class OpenAIModelClient implements ModelClient {
     try {
       return await withRetries(
         async () => (this.#streaming ? this.#streamed(body, request, signal) : this.#whole(body, request, signal)),
-        (error) => describeAttemptFailure(error, signal),
+        (error) => describeFetchFailure(error, signal),
         {
           endpoint: this.endpoint,
           model,
@@ -132,7 +130,7 @@ export class OpenAIModelClient implements ModelClient {
 
   /** One attempt without streaming: the whole body, parsed by us so a bad one can be quoted. */
   async #whole(body: WireBody, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
-    const response = await this.#post(body({}), false, request, signal);
+    const response = await this.#post(body({}), request, signal);
     const whole = parseCompletionBody(await response.text());
     if (whole.message.content) request.onText?.(whole.message.content);
     return whole;
@@ -147,7 +145,7 @@ export class OpenAIModelClient implements ModelClient {
     const streamBody = body({ stream: true, ...(this.#streamOptions ? { stream_options: { include_usage: true } } : {}) });
     let response: Response;
     try {
-      response = await this.#post(streamBody, true, request, signal);
+      response = await this.#post(streamBody, request, signal);
     } catch (error) {
       const refused = refusedStreamParameter(error);
       if (refused === "stream_options" && this.#streamOptions) {
@@ -187,13 +185,31 @@ export class OpenAIModelClient implements ModelClient {
   }
 
   /**
-   * POSTs JSON text to /chat/completions through the SDK (its headers, auth,
-   * timeout and typed errors), which sends a string body with a content type as is.
+   * POSTs JSON text to /chat/completions. The timeout covers the wait for the
+   * answer's headers (the stream then has an idle limit of the same length); an
+   * error status is thrown with what its body said (error-body.ts reads every
+   * provider's shape).
    */
-  #post(json: string, stream: boolean, request: ModelRequest, signal: AbortSignal): Promise<Response> {
-    return this.#sdk
-      .post("/chat/completions", { body: json, headers: { "Content-Type": "application/json", "X-Agent-Name": request.identity }, signal, stream })
-      .asResponse();
+  async #post(json: string, request: ModelRequest, signal: AbortSignal): Promise<Response> {
+    const timeoutMs = Math.ceil(this.#options.timeoutMs);
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new RequestTimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    let response: Response;
+    try {
+      response = await fetch(this.#url, {
+        method: "POST",
+        headers: { ...this.#headers, "content-type": "application/json", "x-agent-name": request.identity },
+        body: json,
+        signal: AbortSignal.any([signal, timeout.signal]),
+      });
+    } catch (error) {
+      if (timeout.signal.aborted && !signal.aborted) throw timeout.signal.reason;
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!response.ok) throw new HttpStatusError(response.status, parseErrorText(await response.text().catch(() => "")), response.headers);
+    return response;
   }
 
   async close(): Promise<void> {
@@ -208,10 +224,16 @@ export class OpenAIModelClient implements ModelClient {
  * without that.
  */
 function refusedStreamParameter(error: unknown): "stream" | "stream_options" | undefined {
-  if (!(error instanceof APIError) || error.status === undefined) return undefined;
+  if (!(error instanceof HttpStatusError)) return undefined;
   if (![400, 405, 415, 422, 501].includes(error.status)) return undefined;
-  const body = error.error as { message?: unknown; param?: unknown } | undefined;
-  const text = `${typeof body?.message === "string" ? body.message : error.message} ${typeof body?.param === "string" ? body.param : ""}`;
+  const text = `${error.error.message} ${error.error.param ?? ""}`;
   if (/\bstream_options\b/i.test(text)) return "stream_options";
   return /\bstream(ing)?\b/i.test(text) ? "stream" : undefined;
+}
+
+/** Header sets merged in order, each name in lower case: a later set's header replaces an earlier one's whatever its case. */
+function lowerCased(sets: readonly Record<string, string>[]): Record<string, string> {
+  const merged: Record<string, string> = {};
+  for (const set of sets) for (const [name, value] of Object.entries(set)) merged[name.toLowerCase()] = value;
+  return merged;
 }

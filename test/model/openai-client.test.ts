@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import type { ChatMessage } from "../../src/model/types.ts";
+import { PROFILES } from "../../src/model/profiles/profiles.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { READ_FILE, ask, clientFor } from "./helpers.ts";
 
-describe("OpenAIModelClient over the openai SDK", () => {
+describe("OpenAIModelClient", () => {
   test("a text reply comes back as an assistant message with its usage", async () => {
     await using server = ScriptedModelServer.start([
       { text: "Hello there.", usage: { prompt_tokens: 42, completion_tokens: 7 } },
@@ -34,6 +35,22 @@ describe("OpenAIModelClient over the openai SDK", () => {
     expect((await client.complete(ask("go", { identity: "lead" }))).message.content).toBe("from lead");
     expect((await client.complete(ask("go", { identity: "alice" }))).message.content).toBe("from alice");
     expect(server.requests.map((r) => r.headers["x-agent-name"])).toEqual(["lead", "alice"]);
+    server.assertDone();
+  });
+
+  test("configured headers replace ours whatever their case; the agent's name and the content type are ours", async () => {
+    await using server = ScriptedModelServer.start([{ identity: "lead", text: "ok" }]);
+    const { client } = clientFor(server.url, {
+      profile: { ...PROFILES.openai, keyHeader: "api-key" },
+      headers: { AUTHORIZATION: "Bearer from-config", "X-Agent-Name": "impostor", "content-type": "text/plain", "X-Extra": "1" },
+    });
+    await client.complete(ask("go", { identity: "lead" }));
+    const { headers } = server.requests[0]!;
+    expect(headers.authorization).toBe("Bearer from-config");
+    expect(headers["api-key"]).toBe("sk-test");
+    expect(headers["x-agent-name"]).toBe("lead");
+    expect(headers["content-type"]).toBe("application/json");
+    expect(headers["x-extra"]).toBe("1");
     server.assertDone();
   });
 
