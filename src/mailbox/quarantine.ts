@@ -3,7 +3,7 @@ import type { AgentName } from "../core/agent-name.ts";
 import { MailboxStorageError } from "../core/errors.ts";
 import { isMailboxState, type MailboxState } from "../core/mailbox-state.ts";
 import { INVALID_UTC_INSTANT, Problems, UTC_INSTANT, isPlainRecord, pick } from "../core/plain-check.ts";
-import { pathExists, unlinkQuietly, writeFileAtomic } from "../storage/atomic-file.ts";
+import { ensureDir, pathExists, unlinkQuietly, writeFileAtomic } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { type MailboxPaths, REASON_SUFFIX } from "./paths.ts";
 
@@ -55,9 +55,12 @@ export function moveToQuarantine(
 ): string {
   const dir = paths.stateDirOf(entry.agent, "quarantine");
   const source = join(paths.stateDirOf(entry.agent, entry.from), entry.name);
-  const target = join(dir, freshName(fs, dir, entry.name));
   const stays = `it stays in ${entry.from}/`;
+  let target: string;
   try {
+    // Made by the first quarantine of the agent (see FileMailboxStore#prepareAgent).
+    ensureDir(dir, fs);
+    target = join(dir, freshName(fs, dir, entry.name));
     fs.renameSync(source, target);
   } catch (error) {
     throw quarantineError(entry, `${(error as Error).message}; ${stays}`, error);
