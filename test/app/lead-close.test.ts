@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import * as fs from "node:fs";
-import { mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { loadSettings } from "../../src/config/load.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
@@ -59,7 +59,8 @@ async function world(script: ScriptedReply[], mailboxFs: FsOps) {
 }
 
 const spawn = (name: string, prompt: string) => ({ name: "spawn_teammate", arguments: { name, role: "worker", prompt } });
-const files = (stateDir: string, agent: string, state: string) => readdirSync(join(stateDir, "mailboxes", agent, state));
+/** The files in a mailbox state's directory; done/ and quarantine/ are made when first used, so none yet is none. */
+const files = (stateDir: string, agent: string, state: string) => (existsSync(join(stateDir, "mailboxes", agent, state)) ? readdirSync(join(stateDir, "mailboxes", agent, state)) : []);
 
 describe("a teammate's ack that fails after its result was delivered", () => {
   test("is retried: the input goes to done/, never to quarantine, and the teammate stays well", async () => {
