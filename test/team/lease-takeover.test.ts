@@ -14,6 +14,7 @@ import { PgHistoryBackend } from "../../src/postgres/history-store.ts";
 import { PgMailboxStore } from "../../src/postgres/mailbox-store.ts";
 import { PgTeamRegistry } from "../../src/postgres/team-registry.ts";
 import { PgTeammateLeases } from "../../src/postgres/teammate-leases.ts";
+import type { RunEvent } from "../../src/runtime/run-types.ts";
 import type { TeamEvent } from "../../src/team/teammate-runtime.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { clusterForFile } from "../support/postgres.ts";
@@ -41,13 +42,19 @@ test("lease lost mid-turn, seen as HISTORY_CONFLICT on the next append: the turn
     workspace,
   });
   const events: TeamEvent[] = [];
-  const lead: LeadRuntime = await buildLead(settings, { stateDir: join(root, "state"), workspace, sessionId: session, teamObserver: (e) => events.push(e) });
+  // Her turn's model call: its records (the turn begun, the task) are in her history by then. Her
+  // first request itself goes out earlier, while her spawn is stored (AgentRunner.sendAhead).
+  const carolCalling = Promise.withResolvers<void>();
+  const observer = (event: RunEvent) => {
+    if (event.agent === "carol" && event.type === "model_request") carolCalling.resolve();
+  };
+  const lead: LeadRuntime = await buildLead(settings, { stateDir: join(root, "state"), workspace, sessionId: session, observer, teamObserver: (e) => events.push(e) });
   cleanups.push(() => lead.close());
   const connection = await PostgresConnection.open(url);
   cleanups.push(() => connection.close());
 
   await lead.team.spawn("carol", "writer", "document the users table in USERS.md");
-  await carolAsked.promise;
+  await Promise.all([carolAsked.promise, carolCalling.promise]);
   // Another process takes carol over: her lease has run out by its clock, and it
   // carries on her history (one record is enough to fence the old holder off).
   const later = { now: () => new Date(Date.now() + 60 * 60_000) };
