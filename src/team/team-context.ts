@@ -96,6 +96,12 @@ export interface Worker {
    * its idle notice) is not decided yet: the Lead's event turn waits for that.
    */
   finishing?: boolean;
+  /**
+   * Its loop found nothing more to do, told the Lead it is idle, and is only
+   * storing that in team.json: no longer work the Lead waits for. A message
+   * that comes meanwhile keeps the loop going (its state back to running).
+   */
+  settling?: boolean;
   /** Whether its runner was built read-only for plan approval (rebuilt when that changes). */
   runnerInPlanMode?: boolean;
 }

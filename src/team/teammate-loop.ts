@@ -122,7 +122,15 @@ export class TeammateLoop {
             if (idle === "kept") continue;
           }
           await payLead();
-          await team.setState(name, "idle");
+          // Its work is over once its idle notice is with the Lead: the Lead's
+          // wait for a quiet team does not wait for team.json to say so too.
+          worker.settling = true;
+          team.changed();
+          try {
+            await team.setState(name, "idle");
+          } finally {
+            worker.settling = false;
+          }
           // Storing the state may have yielded to a send that found the loop active.
           if (worker.pokes !== pokes) continue;
           // Idle, it keeps no runner: its history, tools and prompt are rebuilt from disk by

@@ -88,7 +88,7 @@ export class TeammateRuntime implements TeamWatchTarget {
 
   /** Whether any teammate is working, here or in another process (idle ones are not pending work). */
   hasPendingWork(): boolean {
-    return this.#remote.busyElsewhere || [...this.#team.workers.values()].some((worker) => worker.active);
+    return this.#remote.busyElsewhere || [...this.#team.workers.values()].some((worker) => worker.active && !worker.settling);
   }
 
   /**

@@ -103,6 +103,40 @@ describe("TeammateRuntime", () => {
     w.server.assertDone();
   });
 
+  test("a teammate that told the Lead it is idle is no longer work the Lead waits for, while team.json still waits to say so", async () => {
+    const answer = Promise.withResolvers<void>();
+    const asked = Promise.withResolvers<void>();
+    const w = await world([
+      { identity: "alice", check: () => asked.resolve(), gate: answer.promise, text: "alice: done" },
+      { identity: "lead", text: "noted" },
+    ]);
+    await w.lead.team.spawn("alice", "backend", "write schema.sql");
+    await asked.promise;
+    const stateOf = () => JSON.parse(readFileSync(join(w.stateDir, "team.json"), "utf8")).teammates.find((t: { name: string }) => t.name === "alice").state;
+    for (let waited = 0; stateOf() !== "running" && waited < 3_000; waited += 5) await Bun.sleep(5);
+    expect(stateOf()).toBe("running");
+    expect(w.lead.team.hasPendingWork()).toBe(true);
+    // Held as another process would hold it: alice cannot store that she is idle.
+    const teamLock = openOsLock(join(w.stateDir, "team.lock.flock"))!;
+    expect(teamLock.tryTake()).toBe(true);
+    answer.resolve();
+    try {
+      const idleSent = () => w.teamEvents.some((e) => e.type === "mailbox" && e.op === "send" && e.kind === "idle");
+      for (let waited = 0; (!idleSent() || w.lead.team.hasPendingWork()) && waited < 3_000; waited += 5) await Bun.sleep(5);
+      expect(idleSent()).toBe(true);
+      // The Lead's quiet wait (and its event turn's batching) is over; the record is not written yet.
+      expect(w.lead.team.hasPendingWork()).toBe(false);
+      expect(stateOf()).toBe("running");
+      expect(w.lead.team.list().find((t) => t.name === "alice")?.state).toBe("idle");
+    } finally {
+      teamLock.give();
+    }
+    expect((await runUntilQuiet(w.lead)).turns.map((t) => t.result.result)).toEqual(["noted"]);
+    await w.lead.close();
+    expect(stateOf()).toBe("idle");
+    w.server.assertDone();
+  });
+
   test("a result names the input it answers: in the message, the event and the Lead's envelope", async () => {
     const w = await world([
       { identity: "alice", text: "alice: done" },
