@@ -17,6 +17,7 @@ export class WireBodyEncoder {
   readonly #profile: ChatProfile;
   readonly #messages = new WeakMap<ChatMessage, string>();
   readonly #tools = new WeakMap<ToolSpec, string>();
+  readonly #sets = new WeakMap<ToolSpec, { specs: readonly ToolSpec[]; json: string }>();
 
   constructor(profile: ChatProfile) {
     this.#profile = profile;
@@ -42,7 +43,13 @@ export class WireBodyEncoder {
   }
 
   #toolsJson(tools: readonly ToolSpec[]): string {
-    return `[${tools.map((tool) => this.#tool(tool)).join(",")}]`;
+    // Each agent's set is kept under its first spec (an agent's specs are its own objects): a
+    // request whose specs are those of the set kept joins nothing again.
+    const kept = this.#sets.get(tools[0]!);
+    if (kept && kept.specs.length === tools.length && kept.specs.every((spec, i) => spec === tools[i])) return kept.json;
+    const json = `[${tools.map((tool) => this.#tool(tool)).join(",")}]`;
+    this.#sets.set(tools[0]!, { specs: [...tools], json });
+    return json;
   }
 
   #tool(tool: ToolSpec): string {
