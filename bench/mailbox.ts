@@ -248,7 +248,14 @@ async function foreignAtDepth(depth: number) {
     let entries = 0;
     for (const state of ["ready", "processing", "done", "quarantine"]) {
       const dir = join(stateDir, "mailboxes", "lead", state);
-      for (const name of fs.readdirSync(dir)) {
+      // quarantine/ (and done/ before the first ack) is made when first used: a readdir that finds none, as `list`'s.
+      let names: string[];
+      try {
+        names = fs.readdirSync(dir);
+      } catch {
+        continue;
+      }
+      for (const name of names) {
         fs.lstatSync(`${dir}/${name}`);
         entries += 1;
       }
