@@ -134,6 +134,8 @@ export class TeamContext {
   /** Teammates whose record the next registry write stores. */
   readonly #dirty = new Set<AgentName>();
   #nextWrite: Promise<void> | undefined;
+  /** The write that stores each teammate's record as it is now, until it is done (see stored). */
+  readonly #storing = new Map<AgentName, Promise<void>>();
 
   constructor(options: TeammateRuntimeOptions, hooks: TeamHooks) {
     this.o = options;
@@ -205,7 +207,8 @@ export class TeamContext {
   async setState(name: AgentName, state: TeammateState, failure?: string, persist = true): Promise<void> {
     const worker = this.workers.get(name);
     if (!worker) return;
-    if (worker.record.state === state && failure === undefined) return;
+    // Already so: resolved once that is stored (a spawn stores a new teammate "running").
+    if (worker.record.state === state && failure === undefined) return this.stored(name);
     worker.record = {
       ...worker.record,
       state,
@@ -255,6 +258,17 @@ export class TeamContext {
       }
       await this.o.registry.change(put, removed);
     });
-    return this.#nextWrite;
+    const write = this.#nextWrite;
+    this.#storing.set(name, write);
+    const done = () => {
+      if (this.#storing.get(name) === write) this.#storing.delete(name);
+    };
+    write.then(done, done);
+    return write;
+  }
+
+  /** Resolves once the teammate's record as it is now is in team.json (at once when no write of it is under way). */
+  stored(name: AgentName): Promise<void> {
+    return this.#storing.get(name) ?? Promise.resolve();
   }
 }

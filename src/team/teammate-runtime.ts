@@ -204,10 +204,21 @@ export class TeammateRuntime implements TeamWatchTarget {
       throw error;
     }
     const { pendingTaskId: _sent, ...record } = worker.record;
-    worker.record = record;
+    // Starting on its task here, it is stored running by the same write that
+    // says the task went out: its turn waits for one write of team.json, not two.
+    worker.record = first ? { ...record, state: "running", updatedAtUtc: team.o.clock.now().toISOString() } : record;
     // The task is durable in its mailbox: the teammate starts on it while
     // team.json is told it went out (a restore finds it sent either way).
     const stored = team.persist(name);
+    if (first) {
+      void stored.then(
+        () => {
+          team.emit({ type: "teammate", name, role: worker.record.role, state: "running" });
+          team.changed();
+        },
+        () => {},
+      );
+    }
     this.#loop.start(name, first);
     // Another process runs it (its lease was not ours to take): no turn here takes the call made ahead.
     if (!team.runsHere(name) && worker.runner && !worker.active) {

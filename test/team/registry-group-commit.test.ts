@@ -80,4 +80,26 @@ describe("team registry writes (group commit)", () => {
     expect(registry.writes.at(-1)).toEqual(["worker-4", "-worker-3"]);
     expect((await registry.read()).map((t) => [t.name, t.state])).toEqual(names.filter((n) => n !== "worker-3").map((n) => [n, n === "worker-4" ? "running" : "idle"]));
   });
+
+  test("a state already set and being written: setState resolves once that write is durable, and asks for no second one", async () => {
+    const stateDir = join(tempDir("agent-group-commit-"), "state");
+    const { registry, context, add } = team(stateDir);
+    add("alice");
+    const held = Promise.withResolvers<void>();
+    registry.hold = held.promise;
+    // As a spawn does for a teammate that starts on its task at once.
+    context.workers.get("alice")!.record.state = "running";
+    const stored = context.persist("alice");
+    let settled = false;
+    const running = context.setState("alice", "running").then(() => (settled = true));
+    await Bun.sleep(20);
+    expect(settled).toBe(false);
+    held.resolve();
+    await Promise.all([stored, running]);
+    expect(registry.writes).toEqual([["alice"]]);
+    expect((await registry.read()).map((t) => t.state)).toEqual(["running"]);
+    // Nothing under way: at once.
+    await context.setState("alice", "running");
+    expect(registry.writes).toHaveLength(1);
+  });
 });

@@ -137,6 +137,22 @@ describe("TeammateRuntime", () => {
     w.server.assertDone();
   });
 
+  test("a teammate spawned to work at once is stored running with its task sent: one team.json write before its turn, one running event", async () => {
+    const answer = Promise.withResolvers<void>();
+    const w = await world([
+      { identity: "alice", gate: answer.promise, text: "alice: done" },
+      { identity: "lead", text: "noted" },
+    ]);
+    await w.lead.team.spawn("alice", "backend", "write schema.sql");
+    // Durable when the spawn returns: the record says running, with no task pending.
+    const stored = JSON.parse(readFileSync(join(w.stateDir, "team.json"), "utf8")).teammates;
+    expect(stored.map((t: { name: string; state: string; pendingTaskId?: string }) => [t.name, t.state, t.pendingTaskId])).toEqual([["alice", "running", undefined]]);
+    answer.resolve();
+    expect((await runUntilQuiet(w.lead)).turns.map((t) => t.result.result)).toEqual(["noted"]);
+    expect(w.teamEvents.filter((e) => e.type === "teammate").map((e) => (e as { state: string }).state)).toEqual(["running", "idle"]);
+    w.server.assertDone();
+  });
+
   test("a result names the input it answers: in the message, the event and the Lead's envelope", async () => {
     const w = await world([
       { identity: "alice", text: "alice: done" },
