@@ -1,6 +1,6 @@
 import { callSignal } from "./call-signal.ts";
-import { parseErrorText } from "./error-body.ts";
-import { HttpStatusError, RequestTimeoutError, describeFetchFailure } from "./fetch-failures.ts";
+import { HttpStatusError, describeFetchFailure } from "./fetch-failures.ts";
+import { postForAnswer } from "./timed-post.ts";
 import type { ChatProfile } from "./profiles/chat-profile.ts";
 import { detectProfile } from "./profiles/detect.ts";
 import { OPENAI_DEFAULT_BASE_URL } from "./providers/endpoints.ts";
@@ -184,32 +184,10 @@ export class OpenAIModelClient implements ModelClient {
     return assembler.finish(done);
   }
 
-  /**
-   * POSTs JSON text to /chat/completions. The timeout covers the wait for the
-   * answer's headers (the stream then has an idle limit of the same length); an
-   * error status is thrown with what its body said (error-body.ts reads every
-   * provider's shape).
-   */
-  async #post(json: string, request: ModelRequest, signal: AbortSignal): Promise<Response> {
-    const timeoutMs = Math.ceil(this.#options.timeoutMs);
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new RequestTimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    let response: Response;
-    try {
-      response = await fetch(this.#url, {
-        method: "POST",
-        headers: { ...this.#headers, "content-type": "application/json", "x-agent-name": request.identity },
-        body: json,
-        signal: AbortSignal.any([signal, timeout.signal]),
-      });
-    } catch (error) {
-      if (timeout.signal.aborted && !signal.aborted) throw timeout.signal.reason;
-      throw error;
-    } finally {
-      clearTimeout(timer);
-    }
-    if (!response.ok) throw new HttpStatusError(response.status, parseErrorText(await response.text().catch(() => "")), response.headers);
-    return response;
+  /** POSTs JSON text to /chat/completions (see postForAnswer). */
+  #post(json: string, request: ModelRequest, signal: AbortSignal): Promise<Response> {
+    const headers = { ...this.#headers, "content-type": "application/json", "x-agent-name": request.identity };
+    return postForAnswer(this.#url, headers, json, signal, Math.ceil(this.#options.timeoutMs));
   }
 
   async close(): Promise<void> {

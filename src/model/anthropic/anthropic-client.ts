@@ -1,6 +1,6 @@
-import { parseErrorText } from "../error-body.ts";
 import { callSignal } from "../call-signal.ts";
-import { HttpStatusError, RequestTimeoutError, describeFetchFailure } from "../fetch-failures.ts";
+import { describeFetchFailure } from "../fetch-failures.ts";
+import { postForAnswer } from "../timed-post.ts";
 import { completeWithinOutputLimit } from "../output-limit.ts";
 import { DEFAULT_RETRY_TIMING, realRetryDeps, type RetryDeps, type RetryInfo, type RetryTiming, withRetries } from "../retry.ts";
 import { readSse } from "../sse.ts";
@@ -103,29 +103,14 @@ export class AnthropicModelClient implements ModelClient {
 
   async #attempt(body: string, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
     // The timeout covers the wait for the answer's headers; the stream then has an idle limit of the same length.
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new RequestTimeoutError(`no answer within ${this.#options.timeoutMs} ms`)), this.#options.timeoutMs);
-    let response: Response;
-    try {
-      response = await fetch(this.#url, {
-        method: "POST",
-        headers: {
-          ...this.#options.headers,
-          "content-type": "application/json",
-          accept: "text/event-stream",
-          ...authHeaders("anthropic", this.#options.apiKey),
-          "X-Agent-Name": request.identity,
-        },
-        body,
-        signal: AbortSignal.any([signal, timeout.signal]),
-      });
-    } catch (error) {
-      if (timeout.signal.aborted && !signal.aborted) throw timeout.signal.reason;
-      throw error;
-    } finally {
-      clearTimeout(timer);
-    }
-    if (!response.ok) throw new HttpStatusError(response.status, parseErrorText(await response.text()), response.headers);
+    const headers = {
+      ...this.#options.headers,
+      "content-type": "application/json",
+      accept: "text/event-stream",
+      ...authHeaders("anthropic", this.#options.apiKey),
+      "X-Agent-Name": request.identity,
+    };
+    const response = await postForAnswer(this.#url, headers, body, signal, this.#options.timeoutMs);
     const assembler = new AnthropicStreamAssembler(request.onText);
     const type = response.headers.get("content-type") ?? "";
     if (!type.includes("text/event-stream") || !response.body) {
