@@ -209,14 +209,37 @@ export class TeamContext {
     if (!worker) return;
     // Already so: resolved once that is stored (a spawn stores a new teammate "running").
     if (worker.record.state === state && failure === undefined) return this.stored(name);
+    this.#record(worker, state, failure);
+    if (persist) await this.persist(name);
+    this.#told(worker, state, failure);
+  }
+
+  /**
+   * Sets a teammate whose work is over (its idle notice is with the Lead) idle,
+   * tells it at once, then stores it: the Lead's event turn does not wait for
+   * that write (Worker.settling), and what shows the team — the screen, the
+   * stream — has the teammate idle before that turn's answer.
+   */
+  async settleIdle(name: AgentName): Promise<void> {
+    const worker = this.workers.get(name);
+    if (!worker) return;
+    if (worker.record.state === "idle") return this.stored(name);
+    this.#record(worker, "idle");
+    this.#told(worker, "idle");
+    await this.persist(name);
+  }
+
+  #record(worker: Worker, state: TeammateState, failure?: string): void {
     worker.record = {
       ...worker.record,
       state,
       updatedAtUtc: this.o.clock.now().toISOString(),
       ...(failure !== undefined ? { failure } : {}),
     };
-    if (persist) await this.persist(name);
-    this.emit({ type: "teammate", name, role: worker.record.role, state, ...(failure !== undefined ? { reason: failure } : {}) });
+  }
+
+  #told(worker: Worker, state: TeammateState, failure?: string): void {
+    this.emit({ type: "teammate", name: worker.record.name, role: worker.record.role, state, ...(failure !== undefined ? { reason: failure } : {}) });
     this.changed();
   }
 

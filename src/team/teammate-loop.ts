@@ -125,9 +125,8 @@ export class TeammateLoop {
           // Its work is over once its idle notice is with the Lead: the Lead's
           // wait for a quiet team does not wait for team.json to say so too.
           worker.settling = true;
-          team.changed();
           try {
-            await team.setState(name, "idle");
+            await team.settleIdle(name);
           } finally {
             worker.settling = false;
           }

@@ -103,6 +103,43 @@ describe("TeammateRuntime", () => {
     w.server.assertDone();
   });
 
+  test("the last teammate's idle state is told before the Lead's event turn answers it, even while team.json's write of it waits", async () => {
+    const server = ScriptedModelServer.start([
+      { identity: "alice", text: "alice: done" },
+      { identity: "lead", text: "noted" },
+    ]);
+    const root = tempDir("agent-team-");
+    const workspace = join(root, "ws");
+    mkdirSync(workspace, { recursive: true });
+    const { settings } = loadSettings({ flags: { baseUrl: server.url, permissionMode: "bypassPermissions" }, env: { OPENAI_API_KEY: "sk-test" }, workspace });
+    // One log of both kinds of event, in the order they were told: what a screen or a stream shows.
+    const told: string[] = [];
+    const lead = await buildLead(settings, {
+      stateDir: join(root, "state"),
+      workspace,
+      observer: (e) => {
+        if (e.type === "assistant" || e.type === "event_turn") told.push(`${e.agent} ${e.type}`);
+      },
+      teamObserver: (e) => {
+        if (e.type === "teammate") told.push(`${e.name} ${e.state}`);
+      },
+    });
+    open.push({ server, lead });
+    await lead.team.spawn("alice", "backend", "write schema.sql");
+    for (let waited = 0; !told.includes("alice running") && waited < 3_000; waited += 5) await Bun.sleep(5);
+    // Held as another process would hold it: alice's idle state cannot be written until the Lead has answered.
+    const teamLock = openOsLock(join(root, "state", "team.lock.flock"))!;
+    expect(teamLock.tryTake()).toBe(true);
+    try {
+      expect((await runUntilQuiet(lead)).turns.map((t) => t.result.result)).toEqual(["noted"]);
+    } finally {
+      teamLock.give();
+    }
+    expect(told).toEqual(["alice running", "alice assistant", "alice idle", "lead event_turn", "lead assistant"]);
+    await lead.close();
+    server.assertDone();
+  });
+
   test("a teammate that told the Lead it is idle is no longer work the Lead waits for, while team.json still waits to say so", async () => {
     const answer = Promise.withResolvers<void>();
     const asked = Promise.withResolvers<void>();
