@@ -1,7 +1,7 @@
 import { appendFileSync, closeSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../core/errors.ts";
-import { ensureDir, FILE_MODE, fsyncDirOffLoop, fsyncOffLoop, isErrno } from "../storage/atomic-file.ts";
+import { ensureDir, ensureDirOffLoop, FILE_MODE, openOffLoop, fsyncDirOffLoop, fsyncOffLoop, isErrno } from "../storage/atomic-file.ts";
 import { type BlobSync, type FileJournalBackend, type FileVersion, JournalEntry, type NumberedEntry, VersionRecord } from "./journal-records.ts";
 
 /**
@@ -17,6 +17,8 @@ export class FileJournalFiles implements FileJournalBackend {
   #count: number | undefined;
   /** Contents this process stored durably, or synced: a change whose content before is one of them needs no sync. */
   readonly #synced = new Set<string>();
+  /** Agents' version files this process made or found (made on the thread pool, see openOffLoop). */
+  readonly #made = new Set<string>();
   /** Contents being synced in the background ("soon"), until done. */
   readonly #syncing = new Map<string, Promise<void>>();
   #temps = 0;
@@ -45,7 +47,11 @@ export class FileJournalFiles implements FileJournalBackend {
 
   async remember(agent: string, path: string, version: FileVersion): Promise<void> {
     const file = this.#versionsPath(agent);
-    ensureDir(join(this.#dir, "versions"));
+    if (!this.#made.has(file)) {
+      await ensureDirOffLoop(join(this.#dir, "versions"));
+      closeSync(await openOffLoop(file, "a", FILE_MODE));
+      this.#made.add(file);
+    }
     appendFileSync(file, `${JSON.stringify({ path, version })}\n`, { mode: FILE_MODE });
     this.#cache.get(agent)?.set(path, version);
   }

@@ -13,6 +13,7 @@ import { assertMessageId, DEFAULT_MAX_CONTENT_BYTES, sameMessage, serializeMessa
 import {
   type FileIdentity,
   ensureDir,
+  ensureDirOffLoop,
   isErrno,
   pathExists,
   unlinkQuietly,
@@ -221,7 +222,7 @@ export class FileMailboxStore implements MailboxStore {
 
   async ack(input: MailboxMessage): Promise<void> {
     const message = this.#checked.valid(input);
-    this.#madeDoneFor(message);
+    await this.#madeDoneFor(message);
     await this.#batched(`ack ${message.id}`, (batch) => this.#ackLocked(message, batch));
   }
 
@@ -233,7 +234,7 @@ export class FileMailboxStore implements MailboxStore {
   async ackAndClaim(input: MailboxMessage, agentName: AgentName): Promise<MailboxMessage | null> {
     const done = this.#checked.valid(input);
     const agent = assertAgentName(agentName);
-    this.#madeDoneFor(done);
+    await this.#madeDoneFor(done);
     return this.#batched(`ack ${done.id}`, async (batch) => {
       await this.#ackLocked(done, batch);
       return this.#claimLocked(agent, batch);
@@ -552,17 +553,18 @@ export class FileMailboxStore implements MailboxStore {
   /**
    * The agent's state directories, made when a spawn asks (beside its other
    * steps), not inside the batch of its first send, which holds the lock for every
-   * sender meanwhile. Made here, not on the thread pool, which is busy with fsyncs.
+   * sender meanwhile. Made on the thread pool (see openOffLoop): the other
+   * agents' steps go on while the inodes are allocated.
    */
   async prepare(agentName: AgentName): Promise<void> {
     const agent = assertAgentName(agentName);
     // On the event loop's next turn: what else the spawns of this one began goes
     // first — each new teammate's runner, and its first model request, sent ahead.
-    // 32 spawns' 160 mkdirs cost 1–130 ms on this machine's ext4 (inode
-    // allocations of 0.01–0.8 ms, by how much was created and deleted nearby).
+    // 32 spawns' 96 mkdirs cost 1–100 ms on this machine's ext4 (inode
+    // allocations of 0.01–1 ms, by how much was deleted in the last minutes).
     await groupStart();
     try {
-      this.#prepareAgent(agent);
+      await this.#prepareAgentOffLoop(agent);
       this.#queues.noteEmpty(agent);
     } catch (error) {
       throw storageError(`prepare the mailbox of ${agent}`, error, "nothing was sent");
@@ -573,7 +575,7 @@ export class FileMailboxStore implements MailboxStore {
    * Makes the directories every agent's mailbox needs: ready/ and processing/.
    * done/ is made by the first ack (#madeDone), quarantine/ by the first
    * quarantine: a spawn of 32 teammates makes 64 fewer inodes, and on this
-   * machine's ext4 an inode costs 0.01–0.8 ms of the event loop.
+   * machine's ext4 an inode costs 0.01–1 ms of kernel time.
    */
   #prepareAgent(agent: AgentName): void {
     if (this.#preparedAgents.has(agent)) return;
@@ -582,22 +584,36 @@ export class FileMailboxStore implements MailboxStore {
     this.#preparedAgents.add(agent);
   }
 
+  /** #prepareAgent, its directories made on the thread pool, one after another (each makes the agent's own first). */
+  async #prepareAgentOffLoop(agent: AgentName): Promise<void> {
+    if (this.#preparedAgents.has(agent)) return;
+    for (const state of EAGER_STATES) await ensureDirOffLoop(this.paths.stateDirOf(agent, state), this.#fs);
+    await ensureDirOffLoop(this.paths.ids, this.#fs);
+    this.#preparedAgents.add(agent);
+  }
+
   /**
-   * Makes `agent`'s done/ unless this store made or found it already; called
-   * before an ack queues (so its batch, which holds the lock, does not make it)
-   * and in the batch for one made elsewhere meanwhile. The directory's entry is
-   * committed with the first ack's fsync of done/, the journal's transactions
-   * being in order, as every mailbox directory's is.
+   * #madeDone before an ack queues (so its batch, which holds the lock, does not
+   * make it), on the thread pool (see openOffLoop); a failure is left to the
+   * ack's batch, which tries again and reports it.
    */
-  /** #madeDone before an ack queues; a failure is left to the ack's batch, which tries again and reports it. */
-  #madeDoneFor(message: MailboxMessage): void {
+  async #madeDoneFor(message: MailboxMessage): Promise<void> {
+    const agent = message.recipient;
+    if (this.#doneDirs.has(agent)) return;
     try {
-      this.#madeDone(message.recipient);
+      await ensureDirOffLoop(this.paths.stateDirOf(agent, "done"), this.#fs);
+      this.#doneDirs.add(agent);
     } catch {
       // Told by #ackLocked.
     }
   }
 
+  /**
+   * Makes `agent`'s done/ unless this store made or found it already, in an
+   * ack's batch: for one removed or made elsewhere meanwhile. The directory's
+   * entry is committed with the first ack's fsync of done/, the journal's
+   * transactions being in order, as every mailbox directory's is.
+   */
   #madeDone(agent: AgentName): void {
     if (this.#doneDirs.has(agent)) return;
     ensureDir(this.paths.stateDirOf(agent, "done"), this.#fs);

@@ -1,4 +1,4 @@
-import { constants, fsync } from "node:fs";
+import { constants, fsync, mkdir, open } from "node:fs";
 import { dirname } from "node:path";
 import { type FsOps, realFs } from "./fs-ops.ts";
 
@@ -28,6 +28,29 @@ export function namesIn(path: string, fs: FsOps = realFs): string[] {
 
 export function ensureDir(path: string, fs: FsOps = realFs): void {
   fs.mkdirSync(path, { recursive: true, mode: DIR_MODE });
+}
+
+/**
+ * ensureDir on the thread pool, as openOffLoop: a directory made is an inode
+ * allocated. A store given other calls (a test's) runs their mkdirSync.
+ */
+export async function ensureDirOffLoop(path: string, fs: FsOps = realFs): Promise<void> {
+  if (fs !== realFs) return ensureDir(path, fs);
+  await new Promise<void>((resolve, reject) => mkdir(path, { recursive: true, mode: DIR_MODE }, (error) => (error ? reject(error) : resolve())));
+}
+
+/**
+ * open on the thread pool, for an open that may create the file. Allocating an
+ * inode is kernel work that can take far longer than the pool's queue: on this
+ * machine's ext4 (no journal) each create scans past the inodes deleted in the
+ * last minutes, 0.01 ms after a quiet spell, ~1 ms after a few thousand
+ * deletes. On the event loop, 32 spawns' creates stalled every other agent for
+ * up to a third of a run (perf: find_inode_bit → recently_deleted). A store
+ * given other calls (a test's) runs their openSync.
+ */
+export async function openOffLoop(path: string, flags: number | string, mode: number, fs: FsOps = realFs): Promise<number> {
+  if (fs !== realFs) return fs.openSync(path, flags, mode);
+  return new Promise((resolve, reject) => open(path, flags, mode, (error, fd) => (error ? reject(error) : resolve(fd))));
 }
 
 /** Makes the directory's entries (a create, rename or unlink in it) durable. */
@@ -113,13 +136,12 @@ async function fsyncDirNow(path: string, fs: FsOps): Promise<void> {
 }
 
 /**
- * writeNewFileSynced, its fsync off the event loop (see awaitFsync); returns which file it made. The create
- * and the write stay on it: the thread pool (two threads on two cores) is busy
- * with the agents' fsyncs, and each call queued behind them waits longer than
- * the create costs here.
+ * writeNewFileSynced, its create and its fsync off the event loop (see
+ * openOffLoop and awaitFsync); returns which file it made. The write of a new,
+ * small file stays on the loop: it allocates nothing yet.
  */
 export async function writeNewFileDurably(path: string, data: string | Uint8Array, fs: FsOps = realFs): Promise<FileIdentity> {
-  const fd = fs.openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE);
+  const fd = await openOffLoop(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE, fs);
   try {
     writeAll(fd, data, fs);
     await awaitFsync(fd, fs);
