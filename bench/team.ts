@@ -31,9 +31,10 @@
  *      CPU time a run (`scaleCpu<N>Ms`, every thread: with the server apart,
  *      the runtime's own work, steadier than the wall on a noisy machine), and
  *      what one file create cost in the bench's directory just before
- *      (`scaleCreate<N>Ms`: on this machine's ext4 it swings from 0.01 to 0.8
- *      ms, and a spawn makes ~11 files and directories a teammate; TMPDIR
- *      picks the directory).
+ *      (`scaleCreate<N>Ms`: on this machine's ext4, which has no journal, a
+ *      create scans past the inodes deleted in the last minutes, so it swings
+ *      from 0.01 to 1 ms with what earlier processes deleted, and a run makes
+ *      ~10 files and directories a teammate; TMPDIR picks the directory).
  *
  * The last line is one JSON object with the figures.
  */
@@ -252,8 +253,8 @@ async function scaleRun(teammates: number, serverHere: boolean): Promise<ScaleRu
  * What creating one empty file costs where the runs keep their state, in ms (200
  * created in a directory of their own under the bench's, kept until the end).
  * A team's spawn makes some 11 files and directories a teammate; on this
- * machine's ext4 one costs 0.01–0.8 ms of kernel time, by how much was created
- * and deleted nearby lately, so the scale figures are printed with it.
+ * machine's ext4 one costs 0.01–1 ms of kernel time, by how many inodes were
+ * deleted in the last minutes, so the scale figures are printed with it.
  */
 function createCostMs(): number {
   const dir = mkdtempSync(join(base, "creates-"));

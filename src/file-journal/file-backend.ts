@@ -1,7 +1,7 @@
 import { appendFileSync, closeSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../core/errors.ts";
-import { ensureDir, ensureDirOffLoop, FILE_MODE, openOffLoop, fsyncDirOffLoop, fsyncOffLoop, isErrno } from "../storage/atomic-file.ts";
+import { ensureDir, ensureDirWhereCheap, FILE_MODE, openWhereCheap, fsyncDirOffLoop, fsyncOffLoop, isErrno } from "../storage/atomic-file.ts";
 import { type BlobSync, type FileJournalBackend, type FileVersion, JournalEntry, type NumberedEntry, VersionRecord } from "./journal-records.ts";
 
 /**
@@ -17,7 +17,7 @@ export class FileJournalFiles implements FileJournalBackend {
   #count: number | undefined;
   /** Contents this process stored durably, or synced: a change whose content before is one of them needs no sync. */
   readonly #synced = new Set<string>();
-  /** Agents' version files this process made or found (made on the thread pool, see openOffLoop). */
+  /** Agents' version files this process made or found (made on the thread pool, see openWhereCheap). */
   readonly #made = new Set<string>();
   /** Contents being synced in the background ("soon"), until done. */
   readonly #syncing = new Map<string, Promise<void>>();
@@ -48,8 +48,8 @@ export class FileJournalFiles implements FileJournalBackend {
   async remember(agent: string, path: string, version: FileVersion): Promise<void> {
     const file = this.#versionsPath(agent);
     if (!this.#made.has(file)) {
-      await ensureDirOffLoop(join(this.#dir, "versions"));
-      closeSync(await openOffLoop(file, "a", FILE_MODE));
+      await ensureDirWhereCheap(join(this.#dir, "versions"));
+      closeSync(await openWhereCheap(file, "a", FILE_MODE));
       this.#made.add(file);
     }
     appendFileSync(file, `${JSON.stringify({ path, version })}\n`, { mode: FILE_MODE });

@@ -13,7 +13,7 @@ import { assertMessageId, DEFAULT_MAX_CONTENT_BYTES, sameMessage, serializeMessa
 import {
   type FileIdentity,
   ensureDir,
-  ensureDirOffLoop,
+  ensureDirWhereCheap,
   isErrno,
   pathExists,
   unlinkQuietly,
@@ -553,7 +553,7 @@ export class FileMailboxStore implements MailboxStore {
   /**
    * The agent's state directories, made when a spawn asks (beside its other
    * steps), not inside the batch of its first send, which holds the lock for every
-   * sender meanwhile. Made on the thread pool (see openOffLoop): the other
+   * sender meanwhile. Made on the thread pool (see openWhereCheap): the other
    * agents' steps go on while the inodes are allocated.
    */
   async prepare(agentName: AgentName): Promise<void> {
@@ -587,21 +587,21 @@ export class FileMailboxStore implements MailboxStore {
   /** #prepareAgent, its directories made on the thread pool, one after another (each makes the agent's own first). */
   async #prepareAgentOffLoop(agent: AgentName): Promise<void> {
     if (this.#preparedAgents.has(agent)) return;
-    for (const state of EAGER_STATES) await ensureDirOffLoop(this.paths.stateDirOf(agent, state), this.#fs);
-    await ensureDirOffLoop(this.paths.ids, this.#fs);
+    for (const state of EAGER_STATES) await ensureDirWhereCheap(this.paths.stateDirOf(agent, state), this.#fs);
+    await ensureDirWhereCheap(this.paths.ids, this.#fs);
     this.#preparedAgents.add(agent);
   }
 
   /**
    * #madeDone before an ack queues (so its batch, which holds the lock, does not
-   * make it), on the thread pool (see openOffLoop); a failure is left to the
+   * make it), on the thread pool (see openWhereCheap); a failure is left to the
    * ack's batch, which tries again and reports it.
    */
   async #madeDoneFor(message: MailboxMessage): Promise<void> {
     const agent = message.recipient;
     if (this.#doneDirs.has(agent)) return;
     try {
-      await ensureDirOffLoop(this.paths.stateDirOf(agent, "done"), this.#fs);
+      await ensureDirWhereCheap(this.paths.stateDirOf(agent, "done"), this.#fs);
       this.#doneDirs.add(agent);
     } catch {
       // Told by #ackLocked.

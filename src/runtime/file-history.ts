@@ -2,7 +2,7 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, readdirSync
 import { dirname, join } from "node:path";
 import type { AgentName } from "../core/agent-name.ts";
 import { CorruptStateFileError, HistoryWriteError } from "../core/errors.ts";
-import { ensureDir, FILE_MODE, openOffLoop, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExists } from "../storage/atomic-file.ts";
+import { ensureDir, FILE_MODE, openWhereCheap, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExists } from "../storage/atomic-file.ts";
 import type { UsageRecord } from "../usage/usage-record.ts";
 import { type AppendOptions, type HistoryBackend, type HistoryLog, HistoryRecord, HistoryStore, type OpenedHistory, USAGE_RECORD_PREFIX } from "./history-store.ts";
 
@@ -141,7 +141,7 @@ class FileHistoryLog implements HistoryLog {
   async #append(records: readonly HistoryRecord[], durable: boolean): Promise<void> {
     if (this.#fd === undefined) {
       const created = !pathExists(this.location);
-      const fd = await openOffLoop(this.location, "a", FILE_MODE);
+      const fd = await openWhereCheap(this.location, "a", FILE_MODE);
       try {
         if (created) await fsyncDirOffLoop(dirname(this.location));
       } catch (error) {

@@ -31,27 +31,73 @@ export function ensureDir(path: string, fs: FsOps = realFs): void {
 }
 
 /**
- * ensureDir on the thread pool, as openOffLoop: a directory made is an inode
- * allocated. A store given other calls (a test's) runs their mkdirSync.
+ * ensureDir where creates cost least (see openWhereCheap). A store given other
+ * calls (a test's) runs their mkdirSync.
  */
-export async function ensureDirOffLoop(path: string, fs: FsOps = realFs): Promise<void> {
+export async function ensureDirWhereCheap(path: string, fs: FsOps = realFs, costs: CreateCosts = creates): Promise<void> {
   if (fs !== realFs) return ensureDir(path, fs);
+  if (!costs.offLoop()) {
+    const started = performance.now();
+    // Measured only when it made something: a directory found costs no inode.
+    if (fs.mkdirSync(path, { recursive: true, mode: DIR_MODE }) !== undefined) costs.measured(performance.now() - started);
+    return;
+  }
   await new Promise<void>((resolve, reject) => mkdir(path, { recursive: true, mode: DIR_MODE }, (error) => (error ? reject(error) : resolve())));
 }
 
 /**
- * open on the thread pool, for an open that may create the file. Allocating an
- * inode is kernel work that can take far longer than the pool's queue: on this
- * machine's ext4 (no journal) each create scans past the inodes deleted in the
- * last minutes, 0.01 ms after a quiet spell, ~1 ms after a few thousand
- * deletes. On the event loop, 32 spawns' creates stalled every other agent for
- * up to a third of a run (perf: find_inode_bit → recently_deleted). A store
- * given other calls (a test's) runs their openSync.
+ * open, for an open that may create the file, where creates cost least. Allocating
+ * an inode is kernel work whose cost swings: on this machine's ext4 (no journal)
+ * each create scans past the inodes deleted in the last minutes, 0.01 ms after a
+ * quiet spell, ~1 ms after a few thousand deletes. On the event loop, 32 spawns'
+ * creates then stalled every other agent for up to a third of a run (perf:
+ * find_inode_bit → recently_deleted); on the thread pool, a cheap create waits
+ * behind the agents' fsyncs instead (a team of 32 on tmpfs: ~15 ms a run). So a
+ * create runs on the loop while creates are cheap, on the pool once they are
+ * not (see CreateCosts). A store given other calls (a test's) runs their openSync.
  */
-export async function openOffLoop(path: string, flags: number | string, mode: number, fs: FsOps = realFs): Promise<number> {
+export async function openWhereCheap(
+  path: string,
+  flags: number | string,
+  mode: number,
+  fs: FsOps = realFs,
+  costs: CreateCosts = creates,
+): Promise<number> {
   if (fs !== realFs) return fs.openSync(path, flags, mode);
+  if (!costs.offLoop()) {
+    const started = performance.now();
+    const fd = fs.openSync(path, flags, mode);
+    costs.measured(performance.now() - started);
+    return fd;
+  }
   return new Promise((resolve, reject) => open(path, flags, mode, (error, fd) => (error ? reject(error) : resolve(fd))));
 }
+
+/**
+ * What a create on the event loop has cost lately, as a moving average, and so
+ * where the next one runs. While they are slow, one in PROBE_EVERY still runs on
+ * the loop, to notice when they are cheap again.
+ */
+export class CreateCosts {
+  static readonly SLOW_MS = 0.1;
+  static readonly PROBE_EVERY = 16;
+  #averageMs = 0;
+  #sinceProbe = 0;
+
+  offLoop(): boolean {
+    if (this.#averageMs <= CreateCosts.SLOW_MS) return false;
+    this.#sinceProbe += 1;
+    if (this.#sinceProbe < CreateCosts.PROBE_EVERY) return true;
+    this.#sinceProbe = 0;
+    return false;
+  }
+
+  measured(ms: number): void {
+    this.#averageMs = this.#averageMs * 0.75 + ms * 0.25;
+  }
+}
+
+const creates = new CreateCosts();
 
 /** Makes the directory's entries (a create, rename or unlink in it) durable. */
 export function fsyncDir(path: string, fs: FsOps = realFs): void {
@@ -137,11 +183,11 @@ async function fsyncDirNow(path: string, fs: FsOps): Promise<void> {
 
 /**
  * writeNewFileSynced, its create and its fsync off the event loop (see
- * openOffLoop and awaitFsync); returns which file it made. The write of a new,
+ * openWhereCheap and awaitFsync); returns which file it made. The write of a new,
  * small file stays on the loop: it allocates nothing yet.
  */
 export async function writeNewFileDurably(path: string, data: string | Uint8Array, fs: FsOps = realFs): Promise<FileIdentity> {
-  const fd = await openOffLoop(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE, fs);
+  const fd = await openWhereCheap(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE, fs);
   try {
     writeAll(fd, data, fs);
     await awaitFsync(fd, fs);
