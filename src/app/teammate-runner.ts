@@ -86,6 +86,9 @@ export async function buildTeammateRunner(teammate: TeammateRecord, parts: Teamm
     : undefined;
   const shell = own && parts.sandbox ? { ...settings.shell, sandbox: parts.sandbox.within(own.workspace) } : parts.shellOptions;
   const ledger = own ? undefined : parts.ledger;
+  // Its version file made while its first model call is out, not by its first read (an inode
+  // costs up to 1 ms on some disks, and 32 teammates' first reads come together).
+  ledger?.expect(teammate.name);
   const guards = ledger ? { ledger, ownership: parts.ownership } : {};
   const all = [shellTool(ledger ? { ...shell, ledger } : shell), readFileTool(ledger ? { ledger } : {}), writeFileTool(undefined, guards), sendMessageTool(team)];
   // Until the Lead approves its plan, a plan_mode_required teammate is read-only and can submit_plan.

@@ -19,6 +19,8 @@ export class FileJournalFiles implements FileJournalBackend {
   readonly #synced = new Set<string>();
   /** Agents' version files this process made or found (made on the thread pool, see openWhereCheap). */
   readonly #made = new Set<string>();
+  /** Version files being made (see #makeVersionFile). */
+  readonly #making = new Map<string, Promise<void>>();
   /** Contents being synced in the background ("soon"), until done. */
   readonly #syncing = new Map<string, Promise<void>>();
   #temps = 0;
@@ -47,13 +49,31 @@ export class FileJournalFiles implements FileJournalBackend {
 
   async remember(agent: string, path: string, version: FileVersion): Promise<void> {
     const file = this.#versionsPath(agent);
-    if (!this.#made.has(file)) {
-      await ensureDirWhereCheap(join(this.#dir, "versions"));
-      closeSync(await openWhereCheap(file, "a", FILE_MODE));
-      this.#made.add(file);
-    }
+    await this.#makeVersionFile(file);
     appendFileSync(file, `${JSON.stringify({ path, version })}\n`, { mode: FILE_MODE });
     this.#cache.get(agent)?.set(path, version);
+  }
+
+  /** Makes `agent`'s version file now, in the background: its first read then appends to a file that is there. */
+  expect(agent: string): void {
+    void this.#makeVersionFile(this.#versionsPath(agent)).catch(() => {
+      // The first remember makes it again, and reports a failure.
+    });
+  }
+
+  /** Makes `file` (empty) unless this process made or found it; one making at a time, which every caller waits for. */
+  #makeVersionFile(file: string): Promise<void> {
+    if (this.#made.has(file)) return Promise.resolve();
+    let making = this.#making.get(file);
+    if (!making) {
+      making = (async () => {
+        await ensureDirWhereCheap(join(this.#dir, "versions"));
+        closeSync(await openWhereCheap(file, "a", FILE_MODE));
+        this.#made.add(file);
+      })().finally(() => this.#making.delete(file));
+      this.#making.set(file, making);
+    }
+    return making;
   }
 
   async hasBlob(hash: string, size: number): Promise<boolean> {

@@ -48,6 +48,11 @@ export class FileLedger {
     return this.#o.backend;
   }
 
+  /** `agent` is about to work: its store of versions gets ready for its first read, off that read's path. */
+  expect(agent: string): void {
+    this.#o.backend.expect?.(agent);
+  }
+
   get shellScanMaxFiles(): number {
     return this.#o.shellScanMaxFiles ?? DEFAULT_SHELL_SCAN_MAX_FILES;
   }

@@ -86,6 +86,8 @@ export interface FileJournalBackend {
   versions(agent: string): Promise<Map<string, FileVersion>>;
   /** Remembers that `agent` saw `version` of `path`. */
   remember(agent: string, path: string, version: FileVersion): Promise<void>;
+  /** `agent` may read files soon: what its first remember needs is made now, in the background (files: its version file). */
+  expect?(agent: string): void;
   /** Whether the content `hash` of `size` bytes is stored. */
   hasBlob(hash: string, size: number): Promise<boolean>;
   /**

@@ -80,6 +80,8 @@ export class FileMailboxStore implements MailboxStore {
   #draining: Promise<void> | undefined;
   /** Agents whose done/ this store made or found (see #madeDone). */
   readonly #doneDirs = new Set<AgentName>();
+  /** done/ directories being made (see #makeDone). */
+  readonly #doneMaking = new Map<AgentName, Promise<void>>();
   /** Agents a release or recover of this process is adding to (see #addingTo). */
   readonly #adding = new Map<AgentName, number>();
 
@@ -104,8 +106,10 @@ export class FileMailboxStore implements MailboxStore {
     return this.#send(input, "ready");
   }
 
-  sendClaimed(input: MailboxMessage): Promise<void> {
-    return this.#send(input, "processing");
+  async sendClaimed(input: MailboxMessage): Promise<void> {
+    await this.#send(input, "processing");
+    // Claimed as it is sent: its ack's done/ is made while it is worked, as a claim's is.
+    void this.#makeDone(input.recipient);
   }
 
   /** A send into `ready/`, or straight into `processing/` for a recipient its sender runs. */
@@ -195,13 +199,15 @@ export class FileMailboxStore implements MailboxStore {
   async claim(agentName: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {
     const agent = assertAgentName(agentName);
     if (this.#seenEmpty(agent)) return null;
-    return this.#batched(`claim for ${agent}`, (batch) => this.#claimLocked(agent, batch, only));
+    const message = await this.#batched(`claim for ${agent}`, (batch) => this.#claimLocked(agent, batch, only));
+    if (message) void this.#makeDone(agent);
+    return message;
   }
 
   async claimMany(agentName: AgentName, limit: number): Promise<MailboxMessage[]> {
     const agent = assertAgentName(agentName);
     if (this.#seenEmpty(agent)) return [];
-    return this.#batched(`claim for ${agent}`, async (batch) => {
+    const claimed = await this.#batched(`claim for ${agent}`, async (batch) => {
       const claimed: MailboxMessage[] = [];
       while (claimed.length < limit) {
         let message: MailboxMessage | null;
@@ -218,6 +224,8 @@ export class FileMailboxStore implements MailboxStore {
       }
       return claimed;
     });
+    if (claimed.length > 0) void this.#makeDone(agent);
+    return claimed;
   }
 
   async ack(input: MailboxMessage): Promise<void> {
@@ -597,15 +605,27 @@ export class FileMailboxStore implements MailboxStore {
    * make it), on the thread pool (see openWhereCheap); a failure is left to the
    * ack's batch, which tries again and reports it.
    */
-  async #madeDoneFor(message: MailboxMessage): Promise<void> {
-    const agent = message.recipient;
-    if (this.#doneDirs.has(agent)) return;
-    try {
-      await ensureDirWhereCheap(this.paths.stateDirOf(agent, "done"), this.#fs);
-      this.#doneDirs.add(agent);
-    } catch {
-      // Told by #ackLocked.
+  #madeDoneFor(message: MailboxMessage): Promise<void> {
+    return this.#makeDone(message.recipient);
+  }
+
+  /**
+   * Makes `agent`'s done/ unless this store made or found it; one making at a
+   * time, which every caller meanwhile waits for. Begun by a claim too, so the
+   * inode is allocated while the message is worked, not on the way to its ack.
+   * A failure is left to the ack's batch, which tries again and reports it.
+   */
+  #makeDone(agent: AgentName): Promise<void> {
+    if (this.#doneDirs.has(agent)) return Promise.resolve();
+    let making = this.#doneMaking.get(agent);
+    if (!making) {
+      making = ensureDirWhereCheap(this.paths.stateDirOf(agent, "done"), this.#fs)
+        .then(() => void this.#doneDirs.add(agent))
+        .catch(() => {})
+        .finally(() => this.#doneMaking.delete(agent));
+      this.#doneMaking.set(agent, making);
     }
+    return making;
   }
 
   /**

@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { contentHash } from "../../src/file-journal/file-ledger.ts";
 import type { JournalEntry } from "../../src/file-journal/journal-records.ts";
 import { backendRows } from "../support/store-backends.ts";
@@ -49,6 +51,22 @@ describe.each(backendRows())("file journal (%s store)", (_name, backend) => {
     expect(await other.hasBlob(contentHash(bytes), 5)).toBe(false);
     expect(await other.blob(contentHash(Buffer.from("never stored")))).toBeUndefined();
     expect(await other.blob("")).toBeUndefined();
+  });
+
+  test("an agent expected (about to work): its first remember needs nothing more made; its versions read as none until then", async () => {
+    const session = await backend.session();
+    const files = session.open().files;
+    files.expect?.("dave");
+    if (backend.name === "file") {
+      // Its version file is made ahead, empty (in the background: waited for here).
+      const made = join(session.place, "files", "versions", "dave.jsonl");
+      for (let i = 0; i < 200 && !existsSync(made); i++) await Bun.sleep(10);
+      expect(readFileSync(made, "utf8")).toBe("");
+    }
+    const version = { size: 3, mtimeMs: 1.5, hash: contentHash(Buffer.from("abc")) };
+    expect(await session.open().files.versions("dave")).toEqual(new Map());
+    await files.remember("dave", "d.txt", version);
+    expect(await session.open().files.versions("dave")).toEqual(new Map([["d.txt", version]]));
   });
 
   test("a content put \"soon\" (a change's content after) counts as stored at once, reads back, and a \"now\" of it after waits for it, stored once", async () => {
