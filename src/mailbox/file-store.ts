@@ -34,6 +34,7 @@ import { moveToQuarantine } from "./quarantine.ts";
 import { type ReadyIndex, keyedByName } from "./ready-index.ts";
 import { ReadyQueues } from "./ready-queues.ts";
 import { SentFiles, type Stamp } from "./sent-files.ts";
+import { SpareMarkers } from "./spare-markers.ts";
 import {
   type AgentMailboxListing,
   type ClaimFilter,
@@ -82,6 +83,8 @@ export class FileMailboxStore implements MailboxStore {
   readonly #doneDirs = new Set<AgentName>();
   /** done/ directories being made (see #makeDone). */
   readonly #doneMaking = new Map<AgentName, Promise<void>>();
+  /** Inodes made ahead for this process's sends (see reserve). */
+  readonly #spares: SpareMarkers;
   /** Agents a release or recover of this process is adding to (see #addingTo). */
   readonly #adding = new Map<AgentName, number>();
 
@@ -90,6 +93,7 @@ export class FileMailboxStore implements MailboxStore {
   constructor(options: FileMailboxStoreOptions) {
     this.paths = new MailboxPaths(options.stateDir);
     this.#fs = options.fs ?? realFs;
+    this.#spares = new SpareMarkers(this.paths.ids, this.#fs);
     this.#clock = options.clock ?? systemClock;
     this.#lockOptions = options.lock ?? {};
     this.maxContentBytes = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
@@ -131,7 +135,7 @@ export class FileMailboxStore implements MailboxStore {
     // created stays its own; anything else (the marker there already, a failed
     // write, a file another sender of this id put in its place) is settled
     // under the lock, as before (writeMarker).
-    const written = writeMarkerEarly(fs, marker, () => {
+    const written = writeMarkerEarly(fs, marker, this.#spares, () => {
       this.#prepareAgent(recipient);
       return serializeMessage(message);
     });
@@ -194,6 +198,11 @@ export class FileMailboxStore implements MailboxStore {
       }
       this.#queues.gained(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
     });
+  }
+
+  /** Makes `count` spare markers in the background, for sends coming soon (see SpareMarkers). */
+  reserve(count: number): void {
+    this.#spares.reserve(count);
   }
 
   async claim(agentName: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {
@@ -686,14 +695,15 @@ interface QueuedCall {
 }
 
 /**
- * Creates `marker` exclusively, writes `text()` and fsyncs it, off the event
- * loop. Returns what it made, or undefined when it made nothing durable (the
+ * Creates `marker` exclusively (or renames a spare to it, see SpareMarkers),
+ * writes `text()` and fsyncs it, off the event loop. Returns what it made, or undefined when it made nothing durable (the
  * marker was there, or a step failed): it never removes a file, since outside
  * the lock it cannot know the marker is still its own.
  */
-async function writeMarkerEarly(fs: FsOps, marker: string, text: () => string): Promise<FileIdentity | undefined> {
+async function writeMarkerEarly(fs: FsOps, marker: string, spares: SpareMarkers, text: () => string): Promise<FileIdentity | undefined> {
   try {
-    return await writeNewFileDurably(marker, text(), fs);
+    const content = text();
+    return (await spares.writeAs(marker, content)) ?? (await writeNewFileDurably(marker, content, fs));
   } catch {
     return undefined;
   }

@@ -113,6 +113,13 @@ export interface MailboxStore {
    * make has no such step.
    */
   prepare?(agent: AgentName): Promise<void>;
+  /**
+   * This process will send about `count` messages soon (a teammate starting a
+   * turn: its result, then its idle notice): what those sends make can be made
+   * now, in the background, off their path. Optional: a store with nothing to
+   * make ahead has no such step.
+   */
+  reserve?(count: number): void;
   /** Agents with a mailbox, their counts per state and their messages. */
   list(options?: ListOptions): Promise<AgentMailboxListing[]>;
   /** The names of agents that have a mailbox. */

@@ -215,7 +215,7 @@ export function writeNewFileSynced(path: string, data: string | Uint8Array, fs: 
   }
 }
 
-function writeAll(fd: number, data: string | Uint8Array, fs: FsOps): void {
+export function writeAll(fd: number, data: string | Uint8Array, fs: FsOps): void {
   const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   let offset = 0;
   while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);

@@ -174,6 +174,8 @@ export class TeammateLoop {
         // a word for after a shutdown must get its "shut down" answer, not join the last turn.
         const midTurn = team.o.midTurnDelivery === false || isProtocolKind(message.kind) ? undefined : midTurnMail(team, name);
         let failure: string | undefined;
+        // Its result and its idle notice: their files made while the model works.
+        team.o.store.reserve?.(2);
         try {
           const runner = worker.runner;
           // The message stays in processing/ until its ack, after the turn.
