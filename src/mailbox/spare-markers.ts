@@ -26,6 +26,8 @@ export class SpareMarkers {
   readonly #ready: string[] = [];
   #making = 0;
   #made = 0;
+  /** The rename without replacing said it cannot be done here (not Linux, a file system without it): no more are made. */
+  #unusable = false;
 
   constructor(dir: string, fs: FsOps) {
     this.#dir = dir;
@@ -34,7 +36,7 @@ export class SpareMarkers {
 
   /** Makes `count` more in the background, up to MOST; where they cannot be used (no renameat2), none. */
   reserve(count: number): void {
-    if (!this.#fs.renameNoReplaceSync) return;
+    if (!this.#fs.renameNoReplaceSync || this.#unusable) return;
     for (let i = 0; i < count && this.#ready.length + this.#making < MOST; i++) {
       this.#made += 1;
       const path = `${this.#dir}/.spare.${process.pid}.${this.#made}`;
@@ -83,7 +85,10 @@ export class SpareMarkers {
       writeAll(fd, text, this.#fs);
       await awaitFsync(fd, this.#fs);
       renamed = rename(AT_FDCWD, spare, AT_FDCWD, marker);
-      if (!renamed) return undefined;
+      if (!renamed) {
+        this.#unusable = true;
+        return undefined;
+      }
       // After the rename, which changed the inode's change time: the marker as a later look finds it.
       const stat = this.#fs.fstatSync(fd);
       return { ino: stat.ino, ctimeMs: stat.ctimeMs };

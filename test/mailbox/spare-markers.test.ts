@@ -117,6 +117,21 @@ describe("spare markers", () => {
     expect(readdirSync(idsDir(f.stateDir))).toEqual([m.id]);
   });
 
+  test("where the rename cannot be done (it says so, as off Linux): that send creates its marker, and no more spares are made", async () => {
+    const f = fixture({ fs: { ...realFs, renameNoReplaceSync: () => false } });
+    await f.store.prepare("bob");
+    await reserved(f, 2);
+    const m = f.message("bob");
+    await f.store.send(m);
+    expect(await f.store.claim("bob")).toEqual(m);
+    // The spare it took is gone; the other stays until pruned, and none is made after.
+    expect(spares(f.stateDir)).toHaveLength(1);
+    f.store.reserve(4);
+    await Bun.sleep(20);
+    expect(spares(f.stateDir)).toHaveLength(1);
+    expect(lstatSync(join(idsDir(f.stateDir), m.id)).nlink).toBe(2);
+  });
+
   test("a teammate's message and its content are the same through a spare as through a create", async () => {
     const f = fixture();
     await f.store.prepare("bob");
