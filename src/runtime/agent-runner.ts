@@ -162,12 +162,15 @@ export class AgentRunner {
    * the prompt, nothing to compact. The turn, run later with the same content,
    * takes its answer (see AheadCall); a turn that asks anything else, or a
    * runner closed first, aborts it. For a teammate whose spawn is still being
-   * made durable: its first model call and those writes overlap.
+   * made durable, and the Lead's first prompt of a new session, whose turn
+   * makes its history file and first record durable: the model's time and
+   * those writes overlap.
    */
   sendAhead(content: string): void {
     const o = this.#o;
     if (this.#ahead || o.history.messages.length > 0 || o.reminder) return;
-    if (this.identity === LEAD && !this.#sessionStarted) return;
+    // The Lead's first turn runs the SessionStart hooks first, which may add to its prompt.
+    if (this.identity === LEAD && !this.#sessionStarted && (o.hooks.has?.("SessionStart") ?? true)) return;
     if (o.hooks.has?.("UserPromptSubmit") ?? true) return;
     const prompt = asStored({ role: "user", content });
     if (sizeOf([prompt]) > o.compaction.thresholdChars) return;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { HookConfig, HookEvent } from "../../src/config/config.ts";
 import { ShellHooks } from "../../src/hooks/hook-runner.ts";
@@ -23,8 +23,8 @@ afterEach(async () => {
 
 const key = (n = 1) => `00000000-0000-7000-8000-${String(n).padStart(12, "0")}`;
 
-/** A teammate's runner against the scripted server: real client, tools, hooks and history file. */
-function teammate(script: ScriptedReply[], hooks: Partial<Record<HookEvent, HookConfig[]>> = {}) {
+/** A teammate's runner (or the Lead's) against the scripted server: real client, tools, hooks and history file. */
+function teammate(script: ScriptedReply[], hooks: Partial<Record<HookEvent, HookConfig[]>> = {}, identity = "alice") {
   const server = ScriptedModelServer.start(script);
   servers.push(server);
   const root = tempDir("send-ahead-");
@@ -34,18 +34,18 @@ function teammate(script: ScriptedReply[], hooks: Partial<Record<HookEvent, Hook
   const events: RunEvent[] = [];
   const shellHooks = new ShellHooks(hooks);
   const runner = new AgentRunner({
-    identity: "alice",
+    identity,
     model: new OpenAIModelClient({ model: "test-model", apiKey: "sk-test", baseUrl: server.url, timeoutMs: 5_000, retryDeps: fakeRetryDeps().deps }),
     tools: new ToolPipeline({ tools: baseTools(), policy: new PermissionPolicy({ mode: "acceptEdits" }), hooks: shellHooks }),
     hooks: shellHooks,
-    history: openFileHistory(stateDir, "alice"),
+    history: openFileHistory(stateDir, identity),
     systemPrompt: "You are a teammate.",
     workspace,
     maxTurns: 10,
     compaction: { thresholdChars: 1_000_000, largeToolResultChars: 100_000, resultsDir: join(stateDir, "tool-results", "alice") },
     observer: (event) => events.push(event),
   });
-  return { server, runner, events, workspace };
+  return { server, runner, events, workspace, stateDir };
 }
 
 /** Until the server has `count` requests (or 2 s). */
@@ -118,6 +118,38 @@ describe("a model call sent ahead", () => {
     expect(started.server.requests).toHaveLength(1);
     expect((await started.runner.run("second task", { idempotencyKey: key(2) })).result).toBe("second");
     expect(started.server.requests).toHaveLength(2);
+  });
+
+  test("the Lead's first prompt of a new session goes out before its turn writes anything, and the turn takes the answer", async () => {
+    const { server, runner, stateDir } = teammate([{ identity: "lead", text: "hello back" }], {}, "lead");
+    runner.sendAhead("hello");
+    await requestsReach(server, 1);
+    expect(server.requests).toHaveLength(1);
+    // Nothing of the turn is on disk yet: the request did not wait for its history.
+    expect(existsSync(join(stateDir, "agents", "lead.jsonl")) ? readFileSync(join(stateDir, "agents", "lead.jsonl"), "utf8") : "").toBe("");
+    const result = await runner.run("hello", { idempotencyKey: key() });
+    expect(result).toMatchObject({ subtype: "success", result: "hello back", turns: 1 });
+    expect(server.requests).toHaveLength(1);
+    expect(runner.history.messages.map((message) => message.content)).toEqual(["hello", "hello back"]);
+    expect(server.problems).toEqual([]);
+  });
+
+  test("not for the Lead when a SessionStart hook may add to its first prompt, nor after its first turn", async () => {
+    const hooked = teammate([{ identity: "lead", text: "with context" }], { SessionStart: [{ command: "echo from the session hook" }] }, "lead");
+    hooked.runner.sendAhead("hello");
+    await Bun.sleep(100);
+    expect(hooked.server.requests).toHaveLength(0);
+    expect((await hooked.runner.run("hello", { idempotencyKey: key() })).result).toBe("with context");
+    expect(hooked.server.requests).toHaveLength(1);
+    expect(String(hooked.server.requests[0]!.body.messages.at(-1)?.content)).toContain("from the session hook");
+
+    const plain = teammate([{ identity: "lead", text: "first" }, { identity: "lead", text: "second" }], {}, "lead");
+    await plain.runner.run("first prompt", { idempotencyKey: key(1) });
+    plain.runner.sendAhead("second prompt");
+    await Bun.sleep(100);
+    expect(plain.server.requests).toHaveLength(1);
+    expect((await plain.runner.run("second prompt", { idempotencyKey: key(2) })).result).toBe("second");
+    expect(plain.server.requests).toHaveLength(2);
   });
 
   test("a runner closed before its turn stops the call; nothing is left waiting", async () => {

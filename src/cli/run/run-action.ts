@@ -9,6 +9,8 @@ import { userMessages } from "./stream-input.ts";
 import { leftForDrain } from "./team-outcome.ts";
 import type { UserTurnsDone } from "./user-turns.ts";
 import { askTrustOnTerminal } from "../trust-question.ts";
+import { modelClientOptions } from "../../config/load.ts";
+import { preconnectModel } from "../../model/preconnect.ts";
 
 // What `agent run` does, loaded only when it runs: `agent run --help` reads the
 // command's arguments (src/cli/run.ts) without loading the runtime behind them.
@@ -17,6 +19,8 @@ import { askTrustOnTerminal } from "../trust-question.ts";
 export async function runAction({ args, rawArgs }: CommandContext<typeof runArgs>): Promise<void> {
   await askTrustOnTerminal(args);
   const setup = headlessSetup(args, rawArgs);
+  // Trust is settled and the endpoint known: its handshake overlaps the session's set-up.
+  preconnectModel(modelClientOptions(setup.settings), process.env);
   // The runtime's modules are evaluated after the set-up has started the
   // sandbox's probe, which then runs on another core meanwhile.
   const runtime = Promise.all([import("./headless.ts"), import("./user-turns.ts")]);

@@ -51,6 +51,8 @@ export async function runUserTurns(lead: LeadRuntime, prompts: AsyncIterable<str
       earlier.eventTurns += last.quiet?.turns.length ?? 0;
     }
     const accepted = written === undefined || !o.onAccepted ? undefined : () => o.onAccepted?.(written);
+    // A new session's first prompt: its model request goes out while the turn makes it durable.
+    runner.sendAhead(prompt);
     const userTurn = await runner.run(prompt, { idempotencyKey: key ?? uuidV7Source.next(), signal: o.signal, ...(accepted ? { onAccepted: accepted } : {}) });
     key = undefined;
     const quiet = o.wait && !userTurn.isError ? await runUntilQuiet(lead, o.signal) : undefined;

@@ -1,0 +1,79 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { preconnectModel } from "../../src/model/preconnect.ts";
+
+/** A TCP listener on 127.0.0.1 that counts the connections made to it and the bytes sent over them. */
+function listener() {
+  const seen = { connections: 0, bytes: 0 };
+  const server = Bun.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open() {
+        seen.connections += 1;
+      },
+      data(_socket, chunk) {
+        seen.bytes += chunk.byteLength;
+      },
+    },
+  });
+  listeners.push(server);
+  return { seen, url: `http://127.0.0.1:${server.port}/v1` };
+}
+
+const listeners: { stop(closeActive?: boolean): void }[] = [];
+afterEach(() => {
+  for (const server of listeners.splice(0)) server.stop(true);
+});
+
+async function connectionsReach(seen: { connections: number }, count: number): Promise<void> {
+  for (let waited = 0; seen.connections < count && waited < 2_000; waited += 5) await Bun.sleep(5);
+}
+
+describe("preconnectModel", () => {
+  test("opens a connection to the endpoint before any request, and sends nothing over it", async () => {
+    const { seen, url } = listener();
+    expect(preconnectModel({ baseUrl: url }, {})).toBe(true);
+    await connectionsReach(seen, 1);
+    expect(seen.connections).toBe(1);
+    await Bun.sleep(50);
+    expect(seen.bytes).toBe(0);
+  });
+
+  test("the first request then goes over that connection: no second one is opened", async () => {
+    const seen = { connections: 0 };
+    // A bare HTTP/1.1 server at the socket level, so every connection is counted.
+    const server = Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open() {
+          seen.connections += 1;
+        },
+        data(socket) {
+          socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok");
+        },
+      },
+    });
+    listeners.push(server);
+    const url = `http://127.0.0.1:${server.port}/v1`;
+    expect(preconnectModel({ baseUrl: url }, {})).toBe(true);
+    await connectionsReach(seen, 1);
+    expect(seen.connections).toBe(1);
+    const answer = await fetch(`${url}/chat/completions`, { method: "POST", body: "{}" });
+    expect(await answer.text()).toBe("ok");
+    expect(seen.connections).toBe(1);
+  });
+
+  test("not when a proxy carries the requests, nor for a replayed run, nor for a URL fetch cannot use", async () => {
+    const { seen, url } = listener();
+    for (const name of ["HTTPS_PROXY", "http_proxy", "ALL_PROXY"]) expect(preconnectModel({ baseUrl: url }, { [name]: "http://proxy.internal:3128" })).toBe(false);
+    expect(preconnectModel({ baseUrl: url, replayPath: "run.cassette.jsonl" }, {})).toBe(false);
+    expect(preconnectModel({ baseUrl: "not a url" }, {})).toBe(false);
+    await Bun.sleep(200);
+    expect(seen.connections).toBe(0);
+    // An empty variable sends nothing through a proxy.
+    expect(preconnectModel({ baseUrl: url }, { HTTPS_PROXY: "" })).toBe(true);
+    await connectionsReach(seen, 1);
+    expect(seen.connections).toBe(1);
+  });
+});
