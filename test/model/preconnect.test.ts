@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { preconnectModel } from "../../src/model/preconnect.ts";
 
-/** A TCP listener on 127.0.0.1 that counts the connections made to it and the bytes sent over them. */
-function listener() {
+/**
+ * A TCP listener on 127.0.0.1 that counts the connections made to it and the
+ * bytes sent over them; with `answer`, a bare HTTP/1.1 server writing it back.
+ */
+function listener(answer?: string) {
   const seen = { connections: 0, bytes: 0 };
   const server = Bun.listen({
     hostname: "127.0.0.1",
@@ -11,8 +14,9 @@ function listener() {
       open() {
         seen.connections += 1;
       },
-      data(_socket, chunk) {
+      data(socket, chunk) {
         seen.bytes += chunk.byteLength;
+        if (answer !== undefined) socket.write(answer);
       },
     },
   });
@@ -40,22 +44,8 @@ describe("preconnectModel", () => {
   });
 
   test("the first request then goes over that connection: no second one is opened", async () => {
-    const seen = { connections: 0 };
-    // A bare HTTP/1.1 server at the socket level, so every connection is counted.
-    const server = Bun.listen({
-      hostname: "127.0.0.1",
-      port: 0,
-      socket: {
-        open() {
-          seen.connections += 1;
-        },
-        data(socket) {
-          socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok");
-        },
-      },
-    });
-    listeners.push(server);
-    const url = `http://127.0.0.1:${server.port}/v1`;
+    // At the socket level, so every connection is counted.
+    const { seen, url } = listener("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok");
     expect(preconnectModel({ baseUrl: url }, {})).toBe(true);
     await connectionsReach(seen, 1);
     expect(seen.connections).toBe(1);
