@@ -93,6 +93,38 @@ export class Problems {
 }
 
 /**
+ * True when `value`'s keys are `keys`, in that order (the order zod's output
+ * has: a strict object is rebuilt in its schema's order), but for those of
+ * `optional` it lacks, and none is set to undefined: a strict object a fast
+ * check may take as it is (anything else goes to the schema).
+ */
+export function hasExactly(value: Record<string, unknown>, keys: readonly string[], optional: readonly string[] = []): boolean {
+  let next = 0;
+  // for-in, as zod does: an inherited enumerable key counts too.
+  for (const key in value) {
+    if (value[key] === undefined) return false;
+    while (next < keys.length && keys[next] !== key) {
+      if (!optional.includes(keys[next]!)) return false;
+      next += 1;
+    }
+    if (next === keys.length) return false;
+    next += 1;
+  }
+  for (; next < keys.length; next += 1) if (!optional.includes(keys[next]!)) return false;
+  return true;
+}
+
+/** A safe integer of 0 or more (zod's `z.number().int().nonnegative()`). */
+export function isCount(value: unknown): boolean {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** A string of at least one UTF-16 unit (zod's `z.string().min(1)`). */
+export function isFilled(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0;
+}
+
+/**
  * A strict object's own fields, copied in `keys` order: present when the input has
  * the key (even as undefined), as zod's object output is.
  */

@@ -6,6 +6,7 @@ import { redactValue } from "../security/redact.ts";
 import { type UsageCarrier, UsageRecord } from "../usage/usage-record.ts";
 import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
+import { plainHistoryRecord } from "./history-record-check.ts";
 
 /**
  * One record of an agent's canonical history (a line of `agents/<name>.jsonl`
@@ -297,7 +298,7 @@ export class HistoryStore {
     if (refused) return Promise.reject(refused);
     // Memory and the log get the same masked, validated records, so a resumed
     // run sees what this one saw, and no backend stores what it could not read.
-    const records = redactValue(unsafe).map((record) => HistoryRecord.parse(record));
+    const records = redactValue(unsafe).map((record) => plainHistoryRecord(record) ?? HistoryRecord.parse(record));
     const stored = this.#tail.then(async () => {
       // Taken as the write starts, so a record made while an earlier append
       // waited rides on this one; the usage ledger validated and masked them.

@@ -8,6 +8,7 @@ import { FILE_MODE, ensureDir, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExist
 import { type UsageReport, callCost, summarise } from "./agent-usage.ts";
 import type { Pricing } from "./pricing.ts";
 import { type UsageCarrier, UsageRecord } from "./usage-record.ts";
+import { plainUsageRecord } from "./usage-record-check.ts";
 
 export const USAGE_FILE = "usage.jsonl";
 
@@ -156,7 +157,8 @@ export class UsageLedger {
 
   #add(unchecked: UsageRecord): void {
     // Masked like every file of the state: an agent's or a model's name is text from config and flags.
-    const record = UsageRecord.parse(redactValue(unchecked));
+    const masked = redactValue(unchecked);
+    const record = plainUsageRecord(masked) ?? UsageRecord.parse(masked);
     this.#added.push(record);
     this.#unsettled.set(record.agent, [...(this.#unsettled.get(record.agent) ?? []), record]);
     this.#write([record]);

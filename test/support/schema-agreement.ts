@@ -95,22 +95,35 @@ export function expectAgreementOver(
   options: { extraValues?: unknown[]; fuzzRounds?: number; seed?: number } = {},
 ): { accepted: number; refused: number } {
   const counts = { accepted: 0, refused: 0 };
-  const run = (value: unknown, label: string) => {
+  for (const [value, label] of casesOver(valid, options)) {
     expectAgreement(schema, check, value, label);
     if (schema.safeParse(value).success) counts.accepted += 1;
     else counts.refused += 1;
-  };
+  }
+  return counts;
+}
+
+/**
+ * The cases expectAgreementOver runs, with a label each: odd whole values, then
+ * `valid` and its mutations (each field replaced by each odd value and by the
+ * other examples' values, removed, an unknown key added, an inherited key) and
+ * `fuzzRounds` random multi-field mutations.
+ */
+export function* casesOver(
+  valid: Record<string, unknown>[],
+  options: { extraValues?: unknown[]; fuzzRounds?: number; seed?: number } = {},
+): Generator<[unknown, string]> {
   const pool = [...ODD_VALUES, ...(options.extraValues ?? []), ...valid.flatMap((v) => Object.values(v))];
   const keys = [...new Set(valid.flatMap((v) => Object.keys(v)))];
-  for (const value of ODD_VALUES) run(value, "whole value");
+  for (const value of ODD_VALUES) yield [value, "whole value"];
   for (const [n, base] of valid.entries()) {
-    run(base, `valid #${n}`);
-    run({ ...base, extra: 1 }, `valid #${n} + unknown key`);
-    run({ ...base, __proto__: { inherited: 1 } }, `valid #${n} with a prototype`);
+    yield [base, `valid #${n}`];
+    yield [{ ...base, extra: 1 }, `valid #${n} + unknown key`];
+    yield [{ ...base, __proto__: { inherited: 1 } }, `valid #${n} with a prototype`];
     for (const key of keys) {
       const { [key]: _removed, ...without } = base;
-      run(without, `valid #${n} without ${key}`);
-      for (const value of pool) run({ ...base, [key]: value }, `valid #${n} with ${key}=${JSON.stringify(value)}`);
+      yield [without, `valid #${n} without ${key}`];
+      for (const value of pool) yield [{ ...base, [key]: value }, `valid #${n} with ${key}=${JSON.stringify(value)}`];
     }
   }
   const random = seeded(options.seed ?? 14);
@@ -123,7 +136,6 @@ export function expectAgreementOver(
       if (random() < 0.2) delete value[key];
       else value[key] = pick(pool);
     }
-    run(value, `fuzz round ${round}`);
+    yield [value, `fuzz round ${round}`];
   }
-  return counts;
 }
