@@ -25,16 +25,71 @@ export interface TimelineEntry {
  * live runtime.
  */
 export async function sessionTimeline(stateDir: string, histories: HistoryReader = new FileHistoryBackend(stateDir)): Promise<TimelineEntry[]> {
-  const entries: TimelineEntry[] = [];
+  const placed: Placed[] = [];
+  const byAgent = new Map<string, { own: Placed[]; next: number }>();
   const carried = await histories.carriedUsage();
   for (const agent of await histories.agents()) {
-    for (const record of await histories.read(agent)) entries.push(...historyEntries(agent, record));
+    const own: Placed[] = [];
+    for (const [record, history] of (await histories.read(agent)).entries()) {
+      for (const entry of historyEntries(agent, history)) own.push({ entry, index: placed.length + own.length, record });
+    }
+    placed.push(...own);
+    byAgent.set(agent, { own, next: 0 });
   }
   for (const record of readSessionRecords(stateDir, carried)) {
-    if (record.type === "model_call") entries.push(modelCallEntry(record));
+    if (record.type !== "model_call") continue;
+    const agent = byAgent.get(record.agent) ?? { own: [], next: 0 };
+    placed.push({ entry: modelCallEntry(record), index: callIndex(agent, record, placed.length), record: -1 });
   }
   // Stable: what one agent wrote at the same millisecond keeps its order.
-  return entries.map((entry, index) => ({ entry, index })).sort((a, b) => a.entry.at.localeCompare(b.entry.at) || a.index - b.index).map(({ entry }) => entry);
+  return placed.sort((a, b) => a.entry.at.localeCompare(b.entry.at) || a.index - b.index).map(({ entry }) => entry);
+}
+
+/** An entry with where it sorts among those of its millisecond, and which history record it is from. */
+interface Placed {
+  entry: TimelineEntry;
+  index: number;
+  record: number;
+}
+
+/**
+ * Where a model call goes among its agent's entries (in the order its history
+ * has them): a call and its answer often share a millisecond, and the usage
+ * records are read after the histories, so time alone listed the answer first.
+ * The agent's own calls are taken in order, each just before the first answer
+ * (the assistant's text or tool calls, a compaction) not yet given to an
+ * earlier call and not before the call's millisecond; a subagent's call (billed
+ * to the agent, answered in no history) just before the first entry after its
+ * millisecond.
+ */
+function callIndex(agent: { own: Placed[]; next: number }, call: { at: string; agent: string; identity: string }, otherwise: number): number {
+  const { own } = agent;
+  // A history is written in time order: the first entry not before the call, by halving.
+  let low = 0;
+  let high = own.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (own[middle]!.entry.at < call.at) low = middle + 1;
+    else high = middle;
+  }
+  if (call.identity !== call.agent) {
+    while (low < own.length && own[low]!.entry.at === call.at) low += 1;
+    return low < own.length ? own[low]!.index - 0.5 : otherwise;
+  }
+  let at = Math.max(low, agent.next);
+  while (at < own.length && own[at]!.entry.at === call.at && !isAnswer(own[at]!.entry)) at += 1;
+  if (at >= own.length) return otherwise;
+  if (isAnswer(own[at]!.entry)) {
+    // Its answer is taken: every entry of that record (a text and its tool calls).
+    let next = at;
+    while (next < own.length && own[next]!.record === own[at]!.record) next += 1;
+    agent.next = next;
+  }
+  return own[at]!.index - 0.5;
+}
+
+function isAnswer(entry: TimelineEntry): boolean {
+  return entry.kind === "assistant" || entry.kind === "tool_call" || entry.kind === "compaction";
 }
 
 /** What the timeline reads of a session's histories. */

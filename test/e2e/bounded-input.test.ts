@@ -37,7 +37,8 @@ async function withEndlessStdin(args: string[]): Promise<{ code: number | null; 
   void (async () => {
     try {
       for (let n = 0; n < 32; n += 1) {
-        child.stdin.write(chunk);
+        // Awaited too: a write the closed pipe refuses may fail on its own promise, not only the flush's.
+        await child.stdin.write(chunk);
         await child.stdin.flush();
       }
     } catch {

@@ -61,6 +61,39 @@ describe("sessionTimeline", () => {
     expect(lines).toHaveLength(entries.length);
   });
 
+  test("a model call at the millisecond of its answer is listed before it, and after what came before it", async () => {
+    const stateDir = tempDir();
+    const clock = new ManualClock("2026-11-30T10:00:00.000Z");
+    const lead = openFileHistory(stateDir, "lead");
+    const usage = UsageLedger.open(stateDir, { clock });
+    const call = (toolCalls: number) => usage.recordModelCall({ agent: "lead", identity: "lead", model: "m", usage: { inputTokens: 5, outputTokens: toolCalls }, toolCalls, durationMs: 0 });
+    // Every record at one millisecond, as a fast endpoint and a fast disk make them.
+    await lead.beginTurn("k1", [{ role: "user", content: "go" }], clock.now());
+    call(1);
+    await lead.appendMessages([{ role: "assistant", content: null, toolCalls: [{ id: "c1", name: "glob", arguments: "{}" }] }], clock.now());
+    await lead.appendMessages([{ role: "tool", toolCallId: "c1", content: "a.txt" }], clock.now());
+    call(0);
+    await lead.appendMessages([{ role: "assistant", content: "found a.txt" }], clock.now());
+    await lead.finishTurn("k1", clock.now(), "success", "found a.txt");
+    lead.close();
+    usage.close();
+    const entries = await sessionTimeline(stateDir);
+    expect(entries.map((entry) => [entry.kind, entry.text.split(",")[0]])).toEqual([
+      ["turn", "turn started"],
+      ["user", "go"],
+      ["model_call", "model call: 5 in"],
+      ["tool_call", "glob {}"],
+      ["tool_result", "a.txt"],
+      ["model_call", "model call: 5 in"],
+      ["assistant", "found a.txt"],
+      ["turn", "turn finished (success): found a.txt"],
+    ]);
+    expect(entries.filter((entry) => entry.kind === "model_call").map((entry) => entry.text)).toEqual([
+      "model call: 5 in, 1 out, 1 tool call(s), 0 ms",
+      "model call: 5 in, 0 out, 0 tool call(s), 0 ms",
+    ]);
+  });
+
   test("reads without repairing: a half-written last line (a live runtime's) is skipped and left in place", async () => {
     const stateDir = tempDir();
     await writeSession(stateDir);
