@@ -196,6 +196,8 @@ interface ScaleRun {
   eventTurns: number;
   /** This process's CPU time (user and system, every thread) over the run: with the server apart, the runtime's own work. */
   cpuMs: number;
+  /** Closing the Lead's runtime once the team is quiet: its teammates' leases given up, its files closed. */
+  closeMs: number;
 }
 
 /**
@@ -241,12 +243,14 @@ async function scaleRun(teammates: number, serverHere: boolean): Promise<ScaleRu
   const quiet = await runUntilQuiet(lead);
   const end = performance.now();
   const cpu = process.cpuUsage(cpuBefore);
+  const closing = performance.now();
   await lead.close();
+  const closeMs = performance.now() - closing;
   const requests = server instanceof ScriptedModelServer ? (server.assertDone(), await server.close(), server.requests) : (await server.close()).requests;
   if (process.env.BENCH_TRACE) for (const request of requests) console.error(`server ${request.at - startEpoch} ${request.identity}`);
   // When each teammate's first request reached the model (sent ahead, it goes out before its turn begins).
   for (const request of requests) if (request.identity !== "lead" && request.identity !== undefined && !firstRequestAt.has(request.identity)) firstRequestAt.set(request.identity, request.at);
-  return { wallMs: end - start, lastStartMs: Math.max(...firstRequestAt.values()) - spawnReplyAt, eventTurns: quiet.turns.length, cpuMs: (cpu.user + cpu.system) / 1000 };
+  return { wallMs: end - start, lastStartMs: Math.max(...firstRequestAt.values()) - spawnReplyAt, eventTurns: quiet.turns.length, cpuMs: (cpu.user + cpu.system) / 1000, closeMs };
 }
 
 /**
@@ -289,7 +293,7 @@ async function scale(): Promise<Record<string, number>> {
     console.log(
       `scale ${size} teammates x 3 calls at ${SCALE_DELAY_MS} ms: ideal ${ideal} ms, wall ${wall.toFixed(0)} ms ` +
         `(runs ${apart.map((run) => run.wallMs.toFixed(0)).join("/")}), last teammate's first request ${median(apart.map((run) => run.lastStartMs)).toFixed(0)} ms ` +
-        `after the Lead's reply, Lead event turns ${apart.map((run) => run.eventTurns).join("/")}, this process's CPU ${median(apart.map((run) => run.cpuMs)).toFixed(0)} ms a run; scaleRatio${size} ${ratio.toFixed(3)}` +
+        `after the Lead's reply, Lead event turns ${apart.map((run) => run.eventTurns).join("/")}, this process's CPU ${median(apart.map((run) => run.cpuMs)).toFixed(0)} ms a run, closing the runtime ${median(apart.map((run) => run.closeMs)).toFixed(1)} ms; scaleRatio${size} ${ratio.toFixed(3)}` +
         (size === 8 ? " (target <= 1.15)" : size === 32 ? " (target <= 1.25)" : "") +
         `; with the server in this process: wall ${wallHere.toFixed(0)} ms (runs ${here.map((run) => run.wallMs.toFixed(0)).join("/")}), ratio ${(wallHere / ideal).toFixed(3)}` +
         `; a file create in ${base} cost ${createMs.toFixed(3)} ms before these runs`,
@@ -299,6 +303,7 @@ async function scale(): Promise<Record<string, number>> {
     figures[`scaleLastStart${size}Ms`] = Math.round(median(apart.map((run) => run.lastStartMs)));
     figures[`scaleEventTurns${size}`] = Math.max(...apart.map((run) => run.eventTurns));
     figures[`scaleCpu${size}Ms`] = Math.round(median(apart.map((run) => run.cpuMs)));
+    figures[`scaleClose${size}Ms`] = Math.round(median(apart.map((run) => run.closeMs)) * 10) / 10;
     figures[`scaleRatio${size}`] = Math.round(ratio * 1000) / 1000;
     figures[`scaleRatioServerHere${size}`] = Math.round((wallHere / ideal) * 1000) / 1000;
   }

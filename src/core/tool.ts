@@ -25,10 +25,18 @@ export interface ToolContext {
 
 /** What file tools ask before touching a path (built by the composition root from the state root). */
 export interface PathFence {
-  /** Throws a clear error when `path` (as written or resolved) is under the state root. */
-  assertOutsideState(path: string): void;
-  /** True when the absolute path (as written or resolved) is under the state root. */
-  inStateRoot(absolute: string): boolean;
+  /**
+   * Throws a clear error when `path` (as written or resolved) is under the state
+   * root. `resolved`: its real path, when the caller has it (see inStateRoot).
+   */
+  assertOutsideState(path: string, resolved?: string): void;
+  /**
+   * True when the absolute path (as written or resolved) is under the state root.
+   * `resolved`: its real path when the caller has it — resolved in the same
+   * synchronous step, or read from the descriptor it names — so it is not
+   * resolved again.
+   */
+  inStateRoot(absolute: string, resolved?: string): boolean;
   /**
    * The state root as written and resolved: a directory walk that follows no
    * symlink compares the paths it lists against these, with no system call.

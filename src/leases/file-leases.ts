@@ -51,6 +51,7 @@ export class FileTeammateLeases implements TeammateLeases {
   readonly #clock: Clock;
   readonly #holders: HolderHeartbeats;
   readonly #acquires: PendingAcquire[] = [];
+  readonly #releases: PendingRelease[] = [];
 
   constructor(sessionDir: string, options: { clock?: Clock } = {}) {
     this.dir = join(sessionDir, "leases");
@@ -153,14 +154,38 @@ export class FileTeammateLeases implements TeammateLeases {
   }
 
   release(lease: TeammateLease): Promise<void> {
-    return this.#locked(() => {
-      if (this.#read(lease.name)?.token !== lease.token) return;
-      unlinkQuietly(this.#file(lease.name));
+    return new Promise((resolve, reject) => {
+      // As acquires are: the releases asked for before the lock is granted ride on
+      // one take of it (a runtime closing gives all its teammates up at once), and
+      // the holders' files are swept once for them all, not once each — every
+      // sweep reads every lease file.
+      if (this.#releases.push({ lease, resolve, reject }) === 1) void groupStart().then(() => this.#releaseWaiting());
+    });
+  }
+
+  #releaseWaiting(): void {
+    let batch: PendingRelease[] = [];
+    this.#locked(() => {
+      batch = this.#releases.splice(0);
+      const released: PendingRelease[] = [];
+      for (const call of batch) {
+        try {
+          if (this.#read(call.lease.name)?.token === call.lease.token) unlinkQuietly(this.#file(call.lease.name));
+          released.push(call);
+        } catch (error) {
+          call.reject(error);
+        }
+      }
       try {
         this.#holders.sweep(new Set(this.#all().map((held) => held.holder.id)));
       } catch {
-        // Housekeeping only (the lease is given up): a damaged lease file is reported by what reads it for a lease.
+        // Housekeeping only (the leases are given up): a damaged lease file is reported by what reads it for a lease.
       }
+      for (const call of released) call.resolve();
+    }).catch((error: unknown) => {
+      // The lock itself failed: no call of the batch was answered yet.
+      if (batch.length === 0) batch = this.#releases.splice(0);
+      for (const call of batch) call.reject(error);
     });
   }
 
@@ -226,6 +251,12 @@ function withHeartbeat(lease: TeammateLease, beats: Heartbeats): TeammateLease {
 
 function leaseFileText(lease: TeammateLease): string {
   return `${JSON.stringify({ ...TeammateLease.parse(lease), renewal: "holder" })}\n`;
+}
+
+interface PendingRelease {
+  lease: TeammateLease;
+  resolve: () => void;
+  reject: (error: unknown) => void;
 }
 
 interface PendingAcquire {

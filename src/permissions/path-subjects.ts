@@ -11,16 +11,17 @@ import { realPathOf } from "../security/workspace-path.ts";
  * are resolved (so `envlink -> .env` meets `write_file(.env)`), when that is
  * inside the workspace.
  */
-export function pathSubjects(subject: string, workspace: string): { written: string; real: string | undefined; absolute: string } {
+export function pathSubjects(subject: string, workspace: string): { written: string; real: string | undefined; absolute: string; resolved: string | undefined } {
   const absolute = resolve(workspace, subject);
   const written = relativeSubject(absolute, workspace) ?? normalize(subject);
-  let real: string | undefined;
+  let resolved: string | undefined;
   try {
-    real = relativeSubject(realPathOf(absolute), workspace);
+    resolved = realPathOf(absolute);
   } catch {
-    real = undefined;
+    resolved = undefined;
   }
-  return { written, real: real === written ? undefined : real, absolute };
+  const real = resolved === undefined ? undefined : relativeSubject(resolved, workspace);
+  return { written, real: real === written ? undefined : real, absolute, resolved };
 }
 
 function relativeSubject(absolute: string, workspace: string): string | undefined {

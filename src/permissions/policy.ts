@@ -193,9 +193,9 @@ export class PermissionPolicy {
 
   async #decidePath(tool: RuledTool, raw: string, input: unknown, context: ToolContext): Promise<PermissionDecision> {
     if (raw === "") return this.#decideOther(tool, raw, input, context);
-    const { written, real, absolute } = pathSubjects(raw, context.workspace);
+    const { written, real, absolute, resolved } = pathSubjects(raw, context.workspace);
     // A pattern (glob's subject) is left to the tool, which never lists the state and refuses a search rooted in it.
-    if (!/[*?[{]/.test(raw) && this.#protected?.inStateRoot(absolute)) return deny(stateRootReason(tool.name, raw));
+    if (!/[*?[{]/.test(raw) && this.#protected?.inStateRoot(absolute, resolved)) return deny(stateRootReason(tool.name, raw));
     const denied = this.#deny.find((rule) => rule.matches(tool, written) || (real !== undefined && rule.matches(tool, real)));
     if (denied) return deny(`permission denied: ${describe(tool.name, written)} matches the deny rule "${denied.source}"`);
     if (tool.effect === "edit") {

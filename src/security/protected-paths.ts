@@ -76,9 +76,9 @@ export class ProtectedPaths {
     return this.#stateRoots;
   }
 
-  /** True when `absolute` (as written or resolved) is the state root or below it. */
-  inStateRoot(absolute: string): boolean {
-    const candidates = new Set([normalize(absolute), realPathOf(absolute)]);
+  /** True when `absolute` (as written or resolved) is the state root or below it; `resolved` as PathFence says. */
+  inStateRoot(absolute: string, resolved?: string): boolean {
+    const candidates = new Set([normalize(absolute), resolved ?? realPathOf(absolute)]);
     for (const candidate of candidates) {
       for (const root of this.#stateRoots) {
         const rel = relative(root, candidate);
@@ -89,8 +89,8 @@ export class ProtectedPaths {
   }
 
   /** Throws ProtectedPathError when `path` (relative to the workspace, or absolute) is under the state root. */
-  assertOutsideState(path: string): void {
-    if (this.inStateRoot(resolve(this.#workspace, path))) throw new ProtectedPathError(path);
+  assertOutsideState(path: string, resolved?: string): void {
+    if (this.inStateRoot(resolve(this.#workspace, path), resolved)) throw new ProtectedPathError(path);
   }
 
   /**

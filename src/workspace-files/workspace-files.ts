@@ -279,7 +279,8 @@ export class WorkspaceFiles {
   #checked(root: Root, scope: FileScope, fd: number, name: string | undefined, requested: string): string {
     const real = listingOf(fd, undefined);
     const absolute = real === undefined ? resolve(root.real, relativeTo(root, requested, requested)) : name === undefined ? real : `${real}/${name}`;
-    if (real !== undefined) scope.fence?.assertOutsideState(absolute);
+    // The descriptor's own place is its real path: resolving that path again would only ask where it leads now.
+    if (real !== undefined) scope.fence?.assertOutsideState(absolute, name === undefined ? real : undefined);
     const rel = relative(root.real, absolute);
     return rel === "" ? "." : normalize(rel);
   }

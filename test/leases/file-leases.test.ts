@@ -69,6 +69,24 @@ describe("FileTeammateLeases on disk", () => {
     expect(TeammateLease.safeParse(JSON.parse(readFileSync(join(leases.dir, "alice.json"), "utf8"))).success).toBe(false);
   });
 
+  test("releases asked for at once (a runtime closing) free every lease, leave one taken over meanwhile to its new holder, and clear the holder's file", async () => {
+    const clock = new ManualClock();
+    const leases = new FileTeammateLeases(tempDir("agent-leases-release-all-"), { clock });
+    const runtime = thisHolder("lead");
+    const names = Array.from({ length: 32 }, (_, i) => `worker-${i}`);
+    const held = (await Promise.all(names.map((name) => leases.acquire(name, runtime, 5_000)))).map((lease) => lease!);
+    await leases.heartbeatAll(held, 5_000);
+    // worker-0's lease ran out and another holder took it: its release must not free it.
+    clock.advance(10_001);
+    const taken = (await leases.acquire("worker-0", remoteHolder("other"), 5_000))!;
+    await Promise.all(held.map((lease) => leases.release(lease)));
+    expect(readdirSync(leases.dir).filter((name) => !name.startsWith(".")).sort()).toEqual(["holders", "worker-0.json"]);
+    expect(await leases.live()).toEqual([taken]);
+    // The runtime holds nothing more: its heartbeat file is gone; the other holder never beat.
+    expect(readdirSync(join(leases.dir, "holders"))).toEqual([]);
+    for (const name of names.slice(1)) expect(await leases.acquire(name, remoteHolder("next"), 5_000)).toMatchObject({ name, holder: { id: "next" } });
+  });
+
   test("heartbeats go to one file per holder, which goes when its holder holds nothing more", async () => {
     const clock = new ManualClock();
     const leases = new FileTeammateLeases(tempDir("agent-leases-holders-"), { clock });
