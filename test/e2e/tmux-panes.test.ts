@@ -128,8 +128,13 @@ describe("agent run --teammate-panes tmux", () => {
     await until(() => (waiting() >= 2 ? true : undefined), () => `${waiting()} message(s) for the Lead`);
     captured.resolve();
 
-    await until(() => (existsSync(exitFile) ? true : undefined), () => tmux(socket, "capture-pane", "-p", "-t", main!.id), 30_000);
-    expect(readFileSync(exitFile, "utf8").trim()).toBe("0");
+    // The shell creates the file before `echo` writes to it: wait for its line.
+    const exitCode = await until(
+      () => (existsSync(exitFile) && readFileSync(exitFile, "utf8").endsWith("\n") ? readFileSync(exitFile, "utf8").trim() : undefined),
+      () => tmux(socket, "capture-pane", "-p", "-t", main!.id),
+      30_000,
+    );
+    expect(exitCode).toBe("0");
     server.assertDone();
     // Only the run's own pane is left: both teammate panes were killed by their ids.
     expect(panes(socket).map((pane) => pane.id)).toEqual([main!.id]);
