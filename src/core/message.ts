@@ -4,7 +4,7 @@ import { type IdSource, timeOfId } from "./ids.ts";
 import { AgentName } from "./agent-name-schema.ts";
 import { InvalidMessageError } from "./errors.ts";
 import { CANONICAL_UUID, MESSAGE_KINDS, NOT_A_MESSAGE_ID, NOT_A_TASK_ID, TASK_ID } from "./message-format.ts";
-import { describeIssues } from "./plain-check.ts";
+import { checkMailboxMessage } from "./message-check.ts";
 import { lazySchema } from "./lazy-schema.ts";
 
 export { describeIssues } from "./plain-check.ts";
@@ -73,10 +73,15 @@ export function eventIdOf(message: MailboxMessage): string {
 }
 
 
+/**
+ * The message, checked by hand (checkMailboxMessage: exactly the schema's verdict
+ * and output, without zod), or InvalidMessageError saying what is wrong. Every
+ * send builds its message through here: a team's results, idle notices and tasks.
+ */
 export function parseMailboxMessage(value: unknown): MailboxMessage {
-  const parsed = MailboxMessage.safeParse(value);
-  if (!parsed.success) throw new InvalidMessageError(describeIssues(parsed.error));
-  return parsed.data;
+  const checked = checkMailboxMessage(value);
+  if (!checked.ok) throw new InvalidMessageError(checked.problem);
+  return checked.message;
 }
 
 export interface NewMessage {
