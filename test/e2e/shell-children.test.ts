@@ -58,7 +58,7 @@ function agentEnv(): Record<string, string> {
 }
 
 describe.skipIf(process.platform !== "linux")("children of an unsandboxed run", () => {
-  test.each(["SIGKILL", "SIGTERM", "SIGINT"] as const)("%s to `agent run`: a running shell command, what it put in the background, and a background job are gone within 2 s", async (signal) => {
+  test.each(["SIGKILL", "SIGTERM", "SIGINT"] as const)("%s to `agent run`: a running shell command, what it put in the background, and a background job are gone soon after", async (signal) => {
     const workspace = realpathSync(tempDir("agent-children-"));
     const server = ScriptedModelServer.start([
       { toolCalls: [{ name: "shell", arguments: { command: "echo $$ > job.pid; exec sleep 300", run_in_background: true } }] },
@@ -79,7 +79,9 @@ describe.skipIf(process.platform !== "linux")("children of an unsandboxed run", 
     for (const pid of children) expect(alive(pid)).toBe(true);
     agent.kill(signal);
     await agent.exited;
-    const took = await waitFor("every child to die", () => children.every((pid) => !alive(pid)), 2_000);
+    // Typically 0-21 ms (printed); the bound only says they die, with room for a loaded
+    // machine: a full suite on 2 cores once took more than 2 s.
+    const took = await waitFor("every child to die", () => children.every((pid) => !alive(pid)), 15_000);
     console.log(`children of a run ended by ${signal} gone ${took.toFixed(0)} ms after it exited`);
   });
 
