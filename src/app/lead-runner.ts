@@ -65,6 +65,7 @@ export async function buildLeadRunner(base: RuntimeBase, inputs: TeamInputs, bui
   const systemPrompt = settings.systemPrompt ?? leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"));
   return runnerFor(LEAD, tools, prompt.withContext(systemPrompt), await events.openHistory(LEAD), {
     reminder: () => todos.reminder(),
+    reminderDue: () => todos.reminderDue(),
     sources: [leadSource],
     ...(settings.team.midTurnDelivery ? { midTurn: team.leadMidTurn() } : {}),
   });

@@ -30,6 +30,7 @@ export interface RunnerExtras {
   fence?: ProtectedPaths;
   maxTurns?: number;
   reminder?: () => string | undefined;
+  reminderDue?: () => boolean;
   sources?: ToolSource[];
   policy?: PermissionPolicy;
   model?: ModelClient;
@@ -99,6 +100,7 @@ export function runnerFactory(o: RunnerFactoryOptions): RunnerFor {
       compaction: compaction(identity),
       observer: o.observer,
       reminder: extra.reminder,
+      reminderDue: extra.reminderDue,
       ...(extra.midTurn ? { midTurn: extra.midTurn } : {}),
       onTurnStart: ({ key }) => tracing?.turnStarted(identity, key),
       onTurnEnd: ({ key, result }) => {

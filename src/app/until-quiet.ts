@@ -48,7 +48,9 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
       await Promise.race([lead.inbox.nextPublish(signal), lead.team.nextChange(signal)]);
       continue;
     }
-    const round = await lead.runner.runEvents(lead.inbox, { signal, settle: (batch) => settle(lead, batch, signal) });
+    // Quiet: nothing at work, nobody deciding whether an idle notice follows its result, nothing more waiting.
+    const quiet = () => !busy() && !lead.team.finishing() && lead.inbox.size === 0;
+    const round = await lead.runner.runEvents(lead.inbox, { signal, settle: (batch) => settle(lead, batch, signal), quiet });
     outcome.events += round.processed;
     outcome.turns.push(...round.turns);
     if (round.ackFailed) {

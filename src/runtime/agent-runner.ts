@@ -17,7 +17,7 @@ import { redact } from "../security/redact.ts";
 import type { PathFence } from "../core/tool.ts";
 import type { ToolExecutor } from "./tool-executor.ts";
 import { type CompactionOptions, compact, sizeOf } from "./compaction.ts";
-import { AheadCall, requestKey } from "./ahead-call.ts";
+import { AheadCall } from "./ahead-call.ts";
 import { LEAD } from "../core/agent-name.ts";
 import { type AppendOptions, asStored, type HistoryStore } from "./history-store.ts";
 import { eventEnvelope, type RuntimeEvent } from "../core/runtime-event.ts";
@@ -44,6 +44,12 @@ export interface EventTurnsOptions {
    * `lastEventAt` when its latest event was taken (performance.now()), to bound the wait.
    */
   settle?: (batch: { startedAt: number; lastEventAt: number }) => Promise<boolean>;
+  /**
+   * Asked once a batch's events are durable in the history: true when no more
+   * are expected to join it (nothing else at work), so its model request may go
+   * out while they are acknowledged (see AgentRunner.runEvents).
+   */
+  quiet?: () => boolean;
 }
 
 export interface EventTurnsOutcome {
@@ -80,6 +86,8 @@ export interface AgentRunnerOptions {
   clock?: Clock;
   /** Asked before each model call; a returned text is added to the history as a reminder (the todo list's). */
   reminder?: () => string | undefined;
+  /** Whether `reminder` would give one at the next call, asked without counting it: a call made ahead is not when one is due (none given, it is assumed due). */
+  reminderDue?: () => boolean;
   /**
    * Looked at between the steps of every turn — resumed ones and event turns
    * too — unless a run names its own (RunOptions.midTurn). Only for an agent
@@ -168,7 +176,7 @@ export class AgentRunner {
    */
   sendAhead(content: string): void {
     const o = this.#o;
-    if (this.#ahead || o.history.messages.length > 0 || o.reminder) return;
+    if (this.#ahead || o.history.messages.length > 0 || this.#reminderDue()) return;
     // The Lead's first turn runs the SessionStart hooks first, which may add to its prompt.
     if (this.identity === LEAD && !this.#sessionStarted && (o.hooks.has?.("SessionStart") ?? true)) return;
     if (o.hooks.has?.("UserPromptSubmit") ?? true) return;
@@ -260,6 +268,8 @@ export class AgentRunner {
       taken += group.length;
       lastEventAt = performance.now();
       const accepted = await this.#takeIn(group, batch, inbox);
+      // In the history now: with nothing else at work, the turn's request goes out while they are acknowledged.
+      if (batch.key !== undefined && accepted.length > 0 && options.quiet?.()) this.#callAhead();
       // All at once: the mailbox stores acks made together with one fsync.
       const acks = await Promise.allSettled(accepted.map(({ event, owner }) => owner.acknowledge(event)));
       const failed = accepted.filter((_, i) => acks[i]!.status === "rejected");
@@ -545,28 +555,36 @@ export class AgentRunner {
    * history the model API accepts. The call may have run in part: the result says so.
    */
   async #pairUnansweredCalls(): Promise<void> {
-    const answered = new Set<string>();
-    const unanswered: ChatMessage[] = [];
-    const messages = this.#o.history.messages;
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const message = messages[i]!;
-      if (message.role === "tool") answered.add(message.toolCallId);
-      if (message.role === "assistant") {
-        for (const call of message.toolCalls ?? []) {
-          if (!answered.has(call.id)) {
-            unanswered.push({
-              role: "tool",
-              toolCallId: call.id,
-              content: "this call did not finish: the process stopped while it ran; check its effects before repeating it",
-              isError: true,
-            });
-          }
-        }
-        break;
-      }
-    }
+    const unanswered = unansweredCalls(this.#o.history.messages);
     if (unanswered.length > 0) await this.#append(unanswered);
   }
+
+  /** Whether the next model call would get a reminder first, so a call made ahead would not be its request. */
+  #reminderDue(): boolean {
+    const o = this.#o;
+    return o.reminder !== undefined && (o.reminderDue?.() ?? true);
+  }
+
+  /**
+   * An event turn's model request, sent once its events are durable in the
+   * history and nothing else is expected to join them: it goes out while they
+   * are acknowledged, and the turn takes its answer when it asks exactly that
+   * request (AheadCall.fits). A turn that asks anything else (an event came
+   * after all) aborts it. Not when something would come before the turn's call:
+   * a reminder, a compaction, a call a crash left without its result.
+   */
+  #callAhead(): void {
+    const o = this.#o;
+    if (this.#ahead || this.#reminderDue()) return;
+    const history = o.history.messages;
+    if (unansweredCalls(history).length > 0 || sizeOf(history) > o.compaction.thresholdChars) return;
+    this.#ahead = (async () => {
+      // As the turn does first: tools that come and go are settled before their specs are read.
+      await o.tools.prepare?.(new AbortController().signal);
+      return new AheadCall(o.model, { identity: this.identity, messages: [{ role: "system", content: o.systemPrompt }, ...o.history.messages], tools: o.tools.specs() });
+    })();
+  }
+
 
   /** Decides what follows a model reply, recording it in the history first. */
   async #afterReply(response: ModelResponse, turn: { continuations: number; text: string }): Promise<Step> {
@@ -675,7 +693,7 @@ export class AgentRunner {
       if (this.#ahead) {
         const ahead = await this.#ahead;
         this.#ahead = undefined;
-        if (ahead?.key === requestKey(messages, tools)) return await ahead.take(signal, onText, onRetry);
+        if (ahead?.fits(messages, tools)) return await ahead.take(signal, onText, onRetry);
         ahead?.abandon();
       }
       return await this.#o.model.complete({ identity: this.identity, messages, tools, signal, onText, onRetry });
@@ -738,4 +756,28 @@ export class AgentRunner {
   #emit(event: RunEvent): void {
     this.#o.observer?.(event);
   }
+}
+
+/** Error results for the last model reply's calls the history has no result for (a process that died while they ran). */
+function unansweredCalls(messages: readonly ChatMessage[]): ChatMessage[] {
+  const answered = new Set<string>();
+  const unanswered: ChatMessage[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role === "tool") answered.add(message.toolCallId);
+    if (message.role === "assistant") {
+      for (const call of message.toolCalls ?? []) {
+        if (!answered.has(call.id)) {
+          unanswered.push({
+            role: "tool",
+            toolCallId: call.id,
+            content: "this call did not finish: the process stopped while it ran; check its effects before repeating it",
+            isError: true,
+          });
+        }
+      }
+      break;
+    }
+  }
+  return unanswered;
 }

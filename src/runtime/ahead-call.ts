@@ -1,8 +1,8 @@
 import type { ChatMessage, ModelClient, ModelResponse, ModelRetryInfo, ToolSpec } from "../model/types.ts";
 
-/** What identifies a request: a call made ahead answers only the request it was made for, byte for byte. */
-export function requestKey(messages: readonly ChatMessage[], tools: readonly ToolSpec[]): string {
-  return JSON.stringify([messages, tools]);
+/** Whether two lists hold the same items: the same objects (a history's messages), or equal ones. */
+function sameItems<T>(sent: readonly T[], asked: readonly T[]): boolean {
+  return sent.length === asked.length && sent.every((item, i) => item === asked[i] || JSON.stringify(item) === JSON.stringify(asked[i]));
 }
 
 type Heard = { text: string } | { retry: ModelRetryInfo };
@@ -17,14 +17,14 @@ type Heard = { text: string } | { retry: ModelRetryInfo };
  * it takes the call. A call never taken is aborted (`abandon`).
  */
 export class AheadCall {
-  readonly key: string;
+  readonly #request: { messages: readonly ChatMessage[]; tools: readonly ToolSpec[] };
   readonly #controller = new AbortController();
   readonly #response: Promise<ModelResponse>;
   #held: Heard[] = [];
   #listener: ((heard: Heard) => void) | undefined;
 
   constructor(model: ModelClient, request: { identity: string; messages: ChatMessage[]; tools: ToolSpec[] }) {
-    this.key = requestKey(request.messages, request.tools);
+    this.#request = { messages: request.messages, tools: request.tools };
     this.#response = model.complete({
       ...request,
       signal: this.#controller.signal,
@@ -33,6 +33,15 @@ export class AheadCall {
     });
     // Its failure is the turn's to see, when it takes the call; one never taken has none.
     this.#response.catch(() => {});
+  }
+
+  /**
+   * Whether the turn asks exactly the request this call made, byte for byte. A
+   * history's messages are compared as objects, so a long history costs a
+   * pointer compare a message, not its encoding.
+   */
+  fits(messages: readonly ChatMessage[], tools: readonly ToolSpec[]): boolean {
+    return sameItems(this.#request.messages, messages) && sameItems(this.#request.tools, tools);
   }
 
   /**

@@ -49,6 +49,11 @@ export class TodoList {
     this.#roundsSinceUpdate = 0;
   }
 
+  /** Whether the next model call's reminder() would give one: asked without counting a call. */
+  reminderDue(): boolean {
+    return this.#roundsSinceUpdate + 1 > REMIND_AFTER_ROUNDS && this.#todos.some((todo) => todo.status !== "completed");
+  }
+
   /** Called before each model call: a reminder to add to the history, when one is due. */
   reminder(): string | undefined {
     this.#roundsSinceUpdate += 1;

@@ -147,6 +147,80 @@ describe("runEvents", () => {
     w.server.assertDone();
   });
 
+  test("quiet: the turn's request goes out once the events are durable, while they are acknowledged, and the turn takes its answer", async () => {
+    const w = world([{ text: "noted" }]);
+    const inbox = new EventInbox();
+    await w.deliver(inbox, "alice: done");
+    const runner = w.runner();
+    // The acknowledgement waits until the model has been asked: it cannot finish first.
+    let historyAtRequest = "";
+    let requestsInAck = 0;
+    const owner = inbox.take()!;
+    inbox.republish({
+      event: owner.event,
+      owner: {
+        acknowledge: async (event) => {
+          for (let waited = 0; w.server.requests.length === 0 && waited < 2_000; waited += 5) await Bun.sleep(5);
+          requestsInAck = w.server.requests.length;
+          historyAtRequest = readFileSync(runner.history.path, "utf8");
+          await owner.owner.acknowledge(event);
+        },
+      },
+    });
+    const outcome = await runner.runEvents(inbox, { quiet: () => true });
+    expect(w.server.requests).toHaveLength(1);
+    // Asked before the acknowledgement ended, with the event already in the history file.
+    expect(requestsInAck).toBe(1);
+    expect(historyAtRequest).toContain("alice: done");
+    expect(outcome.processed).toBe(1);
+    expect(outcome.turns.map((t) => t.result.result)).toEqual(["noted"]);
+    expect(w.server.requests[0]!.body.messages.at(-1)?.content).toContain("alice: done");
+    w.server.assertDone();
+  });
+
+  test("not quiet: the request waits for the acknowledgements, as before", async () => {
+    const w = world([{ text: "noted" }]);
+    const inbox = new EventInbox();
+    await w.deliver(inbox, "alice: done");
+    let requestsAtAck = -1;
+    const owner = inbox.take()!;
+    inbox.republish({
+      event: owner.event,
+      owner: {
+        acknowledge: async (event) => {
+          await Bun.sleep(100);
+          requestsAtAck = w.server.requests.length;
+          await owner.owner.acknowledge(event);
+        },
+      },
+    });
+    await w.runner().runEvents(inbox, { quiet: () => false });
+    expect(requestsAtAck).toBe(0);
+    expect(w.server.requests).toHaveLength(1);
+    w.server.assertDone();
+  });
+
+  test("an event that joins after the request went ahead: that call is stopped, and the turn asks with both events", async () => {
+    const w = world([{ text: "answer to the first alone", delayMs: 2_000 }, { text: "noted both" }]);
+    const inbox = new EventInbox();
+    await w.deliver(inbox, "first result");
+    let asked = 0;
+    const outcome = await w.runner().runEvents(inbox, {
+      quiet: () => true,
+      settle: async () => {
+        asked += 1;
+        if (asked > 1) return false;
+        // Came after all, once the first event's request was out.
+        for (let waited = 0; w.server.requests.length === 0 && waited < 2_000; waited += 5) await Bun.sleep(5);
+        await w.deliver(inbox, "late result");
+        return true;
+      },
+    });
+    expect(outcome.turns.map((t) => [t.events.map((e) => e.content), t.result.result])).toEqual([[["first result", "late result"], "noted both"]]);
+    const lastContents = w.server.requests.map((request) => request.body.messages.slice(1).map((m) => JSON.parse(String(m.content)).content));
+    expect(lastContents).toEqual([["first result"], ["first result", "late result"]]);
+  });
+
   test("a failed acknowledgement mid-batch: the turn waits for the retry, which answers every event once", async () => {
     const w = world([{ text: "noted the three" }]);
     const inbox = new EventInbox();

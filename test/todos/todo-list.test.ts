@@ -41,4 +41,24 @@ describe("todo_write", () => {
     list.replace([{ content: "a", status: "completed" }]);
     for (let i = 0; i < REMIND_AFTER_ROUNDS * 2; i++) expect(list.reminder()).toBeUndefined();
   });
+
+  test("reminderDue says whether the next call gets a reminder, without counting a call", () => {
+    const list = new TodoList(tempDir(), "lead");
+    expect(list.reminderDue()).toBe(false);
+    list.replace([{ content: "a", status: "pending" }]);
+    for (let i = 0; i < REMIND_AFTER_ROUNDS; i++) {
+      // Asked any number of times, it changes nothing.
+      expect([list.reminderDue(), list.reminderDue()]).toEqual([false, false]);
+      expect(list.reminder()).toBeUndefined();
+    }
+    expect(list.reminderDue()).toBe(true);
+    expect(list.reminderDue()).toBe(true);
+    expect(list.reminder()).toContain("[reminder]");
+    expect(list.reminderDue()).toBe(false);
+    list.replace([{ content: "a", status: "completed" }]);
+    for (let i = 0; i < REMIND_AFTER_ROUNDS * 2; i++) {
+      expect(list.reminderDue()).toBe(false);
+      list.reminder();
+    }
+  });
 });

@@ -167,7 +167,12 @@ export class LeadSession {
       const abort = () => controller.abort();
       closing.addEventListener("abort", abort, { once: true });
       try {
-        const round = await runner.runEvents(inbox, { signal: controller.signal, settle: (batch) => settleFinishing(this.#o.lead, batch, controller.signal) });
+        const round = await runner.runEvents(inbox, {
+          signal: controller.signal,
+          settle: (batch) => settleFinishing(this.#o.lead, batch, controller.signal),
+          // The batch waits for no company: it is whole once nobody is deciding whether an idle notice follows a result.
+          quiet: () => !this.#o.lead.team.finishing() && inbox.size === 0,
+        });
         if (round.turns.length > 0) this.#o.turnEnded?.();
         for (const { result } of round.turns) this.#show(result, "the event turn");
         // A user turn took the lock first: wait for it (or a moment, if it is already over).
