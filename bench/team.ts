@@ -27,7 +27,9 @@
  *      are printed beside, as `scaleRatioServerHere<N>`.
  *      BENCH_TRACE=1 prints every event of each run with its time.
  *      Printed with it: when the last teammate's first request reached the
- *      server after the Lead's reply, the Lead's event turns, this process's
+ *      server after the Lead's reply, when the Lead's answering request did
+ *      after the last teammate's last answer (`scaleEndChain<N>Ms`: its
+ *      result, ack and idle notice, the Lead's claim and history), the Lead's event turns, this process's
  *      CPU time a run (`scaleCpu<N>Ms`, every thread: with the server apart,
  *      the runtime's own work, steadier than the wall on a noisy machine), and
  *      what one file create cost in the bench's directory just before
@@ -193,6 +195,8 @@ interface ScaleRun {
   wallMs: number;
   /** From the Lead's spawning reply to the last teammate's first model request reaching the server. */
   lastStartMs: number;
+  /** From the last teammate's last answer (its request's time plus the model's delay) to the Lead's request that answers the team: result, ack, idle notice, the Lead's claim and history. */
+  endChainMs: number;
   eventTurns: number;
   /** This process's CPU time (user and system, every thread) over the run: with the server apart, the runtime's own work. */
   cpuMs: number;
@@ -250,7 +254,16 @@ async function scaleRun(teammates: number, serverHere: boolean): Promise<ScaleRu
   if (process.env.BENCH_TRACE) for (const request of requests) console.error(`server ${request.at - startEpoch} ${request.identity}`);
   // When each teammate's first request reached the model (sent ahead, it goes out before its turn begins).
   for (const request of requests) if (request.identity !== "lead" && request.identity !== undefined && !firstRequestAt.has(request.identity)) firstRequestAt.set(request.identity, request.at);
-  return { wallMs: end - start, lastStartMs: Math.max(...firstRequestAt.values()) - spawnReplyAt, eventTurns: quiet.turns.length, cpuMs: (cpu.user + cpu.system) / 1000, closeMs };
+  const lastTeammateRequest = Math.max(...requests.filter((request) => request.identity !== "lead").map((request) => request.at));
+  const leadLastRequest = Math.max(...requests.filter((request) => request.identity === "lead").map((request) => request.at));
+  return {
+    wallMs: end - start,
+    lastStartMs: Math.max(...firstRequestAt.values()) - spawnReplyAt,
+    endChainMs: leadLastRequest - (lastTeammateRequest + SCALE_DELAY_MS),
+    eventTurns: quiet.turns.length,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    closeMs,
+  };
 }
 
 /**
@@ -293,7 +306,7 @@ async function scale(): Promise<Record<string, number>> {
     console.log(
       `scale ${size} teammates x 3 calls at ${SCALE_DELAY_MS} ms: ideal ${ideal} ms, wall ${wall.toFixed(0)} ms ` +
         `(runs ${apart.map((run) => run.wallMs.toFixed(0)).join("/")}), last teammate's first request ${median(apart.map((run) => run.lastStartMs)).toFixed(0)} ms ` +
-        `after the Lead's reply, Lead event turns ${apart.map((run) => run.eventTurns).join("/")}, this process's CPU ${median(apart.map((run) => run.cpuMs)).toFixed(0)} ms a run, closing the runtime ${median(apart.map((run) => run.closeMs)).toFixed(1)} ms; scaleRatio${size} ${ratio.toFixed(3)}` +
+        `after the Lead's reply, the Lead's answering request ${median(apart.map((run) => run.endChainMs)).toFixed(0)} ms after the last teammate's last answer, Lead event turns ${apart.map((run) => run.eventTurns).join("/")}, this process's CPU ${median(apart.map((run) => run.cpuMs)).toFixed(0)} ms a run, closing the runtime ${median(apart.map((run) => run.closeMs)).toFixed(1)} ms; scaleRatio${size} ${ratio.toFixed(3)}` +
         (size === 8 ? " (target <= 1.15)" : size === 32 ? " (target <= 1.25)" : "") +
         `; with the server in this process: wall ${wallHere.toFixed(0)} ms (runs ${here.map((run) => run.wallMs.toFixed(0)).join("/")}), ratio ${(wallHere / ideal).toFixed(3)}` +
         `; a file create in ${base} cost ${createMs.toFixed(3)} ms before these runs`,
@@ -301,6 +314,7 @@ async function scale(): Promise<Record<string, number>> {
     figures[`scaleCreate${size}Ms`] = Math.round(createMs * 1000) / 1000;
     figures[`scaleWall${size}Ms`] = Math.round(wall);
     figures[`scaleLastStart${size}Ms`] = Math.round(median(apart.map((run) => run.lastStartMs)));
+    figures[`scaleEndChain${size}Ms`] = Math.round(median(apart.map((run) => run.endChainMs)));
     figures[`scaleEventTurns${size}`] = Math.max(...apart.map((run) => run.eventTurns));
     figures[`scaleCpu${size}Ms`] = Math.round(median(apart.map((run) => run.cpuMs)));
     figures[`scaleClose${size}Ms`] = Math.round(median(apart.map((run) => run.closeMs)) * 10) / 10;
