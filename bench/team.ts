@@ -43,7 +43,8 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadSettings } from "../src/config/load.ts";
+import { loadSettings, modelClientOptions } from "../src/config/load.ts";
+import { preconnectModel } from "../src/model/preconnect.ts";
 import { buildLead, type LeadRuntime } from "../src/app/lead.ts";
 import type { RunEvent } from "../src/runtime/run-types.ts";
 import type { TeamEvent } from "../src/team/teammate-runtime.ts";
@@ -90,8 +91,16 @@ async function leadOn(baseUrl: string, observer?: (event: RunEvent) => void, tea
     env: { OPENAI_API_KEY: "bench" },
     workspace,
   });
+  // As `agent run` does once its endpoint is known: the connection is opened while the runtime is built.
+  preconnectModel(modelClientOptions(settings), {});
   const lead = await buildLead(settings, { stateDir: join(dir, "state"), workspace, observer, teamObserver });
   return { lead, workspace };
+}
+
+/** The Lead's first prompt as `agent run` gives it (runUserTurns): its model request sent ahead while the turn makes the prompt durable. */
+function userTurn(lead: LeadRuntime, prompt: string) {
+  lead.runner.sendAhead(prompt);
+  return lead.runner.run(prompt, { idempotencyKey: crypto.randomUUID() });
 }
 
 async function finish(server: ScriptedModelServer, lead: LeadRuntime) {
@@ -181,7 +190,7 @@ async function batchedRun(): Promise<BatchedRun> {
     BATCH_DELAY_MS,
   );
   const start = performance.now();
-  await lead.runner.run("split the work over four workers", { idempotencyKey: crypto.randomUUID() });
+  await userTurn(lead, "split the work over four workers");
   const quiet = await runUntilQuiet(lead);
   const end = performance.now();
   const leadRequests = server.requests.filter((request) => request.identity === "lead").length;
@@ -243,7 +252,7 @@ async function scaleRun(teammates: number, serverHere: boolean): Promise<ScaleRu
   start = performance.now();
   const startEpoch = Date.now();
   const cpuBefore = process.cpuUsage();
-  await lead.runner.run(`split the work over ${teammates} workers`, { idempotencyKey: crypto.randomUUID() });
+  await userTurn(lead, `split the work over ${teammates} workers`);
   const quiet = await runUntilQuiet(lead);
   const end = performance.now();
   const cpu = process.cpuUsage(cpuBefore);

@@ -6,7 +6,7 @@ import { redactValue } from "../security/redact.ts";
 import { type UsageCarrier, UsageRecord } from "../usage/usage-record.ts";
 import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
-import { plainHistoryRecord } from "./history-record-check.ts";
+import { plainChatMessage, plainHistoryRecord } from "./history-record-check.ts";
 
 /**
  * One record of an agent's canonical history (a line of `agents/<name>.jsonl`
@@ -110,7 +110,8 @@ export interface HistoryBackend {
 
 /** `message` as an append stores it (masked, validated): what the model is sent for it from then on. */
 export function asStored(message: ChatMessage): ChatMessage {
-  return ChatMessage.parse(redactValue(message));
+  const masked = redactValue(message);
+  return plainChatMessage(masked) ?? ChatMessage.parse(masked);
 }
 
 /**

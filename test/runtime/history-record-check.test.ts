@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import type { z } from "zod";
-import { plainHistoryRecord } from "../../src/runtime/history-record-check.ts";
-import { HistoryRecord } from "../../src/runtime/history-store.ts";
+import { plainChatMessage, plainHistoryRecord } from "../../src/runtime/history-record-check.ts";
+import { asStored, HistoryRecord } from "../../src/runtime/history-store.ts";
+import { ChatMessage } from "../../src/model/types.ts";
+import { clearSecrets, registerSecret } from "../../src/security/redact.ts";
 import { plainUsageRecord } from "../../src/usage/usage-record-check.ts";
 import { UsageRecord } from "../../src/usage/usage-record.ts";
 import { casesOver } from "../support/schema-agreement.ts";
@@ -118,5 +120,26 @@ describe("plainUsageRecord", () => {
     const counts = expectSound(UsageRecord, plainUsageRecord, casesOver([modelCall, usageTurn, bare], { extraValues, fuzzRounds: 3_000, seed: 3 }), holdsUndefined);
     expect(counts.plain).toBeGreaterThan(20);
     expect(counts.refused).toBeGreaterThan(300);
+  });
+});
+
+describe("plainChatMessage", () => {
+  test("takes every message a history holds, as the schema returns it, and never what the schema refuses", () => {
+    for (const message of messages) expect(plainChatMessage(message)).toBe(message as never);
+    const counts = expectSound(ChatMessage, plainChatMessage, casesOver(messages, { extraValues, fuzzRounds: 3_000, seed: 5 }), holdsUndefined);
+    expect(counts.plain).toBeGreaterThan(20);
+    expect(counts.refused).toBeGreaterThan(300);
+  });
+
+  test("asStored masks, then checks: a prompt comes back as the schema would return it, a secret in it masked", () => {
+    registerSecret("sk-prompt-secret-0123456789abcdef");
+    try {
+      expect(asStored({ role: "user", content: "hello" })).toEqual(ChatMessage.parse({ role: "user", content: "hello" }));
+      expect(asStored({ role: "user", content: "use sk-prompt-secret-0123456789abcdef" })).toEqual({ role: "user", content: "use [REDACTED]" });
+      // Not a message the schema takes: its error, as before.
+      expect(() => asStored({ role: "user", content: 7 } as never)).toThrow();
+    } finally {
+      clearSecrets();
+    }
   });
 });
