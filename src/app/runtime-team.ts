@@ -89,7 +89,8 @@ export async function buildTeam(base: RuntimeBase, inputs: TeamInputs): Promise<
     clock,
     ids,
     observer: hooks.teamObserver,
-    idleGate: (teammate) => hooks.gates.teammateIdle(teammate),
+    // Only with a TeammateIdle hook: without one, an idle notice may go out with the last result.
+    ...(hooks.gates.guardsIdle() ? { idleGate: (teammate: { name: string; role: string; workspace?: string | undefined }) => hooks.gates.teammateIdle(teammate) } : {}),
     decidePermission,
     ...(context.permissionTimeoutMs !== undefined ? { permissionTimeoutMs: context.permissionTimeoutMs } : {}),
     tasks,

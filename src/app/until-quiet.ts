@@ -59,6 +59,9 @@ export async function runUntilQuiet(lead: LeadRuntime, signal?: AbortSignal): Pr
       continue;
     }
     if (lead.inbox.size > 0) continue;
+    // A teammate whose idle notice went out with its result is not at work, but
+    // the run is not over before its ack: the claim after it may find more.
+    if (!busy()) await lead.team.acked();
     if (!busy()) {
       // Teammates other processes run (`agent worker`): their work is looked at
       // first, then the Lead's mailbox, so a result sent before that look is seen.

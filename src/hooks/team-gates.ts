@@ -33,6 +33,11 @@ export class TeamGates {
     this.#o = options;
   }
 
+  /** Whether a TeammateIdle hook is configured: without one a teammate's going idle is decided by its mailbox alone. */
+  guardsIdle(): boolean {
+    return this.#o.hooks.has("TeammateIdle");
+  }
+
   /** A teammate with an empty mailbox is about to go idle; a refusal keeps it working, the reason its next prompt. */
   teammateIdle(teammate: { name: string; role: string; workspace?: string | undefined }): Promise<string | undefined> {
     return this.#gate("TeammateIdle", teammate.name, { teammate: teammate.name, role: teammate.role }, teammate.workspace);

@@ -106,6 +106,9 @@ export class FileMailboxStore implements MailboxStore {
     );
   }
 
+  /** Every call joins the queue of the next take of the lock before it awaits anything (#send), and a batch runs its calls in order. */
+  readonly sendsInCallOrder = true;
+
   send(input: MailboxMessage): Promise<void> {
     return this.#send(input, "ready");
   }

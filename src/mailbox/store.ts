@@ -72,6 +72,13 @@ export interface MailboxStore {
   /** Durably places `message` in its recipient's `ready/`. Fails on a duplicate id anywhere. */
   send(message: MailboxMessage): Promise<void>;
   /**
+   * Whether sends called one after another without awaiting are made in call
+   * order, together in one durable step (group commit): a caller may start two
+   * at once and still have the first land no later than the second. Without it
+   * a caller that needs the order awaits each send before the next.
+   */
+  readonly sendsInCallOrder?: boolean;
+  /**
    * `send` and `claim` of that message as one durable step: it goes straight
    * into `processing/`, for a recipient whose sender runs it and takes it at once
    * (a spawned teammate's first task: one move and one fsync fewer before it

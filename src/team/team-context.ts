@@ -98,10 +98,15 @@ export interface Worker {
   finishing?: boolean;
   /**
    * Its loop found nothing more to do, told the Lead it is idle, and is only
-   * storing that in team.json: no longer work the Lead waits for. A message
-   * that comes meanwhile keeps the loop going (its state back to running).
+   * acknowledging its last message or storing that in team.json: no longer
+   * work the Lead waits for. A message that comes meanwhile keeps the loop going
+   * (its state back to running).
    */
   settling?: boolean;
+  /** The message whose idle notice went out with its result (TeamMail.deliverResultWithIdle): none is sent again for it. */
+  idleNoticed?: string;
+  /** The ack of that message, under way while the teammate is already settling. */
+  acking?: Promise<unknown>;
   /** Whether its runner was built read-only for plan approval (rebuilt when that changes). */
   runnerInPlanMode?: boolean;
 }

@@ -69,12 +69,9 @@ export class TeamMail {
    */
   async deliverResult(name: AgentName, input: MailboxMessage, content: string, wakeLead = true): Promise<AgentName> {
     const team = this.#team;
-    const id = derivedId(input.id, "result");
     const to = replyTarget(name, input);
-    const message = createMessage(
-      { sender: name, recipient: to, kind: "result", content: await this.#fitted("result", content), inReplyTo: input.id, ...(input.taskId !== undefined ? { taskId: input.taskId } : {}) },
-      { clock: team.o.clock, ids: { next: () => id } },
-    );
+    const message = await this.#result(name, to, input, content);
+    const id = message.id;
     try {
       await team.o.store.send(message);
     } catch (error) {
@@ -88,6 +85,49 @@ export class TeamMail {
     // A peer's loop takes it up (or its own process does, woken by the store); the operator reads it with `team send --wait`.
     else if (to !== USER) team.startWorker(to);
     return to;
+  }
+
+  /**
+   * deliverResult to the Lead with the teammate's idle notice behind it, for a
+   * teammate with nothing more queued. Where the store makes sends in call
+   * order (group commit) both are started at once, the result first: one take
+   * of the store and one fsync of the Lead's ready/ for the two, and the notice
+   * never lands ahead of the result (should the result alone fail, the notice
+   * is out and the Lead hears of the failure after it). Elsewhere the notice is
+   * sent once the result is. Neither wakes the Lead: the caller feeds both at
+   * once. A replay finds each sent already (their ids are derived from the
+   * input's) and sends nothing twice.
+   */
+  async deliverResultWithIdle(name: AgentName, input: MailboxMessage, content: string): Promise<void> {
+    const team = this.#team;
+    const result = await this.#result(name, LEAD, input, content);
+    // Stamped after the result: made in the same millisecond, the notice would be
+    // ordered by its id (FIFO is time, then id) and could come first.
+    const after = { now: () => new Date(Math.max(team.o.clock.now().getTime(), Date.parse(result.createdAtUtc) + 1)) };
+    const idle = createMessage(
+      { sender: name, recipient: LEAD, kind: "idle", content: idleNotice(name), inReplyTo: input.id },
+      { clock: after, ids: { next: () => derivedId(input.id, "idle") } },
+    );
+    const store = team.o.store;
+    let sent: PromiseSettledResult<void>[];
+    if (store.sendsInCallOrder) sent = await Promise.allSettled([store.send(result), store.send(idle)]);
+    else {
+      const first = await settled(store.send(result));
+      sent = [first, ...(first.status === "fulfilled" || first.reason instanceof DuplicateMessageIdError ? [await settled(store.send(idle))] : [])];
+    }
+    for (const [i, outcome] of sent.entries()) {
+      const message = i === 0 ? result : idle;
+      if (outcome.status === "fulfilled") team.emit({ type: "mailbox", op: "send", agent: LEAD, id: message.id, from: name, kind: message.kind });
+      else if (!(outcome.reason instanceof DuplicateMessageIdError)) throw outcome.reason;
+    }
+  }
+
+  /** The result of `input` for `to`, under the id derived from the input's. */
+  async #result(name: AgentName, to: AgentName, input: MailboxMessage, content: string): Promise<MailboxMessage> {
+    return createMessage(
+      { sender: name, recipient: to, kind: "result", content: await this.#fitted("result", content), inReplyTo: input.id, ...(input.taskId !== undefined ? { taskId: input.taskId } : {}) },
+      { clock: this.#team.o.clock, ids: { next: () => derivedId(input.id, "result") } },
+    );
   }
 
   /**
@@ -181,4 +221,19 @@ export class TeamMail {
  */
 export function replyTarget(name: AgentName, input: MailboxMessage): AgentName {
   return input.kind === "message" && input.sender !== name ? input.sender : LEAD;
+}
+
+/** What a teammate's idle notice to the Lead says. */
+export function idleNotice(name: AgentName): string {
+  return `${name} is idle`;
+}
+
+/** A promise's outcome, as Promise.allSettled gives each. */
+async function settled(promise: Promise<void>): Promise<PromiseSettledResult<void>> {
+  try {
+    await promise;
+    return { status: "fulfilled", value: undefined };
+  } catch (reason) {
+    return { status: "rejected", reason };
+  }
 }

@@ -7,7 +7,7 @@ import { TaskRefusedError } from "../tasks/task-errors.ts";
 import type { AutoClaim } from "./auto-claim.ts";
 import { derivedId } from "./derived-id.ts";
 import { inPlanMode, type TeamContext, type Worker } from "./team-context.ts";
-import { type TeamMail, replyTarget } from "./team-mail.ts";
+import { idleNotice, type TeamMail, replyTarget } from "./team-mail.ts";
 import { TeammateUnavailableError } from "./teammate-errors.ts";
 import type { TeammateProtocols } from "./teammate-protocols.ts";
 import { withWorktreeReport } from "./teammate-worktree-steps.ts";
@@ -138,6 +138,11 @@ export class TeammateLoop {
           worker.runner = undefined;
           return;
         }
+        // Back to work after an idle notice sent with its last result: the Lead waits for it again.
+        if (worker.settling) {
+          worker.settling = false;
+          team.changed();
+        }
         // Its verdict went to the call that asked, in this process: the message is the record of it, not a turn.
         if (message.kind === "permission_response") {
           finished = await this.#finish(name, worker, message, true);
@@ -214,6 +219,16 @@ export class TeammateLoop {
             if (refused !== undefined) {
               // The TaskCompleted hook said no: the task stays in progress and the teammate goes on with the hook's reason.
               await this.#keepWorking(name, derivedId(message.id, "task-refused"), `${refused}\n\n${KEEP_WORKING_ON_TASK}`, message.taskId);
+            } else if (this.#idleWithResult(worker, message, pokes, runner.history.joinedTo(message.id))) {
+              worker.finishing = true;
+              await this.#mail.deliverResultWithIdle(name, message, answer);
+              worker.idleNoticed = message.id;
+              // Its work is over once both are with the Lead: the Lead's event turn
+              // does not wait for its ack (a message found by the claim after it
+              // puts it back to work). Shown idle at once; team.json is told meanwhile.
+              worker.settling = true;
+              void team.settleIdle(name).catch(() => {});
+              await payLead();
             } else {
               // Set before the send: a pump another part runs meanwhile may publish the result early.
               if (replyTarget(name, message) === LEAD) worker.finishing = true;
@@ -222,7 +237,14 @@ export class TeammateLoop {
             await this.#mail.deliverJoinedResults(name, message, runner.history.joinedTo(message.id), answer);
             // The work is done and its result is with the Lead: from here a
             // storage failure must not fail the teammate or quarantine the input.
-            finished = await this.#finish(name, worker, message, true);
+            const acked = this.#finish(name, worker, message, true);
+            // Its idle notice is out: a wait for the team's end waits for this ack too (TeammateRuntime.acked).
+            if (worker.settling) worker.acking = acked;
+            try {
+              finished = await acked;
+            } finally {
+              worker.acking = undefined;
+            }
             lastWorked = message;
             if (!finished) return;
           }
@@ -246,6 +268,7 @@ export class TeammateLoop {
         // The result is in the Lead's mailbox: the Lead's next pump takes it.
       }
       worker.active = false;
+      worker.settling = false;
       // Ended: an idle teammate keeps no handle (its signal, controller and closures) of a loop that ran.
       worker.job = undefined;
       team.changed();
@@ -262,6 +285,8 @@ export class TeammateLoop {
    * the notice in its mailbox. "busy": a message came while the gate ran.
    */
   async #goIdle(name: AgentName, worker: Worker, lastWorked: MailboxMessage, pokes: number): Promise<"idle" | "kept" | "busy"> {
+    // Its notice went with its result (#idleWithResult) and nothing came since.
+    if (worker.idleNoticed === lastWorked.id) return worker.pokes !== pokes ? "busy" : "idle";
     const gate = this.#team.o.idleGate;
     const refusal = gate ? await gate({ name, role: worker.record.role, workspace: worker.record.worktree?.workspace }) : undefined;
     if (refusal !== undefined) {
@@ -270,11 +295,32 @@ export class TeammateLoop {
     }
     if (worker.pokes !== pokes) return "busy";
     try {
-      await this.#mail.deliver(name, LEAD, "idle", `${name} is idle`, derivedId(lastWorked.id, "idle"), lastWorked.id);
+      await this.#mail.deliver(name, LEAD, "idle", idleNotice(name), derivedId(lastWorked.id, "idle"), lastWorked.id);
     } catch (error) {
       if (!(error instanceof DuplicateMessageIdError)) throw error;
     }
     return "idle";
+  }
+
+  /**
+   * Whether a finished turn's idle notice may go out with its result, before
+   * the ack: the result is for the Lead, nothing was sent to the teammate
+   * during the turn (its pokes) or joined it, and nothing decides otherwise
+   * after the ack — no TeammateIdle gate (whose hook may keep it working), no
+   * auto-claim (which may find it a task). So the Lead, whose event turn waits
+   * for the notice, does not also wait for the ack and the look at an empty
+   * mailbox. A message another process sends meanwhile is found by the claim
+   * after the ack: the teammate works on it, as after any idle notice.
+   */
+  #idleWithResult(worker: Worker, message: MailboxMessage, pokes: number, joined: readonly string[]): boolean {
+    return (
+      replyTarget(worker.record.name, message) === LEAD &&
+      worker.pokes === pokes &&
+      joined.length === 0 &&
+      this.#team.o.idleGate === undefined &&
+      !(worker.record.autoClaim && this.#autoClaim) &&
+      !worker.retired
+    );
   }
 
   /** Gives the teammate its next prompt itself (a hook's reason), as a task it sends itself under a derived id: a replay sends nothing twice. */

@@ -92,6 +92,15 @@ export class TeammateRuntime implements TeamWatchTarget {
   }
 
   /**
+   * Resolves once every teammate whose idle notice went out with its result
+   * has acknowledged the message that result answers (its loop then knows
+   * whether another message keeps it working).
+   */
+  async acked(): Promise<void> {
+    await Promise.all([...this.#team.workers.values()].map((worker) => worker.acking?.catch(() => {})));
+  }
+
+  /**
    * Whether a teammate of this process has just sent the Lead a result and is
    * still deciding what follows (its next turn, or going idle with a notice):
    * an event turn waits for it rather than answer the result without the notice.

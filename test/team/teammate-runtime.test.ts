@@ -46,6 +46,11 @@ async function world(script: ScriptedReply[], stateDir?: string) {
 }
 
 const key = () => uuidV7Source.next();
+
+/** What alice sent and acknowledged, in order: `send result`, `ack task`, … */
+function alicesSendsAndAcks(events: TeamEvent[]): string[] {
+  return events.flatMap((e) => (e.type === "mailbox" && ((e.op === "send" && e.from === "alice") || (e.op === "ack" && e.agent === "alice")) ? [`${e.op} ${e.kind}`] : []));
+}
 const spawn = (name: string, role: string, prompt: string) => ({ name: "spawn_teammate", arguments: { name, role, prompt } });
 
 describe("TeammateRuntime", () => {
@@ -138,6 +143,41 @@ describe("TeammateRuntime", () => {
     expect(told).toEqual(["alice running", "alice assistant", "alice idle", "lead event_turn", "lead assistant"]);
     await lead.close();
     server.assertDone();
+  });
+
+  test("with no TeammateIdle hook the idle notice goes out with the result, before the ack: the Lead's turn gets both, the result first", async () => {
+    const w = await world([
+      { identity: "alice", text: "alice: done" },
+      { identity: "lead", text: "noted" },
+    ]);
+    await w.lead.team.spawn("alice", "backend", "write schema.sql");
+    const quiet = await runUntilQuiet(w.lead);
+    expect(quiet.turns.map((t) => (t.events ?? []).map((e) => e.kind))).toEqual([["result", "idle"]]);
+    // Both sends before the ack of alice's task; the store's one take of its lock made the result first.
+    expect(alicesSendsAndAcks(w.teamEvents)).toEqual(["send result", "send idle", "ack task"]);
+    await w.lead.close();
+    w.server.assertDone();
+  });
+
+  test("a message sent to a teammate while it works keeps its idle notice for after the ack: told once, after its last result", async () => {
+    const answer = Promise.withResolvers<void>();
+    const asked = Promise.withResolvers<void>();
+    const w = await world([
+      { identity: "alice", check: () => asked.resolve(), gate: answer.promise, text: "alice: schema written" },
+      { identity: "alice", text: "alice: indexes added" },
+      { identity: "lead", text: "noted" },
+    ]);
+    await w.lead.team.spawn("alice", "backend", "write schema.sql");
+    await asked.promise;
+    // Sent while her only model call is under way: it joins no turn, it waits in her mailbox.
+    await w.lead.team.send(LEAD, "alice", "add indexes too");
+    answer.resolve();
+    const quiet = await runUntilQuiet(w.lead);
+    const told = quiet.turns.flatMap((t) => (t.events ?? []).map((e) => `${e.kind}: ${e.content}`));
+    expect(told).toEqual(["result: alice: schema written", "result: alice: indexes added", "idle: alice is idle"]);
+    expect(alicesSendsAndAcks(w.teamEvents)).toEqual(["send result", "ack task", "send result", "send idle", "ack message"]);
+    await w.lead.close();
+    w.server.assertDone();
   });
 
   test("a teammate that told the Lead it is idle is no longer work the Lead waits for, while team.json still waits to say so", async () => {
