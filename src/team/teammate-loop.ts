@@ -83,6 +83,13 @@ export class TeammateLoop {
     let finished: Finished | undefined = first;
     // The last message this loop ran a turn for: an empty mailbox after it begins an idle period (#goIdle).
     let lastWorked: MailboxMessage | undefined;
+    // The ack of a message whose idle notice went out with its result, awaited by TeammateRuntime.acked.
+    let acking: ReturnType<typeof Promise.withResolvers<void>> | undefined;
+    const ackedNow = () => {
+      acking?.resolve();
+      acking = undefined;
+      worker.acking = undefined;
+    };
     // A result is in the Lead's mailbox but not yet in its inbox (worker.finishing):
     // fed before the next turn or at the end, so the idle notice that may follow comes with it.
     const payLead = async () => {
@@ -225,7 +232,10 @@ export class TeammateLoop {
               worker.idleNoticed = message.id;
               // Its work is over once both are with the Lead: the Lead's event turn
               // does not wait for its ack (a message found by the claim after it
-              // puts it back to work). Shown idle at once; team.json is told meanwhile.
+              // puts it back to work), a wait for the team's end does
+              // (TeammateRuntime.acked). Shown idle at once; team.json is told meanwhile.
+              acking = Promise.withResolvers<void>();
+              worker.acking = acking.promise;
               worker.settling = true;
               void team.settleIdle(name).catch(() => {});
               await payLead();
@@ -237,13 +247,10 @@ export class TeammateLoop {
             await this.#mail.deliverJoinedResults(name, message, runner.history.joinedTo(message.id), answer);
             // The work is done and its result is with the Lead: from here a
             // storage failure must not fail the teammate or quarantine the input.
-            const acked = this.#finish(name, worker, message, true);
-            // Its idle notice is out: a wait for the team's end waits for this ack too (TeammateRuntime.acked).
-            if (worker.settling) worker.acking = acked;
             try {
-              finished = await acked;
+              finished = await this.#finish(name, worker, message, true);
             } finally {
-              worker.acking = undefined;
+              ackedNow();
             }
             lastWorked = message;
             if (!finished) return;
@@ -267,6 +274,7 @@ export class TeammateLoop {
       } catch {
         // The result is in the Lead's mailbox: the Lead's next pump takes it.
       }
+      ackedNow();
       worker.active = false;
       worker.settling = false;
       // Ended: an idle teammate keeps no handle (its signal, controller and closures) of a loop that ran.

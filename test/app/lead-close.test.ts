@@ -55,7 +55,7 @@ async function world(script: ScriptedReply[], mailboxFs: FsOps) {
   const teamEvents: TeamEvent[] = [];
   const lead = await buildLead(settings, { stateDir, workspace, mailboxFs, teamObserver: (e) => teamEvents.push(e) });
   entry.lead = lead;
-  return { server, lead, stateDir, teamEvents };
+  return { server, lead, stateDir, workspace, teamEvents };
 }
 
 const spawn = (name: string, prompt: string) => ({ name: "spawn_teammate", arguments: { name, role: "worker", prompt } });
@@ -83,6 +83,40 @@ describe("a teammate's ack that fails after its result was delivered", () => {
     expect(files(w.stateDir, "alice", "done")).toHaveLength(1);
     expect(files(w.stateDir, "alice", "processing")).toEqual([]);
     w.server.assertDone();
+  });
+
+  test("fails for good after the idle notice went out with the result: the message goes back, and the next runtime's replay acks it, telling the Lead nothing twice", async () => {
+    const failing = failingRenames("/alice/processing/", "/alice/done/", 3);
+    const w = await world(
+      [
+        { identity: "lead", toolCalls: [spawn("alice", "write notes.md")] },
+        { identity: "lead", text: "spawned" },
+        { identity: "alice", text: "notes.md written" },
+        { identity: "lead", text: "noted" },
+      ],
+      failing.ops,
+    );
+    await w.lead.runner.run("get notes written", { idempotencyKey: uuidV7Source.next() });
+    const first = await runUntilQuiet(w.lead);
+    expect(first.turns.flatMap((t) => t.events ?? [t.event!]).map((e) => `${e.kind}: ${e.content}`)).toEqual(["result: notes.md written", "idle: alice is idle"]);
+    // Every attempt failed: back in ready/, as a process killed before its ack leaves it in processing/.
+    expect(failing.state.failed).toBe(3);
+    expect(files(w.stateDir, "alice", "ready")).toHaveLength(1);
+    await w.lead.close();
+
+    // The next runtime on the same state: alice's turn is in her history, so it replays without the model.
+    const server = ScriptedModelServer.start([]);
+    open.push({ server });
+    const { settings } = loadSettings({ flags: { baseUrl: server.url, permissionMode: "bypassPermissions" }, env: { OPENAI_API_KEY: "sk-test" }, workspace: w.workspace });
+    const next = await buildLead(settings, { stateDir: w.stateDir, workspace: w.workspace });
+    open.push({ server, lead: next });
+    expect((await runUntilQuiet(next)).turns).toEqual([]);
+    for (const state of ["ready", "processing", "quarantine"]) expect(files(w.stateDir, "alice", state)).toEqual([]);
+    expect(files(w.stateDir, "alice", "done")).toHaveLength(1);
+    // The result and the notice once each, both answered.
+    expect(files(w.stateDir, "lead", "ready")).toEqual([]);
+    expect(files(w.stateDir, "lead", "done")).toHaveLength(2);
+    server.assertDone();
   });
 
   test("acked with the next message's claim in one call, whose claim fails: the ack is retried alone, the next one claimed after it", async () => {
