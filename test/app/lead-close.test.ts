@@ -62,20 +62,25 @@ const spawn = (name: string, prompt: string) => ({ name: "spawn_teammate", argum
 /** The files in a mailbox state's directory; done/ and quarantine/ are made when first used, so none yet is none. */
 const files = (stateDir: string, agent: string, state: string) => (existsSync(join(stateDir, "mailboxes", agent, state)) ? readdirSync(join(stateDir, "mailboxes", agent, state)) : []);
 
+/** The Lead spawns alice, who writes notes.md, while her ack's rename fails `times` times; run until quiet. */
+async function notesWrittenWithAcksFailing(times: number) {
+  const failing = failingRenames("/alice/processing/", "/alice/done/", times);
+  const w = await world(
+    [
+      { identity: "lead", toolCalls: [spawn("alice", "write notes.md")] },
+      { identity: "lead", text: "spawned" },
+      { identity: "alice", text: "notes.md written" },
+      { identity: "lead", text: "noted" },
+    ],
+    failing.ops,
+  );
+  await w.lead.runner.run("get notes written", { idempotencyKey: uuidV7Source.next() });
+  return { w, failing, quiet: await runUntilQuiet(w.lead) };
+}
+
 describe("a teammate's ack that fails after its result was delivered", () => {
   test("is retried: the input goes to done/, never to quarantine, and the teammate stays well", async () => {
-    const failing = failingRenames("/alice/processing/", "/alice/done/", 1);
-    const w = await world(
-      [
-        { identity: "lead", toolCalls: [spawn("alice", "write notes.md")] },
-        { identity: "lead", text: "spawned" },
-        { identity: "alice", text: "notes.md written" },
-        { identity: "lead", text: "noted" },
-      ],
-      failing.ops,
-    );
-    await w.lead.runner.run("get notes written", { idempotencyKey: uuidV7Source.next() });
-    const quiet = await runUntilQuiet(w.lead);
+    const { w, failing, quiet } = await notesWrittenWithAcksFailing(1);
     expect(quiet.turns.map((t) => t.event?.content)).toEqual(["notes.md written"]);
     expect(failing.state.failed).toBe(1);
     expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
@@ -86,18 +91,7 @@ describe("a teammate's ack that fails after its result was delivered", () => {
   });
 
   test("fails for good after the idle notice went out with the result: the message goes back, and the next runtime's replay acks it, telling the Lead nothing twice", async () => {
-    const failing = failingRenames("/alice/processing/", "/alice/done/", 3);
-    const w = await world(
-      [
-        { identity: "lead", toolCalls: [spawn("alice", "write notes.md")] },
-        { identity: "lead", text: "spawned" },
-        { identity: "alice", text: "notes.md written" },
-        { identity: "lead", text: "noted" },
-      ],
-      failing.ops,
-    );
-    await w.lead.runner.run("get notes written", { idempotencyKey: uuidV7Source.next() });
-    const first = await runUntilQuiet(w.lead);
+    const { w, failing, quiet: first } = await notesWrittenWithAcksFailing(3);
     expect(first.turns.flatMap((t) => t.events ?? [t.event!]).map((e) => `${e.kind}: ${e.content}`)).toEqual(["result: notes.md written", "idle: alice is idle"]);
     // Every attempt failed: back in ready/, as a process killed before its ack leaves it in processing/.
     expect(failing.state.failed).toBe(3);
