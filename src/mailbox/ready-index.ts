@@ -1,5 +1,6 @@
 import { timeOfId } from "../core/ids.ts";
 import { compareFifo } from "../core/message-format.ts";
+import { TIME_WIDTH } from "./mailbox-index.ts";
 
 export interface IndexedEntry {
   /** The file name in ready/. */
@@ -25,16 +26,23 @@ class NamedEntry implements IndexedEntry {
 }
 
 /**
- * An entry whose time came from the mailbox's index, for a file named `<id>.json`:
- * the id is cut from the name only when asked for (a first claim makes 50 000).
+ * An entry whose time came from the mailbox's index, for a file named `<id>.json`.
+ * The id and the time are cut out only when asked for, and not kept: a first
+ * claim makes 50 000 entries, and the strings kept cost more in fresh memory
+ * than cutting them again when a comparison needs them.
  */
 export class RecordEntry implements IndexedEntry {
   constructor(
     readonly name: string,
-    readonly createdAtUtc: string,
+    /** The times of the records matched with this one's, side by side (see matchRecords). */
+    private readonly times: string,
+    private readonly at: number,
   ) {}
   get id(): string {
     return this.name.slice(0, 36);
+  }
+  get createdAtUtc(): string {
+    return this.times.slice(this.at, this.at + TIME_WIDTH);
   }
 }
 
@@ -118,12 +126,13 @@ export class ReadyIndex {
 
   /**
    * Adds entries not in the index yet, at once: `sortedKeyed` already in FIFO
-   * order (time-keyed names in name order are), `others` in any order. Sorted
-   * once and merged, instead of one splice each — quadratic for a directory
+   * order (time-keyed names in name order are), `others` in any order unless
+   * `othersInOrder` says they are in FIFO order too. Sorted once and merged, instead of one splice each — quadratic for a directory
    * listed in no particular order.
    */
-  insertMany(sortedKeyed: IndexedEntry[], others: IndexedEntry[]): void {
-    const added = others.length === 0 ? sortedKeyed : sortedKeyed.length === 0 ? sortedFifo(others) : merge(sortedKeyed, sortedFifo(others));
+  insertMany(sortedKeyed: IndexedEntry[], others: IndexedEntry[], othersInOrder = false): void {
+    const sortedOthers = othersInOrder ? others : sortedFifo(others);
+    const added = others.length === 0 ? sortedKeyed : sortedKeyed.length === 0 ? sortedOthers : merge(sortedKeyed, sortedOthers);
     this.#entries = this.#entries.length === 0 ? added : merge(this.#entries, added);
     if (this.#byName) for (const entry of added) this.#byName.set(entry.name, entry);
   }

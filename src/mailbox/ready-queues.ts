@@ -3,7 +3,7 @@ import type { FsOps } from "../storage/fs-ops.ts";
 import { Pacer } from "../storage/pacer.ts";
 import { checkFile } from "./message-file.ts";
 import type { MailboxPaths } from "./paths.ts";
-import { appendRecords, inFifoOrder, matchRecords, readIndex, readIndexText, recordBody, rewriteIndex } from "./mailbox-index.ts";
+import { TIME_WIDTH, appendRecords, inFifoOrder, matchRecords, readIndex, recordBody, rewriteIndex } from "./mailbox-index.ts";
 import { type IndexedEntry, ReadyIndex, RecordEntry, entryFromName, isKeyedName } from "./ready-index.ts";
 
 /** Up to this many files without a key in their name are read rather than looked up in the index. */
@@ -79,7 +79,7 @@ export class ReadyQueues {
     // Sorted as names, time-keyed ones come out in FIFO order (see timeKeyedId).
     const keyed = keyedNames.sort().map((name) => entryFromName(name)!);
     const others = await this.#keysOf(agent, readyDir, unnamed);
-    queue.insertMany(keyed, others);
+    queue.insertMany(keyed, others.entries, others.inOrder);
     queue.stamp = this.#stamp(agent);
     return queue;
   }
@@ -92,19 +92,17 @@ export class ReadyQueues {
    * mailbox written before the index, or a record lost in a crash).
    *
    * The index is walked in the order it was written, which is nearly always FIFO
-   * order already (a message is sent just after it is made): the entries then
-   * need no sort, and a name is matched to its record by one set lookup.
+   * order already (a message is sent just after it is made): matchRecords says
+   * whether it was, and the entries then need no sort.
    */
-  async #keysOf(agent: AgentName, readyDir: string, names: string[]): Promise<IndexedEntry[]> {
+  async #keysOf(agent: AgentName, readyDir: string, names: string[]): Promise<{ entries: IndexedEntry[]; inOrder: boolean }> {
     const indexPath = this.paths.index(agent);
     const useIndex = names.length > READ_WITHOUT_INDEX && names.length * INDEX_BYTES_PER_READ > sizeOf(this.fs, indexPath);
-    const text = useIndex ? readIndexText(this.fs, indexPath) : "";
-    const indexed: IndexedEntry[] = [];
-    const unread = new Set(names);
-    let bad = 0;
-    if (useIndex) {
-      bad = text === undefined ? 1 : matchRecords(text, unread, (name, createdAtUtc) => indexed.push(new RecordEntry(name, createdAtUtc)));
-    }
+    const match = useIndex ? matchRecords(this.fs, indexPath, names) : undefined;
+    const bad = useIndex ? (match?.bad ?? 1) : 0;
+    const unread = match?.unmatched ?? names;
+    const indexed: IndexedEntry[] = new Array(match?.matched.length ?? 0);
+    if (match) for (let k = 0; k < match.matched.length; k++) indexed[k] = new RecordEntry(names[match.matched[k]!]!, match.times, k * TIME_WIDTH);
     const read: IndexedEntry[] = [];
     const added: string[] = [];
     const pacer = new Pacer();
@@ -126,7 +124,7 @@ export class ReadyQueues {
       if (bad > 0) rewriteIndex(this.fs, indexPath, [...readIndex(this.fs, indexPath).records.values(), ...added]);
       else appendRecords(this.fs, indexPath, inFifoOrder(added));
     }
-    return read.length === 0 ? indexed : [...indexed, ...read];
+    return { entries: read.length === 0 ? indexed : [...indexed, ...read], inOrder: read.length === 0 && (match?.inOrder ?? true) };
   }
 
   /**
