@@ -43,7 +43,7 @@ export interface OpenAIModelClientOptions {
 }
 
 /** A request's JSON text, with `tail`'s fields (the attempt's `stream`, `stream_options`) after the rest. */
-type WireBody = (tail: Record<string, unknown>) => string;
+type WireBody = (tail: Record<string, unknown>) => Blob;
 
 export class OpenAIModelClient implements ModelClient {
   readonly model: string;
@@ -184,8 +184,8 @@ export class OpenAIModelClient implements ModelClient {
     return assembler.finish(done);
   }
 
-  /** POSTs JSON text to /chat/completions (see postForAnswer). */
-  #post(json: string, request: ModelRequest, signal: AbortSignal): Promise<Response> {
+  /** POSTs the request's JSON to /chat/completions (see postForAnswer). */
+  #post(json: Blob, request: ModelRequest, signal: AbortSignal): Promise<Response> {
     const headers = { ...this.#headers, "content-type": "application/json", "x-agent-name": request.identity };
     return postForAnswer(this.#url, headers, json, signal, Math.ceil(this.#options.timeoutMs));
   }

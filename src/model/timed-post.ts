@@ -8,7 +8,7 @@ import { HttpStatusError, RequestTimeoutError } from "./fetch-failures.ts";
  * aborting is the caller's. An error status is thrown as an HttpStatusError with
  * what its body said (error-body.ts reads every provider's shape).
  */
-export async function postForAnswer(url: string, headers: Record<string, string>, body: string, signal: AbortSignal, timeoutMs: number): Promise<Response> {
+export async function postForAnswer(url: string, headers: Record<string, string>, body: string | Blob, signal: AbortSignal, timeoutMs: number): Promise<Response> {
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new RequestTimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs);
   let response: Response;

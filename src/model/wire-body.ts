@@ -3,15 +3,22 @@ import type { ChatMessage, ToolSpec } from "./types.ts";
 import { toWireMessage, toWireTool } from "./wire-request.ts";
 
 /**
- * The JSON text of a chat-completions request, encoded a step at a time: a
+ * The JSON of a chat-completions request, encoded a step at a time: a
  * message's JSON is kept with the message (messages are never changed in place;
  * compaction replaces them) and the tools' with the specs (built once per tool),
  * so a step of a long session encodes only its new messages, not 2.5 MB of
  * history again (~16 ms at 2 000 turns). A tool's JSON is kept with its spec,
  * so agents with tool sets of their own (a Lead and 32 teammates on one
  * client) do not encode theirs again each time another agent's request came
- * between. The text is byte for byte
- * `JSON.stringify` of the object toWireRequest builds, with `tail`'s fields after.
+ * between. The bytes are byte for byte `JSON.stringify` of the object
+ * toWireRequest builds, with `tail`'s fields after.
+ *
+ * The body is a Blob of the kept pieces, not one string: joined, 2.5 MB of
+ * history was a new string a step in the collected heap and a second copy when
+ * fetch encoded it as UTF-8; a Blob is one native buffer, sent as it is (with
+ * its Content-Length). At 2 000 turns the string's churn cost the step more
+ * than its encoding: the heap grew and gave back pages each step, and the
+ * server's parse in the same process then faulted twice as many in (bench/harness.ts).
  */
 export class WireBodyEncoder {
   readonly #profile: ChatProfile;
@@ -23,14 +30,20 @@ export class WireBodyEncoder {
     this.#profile = profile;
   }
 
-  encode(model: string, messages: readonly ChatMessage[], tools: readonly ToolSpec[], maxTokens: number | undefined, tail: Record<string, unknown>): string {
-    const parts = messages.map((message) => this.#message(message));
-    let body = `{"model":${JSON.stringify(model)},"messages":[${parts.join(",")}]`;
+  encode(model: string, messages: readonly ChatMessage[], tools: readonly ToolSpec[], maxTokens: number | undefined, tail: Record<string, unknown>): Blob {
+    const pieces: string[] = new Array(messages.length * 2 + 1);
+    pieces[0] = `{"model":${JSON.stringify(model)},"messages":[`;
+    for (let i = 0; i < messages.length; i++) {
+      pieces[2 * i + 1] = this.#message(messages[i]!);
+      pieces[2 * i + 2] = i < messages.length - 1 ? "," : "";
+    }
+    let end = "]";
     // Some compatible servers reject an empty `tools` array: left out, as toWireRequest does.
-    if (tools.length > 0) body += `,"tools":${this.#toolsJson(tools)}`;
-    if (maxTokens !== undefined) body += `,${JSON.stringify(this.#profile.maxTokensField)}:${JSON.stringify(maxTokens)}`;
+    if (tools.length > 0) end += `,"tools":${this.#toolsJson(tools)}`;
+    if (maxTokens !== undefined) end += `,${JSON.stringify(this.#profile.maxTokensField)}:${JSON.stringify(maxTokens)}`;
     const rest = JSON.stringify(tail);
-    return rest === "{}" ? `${body}}` : `${body},${rest.slice(1)}`;
+    pieces[pieces.length - 1] += rest === "{}" ? `${end}}` : `${end},${rest.slice(1)}`;
+    return new Blob(pieces);
   }
 
   #message(message: ChatMessage): string {

@@ -25,7 +25,12 @@ function recordingServer(): { url: string; bodies: string[] } {
     port: 0,
     hostname: "127.0.0.1",
     async fetch(request) {
-      bodies.push(await request.text());
+      const text = await request.text();
+      // Sent whole, with its length: some servers and proxies refuse a chunked request body.
+      if (request.headers.get("transfer-encoding") !== null || request.headers.get("content-length") !== String(Buffer.byteLength(text))) {
+        return new Response(`length ${request.headers.get("content-length")}, transfer-encoding ${request.headers.get("transfer-encoding")}`, { status: 400 });
+      }
+      bodies.push(text);
       const body = `${chunk({ role: "assistant", content: "ok" }, null)}${chunk({}, "stop")}data: [DONE]\n\n`;
       return new Response(body, { headers: { "content-type": "text/event-stream" } });
     },
