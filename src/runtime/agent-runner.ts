@@ -16,7 +16,8 @@ import { StreamRedactor } from "../security/stream-redact.ts";
 import { redact } from "../security/redact.ts";
 import type { PathFence } from "../core/tool.ts";
 import type { ToolExecutor } from "./tool-executor.ts";
-import { type CompactionOptions, compact, sizeOf } from "./compaction.ts";
+import { type CompactionOptions, compact } from "./compaction.ts";
+import { sizeOf } from "./history-size.ts";
 import { AheadCall } from "./ahead-call.ts";
 import { LEAD } from "../core/agent-name.ts";
 import { type AppendOptions, asStored, type HistoryStore } from "./history-store.ts";
@@ -577,7 +578,7 @@ export class AgentRunner {
     const o = this.#o;
     if (this.#ahead || this.#reminderDue()) return;
     const history = o.history.messages;
-    if (unansweredCalls(history).length > 0 || sizeOf(history) > o.compaction.thresholdChars) return;
+    if (unansweredCalls(history).length > 0 || o.history.size > o.compaction.thresholdChars) return;
     this.#ahead = (async () => {
       // As the turn does first: tools that come and go are settled before their specs are read.
       await o.tools.prepare?.(new AbortController().signal);
@@ -705,7 +706,7 @@ export class AgentRunner {
   async #compactIfNeeded(force: boolean, signal: AbortSignal | undefined, turn: { usage: Usage }, trigger: "auto" | "manual" = "auto"): Promise<number> {
     const o = this.#o;
     // Told before the model summarises (it cannot stop it): `manual` for /compact, `auto` past the threshold.
-    if (force || sizeOf(o.history.messages) > o.compaction.thresholdChars) {
+    if (force || o.history.size > o.compaction.thresholdChars) {
       const outcome = await o.hooks.run("PreCompact", { identity: this.identity, workspace: o.workspace, trigger }, { workspace: o.workspace, signal });
       this.#warn(outcome.warnings);
     }
@@ -714,6 +715,7 @@ export class AgentRunner {
       o.compaction,
       { model: o.model, identity: this.identity, systemPrompt: o.systemPrompt, signal },
       force,
+      o.history.size,
     );
     if (!result) return 0;
     await o.history.snapshot(result.messages, this.#clock.now());

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { ChatMessage, ModelClient, Usage } from "../model/types.ts";
 import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
+import { sizeOf } from "./history-size.ts";
 
 export interface CompactionOptions {
   /** Compact once the history passes this many characters. */
@@ -34,18 +35,6 @@ const SUMMARY_INSTRUCTIONS =
   "Summarise the conversation above for your own later use. Keep: the user's goals and constraints, " +
   "decisions made and why, files created or changed, commands that matter and their outcome, and " +
   "what is still open. Be concise and factual; do not address the user.";
-
-export function sizeOf(messages: readonly ChatMessage[]): number {
-  let size = 0;
-  for (const message of messages) {
-    size += message.content?.length ?? 0;
-    if (message.role !== "assistant") continue;
-    // What the endpoint sent beside the answer (a thinking model's reasoning) may be sent back with it.
-    if (message.extra) size += JSON.stringify(message.extra).length;
-    for (const call of message.toolCalls ?? []) size += call.arguments.length + call.name.length + (call.extra ? JSON.stringify(call.extra).length : 0);
-  }
-  return size;
-}
 
 /**
  * Indices where the history may be cut so that the kept tail starts cleanly:
@@ -108,8 +97,10 @@ export async function compact(
   options: CompactionOptions,
   summarise: { model: ModelClient; identity: string; systemPrompt: string; signal?: AbortSignal },
   force = false,
+  /** sizeOf(history), when the caller keeps it. */
+  size = sizeOf(history),
 ): Promise<Compacted | undefined> {
-  if (!force && sizeOf(history) <= options.thresholdChars) return undefined;
+  if (!force && size <= options.thresholdChars) return undefined;
   const { messages, persisted } = persistLargeToolResults(history, options);
   if (!force && sizeOf(messages) <= options.thresholdChars) {
     return { messages, summarisedMessages: 0, persistedResults: persisted, usage: { inputTokens: 0, outputTokens: 0 } };

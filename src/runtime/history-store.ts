@@ -7,6 +7,7 @@ import { type UsageCarrier, UsageRecord } from "../usage/usage-record.ts";
 import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
 import { plainChatMessage, plainHistoryRecord } from "./history-record-check.ts";
+import { messageSize, sizeOf } from "./history-size.ts";
 
 /**
  * One record of an agent's canonical history (a line of `agents/<name>.jsonl`
@@ -122,6 +123,8 @@ export function asStored(message: ChatMessage): ChatMessage {
 export class HistoryStore {
   readonly #log: HistoryLog;
   #messages: ChatMessage[] = [];
+  /** sizeOf(#messages), kept as they change: a step of a long session asks for it twice. */
+  #size = 0;
   #turns = new Map<string, { status: TurnStatus; subtype?: RunSubtype; result?: string; joins?: string }>();
   /** The keys that joined each batched turn, by the turn's key. */
   #members = new Map<string, string[]>();
@@ -160,6 +163,11 @@ export class HistoryStore {
   /** The conversation so far (without the system prompt). */
   get messages(): readonly ChatMessage[] {
     return this.#messages;
+  }
+
+  /** The conversation's size as compaction measures it (sizeOf of `messages`), without a pass over it. */
+  get size(): number {
+    return this.#size;
   }
 
   turnStatus(key: string): TurnStatus | undefined {
@@ -322,8 +330,13 @@ export class HistoryStore {
   }
 
   #apply(record: HistoryRecord): void {
-    if (record.type === "message") this.#messages.push(record.message);
-    else if (record.type === "snapshot") this.#messages = [...record.messages];
+    if (record.type === "message") {
+      this.#messages.push(record.message);
+      this.#size += messageSize(record.message);
+    } else if (record.type === "snapshot") {
+      this.#messages = [...record.messages];
+      this.#size = sizeOf(this.#messages);
+    }
     else if (record.type === "turn") {
       const joins = record.joins ?? this.#turns.get(record.key)?.joins;
       this.#turns.set(record.key, { status: record.status, subtype: record.subtype, result: record.result, ...(joins !== undefined ? { joins } : {}) });

@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatMessage } from "../../src/model/types.ts";
-import { persistLargeToolResults, safeCutPoints, sizeOf, thresholdForWindow } from "../../src/runtime/compaction.ts";
+import { persistLargeToolResults, safeCutPoints, thresholdForWindow } from "../../src/runtime/compaction.ts";
+import { sizeOf } from "../../src/runtime/history-size.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const call = (id: string): ChatMessage => ({ role: "assistant", content: null, toolCalls: [{ id, name: "shell", arguments: "{}" }] });

@@ -3,6 +3,7 @@ import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSyn
 import { join } from "node:path";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
 import { carriedUsageIn, openFileHistory } from "../../src/runtime/file-history.ts";
+import { sizeOf } from "../../src/runtime/history-size.ts";
 import { HistoryStore } from "../../src/runtime/history-store.ts";
 import { REDACTED } from "../../src/security/redact.ts";
 import { UsageLedger } from "../../src/usage/usage-ledger.ts";
@@ -76,6 +77,39 @@ describe.each(backendRows())("HistoryStore (%s store)", (_name, backend) => {
       { role: "user", content: "then died" },
     ]);
     expect(reopened.abandonedTurns()).toEqual(["k9"]);
+  });
+
+  test("its size is what compaction would count over its messages, as they grow, after a snapshot and after a reopen", async () => {
+    const session = await backend.session();
+    const store = await HistoryStore.open(session.open().histories, "alice");
+    const sizes = () => [store.size, sizeOf(store.messages)];
+    expect(sizes()).toEqual([0, 0]);
+    await store.beginTurn("k1", [{ role: "user", content: "read a and b" }], at);
+    await store.appendMessages(
+      [
+        {
+          role: "assistant",
+          content: "reading",
+          toolCalls: [
+            { id: "c1", name: "read_file", arguments: '{"path":"a"}' },
+            { id: "c2", name: "read_file", arguments: '{"path":"b"}', extra: { extra_content: { google: { thought_signature: "sig" } } } },
+          ],
+          extra: { reasoning_content: "first a, then b" },
+        },
+        { role: "tool", toolCallId: "c1", content: "A".repeat(500), isError: false },
+        { role: "tool", toolCallId: "c2", content: "", isError: true },
+      ],
+      at,
+    );
+    expect(store.size).toBeGreaterThan(500);
+    expect(store.size).toBe(sizeOf(store.messages));
+    await store.snapshot([{ role: "user", content: "summary of it" }], at);
+    expect(sizes()).toEqual([13, 13]);
+    await store.appendMessages([{ role: "assistant", content: null }], at);
+    store.close();
+    const reopened = await HistoryStore.open(session.open().histories, "alice");
+    expect(reopened.size).toBe(13);
+    expect(reopened.size).toBe(sizeOf(reopened.messages));
   });
 
   test("appends issued together are stored in the order they were issued", async () => {
