@@ -38,6 +38,9 @@
  *      from 0.01 to 1 ms with what earlier processes deleted, and a run makes
  *      ~10 files and directories a teammate; TMPDIR picks the directory).
  *
+ * Run as the compiled agent runs a team: with its wider pool for file work
+ * (bench/binary-pool.ts; UV_THREADPOOL_SIZE set by hand is measured as it is).
+ *
  * The last line is one JSON object with the figures.
  */
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
@@ -51,6 +54,9 @@ import type { TeamEvent } from "../src/team/teammate-runtime.ts";
 import { runUntilQuiet } from "../src/app/until-quiet.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../test/support/model-server.ts";
 import { ModelServerProcess } from "../test/support/model-server-process.ts";
+import { sizePoolAsTheBinaryDoes } from "./binary-pool.ts";
+
+sizePoolAsTheBinaryDoes();
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 30);
 const MODEL_DELAY_MS = 300;

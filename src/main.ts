@@ -12,6 +12,17 @@ import { RunFailedError } from "./cli/run/run-failed.ts";
 import { VERSION } from "./cli/version.ts";
 import { registerSecret } from "./security/redact.ts";
 
+/**
+ * Whether the command line runs agents (a run, a drain, a worker, the session
+ * with no command): their teams' durable writes want a wider file-work pool
+ * (see widenFsPool). Help and the admin commands start without it.
+ */
+function hostsAgents(argv: readonly string[]): boolean {
+  if (argv.some((word) => word === "--help" || word === "-h")) return false;
+  const first = argv[0];
+  return first === undefined || first.startsWith("-") || first === "run" || first === "drain" || first === "worker";
+}
+
 async function main(typed: string[]): Promise<number> {
   const argv = expandCompatWords(expandHelpWords(typed));
   // The one answer scripts ask for most, before anything else is loaded.
@@ -19,6 +30,8 @@ async function main(typed: string[]): Promise<number> {
     await writeOut(`${VERSION}\n`);
     return EXIT_CODES.ok;
   }
+  // Before anything queues file work on Bun's thread pool (the pool is sized when made).
+  if (hostsAgents(argv)) (await import("./storage/fs-pool.ts")).widenFsPool();
   // Masked from the first line printed; a key from config is added once settings are read.
   registerSecret(process.env.OPENAI_API_KEY);
   registerSecret(process.env.ANTHROPIC_API_KEY);
