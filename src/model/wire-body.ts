@@ -1,16 +1,14 @@
 import type { ChatProfile } from "./profiles/chat-profile.ts";
 import type { ChatMessage, ToolSpec } from "./types.ts";
+import { ToolSetJson } from "./tool-set-json.ts";
 import { toWireMessage, toWireTool } from "./wire-request.ts";
 
 /**
  * The JSON of a chat-completions request, encoded a step at a time: a
  * message's JSON is kept with the message (messages are never changed in place;
- * compaction replaces them) and the tools' with the specs (built once per tool),
- * so a step of a long session encodes only its new messages, not 2.5 MB of
- * history again (~16 ms at 2 000 turns). A tool's JSON is kept with its spec,
- * so agents with tool sets of their own (a Lead and 32 teammates on one
- * client) do not encode theirs again each time another agent's request came
- * between. The bytes are byte for byte `JSON.stringify` of the object
+ * compaction replaces them) and the tools' with the specs (ToolSetJson), so a
+ * step of a long session encodes only its new messages, not 2.5 MB of history
+ * again (~16 ms at 2 000 turns). The bytes are byte for byte `JSON.stringify` of the object
  * toWireRequest builds, with `tail`'s fields after.
  *
  * The body is a Blob of the kept pieces, not one string: joined, 2.5 MB of
@@ -23,8 +21,7 @@ import { toWireMessage, toWireTool } from "./wire-request.ts";
 export class WireBodyEncoder {
   readonly #profile: ChatProfile;
   readonly #messages = new WeakMap<ChatMessage, string>();
-  readonly #tools = new WeakMap<ToolSpec, string>();
-  readonly #sets = new WeakMap<ToolSpec, { specs: readonly ToolSpec[]; json: string }>();
+  readonly #tools = new ToolSetJson(toWireTool);
 
   constructor(profile: ChatProfile) {
     this.#profile = profile;
@@ -39,7 +36,7 @@ export class WireBodyEncoder {
     }
     let end = "]";
     // Some compatible servers reject an empty `tools` array: left out, as toWireRequest does.
-    if (tools.length > 0) end += `,"tools":${this.#toolsJson(tools)}`;
+    if (tools.length > 0) end += `,"tools":${this.#tools.json(tools)}`;
     if (maxTokens !== undefined) end += `,${JSON.stringify(this.#profile.maxTokensField)}:${JSON.stringify(maxTokens)}`;
     const rest = JSON.stringify(tail);
     pieces[pieces.length - 1] += rest === "{}" ? `${end}}` : `${end},${rest.slice(1)}`;
@@ -51,25 +48,6 @@ export class WireBodyEncoder {
     if (json === undefined) {
       json = JSON.stringify(toWireMessage(message, this.#profile));
       this.#messages.set(message, json);
-    }
-    return json;
-  }
-
-  #toolsJson(tools: readonly ToolSpec[]): string {
-    // Each agent's set is kept under its first spec (an agent's specs are its own objects): a
-    // request whose specs are those of the set kept joins nothing again.
-    const kept = this.#sets.get(tools[0]!);
-    if (kept && kept.specs.length === tools.length && kept.specs.every((spec, i) => spec === tools[i])) return kept.json;
-    const json = `[${tools.map((tool) => this.#tool(tool)).join(",")}]`;
-    this.#sets.set(tools[0]!, { specs: [...tools], json });
-    return json;
-  }
-
-  #tool(tool: ToolSpec): string {
-    let json = this.#tools.get(tool);
-    if (json === undefined) {
-      json = JSON.stringify(toWireTool(tool));
-      this.#tools.set(tool, json);
     }
     return json;
   }

@@ -1,3 +1,4 @@
+import type { Server } from "bun";
 import { OpenAIModelClient, type OpenAIModelClientOptions } from "../../src/model/openai-client.ts";
 import type { RetryDeps, RetryInfo } from "../../src/model/retry.ts";
 import type { ChatMessage, ModelRequest, ToolSpec } from "../../src/model/types.ts";
@@ -53,4 +54,26 @@ export async function closedPortUrl(): Promise<string> {
   const port = probe.port;
   await probe.stop(true);
   return `http://127.0.0.1:${port}/v1`;
+}
+
+/**
+ * A server on 127.0.0.1 that records each raw request body and gives `answer`:
+ * a body that came chunked or without its exact Content-Length is refused (400),
+ * as some servers and proxies do. Stop it with `server.stop(true)`.
+ */
+export function wholeBodyServer(answer: { body: string; contentType: string }): { server: Server<undefined>; url: string; bodies: string[] } {
+  const bodies: string[] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      const text = await request.text();
+      if (request.headers.get("transfer-encoding") !== null || request.headers.get("content-length") !== String(Buffer.byteLength(text))) {
+        return new Response(`length ${request.headers.get("content-length")}, transfer-encoding ${request.headers.get("transfer-encoding")}`, { status: 400 });
+      }
+      bodies.push(text);
+      return new Response(answer.body, { headers: { "content-type": answer.contentType } });
+    },
+  });
+  return { server, url: `http://127.0.0.1:${server.port}`, bodies };
 }

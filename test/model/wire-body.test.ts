@@ -4,7 +4,7 @@ import { PROFILES } from "../../src/model/profiles/profiles.ts";
 import type { ChatProfile } from "../../src/model/profiles/chat-profile.ts";
 import type { ChatMessage, ToolSpec } from "../../src/model/types.ts";
 import { toWireRequest } from "../../src/model/wire-request.ts";
-import { READ_FILE, clientFor } from "./helpers.ts";
+import { READ_FILE, clientFor, wholeBodyServer } from "./helpers.ts";
 
 // The client encodes a request's JSON itself, a message at a time (only new
 // messages cost a step): what reaches the server must be byte for byte what
@@ -16,26 +16,13 @@ afterEach(() => {
   server = undefined;
 });
 
-/** A server that records each raw request body and answers a streamed "ok". */
+/** A server that records each raw request body (whole, with its length) and answers a streamed "ok". */
 function recordingServer(): { url: string; bodies: string[] } {
-  const bodies: string[] = [];
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
     `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-  server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    async fetch(request) {
-      const text = await request.text();
-      // Sent whole, with its length: some servers and proxies refuse a chunked request body.
-      if (request.headers.get("transfer-encoding") !== null || request.headers.get("content-length") !== String(Buffer.byteLength(text))) {
-        return new Response(`length ${request.headers.get("content-length")}, transfer-encoding ${request.headers.get("transfer-encoding")}`, { status: 400 });
-      }
-      bodies.push(text);
-      const body = `${chunk({ role: "assistant", content: "ok" }, null)}${chunk({}, "stop")}data: [DONE]\n\n`;
-      return new Response(body, { headers: { "content-type": "text/event-stream" } });
-    },
-  });
-  return { url: `http://127.0.0.1:${server.port}/v1`, bodies };
+  const recording = wholeBodyServer({ body: `${chunk({ role: "assistant", content: "ok" }, null)}${chunk({}, "stop")}data: [DONE]\n\n`, contentType: "text/event-stream" });
+  server = recording.server;
+  return { url: `${recording.url}/v1`, bodies: recording.bodies };
 }
 
 const GLOB: ToolSpec = { name: "glob", description: "Find files", parameters: { type: "object", properties: { pattern: { type: "string" } } } };

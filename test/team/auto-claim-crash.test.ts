@@ -15,6 +15,7 @@ import { ensureBinary } from "../e2e/agent-binary.ts";
 import { type TeamChild, TeamChildren, type TeamRunner, lastStep, teamDirs, until } from "../fixtures/team-children.ts";
 import { readTeamFiles } from "../fixtures/team-files.ts";
 import { type WireMessage, unansweredToolCalls } from "../fixtures/team-model.ts";
+import { seededRandom } from "../support/seeded-random.ts";
 
 const SEEDS = process.env.AUTO_CLAIM_CRASH_SEEDS
   ? process.env.AUTO_CLAIM_CRASH_SEEDS.split(",").map(Number)
@@ -113,7 +114,7 @@ describe("self-claiming teammates killed with SIGKILL, then drained", () => {
     test(
       `seed ${seed}: every task completed exactly once, after its blockers; each claim and result reached the Lead once`,
       async () => {
-        const rng = random(seed);
+        const rng = seededRandom(seed);
         const delay = (mode: "run" | "drain") => {
           const [low, high] = KILL_AFTER_MS[mode];
           return Math.round(low + rng() * (high - low));
@@ -164,18 +165,6 @@ describe("self-claiming teammates killed with SIGKILL, then drained", () => {
     );
   }
 });
-
-/** mulberry32: the seed decides the kill points and how many drains are killed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** FNV-1a: a small stable hash for delays. */
 function hash(text: string): number {

@@ -16,6 +16,7 @@ import { type TeamChild, TeamChildren, type TeamRunner, lastStep, outcomeOf, tea
 import { type TeamFiles, readTeamFiles, readTeamRows } from "../fixtures/team-files.ts";
 import { clusterForFile } from "../support/postgres.ts";
 import { TEAM_PROMPT, TeamModel } from "../fixtures/team-model.ts";
+import { seededRandom } from "../support/seeded-random.ts";
 
 const SEEDS = process.env.TEAM_CRASH_SEEDS
   ? process.env.TEAM_CRASH_SEEDS.split(",").map(Number)
@@ -83,18 +84,6 @@ function summary(outcome: Record<string, unknown> | undefined): string {
   return JSON.stringify({ events, turns: event_turns ?? turns, ...(Array.isArray(teammates) ? { teammates: teammates.length } : {}) });
 }
 
-/** mulberry32: the seed decides the kill points and how many drains are killed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const pg = clusterForFile();
 
 /** Where the team's state is: the session's files, or a fresh database of the PostgreSQL store (the binary only). */
@@ -109,7 +98,7 @@ describe.each(STORES.map((store) => [store.name, store] as const))("a team run k
       `seed ${seed}: every message done and in its recipient's history exactly once; every turn finished`,
       async () => {
         const started = performance.now();
-        const rng = random(seed);
+        const rng = seededRandom(seed);
         const delay = (mode: "run" | "drain") => {
           const [low, high] = KILL_AFTER_MS[mode];
           return Math.round(low + rng() * (high - low));

@@ -20,6 +20,7 @@ import { type TeamChild, TeamChildren, type TeamDirs, lastStep, teamDirs, until 
 import { type TeamFiles, readTeamFiles, readTeamRows } from "../fixtures/team-files.ts";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { STEP_FILE, TEN_STEPS_PROMPT, envelopeOf, leadTenSteps, stepsDone, tenSteps } from "../fixtures/ten-steps.ts";
+import { seededRandom } from "../support/seeded-random.ts";
 
 const ROUNDS = Number(process.env.MID_TURN_CRASH_ROUNDS ?? 30);
 const SEEDS = process.env.MID_TURN_CRASH_SEEDS
@@ -37,18 +38,6 @@ afterEach(async () => {
   await children.killAll();
   for (const server of servers.splice(0)) await server.close();
 });
-
-/** mulberry32: the seed decides where the kill lands. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Waits for the child to end; says how (killed where, or finished first). */
 async function ended(child: TeamChild, how: string): Promise<string> {
@@ -83,7 +72,7 @@ function teamState(dirs: TeamDirs): Promise<TeamFiles> {
 describe.each(AGENTS)("a mid-turn delivery to $who killed with SIGKILL, then drained ($store)", ({ who, store, seeds, prompt, script, send }) => {
   for (const seed of seeds) {
     test(`seed ${seed}: the word is in ${who}'s history once, before step 4; nothing left in processing/`, async () => {
-      const rng = random(seed);
+      const rng = seededRandom(seed);
       const hold = Promise.withResolvers<void>();
       const server = ScriptedModelServer.start([], { respond: script(hold.promise) });
       servers.push(server);

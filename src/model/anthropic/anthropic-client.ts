@@ -7,7 +7,7 @@ import { readSse } from "../sse.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "../types.ts";
 import { InvalidCompletionError, firstBytes } from "../wire-completion.ts";
 import { ANTHROPIC_DEFAULT_BASE_URL, anthropicUrl, authHeaders } from "../providers/endpoints.ts";
-import { toAnthropicRequest } from "./anthropic-request.ts";
+import { AnthropicBodyEncoder } from "./anthropic-body.ts";
 import { AnthropicStreamAssembler } from "./anthropic-stream.ts";
 
 /**
@@ -47,6 +47,8 @@ export class AnthropicModelClient implements ModelClient {
   readonly #timing: RetryTiming;
   readonly #deps: RetryDeps;
   readonly #closing = new AbortController();
+  /** Kept for the client's life: a step encodes only its new messages (see AnthropicBodyEncoder). */
+  readonly #encoder = new AnthropicBodyEncoder();
 
   constructor(options: AnthropicModelClientOptions) {
     this.model = options.model;
@@ -70,19 +72,13 @@ export class AnthropicModelClient implements ModelClient {
     // One signal a call, let go of when it ends (see call-signal.ts).
     const call = callSignal(request.signal, this.#closing.signal);
     const signal = call.signal;
-    const body = {
-      ...toAnthropicRequest({
-        model,
-        messages: request.messages,
-        tools: request.tools,
-        maxTokens,
-        thinking: this.#options.reasons?.(model) ?? false,
-      }),
-      stream: true,
-    };
+    const body = this.#encoder.encode(
+      { model, messages: request.messages, tools: request.tools, maxTokens, thinking: this.#options.reasons?.(model) ?? false },
+      { stream: true },
+    );
     try {
       return await withRetries(
-        () => this.#attempt(JSON.stringify(body), request, signal),
+        () => this.#attempt(body, request, signal),
         (error) => describeFetchFailure(error, signal),
         {
           endpoint: this.endpoint,
@@ -101,7 +97,7 @@ export class AnthropicModelClient implements ModelClient {
     }
   }
 
-  async #attempt(body: string, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+  async #attempt(body: Blob, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
     // The timeout covers the wait for the answer's headers; the stream then has an idle limit of the same length.
     const headers = {
       ...this.#options.headers,
