@@ -17,9 +17,9 @@
  *  - `stepRatio`: a fresh history — goal <= 1.5;
  *  - `stepRatio2000`: a history of 2 000 turns (pre-built, ~2.5 MB of request)
  *    — goal <= 2;
- *  - `anthropicEncodeMs2000` / `anthropicStringifyMs2000`: the Anthropic client's
- *    body at 2 000 turns, encoded a step at a time against built and stringified
- *    whole (encoding only).
+ *  - `anthropicEncodeMs2000` / `anthropicStringifyMs2000` and the same for
+ *    `responses`: the native clients' bodies at 2 000 turns, encoded a step at a
+ *    time against built and stringified whole (encoding only).
  *
  * The last line is one JSON object with the figures.
  */
@@ -30,6 +30,8 @@ import { buildLead, type LeadRuntime } from "../src/app/lead.ts";
 import { loadSettings } from "../src/config/load.ts";
 import { AnthropicBodyEncoder } from "../src/model/anthropic/anthropic-body.ts";
 import { type AnthropicRequestOptions, toAnthropicRequest } from "../src/model/anthropic/anthropic-request.ts";
+import { ResponsesBodyEncoder } from "../src/model/responses/responses-body.ts";
+import { type ResponsesRequestOptions, toResponsesRequest } from "../src/model/responses/responses-request.ts";
 import type { ChatMessage, ToolSpec } from "../src/model/types.ts";
 import { type RecordedRequest, type ScriptedReply, ScriptedModelServer } from "../test/support/model-server.ts";
 
@@ -181,13 +183,18 @@ try {
     `${HISTORY_TURNS} turns of history: ${long.stepMs} ms a step, floor ${long.floorStepMs} ms; stepRatio2000 ${long.ratio} (median ${long.medianRatio}; goal <= 2), last request ${long.requestBytes} B`,
   );
   const anthropic = anthropicEncoding(HISTORY_TURNS);
-  console.log(
-    `${HISTORY_TURNS} turns of history as an Anthropic Messages request (${anthropic.bytes} B): ${anthropic.encodeMs} ms to encode a step, ${anthropic.stringifyMs} ms to build and stringify it whole`,
-  );
+  const responses = responsesEncoding(HISTORY_TURNS);
+  for (const [dialect, figures] of [["an Anthropic Messages", anthropic], ["a Responses", responses]] as const) {
+    console.log(
+      `${HISTORY_TURNS} turns of history as ${dialect} request (${figures.bytes} B): ${figures.encodeMs} ms to encode a step, ${figures.stringifyMs} ms to build and stringify it whole`,
+    );
+  }
   console.log(
     JSON.stringify({
       anthropicEncodeMs2000: anthropic.encodeMs,
       anthropicStringifyMs2000: anthropic.stringifyMs,
+      responsesEncodeMs2000: responses.encodeMs,
+      responsesStringifyMs2000: responses.stringifyMs,
       steps: STEPS,
       rounds: ROUNDS,
       stepRatio: fresh.ratio,
@@ -204,32 +211,54 @@ try {
 }
 
 /**
- * The Anthropic client's body at `turns` turns of history, a step at a time (a
- * tool call and its result added each step): AnthropicBodyEncoder against the
- * request object built and stringified whole, as the client did before; the
- * fastest of ROUNDS x 10 steps each. Encoding only: no server speaks Messages here.
+ * A native client's body at `turns` turns of history, a step at a time (a tool
+ * call and its result added each step): its encoder against the request object
+ * built and stringified whole, as the clients did before; the fastest of
+ * ROUNDS x 10 steps each. Encoding only: no server speaks these dialects here.
  */
-function anthropicEncoding(turns: number): { encodeMs: number; stringifyMs: number; bytes: number } {
+function encodingAt(
+  turns: number,
+  encode: (messages: ChatMessage[], tools: ToolSpec[]) => Blob,
+  stringify: (messages: ChatMessage[], tools: ToolSpec[]) => string,
+): { encodeMs: number; stringifyMs: number; bytes: number } {
   const answer = "The answer, at some length so the request grows as a long session's does. ".repeat(16);
   const messages: ChatMessage[] = [{ role: "system", content: "You are the Lead." }];
   for (let i = 0; i < turns; i++) messages.push({ role: "user", content: `question ${i}` }, { role: "assistant", content: `${answer}${i}` });
   const tools: ToolSpec[] = [{ name: "read_file", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string" } } } }];
-  const encoder = new AnthropicBodyEncoder();
-  const options = (): AnthropicRequestOptions => ({ model: "claude-sonnet-4-5", messages: [...messages], tools, maxTokens: 32_000, thinking: false });
-  encoder.encode(options(), { stream: true });
-  const encode: number[] = [];
-  const stringify: number[] = [];
+  encode([...messages], tools);
+  const encoded: number[] = [];
+  const whole: number[] = [];
   let bytes = 0;
   for (let round = 0; round < ROUNDS * 10; round++) {
     messages.push({ role: "assistant", content: null, toolCalls: [{ id: `t${round}`, name: "read_file", arguments: '{"path":"a.txt"}' }] }, { role: "tool", toolCallId: `t${round}`, content: "alpha\n" });
     let started = performance.now();
-    bytes = encoder.encode(options(), { stream: true }).size;
-    encode.push(performance.now() - started);
+    bytes = encode([...messages], tools).size;
+    encoded.push(performance.now() - started);
     started = performance.now();
-    JSON.stringify({ ...toAnthropicRequest(options()), stream: true });
-    stringify.push(performance.now() - started);
+    stringify([...messages], tools);
+    whole.push(performance.now() - started);
   }
-  return { encodeMs: round2(Math.min(...encode)), stringifyMs: round2(Math.min(...stringify)), bytes };
+  return { encodeMs: round2(Math.min(...encoded)), stringifyMs: round2(Math.min(...whole)), bytes };
+}
+
+function anthropicEncoding(turns: number) {
+  const encoder = new AnthropicBodyEncoder();
+  const options = (messages: ChatMessage[], tools: ToolSpec[]): AnthropicRequestOptions => ({ model: "claude-sonnet-4-5", messages, tools, maxTokens: 32_000, thinking: false });
+  return encodingAt(
+    turns,
+    (messages, tools) => encoder.encode(options(messages, tools), { stream: true }),
+    (messages, tools) => JSON.stringify({ ...toAnthropicRequest(options(messages, tools)), stream: true }),
+  );
+}
+
+function responsesEncoding(turns: number) {
+  const encoder = new ResponsesBodyEncoder();
+  const options = (messages: ChatMessage[], tools: ToolSpec[]): ResponsesRequestOptions => ({ model: "gpt-5-mini", messages, tools, maxTokens: 32_000, encryptedReasoning: true });
+  return encodingAt(
+    turns,
+    (messages, tools) => encoder.encode(options(messages, tools), { stream: true }),
+    (messages, tools) => JSON.stringify({ ...toResponsesRequest(options(messages, tools)), stream: true }),
+  );
 }
 
 function median(values: number[]): number {

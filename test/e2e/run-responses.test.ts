@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ScriptedReply } from "../support/model-server.ts";
+import { responsesStream } from "../support/responses-stream.ts";
 import { ResultLine, runSetup, scriptedServers } from "./run-fixture.ts";
 
 // --provider openai-responses on the compiled binary against our scripted
@@ -11,11 +11,6 @@ import { ResultLine, runSetup, scriptedServers } from "./run-fixture.ts";
 // API's documentation.
 
 const serve = scriptedServers();
-
-function responsesStream(events: Array<Record<string, unknown>>): ScriptedReply {
-  const body = events.map((event, n) => `event: ${event.type}\ndata: ${JSON.stringify({ ...event, sequence_number: n })}\n\n`).join("");
-  return { raw: { contentType: "text/event-stream", body } };
-}
 
 const REASONING = { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAAAB-encrypted-1" };
 const CALL = { type: "function_call", id: "fc_1", call_id: "call_1", name: "write_file", arguments: JSON.stringify({ path: "hello.txt", content: "hi\n" }) };

@@ -5,6 +5,7 @@ import { AnthropicModelClient } from "../../src/model/anthropic/anthropic-client
 import { type AnthropicRequestOptions, THINKING_EXTRA, toAnthropicRequest } from "../../src/model/anthropic/anthropic-request.ts";
 import type { ChatMessage, ToolSpec } from "../../src/model/types.ts";
 import { anthropicAnswer } from "../support/anthropic-stream.ts";
+import { generatedMessage } from "../support/generated-history.ts";
 import { seededRandom } from "../support/seeded-random.ts";
 import { wholeBodyServer } from "./helpers.ts";
 
@@ -18,26 +19,12 @@ const GLOB: ToolSpec = { name: "glob", description: "Find \"files\" — ünïcod
 
 const expected = (options: AnthropicRequestOptions) => JSON.stringify({ ...toAnthropicRequest(options), stream: true });
 
-/** One message of any kind the history holds, with text that needs escaping now and then. */
-function message(next: () => number, n: number): ChatMessage {
-  const text = (what: string) => (next() < 0.2 ? `${what} "${n}"\n\t\u2028 ünï ${"x".repeat(Math.floor(next() * 40))}` : `${what} ${n}`);
-  const thinking = [
+/** A message of any kind, its thinking blocks among what an answer may keep. */
+const message = (next: () => number, n: number) =>
+  generatedMessage(next, n, THINKING_EXTRA, (n, text) => [
     { type: "thinking", thinking: text("plan"), signature: `sig-${n}` },
     { type: "redacted_thinking", data: `opaque-${n}` },
-  ];
-  const pick = next();
-  if (pick < 0.05) return { role: "system", content: text("system") };
-  if (pick < 0.3) return { role: "user", content: next() < 0.1 ? "" : text("user") };
-  if (pick < 0.55) return { role: "tool", toolCallId: `t${n}`, content: next() < 0.15 ? "" : text("result"), ...(next() < 0.2 ? { isError: true } : {}) };
-  const calls = Array.from({ length: Math.floor(next() * 3) }, (_, i) => ({ id: `t${n}-${i}`, name: "read_file", arguments: next() < 0.15 ? "{not json" : JSON.stringify({ path: text("p") }) }));
-  const kept = next();
-  return {
-    role: "assistant",
-    content: next() < 0.3 ? null : text("answer"),
-    ...(calls.length > 0 ? { toolCalls: calls } : {}),
-    ...(kept < 0.3 ? { extra: { [THINKING_EXTRA]: thinking.slice(0, 1 + Math.floor(next() * 2)) } } : kept < 0.35 ? { extra: { [THINKING_EXTRA]: "not a list" } } : {}),
-  };
-}
+  ]);
 
 describe("the Messages request body", () => {
   test("byte for byte JSON.stringify of the whole request, step after step, over 200 generated histories", async () => {

@@ -57,12 +57,13 @@ export async function closedPortUrl(): Promise<string> {
 }
 
 /**
- * A server on 127.0.0.1 that records each raw request body and gives `answer`:
+ * A server on 127.0.0.1 that records each raw request body (and its headers) and gives `answer`:
  * a body that came chunked or without its exact Content-Length is refused (400),
  * as some servers and proxies do. Stop it with `server.stop(true)`.
  */
-export function wholeBodyServer(answer: { body: string; contentType: string }): { server: Server<undefined>; url: string; bodies: string[] } {
+export function wholeBodyServer(answer: { body: string; contentType: string }): { server: Server<undefined>; url: string; bodies: string[]; headers: Headers[] } {
   const bodies: string[] = [];
+  const headers: Headers[] = [];
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
@@ -72,8 +73,9 @@ export function wholeBodyServer(answer: { body: string; contentType: string }): 
         return new Response(`length ${request.headers.get("content-length")}, transfer-encoding ${request.headers.get("transfer-encoding")}`, { status: 400 });
       }
       bodies.push(text);
+      headers.push(request.headers);
       return new Response(answer.body, { headers: { "content-type": answer.contentType } });
     },
   });
-  return { server, url: `http://127.0.0.1:${server.port}`, bodies };
+  return { server, url: `http://127.0.0.1:${server.port}`, bodies, headers };
 }

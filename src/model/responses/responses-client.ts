@@ -1,6 +1,5 @@
 import OpenAI, { APIError } from "openai";
 import { callSignal } from "../call-signal.ts";
-import type { ResponseCreateParamsStreaming } from "openai/resources/responses/responses";
 import { errorShapingFetch } from "../error-fetch.ts";
 import { describeAttemptFailure } from "../openai-failures.ts";
 import { completeWithinOutputLimit } from "../output-limit.ts";
@@ -9,13 +8,13 @@ import { readSse } from "../sse.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "../types.ts";
 import { InvalidCompletionError, firstBytes } from "../wire-completion.ts";
 import { OPENAI_DEFAULT_BASE_URL } from "../providers/endpoints.ts";
-import { toResponsesRequest } from "./responses-request.ts";
+import { ResponsesBodyEncoder } from "./responses-body.ts";
 import { ResponsesStreamAssembler } from "./responses-stream.ts";
 
 /**
- * The OpenAI Responses adapter, through the openai SDK (its request building,
- * auth and error statuses) with the event stream read by us, as the Chat
- * Completions adapter does. Stateless: `store: false`, the whole history in
+ * The OpenAI Responses adapter, through the openai SDK (its post, auth and
+ * error statuses) with the body encoded and the event stream read by us.
+ * Stateless: `store: false`, the whole history in
  * every request, reasoning items carried in it.
  */
 export interface ResponsesModelClientOptions {
@@ -47,6 +46,8 @@ export class ResponsesModelClient implements ModelClient {
   readonly #closing = new AbortController();
   /** Turned off for the life of this client by an endpoint that refuses `include` (a model without reasoning). */
   #encryptedReasoning = true;
+  /** Kept for the client's life: a step encodes only its new messages (see ResponsesBodyEncoder). */
+  readonly #encoder = new ResponsesBodyEncoder();
 
   constructor(options: ResponsesModelClientOptions) {
     this.model = options.model;
@@ -97,11 +98,12 @@ export class ResponsesModelClient implements ModelClient {
 
   async #attempt(request: ModelRequest, model: string, maxTokens: number | undefined, signal: AbortSignal): Promise<ModelResponse> {
     const encryptedReasoning = this.#encryptedReasoning && this.#options.reasons?.(model) !== false;
-    const body = { ...toResponsesRequest({ model, messages: request.messages, tools: request.tools, maxTokens, encryptedReasoning }), stream: true };
+    const body = this.#encoder.encode({ model, messages: request.messages, tools: request.tools, maxTokens, encryptedReasoning }, { stream: true });
     let response: Response;
     try {
-      response = await this.#sdk.responses
-        .create(body as unknown as ResponseCreateParamsStreaming, { headers: { "X-Agent-Name": request.identity }, signal })
+      // The SDK's post of /responses (its auth, headers and error statuses), with the body already encoded: sent as it is.
+      response = await this.#sdk
+        .post("/responses", { body, stream: true, headers: { "content-type": "application/json", "X-Agent-Name": request.identity }, signal })
         .asResponse();
     } catch (error) {
       if (encryptedReasoning && refusesEncryptedReasoning(error)) {

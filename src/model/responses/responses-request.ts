@@ -32,25 +32,20 @@ export function toResponsesRequest(options: ResponsesRequestOptions): ResponsesR
   return {
     model: options.model,
     input: options.messages.flatMap(toItems),
-    ...(options.tools.length > 0
-      ? {
-          tools: options.tools.map((tool) => ({
-            type: "function" as const,
-            name: tool.name,
-            description: tool.description,
-            parameters: tool.parameters,
-            // Our schemas are not written for strict mode (optional fields, open objects).
-            strict: false as const,
-          })),
-        }
-      : {}),
+    ...(options.tools.length > 0 ? { tools: options.tools.map(toResponsesTool) } : {}),
     store: false,
     ...(options.encryptedReasoning ? { include: ["reasoning.encrypted_content"] } : {}),
     ...(options.maxTokens !== undefined ? { max_output_tokens: options.maxTokens } : {}),
   };
 }
 
-function toItems(message: ChatMessage): Item[] {
+export function toResponsesTool(tool: ToolSpec): { type: "function"; name: string; description: string; parameters: Record<string, unknown>; strict: false } {
+  // Our schemas are not written for strict mode (optional fields, open objects).
+  return { type: "function", name: tool.name, description: tool.description, parameters: tool.parameters, strict: false };
+}
+
+/** A message of our history as the input items it becomes (none for an answer with nothing to send back). */
+export function toItems(message: ChatMessage): Item[] {
   switch (message.role) {
     case "system":
       return [{ role: "developer", content: message.content }];
