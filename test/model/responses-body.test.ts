@@ -5,7 +5,7 @@ import { ResponsesModelClient } from "../../src/model/responses/responses-client
 import { REASONING_EXTRA, type ResponsesRequestOptions, toResponsesRequest } from "../../src/model/responses/responses-request.ts";
 import type { ChatMessage, ToolSpec } from "../../src/model/types.ts";
 import { generatedMessage } from "../support/generated-history.ts";
-import { responsesStream } from "../support/responses-stream.ts";
+import { responsesText } from "../support/responses-stream.ts";
 import { seededRandom } from "../support/seeded-random.ts";
 import { READ_FILE, wholeBodyServer } from "./helpers.ts";
 
@@ -77,14 +77,7 @@ describe("the client", () => {
   });
 
   test("posts each step's body whole, with its Content-Length and the SDK's auth, byte for byte the request object's JSON", async () => {
-    const message = { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "ok", annotations: [] }] };
-    const answer = responsesStream([
-      { type: "response.created", response: { id: "resp_1", status: "in_progress", output: [] } },
-      { type: "response.output_item.added", output_index: 0, item: { ...message, content: [], status: "in_progress" } },
-      { type: "response.output_text.delta", output_index: 0, content_index: 0, item_id: "msg_1", delta: "ok" },
-      { type: "response.output_item.done", output_index: 0, item: message },
-      { type: "response.completed", response: { id: "resp_1", status: "completed", output: [message], usage: { input_tokens: 5, output_tokens: 1 } } },
-    ]).raw!;
+    const answer = responsesText("ok").raw!;
     const recording = wholeBodyServer(answer);
     server = recording.server;
     const client = new ResponsesModelClient({
