@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { heapStats } from "bun:jsc";
 import { callSignal } from "../../src/model/call-signal.ts";
 import { AnthropicModelClient } from "../../src/model/anthropic/anthropic-client.ts";
 import type { ModelClient } from "../../src/model/types.ts";
 import { ResponsesModelClient } from "../../src/model/responses/responses-client.ts";
 import { anthropicAnswer } from "../support/anthropic-stream.ts";
+import { liveObjects } from "../support/collected.ts";
 import { ScriptedModelServer, type ScriptedReply } from "../support/model-server.ts";
 import { responsesText } from "../support/responses-stream.ts";
 import { ask, clientFor } from "./helpers.ts";
@@ -48,15 +48,7 @@ describe("callSignal", () => {
   test.each(clients)("%s: a client's requests leave nothing on its own signal, no AbortSignal a request outlives its call", async (_dialect, reply, make) => {
     await using server = ScriptedModelServer.start([], { respond: () => reply });
     const client = make(server.url);
-    // Under load a few dead signals outlive one collection (a socket still
-    // closing, a conservative stack scan): settle and collect a few times.
-    const signals = async () => {
-      for (let round = 0; round < 3; round++) {
-        await Bun.sleep(5);
-        Bun.gc(true);
-      }
-      return heapStats().objectTypeCounts.AbortSignal ?? 0;
-    };
+    const signals = () => liveObjects("AbortSignal");
     // Warm: what the first calls create once (the SDK's, the server's) is not counted.
     for (let i = 0; i < 5; i++) await client.complete(ask("hi"));
     const before = await signals();
@@ -64,8 +56,7 @@ describe("callSignal", () => {
     for (let i = 0; i < calls; i++) await client.complete({ ...ask("hi"), signal: new AbortController().signal });
     for (let i = 0; i < calls; i++) await client.complete(ask("hi"));
     // Before, the openai SDK's listener on the client's signal kept two a call:
-    // 160 more. On a loaded machine one collection left up to 18 dead ones,
-    // settled 0 or 1; a leak of even one a call passes the bound.
+    // 160 more; a leak of even one a call passes the bound.
     expect((await signals()) - before).toBeLessThan(calls);
   });
 });

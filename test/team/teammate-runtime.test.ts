@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { heapStats } from "bun:jsc";
 import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { loadSettings } from "../../src/config/load.ts";
@@ -15,6 +14,7 @@ import { openOsLock } from "../../src/storage/os-lock.ts";
 import { runUntilQuiet } from "../../src/app/until-quiet.ts";
 import type { TeamEvent } from "../../src/team/teammate-runtime.ts";
 import { TeammateUnavailableError } from "../../src/team/teammate-runtime.ts";
+import { liveInstances, liveObjects } from "../support/collected.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
@@ -310,26 +310,15 @@ describe("TeammateRuntime", () => {
     const w = await world(Array.from({ length: turns }, (_, i) => [{ identity: "alice", text: `done ${i}` }, { identity: "lead", text: "noted" }]).flat());
     await w.lead.team.spawn("alice", "writer", "task 0");
     await runUntilQuiet(w.lead);
-    // HistoryStore objects alive, counted in a heap snapshot (its nodes are named by their class).
-    const live = () => {
-      Bun.gc(true);
-      const snapshot = JSON.parse(Bun.generateHeapSnapshot("v8")) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
-      const { node_fields: fields, node_types: types } = snapshot.snapshot.meta;
-      const [type, name] = [fields.indexOf("type"), fields.indexOf("name")];
-      let count = 0;
-      for (let i = 0; i < snapshot.nodes.length; i += fields.length) {
-        if (types[0][snapshot.nodes[i + type]!] === "object" && snapshot.strings[snapshot.nodes[i + name]!] === "HistoryStore") count += 1;
-      }
-      return count;
-    };
-    const before = live();
+    const live = () => liveInstances("HistoryStore");
+    const before = await live();
     for (let i = 1; i < turns; i++) {
       await w.lead.team.send(LEAD, "alice", `task ${i}`);
       await runUntilQuiet(w.lead);
     }
     expect(w.lead.team.list().map((t) => [t.name, t.state])).toEqual([["alice", "idle"]]);
     // Before, every rebuild's history stayed in the runtime's list until close: 11 more.
-    expect(live() - before).toBeLessThan(3);
+    expect((await live()) - before).toBeLessThan(3);
     w.server.assertDone();
   });
 
@@ -340,16 +329,13 @@ describe("TeammateRuntime", () => {
       await w.lead.team.spawn(`t${i}`, "worker", `task ${i}`);
       await runUntilQuiet(w.lead);
     };
-    const controllers = () => {
-      Bun.gc(true);
-      return heapStats().objectTypeCounts.AbortController ?? 0;
-    };
+    const controllers = () => liveObjects("AbortController");
     await spawnIdle(0);
-    const before = controllers();
+    const before = await controllers();
     for (let i = 1; i <= added; i++) await spawnIdle(i);
     expect(w.lead.team.list().every((t) => t.state === "idle")).toBe(true);
     // Before, each idle teammate's finished job kept its controller (and signal, closures): 8 more.
-    expect(controllers() - before).toBeLessThan(3);
+    expect((await controllers()) - before).toBeLessThan(3);
     w.server.assertDone();
   });
 
