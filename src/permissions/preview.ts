@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { structuredPatch } from "diff";
+import { visibleControls } from "../security/terminal-text.ts";
 import type { PermissionRequest } from "./policy.ts";
 
 /** Colours for a terminal; all empty when colour is off (NO_COLOR, or not a terminal). */
@@ -81,14 +82,16 @@ function fileDiff(tool: string, args: Record<string, unknown>, workspace: string
     }
   }
   const patch = structuredPatch(path, path, before, after, "", "", { context: CONTEXT_LINES });
-  const lines: string[] = [`${palette.bold}${tool === "write_file" ? "write" : "edit"} ${path}${palette.reset}${note ? ` ${note}` : ""}`];
+  // The path and the content are the model's: shown, not obeyed, inside the question's own colours.
+  const lines: string[] = [`${palette.bold}${tool === "write_file" ? "write" : "edit"} ${visibleControls(path)}${palette.reset}${note ? ` ${note}` : ""}`];
   const body: string[] = [];
   for (const hunk of patch.hunks) {
     body.push(`${palette.hunk}@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@${palette.reset}`);
     for (const line of hunk.lines) {
       if (line.startsWith("\\")) continue; // "\ No newline at end of file"
       const colour = line.startsWith("+") ? palette.added : line.startsWith("-") ? palette.removed : "";
-      body.push(colour === "" ? line : `${colour}${line}${palette.reset}`);
+      const shown = visibleControls(line);
+      body.push(colour === "" ? shown : `${colour}${shown}${palette.reset}`);
     }
   }
   if (body.length === 0) body.push("(no change to the file's content)");
@@ -105,5 +108,6 @@ function range(start: number, count: number): string {
 }
 
 function clip(text: string): string {
-  return text.length > SHOWN_TEXT_CHARS ? `${text.slice(0, SHOWN_TEXT_CHARS)}…` : text;
+  const shown = visibleControls(text);
+  return shown.length > SHOWN_TEXT_CHARS ? `${shown.slice(0, SHOWN_TEXT_CHARS)}…` : shown;
 }

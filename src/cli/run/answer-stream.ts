@@ -1,5 +1,6 @@
 import { LEAD } from "../../core/agent-name.ts";
 import type { RunEvent } from "../../runtime/run-types.ts";
+import { visibleControls } from "../../security/terminal-text.ts";
 
 /**
  * The Lead's answer on a terminal, printed as it streams in. Only the Lead's
@@ -28,7 +29,8 @@ export class AnswerStream {
     switch (event.type) {
       case "assistant_delta":
         this.#current += event.text;
-        this.write(event.text);
+        // The model's text: on the terminal its control characters are shown, never obeyed.
+        this.write(visibleControls(event.text));
         this.#midLine = !event.text.endsWith("\n");
         return;
       case "assistant":

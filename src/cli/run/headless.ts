@@ -1,7 +1,7 @@
 import { LEAD } from "../../core/agent-name.ts";
 import { ttyAskerIfInteractive } from "../../permissions/tty-asker.ts";
 import type { LeadRuntime } from "../../app/lead.ts";
-import { writeErr, writeOut } from "../output.ts";
+import { writeScreenErr, writeScreenOut } from "../output.ts";
 import { VERSION } from "../version.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
 import type { RunInfo } from "./result-json.ts";
@@ -45,14 +45,14 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
   setup: HeadlessSetup,
   work: HeadlessWork<T>,
 ): Promise<void> {
-  const stderr = new OrderedWriter(writeErr);
+  const stderr = new OrderedWriter(writeScreenErr);
   // Asked of libc, not of process.stdout and process.stderr: reading their isTTY builds the streams.
   const stdoutIsTerminal = isTerminal(1);
   const stderrIsTerminal = isTerminal(2);
   const output = new RunOutput({
     format: setup.format,
     level: setup.level,
-    stdout: writeOut,
+    stdout: writeScreenOut,
     stderr,
     terminal: { stdout: stdoutIsTerminal, stderr: stderrIsTerminal },
     version: VERSION,

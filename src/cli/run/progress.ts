@@ -1,3 +1,4 @@
+import { oneLineVisible } from "../../security/terminal-text.ts";
 import type { RunEvent } from "../../runtime/run-types.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 
@@ -88,7 +89,8 @@ function batchText(events: readonly { sender: string; kind: string }[]): string 
 
 /** One line, at most `max` characters: newlines shown as ⏎, the rest cut with an ellipsis. */
 export function clip(text: string, max: number): string {
-  const flat = text.replace(/\r?\n/g, "⏎");
+  // A tool's output or a model's arguments: one row, its control characters shown, not obeyed.
+  const flat = oneLineVisible(text);
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 

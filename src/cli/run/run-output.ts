@@ -1,4 +1,5 @@
 import type { RunEvent } from "../../runtime/run-types.ts";
+import { visibleControls } from "../../security/terminal-text.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
 import { TeamActivity, teamViewLines } from "../terminal/activity.ts";
 import { type MarkdownOptions, MarkdownStream, renderMarkdown } from "../terminal/markdown.ts";
@@ -177,7 +178,9 @@ export class RunOutput {
     if (this.#o.format === "json") this.#line(agentShapes(this.#o.version).result(outcome, info)[0]);
     else if (this.#o.format === "stream-json") for (const line of this.#shapes.result(outcome, info)) this.#line(line);
     else if (!result.isError && result.result.length > 0 && !this.#answer?.coversResult(result.result)) {
-      this.#screen.message(this.#render(result.result.endsWith("\n") ? result.result : `${result.result}\n`), "out");
+      // On a terminal the model's text is shown, not obeyed (the renderer does it for markdown); piped, it is the answer as written.
+      const text = result.result.endsWith("\n") ? result.result : `${result.result}\n`;
+      this.#screen.message(this.#render(this.#o.terminal?.stdout ? visibleControls(text) : text), "out");
     }
     await this.#stdout.flush();
   }

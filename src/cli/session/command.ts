@@ -29,6 +29,7 @@ import { TeamViews } from "./team-views.ts";
 import { pickAgent } from "./team-picker.ts";
 import { historyTailOf } from "../../follow/history-tail.ts";
 import type { HistoryBackend } from "../../runtime/history-store.ts";
+import { visibleControls } from "../../security/terminal-text.ts";
 import { SessionInput } from "./session-input.ts";
 
 /** `agent` with no command, on a terminal: an interactive session with the Lead. */
@@ -98,6 +99,8 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
   // Markdown rendered only for a terminal with colour (NO_COLOR, TERM=dumb and pipes get the text as written).
   const markdown = io.terminal && stdoutTty.isTTY === true && (process.env.NO_COLOR ?? "") === "" && process.env.TERM !== "dumb";
   const layout = { columns: () => terminalColumns(stdoutTty), hyperlinks: terminalHyperlinks(process.env) };
+  // A model's or a teammate's text on the terminal: its control characters shown, never obeyed; piped, as written.
+  const shown = (text: string) => (io.terminal && stdoutTty.isTTY === true ? visibleControls(text) : text);
   const rendered = markdown ? new MarkdownStream(toStdout, layout) : undefined;
   const answer = io.terminal ? new AnswerStream(rendered?.push ?? toStdout, rendered?.end) : undefined;
   // A note starts on a line of its own: an answer cut by Ctrl-C or a broken stream is ended first.
@@ -132,7 +135,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
       void replies(event.id).then(
         (message) => {
           if (message === undefined) return;
-          leadOut.message(`${event.from}: ${message.content}`, "out");
+          leadOut.message(`${event.from}: ${shown(message.content)}`, "out");
         },
         (error: unknown) => err(`agent: could not read ${event.from}'s answer ${event.id}: ${(error as Error).message}\n`),
       );
@@ -162,7 +165,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
         session = new LeadSession({
           lead,
           input,
-          answer: (text) => leadOut.message(markdown ? renderMarkdown(text, layout) : text, "out"),
+          answer: (text) => leadOut.message(markdown ? renderMarkdown(text, layout) : shown(text), "out"),
           note: err,
           ids: uuidV7Source,
           streamed: (result) => answer?.coversResult(result) ?? false,

@@ -3,6 +3,7 @@ import type { HistoryTail } from "../../follow/history-tail.ts";
 import { followAgent } from "../../follow/session-follower.ts";
 import { FollowLines } from "../terminal/follow-lines.ts";
 import type { Channel, Screen } from "../terminal/screen.ts";
+import { visibleControls } from "../../security/terminal-text.ts";
 
 /** What the Lead's side of the session prints through: the answer stream, notes, progress lines. */
 export interface ViewOutput {
@@ -136,7 +137,8 @@ export class TeamViews {
     let earlier: string[] | undefined = [];
     const emit = async (item: Parameters<FollowLines["render"]>[0]) => {
       if (stop.signal.aborted) return;
-      const text = lines.render(item);
+      // A teammate's history is a model's text: shown, not obeyed, on the terminal.
+      const text = visibleControls(lines.render(item));
       if (text === "") return;
       if (earlier) earlier.push(...text.replace(/\n$/, "").split("\n"));
       else screen.message(text, "out");

@@ -1,3 +1,4 @@
+import { visibleControls } from "../../security/terminal-text.ts";
 import { FALLBACK_COLUMNS } from "./columns.ts";
 import { BOLD, CODE, DIM, type InlineOptions, inlineSpans, RESET, type Span, UNDERLINE, wrapSpans } from "./markdown-inline.ts";
 import { isTable, isTableLine, renderTable } from "./markdown-table.ts";
@@ -132,7 +133,8 @@ function columnsOf(space: string): number {
 /** A whole text laid out (an answer printed at once). */
 export function renderMarkdown(text: string, options: MarkdownOptions): string {
   const blocks = new MarkdownBlocks(options);
-  const lines = text.split("\n");
+  // The renderer's bytes are its own: the text's control characters are shown, never passed on.
+  const lines = visibleControls(text).split("\n");
   const last = lines.pop() as string;
   const out = lines.flatMap((line) => [...blocks.line(line)]);
   // The text's last line has no newline: laid out, and the held table with it.
@@ -161,7 +163,7 @@ export class MarkdownStream {
   /** Text for the terminal: pieces of lines, newlines where the answer has them. */
   readonly push = (text: string): void => {
     let out = "";
-    let rest = text;
+    let rest = visibleControls(text);
     for (let at = rest.indexOf("\n"); at >= 0; at = rest.indexOf("\n")) {
       out += this.#erase();
       const line = this.#line + rest.slice(0, at);

@@ -1,3 +1,5 @@
+import { terminalSafe, visibleControls } from "../../security/terminal-text.ts";
+
 /** Which of the process's two streams text goes to; on a terminal both show on the same screen. */
 export type Channel = "out" | "err";
 /** Where the screen's bytes go, in the order it makes them. */
@@ -49,6 +51,8 @@ const ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\
  */
 export class Screen {
   readonly #sink: ScreenSink;
+  /** The sink itself, for the line editor's own bytes (what the user typed, its cursor moves). */
+  readonly #editorSink: ScreenSink;
   readonly #o: ScreenOptions;
   /** Characters on the log's last row after the cursor moved to its start (0: a fresh row). */
   #column = 0;
@@ -68,7 +72,9 @@ export class Screen {
   #giveWay: AbortController | undefined;
 
   constructor(sink: ScreenSink, options: ScreenOptions) {
-    this.#sink = sink;
+    // The last gate: whatever a writer forgot to make visible is shown, not obeyed, on the terminal.
+    this.#sink = (text, channel) => sink(this.#mine(channel) ? terminalSafe(text) : text, channel);
+    this.#editorSink = sink;
     this.#o = options;
   }
 
@@ -153,7 +159,7 @@ export class Screen {
 
   /** What the line editor writes (its prompt, echo, cursor moves): its own business, on the input line. */
   editorWrite(text: string): void {
-    this.#sink(text, "err");
+    this.#editorSink(text, "err");
   }
 
   /**
@@ -247,7 +253,11 @@ export class Screen {
       // A line as wide as the terminal would wrap and throw the redraw's count of rows off.
       const width = Math.max(10, this.#o.columns() - 1);
       const style = this.#status.style ?? ((line: string) => line);
-      const lines = this.#status.render().map((line) => (line.length > width ? `${line.slice(0, width - 1)}…` : line));
+      // Teammates' names and tasks come from a model: shown, not obeyed, before the line is cut to the width.
+      const lines = this.#status
+        .render()
+        .map(visibleControls)
+        .map((line) => (line.length > width ? `${line.slice(0, width - 1)}…` : line));
       this.#statusRows = lines.length;
       out += lines.map((line) => `${style(line)}\n`).join("");
     }
