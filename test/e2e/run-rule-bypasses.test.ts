@@ -96,6 +96,31 @@ describe("path rules name every way of changing the file", () => {
   });
 });
 
+describe("wrappers that run a command carry nothing past a deny rule", () => {
+  test("flock, taskset and watch are seen through; unshare, setpriv and strace cannot be checked: all refused under --deny 'shell(touch*)' in bypassPermissions", async () => {
+    const { workspace, attack } = setup();
+    const run = await attack(
+      [
+        { name: "shell", arguments: { command: "flock /tmp/agent-test.lock touch flock-ran" } },
+        { name: "shell", arguments: { command: "flock -w 1 /tmp/agent-test.lock -c 'touch flock-c-ran'" } },
+        { name: "shell", arguments: { command: "taskset -c 0 touch taskset-ran" } },
+        { name: "shell", arguments: { command: "watch -g -n 1 touch watch-ran" } },
+        { name: "shell", arguments: { command: "unshare -r touch unshare-ran" } },
+        { name: "shell", arguments: { command: "setpriv --reuid=0 touch setpriv-ran" } },
+        { name: "shell", arguments: { command: "strace -o /dev/null touch strace-ran" } },
+        { name: "shell", arguments: { command: "flock /tmp/agent-test.lock echo locked > locked.txt" } },
+      ],
+      ["--permission-mode", "bypassPermissions", "--deny", "shell(touch*)"],
+    );
+    expect(run.code).toBe(0);
+    for (const result of run.results.slice(0, 4)) expect(result).toContain('matches the deny rule "shell(touch*)"');
+    for (const result of run.results.slice(4, 7)) expect(result).toContain('cannot be checked against the deny rule "shell(touch*)"');
+    for (const marker of ["flock-ran", "flock-c-ran", "taskset-ran", "watch-ran", "unshare-ran", "setpriv-ran", "strace-ran"]) expect(existsSync(join(workspace, marker))).toBe(false);
+    // A wrapped command no rule denies still runs (positive control).
+    expect(readFileSync(join(workspace, "locked.txt"), "utf8")).toBe("locked\n");
+  });
+});
+
 describe("MCP annotations are hints", () => {
   test("in plan mode a readOnlyHint tool does not run without an allow rule naming it, and runs with one", async () => {
     const { root, workspace, attack } = setup();

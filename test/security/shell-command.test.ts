@@ -57,9 +57,25 @@ describe("analyseCommandLine: every simple command the line runs", () => {
     ["nohup nice timeout 5 env X=1 /bin/touch a", ["touch a"]],
     ["find . -name x -exec touch {} +", ["find . -name x -exec touch {} +", "touch {}"]],
     ["busybox touch a", ["touch a"]],
+    ["flock /tmp/l touch a", ["touch a"]],
+    ["flock -x -w 5 /tmp/l touch a", ["touch a"]],
+    ["flock /tmp/l -c 'touch a; rm b'", ["touch a", "rm b"]],
+    ["flock -n 9", ["flock -n 9"]],
+    ["taskset 0x1 touch a", ["touch a"]],
+    ["taskset -c 0,1 nice touch a", ["touch a"]],
+    ["taskset -p 0x1 1234", ["taskset -p 0x1 1234"]],
+    ["watch -n 1 touch a", ["touch a"]],
   ])("wrapper %j", (line, expected) => {
     expect(texts(line)).toEqual(expected);
   });
+
+  test.each(["unshare -r touch a", "setpriv --reuid=1 touch a", "prlimit --nofile=10 touch a", "numactl -C 0 touch a", "su -c 'touch a'", "strace -f touch a", "parallel touch ::: a"])(
+    "a program that runs a command not followed here is opaque: %j",
+    (line) => {
+      const analysed = analyseCommandLine(line);
+      expect(analysed.ok && analysed.parts.map((part) => part.opaque !== undefined)).toEqual([true]);
+    },
+  );
 
   test("what cannot be seen through is opaque; a bad line does not parse", () => {
     const dynamic = analyseCommandLine('$CMD a; sh -c "$S"');

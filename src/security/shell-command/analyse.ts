@@ -174,7 +174,16 @@ function unwrap(words: readonly ShellWord[], depth: number, prefix: readonly Pre
     return unwrap(rest, depth + 1, prefix);
   }
 
+  const operand = OPERAND_WRAPPERS[name];
+  if (operand !== undefined) return operandWrapper(name, operand, words, args, depth, prefix);
+  // A program that runs another one in a way not followed here (its own option syntax, another
+  // user, another namespace): with arguments, what it runs cannot be checked against a rule.
+  if (UNFOLLOWED.has(name) && args.length > 0) return opaquePart(words, prefix, `${name} runs a command that is not followed`);
+
   switch (name) {
+    case "watch":
+      // watch joins its arguments into a command line for sh -c, run again and again.
+      return watchCommand(words, args, depth, prefix);
     case "env":
       return envWrapper(words, args, depth, prefix);
     case "eval":
@@ -198,6 +207,46 @@ function unwrap(words: readonly ShellWord[], depth: number, prefix: readonly Pre
   if (SHELLS.has(name)) return shellWrapper(name, words, args, depth, prefix);
   if (INTERPRETERS[name] !== undefined) return interpreter(name, words, args, prefix);
   return plain(name, words, prefix);
+}
+
+/**
+ * Programs that run a command given after an operand of their own: `flock [opts] FILE cmd…` (or
+ * `-c 'script'`), `taskset [opts] MASK cmd…` (or `-p` for a running process, nothing run).
+ */
+interface OperandWrapper {
+  valued: ReadonlySet<string>;
+  /** After the operand: the option whose value is a shell script. */
+  script?: ReadonlySet<string>;
+  /** Options with which the program runs nothing of its own. */
+  runsNothing?: ReadonlySet<string>;
+}
+const OPERAND_WRAPPERS: Record<string, OperandWrapper> = {
+  flock: { valued: new Set(["-w", "--wait", "--timeout", "-E", "--conflict-exit-code"]), script: new Set(["-c", "--command"]) },
+  taskset: { valued: new Set(), runsNothing: new Set(["-p", "--pid", "-ap", "-pa", "-cp", "-pc", "-acp"]) },
+};
+
+/** Programs that run a command by rules not followed here: with any argument, such a part is opaque. */
+const UNFOLLOWED = new Set(["unshare", "setpriv", "prlimit", "numactl", "chroot", "su", "runuser", "nsenter", "cgexec", "systemd-run", "firejail", "parallel", "script", "strace", "ltrace", "valgrind"]);
+
+function operandWrapper(name: string, wrapper: OperandWrapper, words: readonly ShellWord[], args: readonly ShellWord[], depth: number, prefix: readonly PrefixWord[]): Analysis {
+  const at = skipOptions(args, wrapper.valued, name);
+  if (typeof at === "string") return opaquePart(words, prefix, at);
+  if (args.slice(0, at).some((word) => wrapper.runsNothing?.has(word.literal ?? ""))) return plain(name, words, prefix);
+  // The operand (a lock file, a CPU mask), then the command.
+  const rest = args.slice(at + 1);
+  if (rest.length === 0) return plain(name, words, prefix);
+  const first = rest[0]!.literal;
+  if (first !== undefined && wrapper.script?.has(first)) return script(rest[1]?.literal, `${name}'s command`, words, prefix, depth);
+  return unwrap(rest, depth + 1, prefix);
+}
+
+function watchCommand(words: readonly ShellWord[], args: readonly ShellWord[], depth: number, prefix: readonly PrefixWord[]): Analysis {
+  const at = skipOptions(args, new Set(["-n", "--interval", "-d", "--differences", "-q", "--equexit", "-s", "--shotsdir"]), "watch");
+  if (typeof at === "string") return opaquePart(words, prefix, at);
+  const rest = args.slice(at);
+  if (rest.length === 0) return plain("watch", words, prefix);
+  if (rest.some((word) => word.literal === undefined)) return opaquePart(words, prefix, "a watch argument is an expansion");
+  return script(rest.map((word) => word.literal).join(" "), "watch's command", words, prefix, depth);
 }
 
 /** `alias ll='ls -l'`: a name for a command the shell may run later (bash -c with expand_aliases): the command is a part too. */
