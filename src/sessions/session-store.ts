@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { type Clock, systemClock } from "../core/clock.ts";
-import { AmbiguousSessionError, SessionNotFoundError, StateDirBusyError } from "../core/errors.ts";
+import { AmbiguousSessionError, CorruptStateFileError, SessionNotFoundError, StateDirBusyError } from "../core/errors.ts";
 import { type IdSource, uuidV7Source } from "../core/ids.ts";
 import { ensureDir, fsyncDir, namesIn } from "../storage/atomic-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
@@ -41,14 +41,29 @@ export class SessionStore {
 
   /** Every session, this user's and foreign ones, most recently used first. */
   list(): SessionMeta[] {
+    return this.survey().sessions;
+  }
+
+  /**
+   * Every session, and the ones whose session.json cannot be read: one corrupt
+   * file (a crash of an older version, a hand edit, a planted directory) hides
+   * that session only, never the others from `sessions list`, `drain` or `--resume`.
+   */
+  survey(): { sessions: SessionMeta[]; unreadable: CorruptStateFileError[] } {
     const sessions: SessionMeta[] = [];
+    const unreadable: CorruptStateFileError[] = [];
     for (const name of namesIn(this.dir)) {
       // Temp names of sessions being built or removed.
       if (name.startsWith(".")) continue;
-      const meta = readSessionMeta(join(this.dir, name));
-      if (meta !== undefined) sessions.push(meta);
+      try {
+        const meta = readSessionMeta(join(this.dir, name));
+        if (meta !== undefined) sessions.push(meta);
+      } catch (error) {
+        if (!(error instanceof CorruptStateFileError)) throw error;
+        unreadable.push(error);
+      }
     }
-    return sessions.sort(byRecentUse);
+    return { sessions: sessions.sort(byRecentUse), unreadable };
   }
 
   /** This user's own sessions (with a valid marker), most recently used first. */
@@ -77,13 +92,17 @@ export class SessionStore {
    * matching several ids is AmbiguousSessionError (exit 2) listing them.
    */
   find(ref: string): SessionMeta {
-    const sessions = this.list();
+    const { sessions, unreadable } = this.survey();
     const named = sessions.find((session) => session.name === ref);
     if (named) return named;
     const wanted = ref.toLowerCase();
     const matches = wanted.length === 0 ? [] : sessions.filter((session) => idMatches(session.id, wanted));
     if (matches.length === 1) return matches[0] as SessionMeta;
-    if (matches.length === 0) throw new SessionNotFoundError(ref, this.root);
+    if (matches.length === 0) {
+      // The session asked for is there, but its metadata cannot be read: say so, not "not found".
+      const corrupt = unreadable.find((error) => wanted.length > 0 && idMatches(basename(dirname(error.path)), wanted));
+      throw corrupt ?? new SessionNotFoundError(ref, this.root);
+    }
     const exact = matches.find((session) => session.id === wanted);
     if (exact) return exact;
     throw new AmbiguousSessionError(ref, matches.map((session) => session.id).sort());

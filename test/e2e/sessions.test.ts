@@ -141,6 +141,28 @@ describe("choosing the session", () => {
   }, 30_000);
 });
 
+describe("a session whose session.json is corrupt", () => {
+  test("hides only itself: sessions list names it on stderr and lists the rest, -c continues the latest readable one, sessions show of it says what is wrong", async () => {
+    const { run, agent, stateDir } = sessionsSetup();
+    const server = startServer([{ text: "first" }, { text: "second" }, { text: "continued" }]);
+    const first = parseResult((await run(["one", "--output", "json", "--base-url", server.url])).stdout);
+    const second = parseResult((await run(["two", "--output", "json", "--base-url", server.url])).stdout);
+    // The most recent session's metadata is broken: half written by hand, or planted.
+    const broken = join(new SessionStore(stateDir).dirOf(second.session_id), "session.json");
+    writeFileSync(broken, '{"id": "');
+    const listed = await agent("sessions", "list", "--json");
+    expect(listed.code).toBe(0);
+    expect(SessionList.parse(JSON.parse(listed.stdout)).sessions.map((session) => session.session_id)).toEqual([first.session_id]);
+    expect(listed.stderr).toContain(`agent: warning: corrupt state file ${broken}: not valid JSON`);
+    const continued = parseResult((await run(["-c", "three", "--output", "json", "--base-url", server.url])).stdout);
+    expect(continued.session_id).toBe(first.session_id);
+    const shown = await agent("sessions", "show", second.session_id);
+    expect(shown.code).not.toBe(0);
+    expect(shown.stderr).toContain(`corrupt state file ${broken}: not valid JSON`);
+    server.assertDone();
+  });
+});
+
 describe("one runtime per session", () => {
   test("two sessions run at once and both succeed; a second run of one session is exit 4; rm refused while it runs", async () => {
     let open!: () => void;

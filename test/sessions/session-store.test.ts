@@ -67,12 +67,17 @@ describe("SessionStore", () => {
     expect(sessions.list()).toHaveLength(1);
   });
 
-  test("a corrupt session.json is reported, never replaced", () => {
+  test("a corrupt session.json is reported, never replaced, and hides no other session", () => {
     const { sessions } = store();
     const a = sessions.create();
+    const b = sessions.create();
     const path = join(sessions.dirOf(a.id), "session.json");
     writeFileSync(path, "{ nope");
-    expect(() => sessions.list()).toThrow(CorruptStateFileError);
+    expect(sessions.list().map((meta) => meta.id)).toEqual([b.id]);
+    const { unreadable } = sessions.survey();
+    expect(unreadable.map((error) => [error.constructor, error.path])).toEqual([[CorruptStateFileError, path]]);
+    expect(() => sessions.find(a.id)).toThrow(CorruptStateFileError);
+    expect(sessions.find(b.id).id).toBe(b.id);
     expect(readFileSync(path, "utf8")).toBe("{ nope");
   });
 

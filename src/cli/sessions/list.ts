@@ -21,7 +21,9 @@ export const sessionsListCommand = defineCommand({
     const store = new SessionStore(root);
     // Read-only: no runtime lock is taken, nothing is created.
     const rows: [SessionMeta, SessionState][] = [];
-    const sessions = store.list();
+    const { sessions, unreadable } = store.survey();
+    // A session whose metadata cannot be read is left out, and named, never a reason to list nothing.
+    for (const error of unreadable) await writeErr(`agent: warning: ${error.message}; the session is not listed\n`);
     // Pending work is read where the runs keep it: the files, or a PostgreSQL store's rows.
     const selection = await selectedStore(args);
     const views = selection.kind === "postgres" && sessions.length > 0 ? await openSessionViews(selection) : undefined;
