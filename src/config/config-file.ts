@@ -29,6 +29,11 @@ export interface LoadedConfigFile {
   warnings: string[];
 }
 
+/** The text without the UTF-8 byte order mark some Windows editors write first: JSON.parse and jsonc-parser refuse it. */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /**
  * Reads and validates one level's config file; null when there is none. JSON with
  * comments and trailing commas is accepted (as in tsconfig.json). Anything wrong
@@ -38,7 +43,7 @@ export interface LoadedConfigFile {
 export function readConfigFile(path: string, level: ConfigLevel): LoadedConfigFile | null {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = withoutBom(readFileSync(path, "utf8"));
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     // ENOTDIR: `.agent` is a file, so there is no config under it either.

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type LoadedConfigFile, describeIssues } from "./config-file.ts";
+import { type LoadedConfigFile, describeIssues, withoutBom } from "./config-file.ts";
 import { ConfigError } from "../core/errors.ts";
 import { McpConfigFile, type McpServers } from "../mcp/config.ts";
 
@@ -21,7 +21,7 @@ function readOne(value: string, cwd: string): McpServers {
   let text = value;
   if (!inline) {
     try {
-      text = readFileSync(resolve(cwd, value), "utf8");
+      text = withoutBom(readFileSync(resolve(cwd, value), "utf8"));
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       const why = code === "ENOENT" ? "it does not exist" : code === "EISDIR" ? "it is a directory" : (error as Error).message;
@@ -52,7 +52,7 @@ export function readProjectMcpFile(workspace: string): LoadedConfigFile | null {
   const path = join(workspace, PROJECT_MCP_FILE);
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = withoutBom(readFileSync(path, "utf8"));
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === "ENOENT" || code === "ENOTDIR") return null;

@@ -5,6 +5,7 @@ import { DEFAULT_ENV_POLICY } from "../../src/security/env-policy.ts";
 import { DEFAULTS, type LoadSettingsInput, loadSettings, modelClientOptions } from "../../src/config/load.ts";
 import { type ConfigLevel, configLocations } from "../../src/config/locations.ts";
 import { ConfigError, UsageError } from "../../src/core/errors.ts";
+import { readProjectMcpFile } from "../../src/config/mcp-config-file.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 /** A workspace and a home; each given level's file written (raw text when a string). */
@@ -192,6 +193,16 @@ describe("config.json errors name the file, the key and the fix", () => {
       /^config file .*config\.local\.json is not valid JSON \(CommaExpected at line 3, column 3\); fix the syntax or remove the file$/,
     );
     expect(errorOf(() => load({ workspace: workspaceWith("") })).message).toContain("is not valid JSON");
+  });
+
+  test("a file that starts with a UTF-8 byte order mark (as some Windows editors save) is read", () => {
+    const ws = workspaceWith('\ufeff{ "model": "bom-model", // a comment\n "maxTurns": 3 }');
+    expect(load({ workspace: ws }).settings).toMatchObject({ model: "bom-model", maxTurns: 3 });
+    const mcp = join(ws, ".mcp.json");
+    writeFileSync(mcp, `\ufeff${JSON.stringify({ mcpServers: { tiny: { command: "true" } } })}`);
+    expect(readProjectMcpFile(ws)?.config.mcpServers).toEqual({ tiny: { command: "true" } });
+    // A mark anywhere else is still not JSON.
+    expect(errorOf(() => load({ workspace: workspaceWith('{ "model": \ufeff"x" }') })).message).toContain("is not valid JSON");
   });
 
   test("a bad enum value lists the allowed ones", () => {
