@@ -13,8 +13,11 @@ export class WorkspaceEscapeError extends AgentError {
     readonly resolved: string,
     readonly workspace: string,
   ) {
+    // The message goes to the model: it names the path it gave, not where a link leads (a probe of the
+    // user's files) nor the user's directories; `resolved` and `workspace` stay on the error for logs.
+    const viaLink = !escapes(relative(workspace, resolve(workspace, requested)));
     super(
-      `path ${JSON.stringify(requested)} resolves to ${resolved}, outside the workspace ${workspace}; file tools only work on paths inside the workspace`,
+      `path ${JSON.stringify(requested)} is outside the workspace${viaLink ? " (through a symbolic link)" : ""}; file tools only work on paths inside the workspace`,
     );
   }
 }
@@ -54,6 +57,11 @@ export interface WorkspacePath {
   display: string;
 }
 
+/** Whether a path relative to the workspace leads out of it. */
+function escapes(rel: string): boolean {
+  return rel === ".." || rel.startsWith("../") || isAbsolute(rel);
+}
+
 /**
  * Resolves a path the model gave (relative to the workspace, or absolute) to a
  * real path inside the workspace, or throws `WorkspaceEscapeError`. Symlinks are
@@ -65,6 +73,6 @@ export function resolveInWorkspace(workspace: string, path: string, fence?: Path
   fence?.assertOutsideState(path);
   const absolute = realPathOf(resolve(root, path));
   const rel = relative(root, absolute);
-  if (rel === ".." || rel.startsWith("../") || isAbsolute(rel)) throw new WorkspaceEscapeError(path, absolute, root);
+  if (escapes(rel)) throw new WorkspaceEscapeError(path, absolute, root);
   return { absolute, display: rel === "" ? "." : rel };
 }
