@@ -204,8 +204,8 @@ export class FileMailboxStore implements MailboxStore {
   }
 
   /** Makes `count` spare markers in the background, for sends coming soon (see SpareMarkers). */
-  reserve(count: number): void {
-    this.#spares.reserve(count);
+  reserve(count: number): Promise<void> {
+    return this.#spares.reserve(count);
   }
 
   async claim(agentName: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {

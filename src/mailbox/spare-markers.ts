@@ -34,14 +34,19 @@ export class SpareMarkers {
     this.#fs = fs;
   }
 
-  /** Makes `count` more in the background, up to MOST; where they cannot be used (no renameat2), none. */
-  reserve(count: number): void {
-    if (!this.#fs.renameNoReplaceSync || this.#unusable) return;
+  /**
+   * Makes `count` more in the background, up to MOST; where they cannot be used
+   * (no renameat2), none. The promise settles once those it started are made or
+   * given up: nobody needs to wait for it, a test may.
+   */
+  reserve(count: number): Promise<void> {
+    const started: Promise<void>[] = [];
+    if (!this.#fs.renameNoReplaceSync || this.#unusable) return Promise.resolve();
     for (let i = 0; i < count && this.#ready.length + this.#making < MOST; i++) {
       this.#made += 1;
       const path = `${this.#dir}/.spare.${process.pid}.${this.#made}`;
       this.#making += 1;
-      openWhereCheap(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE, this.#fs)
+      const making = openWhereCheap(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE, this.#fs)
         .then(
           (fd) => {
             this.#fs.closeSync(fd);
@@ -54,7 +59,9 @@ export class SpareMarkers {
         .finally(() => {
           this.#making -= 1;
         });
+      started.push(making);
     }
+    return Promise.all(started).then(() => {});
   }
 
   /** How many are made and not used. */

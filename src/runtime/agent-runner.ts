@@ -175,19 +175,20 @@ export class AgentRunner {
    * makes its history file and first record durable: the model's time and
    * those writes overlap.
    */
-  sendAhead(content: string): void {
+  sendAhead(content: string): boolean {
     const o = this.#o;
-    if (this.#ahead || o.history.messages.length > 0 || this.#reminderDue()) return;
+    if (this.#ahead || o.history.messages.length > 0 || this.#reminderDue()) return false;
     // The Lead's first turn runs the SessionStart hooks first, which may add to its prompt.
-    if (this.identity === LEAD && !this.#sessionStarted && (o.hooks.has?.("SessionStart") ?? true)) return;
-    if (o.hooks.has?.("UserPromptSubmit") ?? true) return;
+    if (this.identity === LEAD && !this.#sessionStarted && (o.hooks.has?.("SessionStart") ?? true)) return false;
+    if (o.hooks.has?.("UserPromptSubmit") ?? true) return false;
     const prompt = asStored({ role: "user", content });
-    if (sizeOf([prompt]) > o.compaction.thresholdChars) return;
+    if (sizeOf([prompt]) > o.compaction.thresholdChars) return false;
     this.#ahead = (async () => {
       // As the turn does first: tools that come and go are settled before their specs are read.
       await o.tools.prepare?.(new AbortController().signal);
       return new AheadCall(o.model, { identity: this.identity, messages: [{ role: "system", content: o.systemPrompt }, prompt], tools: o.tools.specs() });
     })();
+    return true;
   }
 
   /**

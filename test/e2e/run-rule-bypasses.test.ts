@@ -3,12 +3,14 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { TINY } from "../mcp/helpers.ts";
 import { attackSuite, sandboxProblem } from "../security/attack-fixture.ts";
+import { requirePrerequisite } from "../support/prerequisites.ts";
 
 // Issue 23's rule bypasses, replayed by a scripted hostile model against the
 // compiled binary, headless: each allow rule must mean only what it says.
 
 const setup = attackSuite();
-const sandbox = sandboxProblem();
+// Without bubblewrap one test fails naming what to install; the tests that need it are left out.
+const sandboxTest = requirePrerequisite("bubblewrap", sandboxProblem()) ? test : test.skip;
 
 function gitInit(workspace: string): void {
   const init = Bun.spawnSync(["git", "init", "-q", workspace], { stderr: "pipe" });
@@ -36,7 +38,7 @@ describe("allow rules and what changes the program a command runs", () => {
     expect(existsSync(join(workspace, "fsmonitor-ran"))).toBe(false);
   });
 
-  test.skipIf(sandbox !== undefined && process.env.CI !== "true")("under shell(npm test*), PATH=./evil:$PATH npm test does not run ./evil/npm", async () => {
+  sandboxTest("under shell(npm test*), PATH=./evil:$PATH npm test does not run ./evil/npm", async () => {
     const { workspace, attack } = setup();
     mkdirSync(join(workspace, "evil"));
     writeFileSync(join(workspace, "evil", "npm"), "#!/bin/sh\ntouch evil-npm-ran\n");

@@ -17,6 +17,7 @@ import { type ScriptedReply, ScriptedModelServer } from "../support/model-server
 import { AGENT_BINARY, ensureBinary, runAgent } from "./agent-binary.ts";
 import { parseResult, runSetup } from "./run-fixture.ts";
 import { eventsIn } from "./team-fixture.ts";
+import { waitUntil } from "../support/deadline.ts";
 
 // A team spread over processes, on the compiled binary: the Lead runs with
 // --remote-teammates, two `agent worker` processes run its teammates, and the
@@ -310,13 +311,21 @@ describe("agent worker --max-teammates", () => {
     const common = ["--session", SESSION, "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url];
     const lead = start(["run", "--remote-teammates", "--output", "json", ...common, "Have alice count the tables and bob check the README."]);
     while (server.requests.length === 0) await Bun.sleep(20);
-    const first = start(["worker", "--max-teammates", "1", ...common]);
+    // Heartbeats every second: its rounds are what the test counts, not time.
+    const first = start(["worker", "--max-teammates", "1", "--lease-ttl", "3s", ...common]);
     workerUp.resolve();
     const taken = await firstAsked.promise;
     const other = taken === "alice" ? "bob" : "alice";
     const { store, leases } = files.open(sessionDir());
-    // A few of its looks at the team later, it still holds only the one.
-    await Bun.sleep(1_000);
+    // Two heartbeat rounds later (each a look at the team with room for none), it still holds only the one.
+    const heldUntil = async () => (await leases.live()).find((lease) => lease.name === taken)?.leaseUntilUtc ?? "";
+    let renewals = 0;
+    let last = await heldUntil();
+    await waitUntil(async () => {
+      const now = await heldUntil();
+      if (now > last) [renewals, last] = [renewals + 1, now];
+      return renewals >= 2;
+    }, `two heartbeats of ${taken}'s lease`, 20_000);
     expect((await leases.live()).map((lease) => [lease.name, lease.holder.pid])).toEqual([[taken, first.child.pid]]);
     expect((await store.list({ agent: other }))[0]!.counts).toMatchObject({ ready: 1, processing: 0, done: 0 });
 

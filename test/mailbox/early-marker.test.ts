@@ -44,7 +44,7 @@ describe("a send's message is written before the lock", () => {
     let sent = false;
     const sending = w.store.send(w.m).finally(() => (sent = true));
     await until(() => existsSync(w.marker) && readFileSync(w.marker, "utf8") === serializeMessage(w.m));
-    await Bun.sleep(30);
+    // The marker is whole while the lock is still held: a send that did not wait for the lock would have linked it by now.
     expect(sent).toBe(false);
     expect(existsSync(w.ready)).toBe(false);
     w.other.give();

@@ -14,7 +14,7 @@ for (const backend of mailboxBackends()) {
       const place = await backend.place();
       // Both mailboxes exist before the watch, as a running team's do.
       const store = backend.open(place);
-      for (const agent of ["alice", "bob"]) {
+      for (const agent of ["alice", "bob", "carol"]) {
         await store.send(createMessage({ sender: "lead", recipient: agent, kind: "task", content: "first" }, { clock: systemClock, ids: uuidV7Source }));
         await store.ack((await store.claim(agent))!);
       }
@@ -27,6 +27,9 @@ for (const backend of mailboxBackends()) {
         alice.resolve();
       });
       const bobWatch = await wakeups.watch("bob", () => woken.push("bob"));
+      // A witness: its mailbox is sent to after bob's, so its wake-up comes after any bob's would.
+      const carol = Promise.withResolvers<void>();
+      await wakeups.watch("carol", () => carol.resolve());
       await Bun.sleep(100);
       woken.length = 0; // subscribing may wake once: something could have come meanwhile
       bobWatch.stop();
@@ -36,14 +39,14 @@ for (const backend of mailboxBackends()) {
         const { systemClock } = await import(${JSON.stringify(`${import.meta.dir}/../../src/core/clock.ts`)});
         const { uuidV7Source } = await import(${JSON.stringify(`${import.meta.dir}/../../src/core/ids.ts`)});
         const opened = openStoreAt(process.argv[1]);
-        for (const to of ["alice", "bob"]) {
+        for (const to of ["alice", "bob", "carol"]) {
           await opened.store.send(createMessage({ sender: "lead", recipient: to, kind: "task", content: "wake up" }, { clock: systemClock, ids: uuidV7Source }));
         }
         await opened.close();`;
       const child = Bun.spawn([process.execPath, "-e", script, place], { stderr: "inherit" });
       expect(await child.exited).toBe(0);
       await alice.promise;
-      await Bun.sleep(100);
+      await carol.promise;
       expect(woken.filter((name) => name === "bob")).toEqual([]);
       expect((await store.claim("alice"))!.content).toBe("wake up");
       await wakeups.close();

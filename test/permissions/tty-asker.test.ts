@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import type { PermissionRequest } from "../../src/permissions/policy.ts";
 import { ANSWER_KEYS, createTtyAsker, parseAnswerKey } from "../../src/permissions/tty-asker.ts";
+import { waitUntil } from "../support/deadline.ts";
 
 const request: PermissionRequest = { tool: "shell", effect: "execute", subject: "npm test", identity: "lead" };
 
@@ -15,6 +16,11 @@ function streams() {
   return { input, output, written: () => written };
 }
 
+/** Until the output holds `text`. */
+async function shown(io: { written: () => string }, text: string): Promise<void> {
+  await waitUntil(() => io.written().includes(text), () => `${JSON.stringify(text)} in ${JSON.stringify(io.written())}`);
+}
+
 describe("createTtyAsker", () => {
   test("prompts on the output stream and reads y/n lines, one question at a time", async () => {
     const io = streams();
@@ -22,13 +28,13 @@ describe("createTtyAsker", () => {
     const signal = new AbortController().signal;
     const first = ask(request, signal);
     const second = ask({ ...request, subject: "rm build" }, signal);
-    await Bun.sleep(20);
-    expect(io.written()).toContain(`lead wants to run shell (execute):\n  npm test\nallow? ${ANSWER_KEYS}: `);
-    expect(io.written()).not.toContain("rm build");
+    await shown(io, `lead wants to run shell (execute):\n  npm test\nallow? ${ANSWER_KEYS}: `);
+    const answeredAt = io.written().length;
     io.input.write("yes\n");
     expect(await first).toEqual({ answer: "yes" });
-    await Bun.sleep(20);
-    expect(io.written()).toContain("rm build");
+    await shown(io, "rm build");
+    // The second question came only once the first was answered.
+    expect(io.written().indexOf("rm build")).toBeGreaterThanOrEqual(answeredAt);
     io.input.write("\n");
     expect(await second).toEqual({ answer: "no" });
   });
@@ -64,15 +70,14 @@ describe("answers", () => {
     const signal = new AbortController().signal;
     const remembered = { ...request, remember: { allow: ["shell(npm test)"], deny: ["shell(npm test)"] } };
     const explained = ask(remembered, signal);
-    await Bun.sleep(20);
-    expect(io.written()).toContain("(a adds: shell(npm test))");
+    await shown(io, "(a adds: shell(npm test))");
     io.input.write("e\n");
-    await Bun.sleep(20);
-    expect(io.written()).toContain("why not? (sent to the model): ");
+    await shown(io, "why not? (sent to the model): ");
     io.input.write("use bun test instead\n");
     expect(await explained).toEqual({ answer: "no", reason: "use bun test instead" });
+    const before = io.written().length;
     const always = ask(remembered, signal);
-    await Bun.sleep(20);
+    await waitUntil(() => io.written().slice(before).includes("(a adds: shell(npm test))"), "the second question");
     io.input.write("a\n");
     expect(await always).toEqual({ answer: "always" });
     expect(io.written()).toContain("added allow rule for this session: shell(npm test)");

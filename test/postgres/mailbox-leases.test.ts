@@ -277,7 +277,13 @@ describe("wake-ups", () => {
     await eventually(async () => wakes >= before + 2);
     await wakeups.close();
     const after = wakes;
-    await Bun.sleep(300);
+    // A second watcher on the same poll: by its third poll the closed one would have polled (and woken) too.
+    const witness = new PgMailWakeups({ sql: s.sql, session: "s1", pollMs: 100 });
+    let witnessed = 0;
+    await witness.watch("alice", () => (witnessed += 1));
+    const start = witnessed;
+    await eventually(async () => witnessed >= start + 3);
+    await witness.close();
     expect(wakes).toBe(after);
   });
 });

@@ -16,6 +16,7 @@ import { ToolPipeline } from "../../src/tools/pipeline.ts";
 import { fakeRetryDeps } from "../model/helpers.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { deadline } from "../support/deadline.ts";
 
 const servers: ScriptedModelServer[] = [];
 afterEach(async () => {
@@ -79,8 +80,11 @@ function setup(script: ScriptedReply[], options: {
 const key = (n = 1) => `00000000-0000-7000-8000-${String(n).padStart(12, "0")}`;
 
 /**
- * A tool whose calls run at once when the runner lets them: each call waits (up to
- * 2 s) for `expected` calls to have started, and says whether they all had.
+ * A tool whose calls run at once when the runner lets them: each call waits for
+ * `expected` calls to have started, and says whether they all had. A runner that
+ * runs them one by one would never start the second while the first waits: the
+ * wait is bounded (2 s, scaled to the machine's load), so that runner fails the
+ * test with "alone" instead of hanging it; a correct one never reaches the bound.
  */
 function gatherTool(expected: number): Tool {
   let started = 0;
@@ -96,7 +100,7 @@ function gatherTool(expected: number): Tool {
     async run(input) {
       started += 1;
       if (started === expected) all();
-      const together = await Promise.race([allStarted.then(() => true), Bun.sleep(2_000).then(() => false)]);
+      const together = await Promise.race([allStarted.then(() => true), Bun.sleep(deadline(2_000)).then(() => false)]);
       return { content: `${input.label} ${together ? "together" : "alone"}` };
     },
   });

@@ -13,6 +13,7 @@ import { baseTools } from "../../src/tools/base-tools.ts";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
 import { fakeRetryDeps } from "../model/helpers.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
+import { waitUntil, within } from "../support/deadline.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 const servers: ScriptedModelServer[] = [];
@@ -48,10 +49,13 @@ function teammate(script: ScriptedReply[], hooks: Partial<Record<HookEvent, Hook
   return { server, runner, events, workspace, stateDir };
 }
 
-/** Until the server has `count` requests (or 2 s). */
+/** Until the server has `count` requests. */
 async function requestsReach(server: ScriptedModelServer, count: number): Promise<void> {
-  for (let waited = 0; server.requests.length < count && waited < 2_000; waited += 5) await Bun.sleep(5);
+  await waitUntil(() => server.requests.length >= count, () => `${count} request(s); the server has ${server.requests.length}`);
 }
+
+/** A reply that is never answered: the request ends only when the client closes it. */
+const never = () => new Promise<never>(() => {});
 
 describe("a model call sent ahead", () => {
   test("goes out before the turn runs, and the turn takes its answer: one request, the answer streamed to the turn", async () => {
@@ -60,7 +64,6 @@ describe("a model call sent ahead", () => {
     await requestsReach(server, 1);
     // Sent, and answered, before any turn asked for it.
     expect(server.requests).toHaveLength(1);
-    await Bun.sleep(50);
     const runStarted = Date.now();
     expect(server.requests[0]!.at).toBeLessThan(runStarted);
     const result = await runner.run("do the task", { idempotencyKey: key(), promptKept: true });
@@ -77,7 +80,7 @@ describe("a model call sent ahead", () => {
 
   test("a turn that asks anything else stops it and makes its own request", async () => {
     const { server, runner } = teammate([
-      { identity: "alice", text: "answer to the old task", delayMs: 2_000 },
+      { identity: "alice", text: "answer to the old task", gate: never() },
       { identity: "alice", text: "answer to the new task" },
     ]);
     runner.sendAhead("the old task");
@@ -85,6 +88,8 @@ describe("a model call sent ahead", () => {
     const result = await runner.run("a different task", { idempotencyKey: key(), promptKept: true });
     expect(result.result).toBe("answer to the new task");
     expect(server.requests.map((request) => request.body.messages.at(-1)?.content)).toEqual(["the old task", "a different task"]);
+    // The call it did not take was closed, not left waiting for an answer that never comes.
+    await within(server.requests[0]!.disconnected!, "the call sent ahead for the old task to be aborted");
     // The history holds only the turn's own request and answer.
     expect(runner.history.messages.map((message) => message.content)).toEqual(["a different task", "answer to the new task"]);
   });
@@ -105,16 +110,15 @@ describe("a model call sent ahead", () => {
 
   test("is not sent when the turn's request cannot be known: a UserPromptSubmit hook, a history already started", async () => {
     const hooked = teammate([{ identity: "alice", text: "hooked" }], { UserPromptSubmit: [{ command: "echo extra context" }] });
-    hooked.runner.sendAhead("task");
-    await Bun.sleep(100);
+    // Decided at once: no call is started, so none can arrive later.
+    expect(hooked.runner.sendAhead("task")).toBe(false);
     expect(hooked.server.requests).toHaveLength(0);
     expect((await hooked.runner.run("task", { idempotencyKey: key(), promptKept: true })).result).toBe("hooked");
     expect(hooked.server.requests).toHaveLength(1);
 
     const started = teammate([{ identity: "alice", text: "first" }, { identity: "alice", text: "second" }]);
     await started.runner.run("first task", { idempotencyKey: key(1) });
-    started.runner.sendAhead("second task");
-    await Bun.sleep(100);
+    expect(started.runner.sendAhead("second task")).toBe(false);
     expect(started.server.requests).toHaveLength(1);
     expect((await started.runner.run("second task", { idempotencyKey: key(2) })).result).toBe("second");
     expect(started.server.requests).toHaveLength(2);
@@ -136,8 +140,7 @@ describe("a model call sent ahead", () => {
 
   test("not for the Lead when a SessionStart hook may add to its first prompt, nor after its first turn", async () => {
     const hooked = teammate([{ identity: "lead", text: "with context" }], { SessionStart: [{ command: "echo from the session hook" }] }, "lead");
-    hooked.runner.sendAhead("hello");
-    await Bun.sleep(100);
+    expect(hooked.runner.sendAhead("hello")).toBe(false);
     expect(hooked.server.requests).toHaveLength(0);
     expect((await hooked.runner.run("hello", { idempotencyKey: key() })).result).toBe("with context");
     expect(hooked.server.requests).toHaveLength(1);
@@ -145,24 +148,19 @@ describe("a model call sent ahead", () => {
 
     const plain = teammate([{ identity: "lead", text: "first" }, { identity: "lead", text: "second" }], {}, "lead");
     await plain.runner.run("first prompt", { idempotencyKey: key(1) });
-    plain.runner.sendAhead("second prompt");
-    await Bun.sleep(100);
+    expect(plain.runner.sendAhead("second prompt")).toBe(false);
     expect(plain.server.requests).toHaveLength(1);
     expect((await plain.runner.run("second prompt", { idempotencyKey: key(2) })).result).toBe("second");
     expect(plain.server.requests).toHaveLength(2);
   });
 
   test("a runner closed before its turn stops the call; nothing is left waiting", async () => {
-    let aborted = false;
-    const { server, runner } = teammate([{ identity: "alice", text: "never taken", delayMs: 2_000 }]);
-    runner.sendAhead("task");
+    // The server never answers: the request can only end by the client closing it.
+    const { server, runner } = teammate([{ identity: "alice", text: "never taken", gate: never() }]);
+    expect(runner.sendAhead("task")).toBe(true);
     await requestsReach(server, 1);
-    const closing = Date.now();
     runner.close();
-    // The server's answer waits 2 s; the client gave up on it at once (the connection closed).
-    await Bun.sleep(100);
-    aborted = Date.now() - closing < 2_000;
-    expect(aborted).toBe(true);
+    await within(server.requests[0]!.disconnected!, "the call sent ahead to be aborted when its runner closed");
     expect(server.requests).toHaveLength(1);
   });
 });

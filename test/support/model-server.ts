@@ -77,6 +77,11 @@ export interface RecordedRequest {
   };
   /** When it arrived (ms since epoch). */
   at: number;
+  /**
+   * Settles when the client closed the connection before the answer was done
+   * (an aborted call): what a test waits on to see an abort, never a clock.
+   */
+  disconnected?: Promise<void>;
 }
 
 export interface ScriptedModelServerOptions {
@@ -157,11 +162,14 @@ export class ScriptedModelServer {
       return Response.json({ error: { message: `no route ${path}` } }, { status: 404 });
     }
     const headers = Object.fromEntries(request.headers.entries());
+    const gone = Promise.withResolvers<void>();
+    request.signal.addEventListener("abort", () => gone.resolve(), { once: true });
     const recorded: RecordedRequest = {
       identity: headers["x-agent-name"],
       headers,
       body: (await request.json()) as RecordedRequest["body"],
       at: Date.now(),
+      disconnected: gone.promise,
     };
     this.requests.push(recorded);
     const reply = this.#nextReply(recorded);

@@ -17,6 +17,7 @@ import { TeammateUnavailableError } from "../../src/team/teammate-runtime.ts";
 import { liveInstances, liveObjects } from "../support/collected.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { waitUntil } from "../support/deadline.ts";
 
 const open: { server: ScriptedModelServer; lead?: LeadRuntime }[] = [];
 afterEach(async () => {
@@ -384,9 +385,10 @@ describe("TeammateRuntime", () => {
   });
 
   test("close mid-task releases the work; a new runtime on the state dir restores the team and finishes it", async () => {
-    const first = await world([{ identity: "alice", delayMs: 5_000, text: "never seen" }]);
+    // Alice's model call is never answered: once the server has it, she is mid-task.
+    const first = await world([{ identity: "alice", gate: new Promise(() => {}), text: "never seen" }]);
     await first.lead.team.spawn("alice", "backend", "long task");
-    await Bun.sleep(150);
+    await waitUntil(() => first.server.requests.some((request) => request.identity === "alice"), "alice's model call");
     await first.lead.close();
     expect(first.lead.team.list()[0]!.state).toBe("shutdown");
     expect(readdirSync(join(first.stateDir, "mailboxes/alice/ready"))).toHaveLength(1);

@@ -18,6 +18,7 @@ import { TEMP_PREFIX } from "../../src/workspace-files/atomic-write.ts";
 import { GuardedTargetError, WorkspaceFiles } from "../../src/workspace-files/workspace-files.ts";
 import { fencedContext, workspaceContext } from "../tools/helpers.ts";
 import { ProtectedPathError } from "../../src/security/protected-paths.ts";
+import { waitUntil } from "../support/deadline.ts";
 
 const bytes = (text: string) => Buffer.from(text, "utf8");
 
@@ -134,11 +135,14 @@ describe.each(["kernel", "walk"] as const)("WorkspaceFiles (%s)", (resolver) => 
     writeFileSync(path, "old");
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const pending = files.replace(scope, "notes.txt", true, async (_display, current) => ({ data: bytes(`${current}+new`), ready: gate }));
+    // A `ready` that tells when it is waited on: from then on the door waits for the journal.
+    let waitedOn = false;
+    const ready = gate.then(() => {});
+    const then = ready.then.bind(ready);
+    ready.then = ((...args: Parameters<typeof then>) => ((waitedOn = true), then(...args))) as typeof ready.then;
+    const pending = files.replace(scope, "notes.txt", true, async (_display, current) => ({ data: bytes(`${current}+new`), ready }));
     // The temp file is written while the journal is being made durable; the target is not replaced before it is.
-    for (let i = 0; i < 200 && !readdirSync(scope.workspace).some((name) => name.startsWith(TEMP_PREFIX)); i += 1) await Bun.sleep(5);
-    expect(readdirSync(scope.workspace).some((name) => name.startsWith(TEMP_PREFIX))).toBe(true);
-    await Bun.sleep(50);
+    await waitUntil(() => waitedOn && readdirSync(scope.workspace).some((name) => name.startsWith(TEMP_PREFIX)), "the temp file written and `ready` waited on");
     expect(readFileSync(path, "utf8")).toBe("old");
     release();
     expect(await pending).toMatchObject({ display: "notes.txt", created: false });

@@ -3,6 +3,7 @@ import { PassThrough } from "node:stream";
 import { SessionInput } from "../../../src/cli/session/session-input.ts";
 import { Screen } from "../../../src/cli/terminal/screen.ts";
 import { XtermScreen } from "../../support/xterm.ts";
+import { waitUntil } from "../../support/deadline.ts";
 
 // The session's line editor (readline in terminal mode over a stream of keys)
 // and the screen it draws through, read back through xterm.js: typed text
@@ -31,6 +32,17 @@ function editor(cols = 80) {
   return { xterm, input, type, question };
 }
 
+/** Until the screen shows `text` somewhere. */
+async function onScreen(t: { xterm: { rows(): Promise<string[]> } }, text: string): Promise<void> {
+  // Rows joined without breaks: a narrow terminal wraps the text.
+  await waitUntil(async () => (await t.xterm.rows()).join("").includes(text), () => JSON.stringify(text));
+}
+
+/** Until the screen's last row is `row`. */
+async function lastRow(t: { xterm: { rows(): Promise<string[]> } }, row: string): Promise<void> {
+  await waitUntil(async () => (await t.xterm.rows()).at(-1) === row, () => `the last row ${JSON.stringify(row)}`);
+}
+
 describe("SessionInput on a terminal", () => {
   test("a question arriving while a line is half typed shows above it; the line is entered as typed; the question is asked after it and one key answers it", async () => {
     const t = editor();
@@ -38,20 +50,15 @@ describe("SessionInput on a terminal", () => {
     await t.type("/te");
     let answered: string | null | undefined;
     const answer = t.question().then((line) => (answered = line));
-    await Bun.sleep(20);
-    expect(await t.xterm.rows()).toEqual([
-      "teammate alice wants to run write_file (edit):",
-      "  +notes",
-      "(asked once the line you are typing is entered, or erased)",
-      "> /te",
-    ]);
+    const shown = ["teammate alice wants to run write_file (edit):", "  +notes", "(asked once the line you are typing is entered, or erased)", "> /te"];
+    await waitUntil(async () => JSON.stringify(await t.xterm.rows()) === JSON.stringify(shown), "the notice above the half-typed line");
+    expect(await t.xterm.rows()).toEqual(shown);
     await t.type("am\r");
     expect(await first).toBe("/team");
     // Entered, not yet acted on: the question still waits (the command's output comes first).
     expect((await t.xterm.rows()).join("\n")).not.toContain("allow?");
     const second = t.input.next();
-    await Bun.sleep(20);
-    expect((await t.xterm.rows()).at(-1)).toBe("allow? [y]es, [n]o:");
+    await lastRow(t, "allow? [y]es, [n]o:");
     await t.type("n");
     await answer;
     expect(answered).toBe("n");
@@ -65,11 +72,11 @@ describe("SessionInput on a terminal", () => {
     void t.input.next();
     await t.type("oops");
     const answer = t.question();
-    await Bun.sleep(20);
+    // The question waits behind the half-typed line, and says so.
+    await onScreen(t, "(asked once the line you are typing is entered, or erased)");
     expect((await t.xterm.rows()).join("\n")).not.toContain("allow?");
     await t.type("\x7f\x7f\x7f\x7f");
-    await Bun.sleep(20);
-    expect((await t.xterm.rows()).at(-1)).toBe("allow? [y]es, [n]o:");
+    await lastRow(t, "allow? [y]es, [n]o:");
     await t.type("y");
     expect(await answer).toBe("y");
   });
@@ -78,12 +85,10 @@ describe("SessionInput on a terminal", () => {
     const t = editor();
     await t.type("next request");
     const answer = t.question();
-    await Bun.sleep(20);
-    expect((await t.xterm.rows()).join("\n")).toContain("(asked once the line you are typing is entered, or erased)");
+    await onScreen(t, "(asked once the line you are typing is entered, or erased)");
     expect((await t.xterm.rows()).join("\n")).not.toContain("allow?");
     await t.type("\r");
-    await Bun.sleep(20);
-    expect((await t.xterm.rows()).at(-1)).toBe("allow? [y]es, [n]o:");
+    await lastRow(t, "allow? [y]es, [n]o:");
     await t.type("y");
     expect(await answer).toBe("y");
     expect(await t.input.next()).toBe("next request");

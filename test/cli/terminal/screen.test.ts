@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { type Channel, type InputLine, Screen } from "../../../src/cli/terminal/screen.ts";
 import { XtermScreen } from "../../support/xterm.ts";
+import { waitUntil } from "../../support/deadline.ts";
 
 // The terminal's one owner, its bytes read back through xterm.js: what a
 // person sees when the answer, log lines, the status block, a question and the
@@ -119,7 +120,7 @@ describe("Screen", () => {
       order.push("bob asks");
       write("bob: allow? n\n");
     });
-    await Bun.sleep(5);
+    await waitUntil(() => order.length > 0, "the first question to be asked");
     expect(order).toEqual(["alice asks"]);
     first.resolve();
     await Promise.all([one, two]);
