@@ -71,7 +71,10 @@ export function codexExecLine(rest: readonly string[], env: Record<string, strin
     if (name === "config") config.push(configOverride(value as string));
     else if (name === "image") throw new UsageError(`--image ${value}: agent sends the model text only; describe what the image shows in the prompt instead`);
     else if (name === "thread-source" || name === "cyber-access-program") warnings.push(`--${name} ${value}: ignored (a setting of OpenAI's service that agent has no use for)`);
-    else if (name === "experimental-json") add(options, given, "json", undefined);
+    // The SDK's name and ours for the same switch: one of them reaches the parser.
+    else if (name === "experimental-json" || name === "json") {
+      if (!given.has("json")) add(options, given, "json", undefined);
+    }
     else if (eq !== -1 && !takesValue) options.push(token); // `--flag=value` of a switch: the parser refuses it.
     else add(options, given, name, value);
   }

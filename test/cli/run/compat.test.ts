@@ -52,6 +52,7 @@ test("`agent exec resume --last|ID` continues a session, as codex exec resume do
   expect(codexExecLine(["--experimental-json", "--model", "m", "--cd", "/w", "resume", "01a2"]).argv).toEqual(["run", "--json", "--model=m", "--workspace=/w", "--resume=01a2"]);
   // `resume` as an option's value is that value.
   expect(codexExecLine(["--model", "resume", "hi"]).argv).toEqual(["run", "--model=resume", "hi"]);
+  expect(codexExecLine(["--json", "--experimental-json", "hi"]).argv).toEqual(["run", "--json", "hi"]);
   expect(() => codexExecLine(["resume"])).toThrow("exec resume needs a session");
 });
 
