@@ -24,7 +24,13 @@ function hostsAgents(argv: readonly string[]): boolean {
 }
 
 async function main(typed: string[]): Promise<number> {
-  const argv = expandCompatWords(expandHelpWords(typed));
+  const words = expandHelpWords(typed);
+  let argv: string[];
+  try {
+    argv = words[0] === "exec" ? await codexExecArgv(words.slice(1)) : expandCompatWords(words);
+  } catch (error) {
+    return failed(error, words);
+  }
   // The one answer scripts ask for most, before anything else is loaded.
   if (argv.length === 1 && argv[0] === "--version") {
     await writeOut(`${VERSION}\n`);
@@ -60,16 +66,33 @@ async function main(typed: string[]): Promise<number> {
     }
     return EXIT_CODES.ok;
   } catch (error) {
-    // Like other Unix tools in a pipeline: stop quietly once nobody reads.
-    if (error instanceof StdoutClosedError) return EXIT_CODES.ok;
-    // A run's own failure has printed its result already; anything else gets one
-    // JSON object on stdout when JSON was asked for, so a script always has one.
-    if (!(error instanceof RunFailedError) && wantsJsonErrors(argv)) {
-      await writeOut(`${JSON.stringify(errorJson(error, oneLine(summary(error))))}\n`).catch(() => {});
-    }
-    await writeErr(errorReport(error, wantsVerbose(argv)));
-    return exitCodeFor(error);
+    return failed(error, argv);
   }
+}
+
+/** The exit code of a command that failed, its error reported. */
+async function failed(error: unknown, argv: readonly string[]): Promise<number> {
+  // Like other Unix tools in a pipeline: stop quietly once nobody reads.
+  if (error instanceof StdoutClosedError) return EXIT_CODES.ok;
+  // A run's own failure has printed its result already; anything else gets one
+  // JSON object on stdout when JSON was asked for, so a script always has one.
+  if (!(error instanceof RunFailedError) && wantsJsonErrors(argv)) {
+    await writeOut(`${JSON.stringify(errorJson(error, oneLine(summary(error))))}\n`).catch(() => {});
+  }
+  await writeErr(errorReport(error, wantsVerbose(argv)));
+  return exitCodeFor(error);
+}
+
+/**
+ * `agent exec …`, codex exec's line, as `agent run …` (loaded for it alone): its
+ * warnings printed now, CODEX_API_KEY made the key before anything reads settings.
+ */
+async function codexExecArgv(rest: string[]): Promise<string[]> {
+  const { codexExecLine } = await import("./cli/run/codex-exec.ts");
+  const line = codexExecLine(rest, process.env);
+  Object.assign(process.env, line.env);
+  if (!line.argv.includes("--quiet")) for (const warning of line.warnings) await writeErr(`agent: warning: ${warning}\n`);
+  return line.argv;
 }
 
 // Read from the raw tokens, not the parse: a line that fails to parse must still

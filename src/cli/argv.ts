@@ -34,19 +34,11 @@ export function expandHelpWords(rawArgs: readonly string[]): string[] {
 }
 
 /**
- * The command lines of `claude -p` and `codex exec` scripts, as ours: `agent exec …`
- * is `agent run …` (`agent exec resume --last|ID …` is `agent run --continue|--resume ID …`), and a line that starts with an option and has `-p`/`--print`
- * before any operand (`agent -p "hi" --output-format json`) is `agent run` with it.
+ * The command lines of `claude -p` scripts, as ours: a line that starts with an
+ * option and has `-p`/`--print` before any operand (`agent -p "hi" --output-format json`)
+ * is `agent run` with it. `agent exec …`, codex's, is read by run/codex-exec.ts.
  */
 export function expandCompatWords(rawArgs: readonly string[]): string[] {
-  // `codex exec resume --last PROMPT` / `codex exec resume ID PROMPT`: continue a session.
-  if (rawArgs[0] === "exec" && rawArgs[1] === "resume") {
-    const rest = rawArgs.slice(2);
-    const last = rest.indexOf("--last");
-    if (last !== -1) return ["run", "--continue", ...rest.slice(0, last), ...rest.slice(last + 1)];
-    if (rest[0] !== undefined && !rest[0].startsWith("-")) return ["run", "--resume", ...rest];
-  }
-  if (rawArgs[0] === "exec") return ["run", ...rawArgs.slice(1)];
   const end = rawArgs.indexOf("--");
   const options = end === -1 ? rawArgs : rawArgs.slice(0, end);
   if (rawArgs[0]?.startsWith("-") && options.some((token) => token === "-p" || token === "--print")) return ["run", ...rawArgs];

@@ -18,17 +18,56 @@ export class InputTooLargeError extends UsageError {
  */
 export async function readStdinUpTo(maxBytes: number, what = "stdin", stream: ReadableStream<Uint8Array> = Bun.stdin.stream()): Promise<Uint8Array> {
   const reader = stream.getReader();
+  return readRest(reader, await reader.read(), maxBytes, what);
+}
+
+/**
+ * As readStdinUpTo, unless the writer stays silent: undefined when neither data
+ * nor EOF arrives within `quietMs` (a parent that holds stdin open and writes
+ * nothing), and stdin is then left alone. Once a first byte arrives it is read to EOF.
+ */
+export async function readStdinUnlessSilent(
+  maxBytes: number,
+  what: string,
+  quietMs: number,
+  stream: ReadableStream<Uint8Array> = Bun.stdin.stream(),
+): Promise<Uint8Array | undefined> {
+  const reader = stream.getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silence = new Promise<"silent">((resolve) => {
+    timer = setTimeout(() => resolve("silent"), quietMs);
+  });
+  const first = await Promise.race([reader.read(), silence]);
+  clearTimeout(timer);
+  if (first === "silent") {
+    // Nothing more is read; the pending read must not keep the pipe in use.
+    void reader.cancel().catch(() => {});
+    return undefined;
+  }
+  return readRest(reader, first, maxBytes, what);
+}
+
+type Chunk = { done: true; value?: Uint8Array } | { done: false; value: Uint8Array };
+interface ChunkReader {
+  read(): Promise<Chunk>;
+  cancel(): Promise<void>;
+}
+
+async function readRest(
+  reader: ChunkReader,
+  first: Chunk,
+  maxBytes: number,
+  what: string,
+): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
+  for (let next = first; !next.done; next = await reader.read()) {
+    total += next.value.length;
     if (total > maxBytes) {
       await reader.cancel().catch(() => {});
       throw new InputTooLargeError(what, maxBytes);
     }
-    chunks.push(value);
+    chunks.push(next.value);
   }
   return Buffer.concat(chunks, total);
 }

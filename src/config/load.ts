@@ -254,11 +254,12 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     const network = pick<boolean>("sandbox.network", [() => fromFiles((c) => c.sandbox?.network)], false);
     return { ...(mode !== undefined ? { mode } : {}), network, explicit: mode !== undefined, ...unixSockets() };
   };
-  // The provider named decides whether OPENAI_BASE_URL applies (it is OpenAI's); else the URL decides the provider.
+  // The provider named decides which variable's URL applies: ANTHROPIC_BASE_URL (Claude Code's) for anthropic,
+  // OPENAI_BASE_URL for the others; else the URL decides the provider.
   const named = pick<ProviderName>("provider", [() => fromFlag(flags.provider, "--provider", parseProvider), () => fromFiles((c) => c.provider)]);
   const baseUrl = pick("baseUrl", [
     () => fromFlag(flags.baseUrl, "--base-url", parseBaseUrl),
-    () => (named === "anthropic" ? undefined : fromEnv("OPENAI_BASE_URL", parseBaseUrl)),
+    () => fromEnv(named === "anthropic" ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL", parseBaseUrl),
     () => fromFiles((c) => c.baseUrl),
   ]);
   const provider = named ?? detectProvider(baseUrl);

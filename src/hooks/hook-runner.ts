@@ -47,6 +47,10 @@ function compileMatcher(event: HookEvent, source: string | undefined): RegExp | 
   }
 }
 
+/** `sh`'s exit codes for a command it found but could not execute, and for one it did not find. */
+const NOT_EXECUTABLE = 126;
+const NOT_FOUND = 127;
+
 function firstLine(text: string): string {
   const line = text.trim().split("\n")[0] ?? "";
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
@@ -60,7 +64,9 @@ function firstLine(text: string): string {
  * its stdout read as a JSON answer (`decision`, `continue`, `permissionDecision`,
  * `additionalContext`); exit 2 blocks, its stderr being the reason; any other
  * exit, a timeout (the hook is killed) or a failure to start is a warning and
- * the action goes on. Hooks of one event run in order; the first block (or
+ * the action goes on — except a PreToolUse hook that cannot start (no process,
+ * or the shell's 126/127: not executable, not found), which blocks the call: a
+ * guard that never ran must not pass what it guards. Hooks of one event run in order; the first block (or
  * stop) wins and the later ones do not run.
  */
 export class ShellHooks implements Hooks {
@@ -134,10 +140,12 @@ export class ShellHooks implements Hooks {
         ...(context.signal ? { signal: context.signal } : {}),
       });
     } catch (error) {
-      warnings.push(`${name} could not start: ${(error as Error).message}`);
-      return {};
+      return this.#notStarted(event, name, (error as Error).message, warnings);
     }
     const stderr = result.output.text.trim();
+    if (event === "PreToolUse" && (result.exitCode === NOT_EXECUTABLE || result.exitCode === NOT_FOUND)) {
+      return this.#notStarted(event, name, stderr ? firstLine(stderr) : `sh exited ${result.exitCode}`, warnings);
+    }
     if (result.timedOut) warnings.push(`${name} timed out after ${timeoutMs} ms and was killed`);
     else if (result.aborted) warnings.push(`${name} was interrupted`);
     else if (result.exitCode === BLOCK_EXIT_CODE) return { blocked: stderr === "" ? `${name} exited 2 without a reason on stderr` : stderr };
@@ -148,6 +156,13 @@ export class ShellHooks implements Hooks {
       if (warning !== undefined) warnings.push(warning);
       return answer;
     }
+    return {};
+  }
+
+  /** A hook that never ran: a warning, and for PreToolUse the call blocked with why. */
+  #notStarted(event: HookEvent, name: string, why: string, warnings: string[]): Omit<HookOutcome, "warnings"> {
+    if (event === "PreToolUse") return { blocked: `${name} could not start (${why}); the call is denied until the hook runs` };
+    warnings.push(`${name} could not start: ${why}`);
     return {};
   }
 }

@@ -161,6 +161,16 @@ describe("the provider: named, or from the base URL's host; its own key variable
     expect([responses.provider, responses.apiKey, responses.baseUrl]).toEqual(["openai-responses", "openai-key", "http://openai-proxy/v1"]);
   });
 
+  test("--provider anthropic takes ANTHROPIC_BASE_URL, as Claude Code does; the other providers never do", () => {
+    const anthropicEnv = { ...env, ANTHROPIC_BASE_URL: "http://anthropic-proxy:8080" };
+    const named = load({ env: anthropicEnv, flags: { provider: "anthropic" } });
+    expect([named.settings.provider, named.settings.baseUrl, named.settings.apiKey]).toEqual(["anthropic", "http://anthropic-proxy:8080", "anthropic-key"]);
+    expect(named.sources.baseUrl).toEqual({ level: "env", from: "ANTHROPIC_BASE_URL" });
+    expect(load({ env: anthropicEnv }).settings.baseUrl).toBe("http://openai-proxy/v1");
+    expect(load({ env: { ANTHROPIC_BASE_URL: "http://anthropic-proxy:8080" } }).settings).toMatchObject({ provider: "openai", baseUrl: undefined });
+    expect(load({ env: anthropicEnv, flags: { provider: "anthropic", baseUrl: "http://flag/" } }).settings.baseUrl).toBe("http://flag/");
+  });
+
   test("an unknown provider names the choices", () => {
     const error = errorOf(() => load({ flags: { provider: "claude" } }));
     expect(error).toBeInstanceOf(UsageError);

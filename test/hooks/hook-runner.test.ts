@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigFile } from "../../src/config/config.ts";
 import { ConfigError } from "../../src/core/errors.ts";
@@ -107,6 +107,22 @@ describe("ShellHooks", () => {
     const outcome = await hooks.run("Stop", {}, { workspace: join(workspace(), "missing") });
     expect(outcome.warnings).toHaveLength(1);
     expect(outcome.warnings[0]).toStartWith('Stop hook "true" could not start: ');
+  });
+
+  test("a PreToolUse hook that cannot start denies the call with why: no process, a script not found, one not executable", async () => {
+    const ws = workspace();
+    const unstartable = await new ShellHooks({ PreToolUse: [{ command: "true" }] }).run("PreToolUse", {}, { workspace: join(ws, "missing"), toolName: "shell" });
+    expect(unstartable.blocked).toStartWith('PreToolUse hook "true" could not start (');
+    expect(unstartable.blocked).toEndWith("); the call is denied until the hook runs");
+    const missing = await new ShellHooks({ PreToolUse: [{ command: "/nonexistent/guard.sh" }] }).run("PreToolUse", {}, { workspace: ws, toolName: "shell" });
+    expect(missing).toEqual({ warnings: [], blocked: expect.stringMatching(/^PreToolUse hook "\/nonexistent\/guard.sh" could not start \(.*not found\); the call is denied until the hook runs$/) });
+    writeFileSync(join(ws, "guard.sh"), "#!/bin/sh\nexit 0\n", { mode: 0o644 });
+    const notExecutable = await new ShellHooks({ PreToolUse: [{ command: "./guard.sh" }] }).run("PreToolUse", {}, { workspace: ws, toolName: "shell" });
+    expect(notExecutable.blocked).toMatch(/could not start \(.*[Pp]ermission denied\)/);
+    // Other events go on with a warning, as before.
+    const post = await new ShellHooks({ PostToolUse: [{ command: "/nonexistent/guard.sh" }] }).run("PostToolUse", {}, { workspace: ws, toolName: "shell" });
+    expect(post.blocked).toBeUndefined();
+    expect(post.warnings).toHaveLength(1);
   });
 
   test("matchers are anchored regular expressions over tool names", async () => {

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { LEAD } from "../../core/agent-name.ts";
 import { ttyAskerIfInteractive } from "../../permissions/tty-asker.ts";
 import type { LeadRuntime } from "../../app/lead.ts";
@@ -64,7 +66,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
       ? { teamView: { columns: () => terminalColumns(process.stderr), colour: (process.env.NO_COLOR ?? "") === "" } }
       : {}),
     includePartialMessages: setup.includePartialMessages,
-    shapes: setup.events === "claude" ? claudeShapes(VERSION) : setup.events === "codex" ? codexShapes() : agentShapes(VERSION),
+    shapes: setup.events === "claude" ? claudeShapes(VERSION) : setup.events === "codex" ? codexShapes((path) => existsSync(resolve(setup.workspace, path))) : agentShapes(VERSION),
   });
   for (const warning of setup.warnings) output.warn(warning);
   // A script reading stream-json learns what was ignored (an untrusted project's settings) without parsing stderr.

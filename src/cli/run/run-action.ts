@@ -32,7 +32,8 @@ export async function runAction({ args, rawArgs }: CommandContext<typeof runArgs
   }
   // Read before the lock is taken: a slow pipe must not hold the state dir.
   // Streamed messages arrive while the session runs, one turn each.
-  const prompt = streamed ? undefined : await readPrompt({ positional: args._[0], flag: args.prompt }, processStdin(() => configuredContentCap(args.workspace)));
+  const stdin = processStdin(() => configuredContentCap(args.workspace));
+  const prompt = streamed ? undefined : await readPrompt({ positional: args._[0], flag: args.prompt }, stdin, (warning) => setup.warnings.push(warning));
   const prompts = prompt !== undefined ? once(prompt) : userMessages(Bun.stdin.stream());
   const idempotencyKey = uuidV7Source.next();
   const [{ runHeadless }, { runUserTurns }] = await runtime;

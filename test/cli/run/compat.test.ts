@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { expandCompatWords } from "../../../src/cli/argv.ts";
+import { codexExecLine, configOverride } from "../../../src/cli/run/codex-exec.ts";
 import { claudeToolRules } from "../../../src/cli/run/compat-tools.ts";
 import { userMessageText, userMessages } from "../../../src/cli/run/stream-input.ts";
 import { answerSchema } from "../../../src/cli/run/structured-output.ts";
@@ -12,7 +13,7 @@ test("claude's tool lists become our rules: names mapped, `:*` prefixes, commas 
 });
 
 test("`agent exec` and `agent -p …` are `agent run`; other lines are left as they are", () => {
-  expect(expandCompatWords(["exec", "--json", "hi"])).toEqual(["run", "--json", "hi"]);
+  expect(codexExecLine(["--json", "hi"]).argv).toEqual(["run", "--json", "hi"]);
   expect(expandCompatWords(["-p", "hi", "--output-format", "json"])).toEqual(["run", "-p", "hi", "--output-format", "json"]);
   expect(expandCompatWords(["--model", "m", "--print", "hi"])).toEqual(["run", "--model", "m", "--print", "hi"]);
   expect(expandCompatWords(["mailbox", "list", "-p"])).toEqual(["mailbox", "list", "-p"]);
@@ -44,9 +45,64 @@ test("--json-schema: a fenced answer is read, a wrong one says why, a bad schema
   expect(() => answerSchema(undefined, "/nonexistent/schema.json")).toThrow("--output-schema: cannot read");
 });
 
-test("`agent exec resume --last|ID` continues a session, as codex exec resume does", () => {
-  expect(expandCompatWords(["exec", "resume", "--last", "--json", "go on"])).toEqual(["run", "--continue", "--json", "go on"]);
-  expect(expandCompatWords(["exec", "resume", "01a2", "go on"])).toEqual(["run", "--resume", "01a2", "go on"]);
+test("`agent exec resume --last|ID` continues a session, as codex exec resume does, exec's options before it or after", () => {
+  expect(codexExecLine(["resume", "--last", "--json", "go on"]).argv).toEqual(["run", "--json", "--continue", "go on"]);
+  expect(codexExecLine(["resume", "01a2", "go on"]).argv).toEqual(["run", "--resume=01a2", "go on"]);
+  // The Codex SDK's second run of a thread: options, then `resume ID`, the prompt on stdin.
+  expect(codexExecLine(["--experimental-json", "--model", "m", "--cd", "/w", "resume", "01a2"]).argv).toEqual(["run", "--json", "--model=m", "--workspace=/w", "--resume=01a2"]);
+  // `resume` as an option's value is that value.
+  expect(codexExecLine(["--model", "resume", "hi"]).argv).toEqual(["run", "--model=resume", "hi"]);
+  expect(codexExecLine(["--json", "--experimental-json", "hi"]).argv).toEqual(["run", "--json", "hi"]);
+  expect(() => codexExecLine(["resume"])).toThrow("exec resume needs a session");
+});
+
+test("codex exec's --config overrides: ours where we have them (a flag on the line wins), the others warned about, never fatal", () => {
+  const line = codexExecLine(
+    [
+      "--experimental-json",
+      "--config",
+      'openai_base_url="http://127.0.0.1:9/v1"',
+      "-c",
+      'model="from-config"',
+      "--model",
+      "from-flag",
+      "--config",
+      'sandbox_mode="read-only"',
+      "--config",
+      'sandbox_workspace_write.writable_roots=["/tmp/a"]',
+      "--config",
+      'model_reasoning_effort="high"',
+      "--config",
+      'web_search="live"',
+      "--config",
+      'approval_policy="on-request"',
+      "--thread-source",
+      "x",
+      "hi",
+    ],
+    { CODEX_API_KEY: "sk-codex" },
+  );
+  expect(line.argv).toEqual(["run", "--json", "--model=from-flag", "--base-url=http://127.0.0.1:9/v1", "--sandbox=read-only", "--add-dir=/tmp/a", "hi"]);
+  expect(line.warnings).toEqual([
+    "--thread-source x: ignored (a setting of OpenAI's service that agent has no use for)",
+    "--config model_reasoning_effort: not a setting agent reads; ignored (docs/compat.md#the-codex-sdk)",
+    "--config web_search: not a setting agent reads; ignored (docs/compat.md#the-codex-sdk)",
+  ]);
+  expect(line.env).toEqual({ OPENAI_API_KEY: "sk-codex" });
+  expect(codexExecLine(["--config", 'approval_policy="sometimes"', "hi"]).warnings[0]).toContain("expected one of never, on-request, on-failure, untrusted");
+  expect(() => codexExecLine(["--config", "novalue", "hi"])).toThrow("is not KEY=VALUE");
+  expect(() => codexExecLine(["--image", "a.png", "hi"])).toThrow("--image a.png: agent sends the model text only");
+  expect(configOverride("n=3")).toEqual(["n", 3]);
+  expect(configOverride("s='lit'")).toEqual(["s", "lit"]);
+  expect(configOverride("t=bare words")).toEqual(["t", "bare words"]);
+});
+
+test("under exec, a writable sandbox with no approval asked (codex exec's default) is bypassPermissions in it; a permission flag or another policy keeps ours", () => {
+  expect(codexExecLine(["--sandbox", "workspace-write", "hi"]).argv).toEqual(["run", "--sandbox=workspace-write", "--permission-mode=bypassPermissions", "hi"]);
+  expect(codexExecLine(["--config", 'sandbox_mode="danger-full-access"', "hi"]).argv).toEqual(["run", "--sandbox=danger-full-access", "--permission-mode=bypassPermissions", "hi"]);
+  expect(codexExecLine(["-s", "workspace-write", "--config", 'approval_policy="untrusted"', "hi"]).argv).toEqual(["run", "--sandbox=workspace-write", "hi"]);
+  expect(codexExecLine(["--sandbox", "workspace-write", "--permission-mode", "acceptEdits", "hi"]).argv).toEqual(["run", "--sandbox=workspace-write", "--permission-mode=acceptEdits", "hi"]);
+  expect(codexExecLine(["--sandbox", "read-only", "hi"]).argv).toEqual(["run", "--sandbox=read-only", "hi"]);
 });
 
 test("the permission shortcuts of claude -p and codex exec are our modes; one of them, or our flags", () => {

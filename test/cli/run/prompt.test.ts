@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { readStdinUnlessSilent } from "../../../src/cli/bounded-read.ts";
 import { readPrompt } from "../../../src/cli/run/prompt.ts";
 import { UsageError } from "../../../src/core/errors.ts";
 
@@ -59,4 +60,32 @@ test("piped stdin with a prompt is appended as context, never dropped", async ()
   // An empty pipe adds nothing.
   expect(await readPrompt({ positional: "hi" }, stdin(" \n"))).toBe("hi");
   expect(await refusal(readPrompt({ positional: "hi" }, stdin(new Uint8Array([0xff]))))).toContain("the data piped to stdin is not valid UTF-8");
+});
+
+test("stdin held open and silent: no prompt without one, the prompt alone with a warning beside one; `-` waits for it", async () => {
+  // What processStdin's read gives when the writer sends nothing for `quietMs`: undefined; read without a wait, the data.
+  const silent = (later: string) => ({
+    piped: true,
+    read: async (quietMs?: number) => (quietMs === undefined ? new TextEncoder().encode(later) : undefined),
+  });
+  expect(await refusal(readPrompt({}, silent("late")))).toContain("no prompt: stdin is open but nothing was written to it in 3s");
+  const warnings: string[] = [];
+  expect(await readPrompt({ positional: "say hi" }, silent("late"), (warning) => warnings.push(warning))).toBe("say hi");
+  expect(warnings).toEqual([
+    "nothing arrived on stdin in 3s and it is still open: going on without it (redirect stdin from /dev/null, or close it, when there is nothing to pipe)",
+  ]);
+  expect(await readPrompt({ positional: "-" }, silent("late prompt"))).toBe("late prompt");
+});
+
+test("a silent writer is given up on after quietMs; one that writes is read to EOF", async () => {
+  const held = new ReadableStream<Uint8Array>({ start() {} });
+  expect(await readStdinUnlessSilent(100, "stdin", 20, held)).toBeUndefined();
+  const written = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode("a"));
+      controller.enqueue(new TextEncoder().encode("b"));
+      controller.close();
+    },
+  });
+  expect(new TextDecoder().decode(await readStdinUnlessSilent(100, "stdin", 60_000, written))).toBe("ab");
 });
