@@ -1,5 +1,6 @@
 import { isAbsolute } from "node:path";
 import { AgentError } from "../core/errors.ts";
+import { isErrno } from "../storage/atomic-file.ts";
 import { addedRootOf } from "../workspace-files/added-dirs.ts";
 import type { GuardedWriter } from "../workspace-files/guarded-writer.ts";
 import { SymlinkOnPathError } from "../workspace-files/open-beneath.ts";
@@ -42,15 +43,12 @@ export async function planRewind(ledger: FileLedger, writer: GuardedWriter, sinc
     }
     const last = entries.findLast((entry) => entry.path === path)!;
     const step: RewindStep = { path, target: earliest.before };
-    let now: Buffer | undefined;
-    try {
-      now = writer.read(path);
-    } catch (error) {
-      if (!(error instanceof SymlinkOnPathError)) throw error;
-      const refused = `leads through a symlink now (${error.link} -> ${error.target}), put there since the journal recorded it; remove the link first`;
-      steps.push({ ...step, refused, fatal: true });
+    const found = inspect(writer, path);
+    if ("refused" in found) {
+      steps.push({ ...step, refused: found.refused, fatal: true });
       continue;
     }
+    const { now, guard } = found;
     const nowHash = now === undefined ? undefined : contentHash(now);
     if (nowHash !== (last.after?.hash ?? undefined)) {
       step.refused = "changed since by something outside the agents";
@@ -72,7 +70,6 @@ export async function planRewind(ledger: FileLedger, writer: GuardedWriter, sinc
     }
     // Nothing to do for a file already as it was.
     if ((nowHash ?? null) === (earliest.before?.hash ?? null)) continue;
-    const guard = writer.unnamedGuard(path);
     if (guard !== undefined) {
       step.refused = `is ${guard}: agent rewind puts it back only when you name it (--include-guarded ${path})`;
       step.fatal = true;
@@ -103,6 +100,27 @@ export async function applyRewind(ledger: FileLedger, writer: GuardedWriter, ste
     }
   }
   return done;
+}
+
+/**
+ * The file's content now and, when it is guarded and nobody named it, why; or
+ * why it cannot be put back at all now: the fence's refusals (a link put on the
+ * path since, the state root, outside the workspace), a loop of links or a
+ * file standing on the path.
+ */
+function inspect(writer: GuardedWriter, path: string): { now: Buffer | undefined; guard: string | undefined } | { refused: string } {
+  try {
+    return { now: writer.read(path), guard: writer.unnamedGuard(path) };
+  } catch (error) {
+    if (error instanceof SymlinkOnPathError) {
+      return { refused: `leads through a symlink now (${error.link} -> ${error.target}), put there since the journal recorded it; remove the link first` };
+    }
+    if (error instanceof AgentError) return { refused: `cannot be put back where it is now (${error.message})` };
+    if (isErrno(error, "ELOOP") || isErrno(error, "ENOTDIR")) {
+      return { refused: "cannot be put back where it is now: a loop of symlinks or a file stands on its path, put there since the journal recorded it" };
+    }
+    throw error;
+  }
 }
 
 function outsideWorkspace(path: string): boolean {

@@ -52,12 +52,12 @@ export class GuardedWriter {
     return this.#fence.guardedWrite(absolute);
   }
 
-  /** The file's bytes now; undefined when there is none. A symlink on the path is SymlinkOnPathError. */
+  /** The file's bytes now; undefined when there is none (or a file stands where a directory was). A symlink on the path is SymlinkOnPathError. */
   read(path: string): Buffer | undefined {
     try {
       return this.#files.read(this.scope, path).bytes ?? undefined;
     } catch (error) {
-      if (isErrno(error, "ENOENT")) return undefined;
+      if (isErrno(error, "ENOENT") || isErrno(error, "ENOTDIR")) return undefined;
       throw error;
     }
   }
