@@ -49,7 +49,7 @@ export function headlessReason({ tool, effect, subject, why, guarded }: Permissi
   if (guarded) {
     return (
       `permission denied: ${tool} needs explicit approval because ${why ?? "it writes a guarded file"}, and there is no TTY to ask${hook}; ` +
-      `allow it with an edit rule naming the path in permissions.allow or --allow (e.g. "edit_file(.git/config)"), in any mode`
+      "allow it with an edit rule naming each such path in permissions.allow or --allow (edit_file(PATH)); no mode approves it"
     );
   }
   const modes = effect === "edit" ? "--permission-mode acceptEdits or bypassPermissions" : "--permission-mode bypassPermissions";
