@@ -2,7 +2,7 @@ import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
 import { UsageError } from "../core/errors.ts";
 
 /** Options that may be given several times, each adding one value (permission rules, MCP config files). */
-const REPEATABLE = new Set(["allow", "deny", "mcp-config", "allowedTools", "disallowedTools"]);
+const REPEATABLE = new Set(["allow", "deny", "mcp-config", "allowedTools", "disallowedTools", "include-guarded"]);
 
 // citty accepts any flag and treats the first bare word as the subcommand. This
 // walks the raw tokens against the command tree first, so a typo is an error

@@ -1,10 +1,9 @@
-import { unlinkSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { AgentError } from "../core/errors.ts";
-import { resolveInWorkspace } from "../security/workspace-path.ts";
 import { isErrno } from "../storage/atomic-file.ts";
 import { addedRootOf } from "../workspace-files/added-dirs.ts";
-import { WorkspaceFiles } from "../workspace-files/workspace-files.ts";
+import type { GuardedWriter } from "../workspace-files/guarded-writer.ts";
+import { SymlinkOnPathError } from "../workspace-files/open-beneath.ts";
 import { type FileLedger, contentHash } from "./file-ledger.ts";
 import type { ContentRef, NumberedEntry } from "./journal-records.ts";
 
@@ -19,37 +18,37 @@ export interface RewindStep {
   skipped?: string;
 }
 
-/** Where a rewind writes: the workspace, and the `--add-dir` directories the session's run recorded (real, absolute). */
-export interface RewindScope {
-  workspace: string;
-  addDirs?: readonly string[];
-}
-
 /**
  * What a rewind to the moment `since` (an ISO instant: a checkpoint's start)
  * does: every file an agent (or `agent`, when given) changed since, back to its
  * content before the first of those changes. A file is refused when its content
  * now is not what the journal's last change left (changed since from outside the
  * agents, or by an agent the rewind leaves alone), and cannot be restored at all
- * when that content was over the journal's size cap.
+ * when that content was over the journal's size cap. Every file is read and
+ * written through `writer` (guarded-writer.ts): a path a symlink was put on
+ * since, or a guarded file nobody named, is refused and cannot be forced.
  */
-export async function planRewind(ledger: FileLedger, scope: RewindScope, since: string, agent?: string): Promise<RewindStep[]> {
+export async function planRewind(ledger: FileLedger, writer: GuardedWriter, since: string, agent?: string): Promise<RewindStep[]> {
   const entries = await ledger.entries();
   const changed = entries.filter((entry) => entry.at >= since && (agent === undefined || entry.agent === agent));
   const first = new Map<string, NumberedEntry>();
   for (const entry of changed) if (!first.has(entry.path)) first.set(entry.path, entry);
-  const files = new WorkspaceFiles();
   const steps: RewindStep[] = [];
   for (const [path, earliest] of first) {
     // A file of an --add-dir directory (`../shared/x`) is put back when the
     // session's run still adds that directory; another is named, not touched.
-    if (outsideWorkspace(path) && addedRootOf(scope, path) === undefined) {
+    if (outsideWorkspace(path) && addedRootOf(writer.scope, path) === undefined) {
       steps.push({ path, target: earliest.before, skipped: "outside the workspace and the directories the session's last run added with --add-dir" });
       continue;
     }
     const last = entries.findLast((entry) => entry.path === path)!;
     const step: RewindStep = { path, target: earliest.before };
-    const now = readCurrent(files, scope, path);
+    const found = inspect(writer, path);
+    if ("refused" in found) {
+      steps.push({ ...step, refused: found.refused, fatal: true });
+      continue;
+    }
+    const { now, guard } = found;
     const nowHash = now === undefined ? undefined : contentHash(now);
     if (nowHash !== (last.after?.hash ?? undefined)) {
       step.refused = "changed since by something outside the agents";
@@ -71,55 +70,61 @@ export async function planRewind(ledger: FileLedger, scope: RewindScope, since: 
     }
     // Nothing to do for a file already as it was.
     if ((nowHash ?? null) === (earliest.before?.hash ?? null)) continue;
+    if (guard !== undefined) {
+      step.refused = `is ${guard}: agent rewind puts it back only when you name it (--include-guarded ${path})`;
+      step.fatal = true;
+    }
     steps.push(step);
   }
   return steps;
 }
 
 /** Puts the files of `steps` back, journaling each as a change by `agent rewind`; returns what was done, a line each. */
-export async function applyRewind(ledger: FileLedger, scope: RewindScope, steps: RewindStep[], turn: string): Promise<string[]> {
-  const files = new WorkspaceFiles();
+export async function applyRewind(ledger: FileLedger, writer: GuardedWriter, steps: RewindStep[], turn: string): Promise<string[]> {
   const done: string[] = [];
   for (const step of steps) {
     if (step.skipped !== undefined) {
       done.push(`left ${step.path} as it is (${step.skipped})`);
       continue;
     }
-    const before = readCurrent(files, scope, step.path);
+    // Read (and so refused, for a link put on the path since the plan) before the journal says anything.
+    const before = writer.read(step.path);
     const target = step.target ? await ledger.backend.blob(step.target.hash) : undefined;
     await ledger.journal({ agent: "rewind", kind: "rewind", turn }, step.path, before, target);
     if (!step.target) {
-      try {
-        unlinkSync(absoluteOf(scope, step.path));
-      } catch (error) {
-        if (!isErrno(error, "ENOENT")) throw error;
-      }
+      writer.remove(step.path);
       done.push(`removed ${step.path} (created since)`);
     } else {
-      files.write(scope, step.path, target!);
+      writer.write(step.path, target!);
       done.push(`restored ${step.path} (${target!.length} bytes)`);
     }
   }
   return done;
 }
 
-function outsideWorkspace(path: string): boolean {
-  return path === ".." || path.startsWith("../") || isAbsolute(path);
-}
-
-/** The real path of a journaled path, checked to be inside the workspace or the added directory it names. */
-function absoluteOf(scope: RewindScope, path: string): string {
-  const added = addedRootOf(scope, path);
-  return added ? resolveInWorkspace(added.scope.workspace, added.path).absolute : resolveInWorkspace(scope.workspace, path).absolute;
-}
-
-function readCurrent(files: WorkspaceFiles, scope: RewindScope, path: string): Buffer | undefined {
+/**
+ * The file's content now and, when it is guarded and nobody named it, why; or
+ * why it cannot be put back at all now: the fence's refusals (a link put on the
+ * path since, the state root, outside the workspace), a loop of links or a
+ * file standing on the path.
+ */
+function inspect(writer: GuardedWriter, path: string): { now: Buffer | undefined; guard: string | undefined } | { refused: string } {
   try {
-    return files.read(scope, path).bytes ?? undefined;
+    return { now: writer.read(path), guard: writer.unnamedGuard(path) };
   } catch (error) {
-    if (isErrno(error, "ENOENT")) return undefined;
+    if (error instanceof SymlinkOnPathError) {
+      return { refused: `leads through a symlink now (${error.link} -> ${error.target}), put there since the journal recorded it; remove the link first` };
+    }
+    if (error instanceof AgentError) return { refused: `cannot be put back where it is now (${error.message})` };
+    if (isErrno(error, "ELOOP") || isErrno(error, "ENOTDIR")) {
+      return { refused: "cannot be put back where it is now: a loop of symlinks or a file stands on its path, put there since the journal recorded it" };
+    }
     throw error;
   }
+}
+
+function outsideWorkspace(path: string): boolean {
+  return path === ".." || path.startsWith("../") || isAbsolute(path);
 }
 
 /** A rewind that would overwrite a change it does not own: nothing was restored. */

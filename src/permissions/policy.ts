@@ -17,6 +17,12 @@ export interface PermissionRequest {
   identity: string;
   /** Why this call needs a person even where the mode would allow it (e.g. it writes the agent's own config). */
   why?: string;
+  /**
+   * It writes a guarded file (git's, the agent's configuration, a hook's script):
+   * only a person or an allow rule naming the path approves it, in every mode —
+   * a PreToolUse hook's allow answers the ordinary question only.
+   */
+  guarded?: true;
   /** The call's input and workspace, so a prompt can show what it will do (a diff, the arguments). */
   input?: unknown;
   workspace?: string;
@@ -76,8 +82,9 @@ const ALLOW: PermissionDecision = { behavior: "allow" };
 /**
  * Decides whether one tool call may run. For a path: the state root is refused
  * in every mode; deny rules (on the path as written and as resolved); writes
- * to the agent's own configuration need a rule naming them or a "yes" (except
- * in bypassPermissions); allow rules; the mode. For a command line: each
+ * to a guarded file (the agent's own configuration, git's, a hook's script)
+ * need a rule naming them or a person's "yes", in every mode (a hook's allow
+ * is no one's: it answers only the ordinary question); allow rules; the mode. For a command line: each
  * simple command it runs is checked (src/security/shell-command/) — denied
  * when any part matches a deny rule, allowed by rules only when every part
  * matches an allow rule that names what changes the program it runs — and
@@ -200,10 +207,10 @@ export class PermissionPolicy {
     if (denied) return deny(`permission denied: ${describe(tool.name, written)} matches the deny rule "${denied.source}"`);
     if (tool.effect === "edit") {
       const guarded = this.#protected?.guardedWrite(absolute);
-      if (guarded !== undefined && this.mode !== "bypassPermissions") {
+      if (guarded !== undefined) {
         const named = this.#allow.some((rule) => rule.pattern !== undefined && (rule.matches(tool, written) || (real !== undefined && rule.matches(tool, real))));
         if (named) return ALLOW;
-        return this.#askFor({ tool: tool.name, effect: tool.effect, subject: written, identity: context.identity, why: `it writes ${guarded}` }, input, context);
+        return this.#askFor({ tool: tool.name, effect: tool.effect, subject: written, identity: context.identity, why: `it writes ${guarded}`, guarded: true }, input, context);
       }
     }
     const allowed = this.#allow.some((rule) => rule.matches(tool, written) || (real !== undefined && rule.matches(tool, real)));
@@ -232,7 +239,8 @@ export class PermissionPolicy {
       if (this.mode === "plan") return deny(`plan mode is read-only: the command ${unchecked}; describe the change instead`);
       // Headless, say why a person is needed (a PreToolUse hook's allow still answers for the person).
       if (!this.#ask && context.hookPermission?.decision !== "allow") return deny(`permission denied: ${describe(tool.name, line)} ${unchecked}, so it needs a person's approval and there is no TTY to ask; write the command so that every program it runs is visible (no $(…) as a command, no "| sh", no -c/-e code), or drop the deny rule`);
-      return this.#askFor({ tool: tool.name, effect: tool.effect, subject: line, identity: context.identity, why: unchecked }, input, context, parts);
+      const guarded = writeCheck.guarded.length > 0 ? { guarded: true as const } : {};
+      return this.#askFor({ tool: tool.name, effect: tool.effect, subject: line, identity: context.identity, why: unchecked, ...guarded }, input, context, parts);
     }
 
     // A bare `shell` rule allows every line; a pattern must match each command the line runs, naming what it must.
@@ -240,6 +248,10 @@ export class PermissionPolicy {
     const byRules = bare || (analysed.ok && parts.length > 0 && parts.every((part) => this.#allowsPart(tool, part)));
     if (byRules && writeCheck.needs.length === 0) return ALLOW;
     const answer = MODES[this.mode].execute;
+    if (answer !== "deny" && writeCheck.guarded.length > 0) {
+      const why = `it writes ${writeCheck.guarded.join(", ")}`;
+      return this.#askFor({ tool: tool.name, effect: tool.effect, subject: line, identity: context.identity, why, guarded: true }, input, context, parts);
+    }
     if (answer === "allow") return ALLOW;
     if (answer === "deny" && !byRules) return planDenial(tool);
     // Said only when it helps: a line that does not parse, a write, or allow rules that did not cover every part.
@@ -307,8 +319,8 @@ export class PermissionPolicy {
         `plan mode is read-only: ${tool.name} is an MCP tool, and its read-only annotation is only its server's claim; in plan mode it runs only with an allow rule naming it (--allow ${tool.name})`,
       );
     }
-    if (check.guarded.length > 0 && this.mode !== "bypassPermissions") {
-      return this.#askFor({ tool: tool.name, effect: tool.effect, subject: "", identity: context.identity, why: `it writes ${check.guarded.join(", ")}` }, input, context);
+    if (check.guarded.length > 0) {
+      return this.#askFor({ tool: tool.name, effect: tool.effect, subject: "", identity: context.identity, why: `it writes ${check.guarded.join(", ")}`, guarded: true }, input, context);
     }
     if (allowed) return ALLOW;
     return this.#byMode(tool, "", input, context);
@@ -343,7 +355,7 @@ export class PermissionPolicy {
         return { denied: deny(`permission denied: ${who} writes ${written} (${write.source}), which matches the deny rule "${denied.source}"; it was not run`), needs, guarded: guardedPaths };
       }
       const guarded = this.#protected?.guardedWrite(absolute);
-      if (guarded !== undefined && this.mode !== "bypassPermissions") {
+      if (guarded !== undefined) {
         if (!this.#allow.some((rule) => rule.pattern !== undefined && matches(rule))) {
           needs.push(`${written} (${guarded})`);
           guardedPaths.push(`${written} (${guarded})`);
@@ -368,9 +380,12 @@ export class PermissionPolicy {
     context: ToolContext,
     parts?: readonly Pick<CommandPart, "ruled" | "opaque">[],
   ): Promise<PermissionDecision> {
-    // The user's own hook (or a trusted project's) answered for the person.
-    if (context.hookPermission?.decision === "allow") return ALLOW;
-    if (!this.#ask) return deny(headlessReason(request));
+    // The user's own hook (or a trusted project's) answered for the person — the ordinary
+    // question only: the model may have rewritten the hook's script (npm test, a guarded
+    // write that slipped through), so a guarded write waits for a real person or rule.
+    const hookAllowed = context.hookPermission?.decision === "allow";
+    if (hookAllowed && !request.guarded) return ALLOW;
+    if (!this.#ask) return deny(headlessReason(request, hookAllowed));
     const remember = sessionRulesFor(request, parts);
     try {
       const given = await this.#ask({ ...request, input, workspace: context.workspace, remember }, context.signal);

@@ -33,13 +33,23 @@ export function unmatchedWhy(parts: CommandPart[], allowed: (part: CommandPart) 
   return `runs "${part.ruled}", which no allow rule matches${named}`;
 }
 
-/** The message of a headless denial names the ways to allow the call next time. */
-export function headlessReason({ tool, effect, subject, why }: PermissionRequest): string {
+/**
+ * The message of a headless denial names the ways to allow the call next time.
+ * `hookAllowed`: a PreToolUse hook answered allow, which a guarded write does not take.
+ */
+export function headlessReason({ tool, effect, subject, why, guarded }: PermissionRequest, hookAllowed = false): string {
   const example = subject !== "" && subject.length <= 60 && !/[\n()]/.test(subject) ? `${tool}(${subject})` : tool;
+  const hook = hookAllowed && guarded ? " (a PreToolUse hook's allow does not approve a guarded write)" : "";
   if (why !== undefined && effect === "edit") {
     return (
-      `permission denied: ${tool}(${subject}) needs explicit approval because ${why}, and there is no TTY to ask; ` +
+      `permission denied: ${tool}(${subject}) needs explicit approval because ${why}, and there is no TTY to ask${hook}; ` +
       `allow it with a rule naming the path in permissions.allow or --allow (e.g. ${JSON.stringify(example)})`
+    );
+  }
+  if (guarded) {
+    return (
+      `permission denied: ${tool} needs explicit approval because ${why ?? "it writes a guarded file"}, and there is no TTY to ask${hook}; ` +
+      "allow it with an edit rule naming each such path in permissions.allow or --allow (edit_file(PATH)); no mode approves it"
     );
   }
   const modes = effect === "edit" ? "--permission-mode acceptEdits or bypassPermissions" : "--permission-mode bypassPermissions";

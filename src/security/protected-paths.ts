@@ -2,6 +2,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { isAbsolute, join, normalize, relative, resolve } from "node:path";
 import { AgentError } from "../core/errors.ts";
 import { analyseCommandLine } from "./shell-command/analyse.ts";
+import { expandWorkspaceVariables } from "./workspace-variables.ts";
 import { realPathOf } from "./workspace-path.ts";
 
 /** A file tool was asked for a path under the agent's own state (histories, mailboxes, locks). */
@@ -119,7 +120,8 @@ export class ProtectedPaths {
  */
 function hookFiles(commands: readonly string[], workspace: string): string[] {
   const files: string[] = [];
-  for (const command of commands) {
+  for (const written of commands) {
+    const command = expandWorkspaceVariables(written, workspace);
     const analysed = analyseCommandLine(command);
     const words = analysed.ok ? analysed.parts.flatMap((part) => part.argv) : command.split(/\s+/);
     // The analysis reduces a command to its basename; the raw words keep the path.

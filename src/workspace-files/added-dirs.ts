@@ -12,11 +12,13 @@ export interface AddedDirsScope {
   workspace: string;
   fence?: PathFence;
   addDirs?: readonly string[];
+  links?: "follow" | "refuse";
+  approvedGuarded?: (absolute: string) => boolean;
 }
 
 export interface AddedRoot {
   /** The scope to open `path` in: the added directory as its root. */
-  scope: { workspace: string; fence?: PathFence };
+  scope: Omit<AddedDirsScope, "addDirs">;
   /** The path, absolute. */
   path: string;
   /** Maps a display relative to the added directory to one relative to the workspace. */
@@ -31,7 +33,13 @@ export function addedRootOf(scope: AddedDirsScope, path: string): AddedRoot | un
   const dir = scope.addDirs.find((candidate) => within(candidate, absolute));
   if (dir === undefined) return undefined;
   return {
-    scope: { workspace: dir, ...(scope.fence ? { fence: scope.fence } : {}) },
+    // The same terms as the workspace's: its fence, and a replay's links and named files.
+    scope: {
+      workspace: dir,
+      ...(scope.fence ? { fence: scope.fence } : {}),
+      ...(scope.links ? { links: scope.links } : {}),
+      ...(scope.approvedGuarded ? { approvedGuarded: scope.approvedGuarded } : {}),
+    },
     path: absolute,
     shown: (display) => relative(scope.workspace, resolve(dir, display)),
   };

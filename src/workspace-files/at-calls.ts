@@ -20,6 +20,8 @@ export interface AtCalls {
 }
 
 export const RESOLVE_NO_MAGICLINKS = 0x02;
+/** Refuse any symlink on the path (ELOOP), not only those leading out. */
+export const RESOLVE_NO_SYMLINKS = 0x04;
 export const RESOLVE_BENEATH = 0x08;
 
 /** Close-on-exec, which node's constants do not list: a descriptor of a workspace directory must never reach a child. */

@@ -1,6 +1,7 @@
 import { closeSync, openSync, realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { isErrno } from "../storage/atomic-file.ts";
+import { AgentError } from "../core/errors.ts";
 import { WorkspaceEscapeError, realPathOf } from "../security/workspace-path.ts";
 import {
   type AtCalls,
@@ -11,6 +12,7 @@ import {
   O_RDONLY,
   RESOLVE_BENEATH,
   RESOLVE_NO_MAGICLINKS,
+  RESOLVE_NO_SYMLINKS,
 } from "./at-calls.ts";
 
 /** An open workspace directory that every path is resolved beneath. */
@@ -23,13 +25,19 @@ export interface Root {
   calls: AtCalls;
   /** "kernel": openat2 first, the walk when it refuses; "walk": the walk only (other systems, and tests of it). */
   resolver: "kernel" | "walk";
+  /**
+   * "follow": a symlink on the path is followed while it stays beneath the root;
+   * "refuse": any symlink on it is SymlinkOnPathError — a replay of recorded
+   * paths, which were real when recorded, so a link there now was put in since.
+   */
+  links: "follow" | "refuse";
 }
 
 /** Opens the workspace directory as a root; `close` it after use. */
-export function openRoot(workspace: string, calls: AtCalls, resolver: Root["resolver"]): Root & { close(): void } {
+export function openRoot(workspace: string, calls: AtCalls, resolver: Root["resolver"], links: Root["links"] = "follow"): Root & { close(): void } {
   const real = realpathSync(workspace);
   const fd = openSync(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  return { fd, real, named: resolve(workspace), calls, resolver, close: () => closeSync(fd) };
+  return { fd, real, named: resolve(workspace), calls, resolver, links, close: () => closeSync(fd) };
 }
 
 /** Symlinks followed in one resolution before giving up, as the kernel does (ELOOP). */
@@ -68,7 +76,8 @@ const TO_WALK = new Set(["EXDEV", "ELOOP", "EAGAIN", "ENOSYS"]);
 
 function kernelOpen(root: Root, rel: string, flags: number): number | { code: string; error: unknown } {
   try {
-    return root.calls.openat2(root.fd, rel === "" ? "." : rel, flags | O_CLOEXEC, 0, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+    const resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (root.links === "refuse" ? RESOLVE_NO_SYMLINKS : 0);
+    return root.calls.openat2(root.fd, rel === "" ? "." : rel, flags | O_CLOEXEC, 0, resolve);
   } catch (error) {
     return { code: (error as { code?: string }).code ?? "", error };
   }
@@ -83,6 +92,8 @@ function kernelOpen(root: Root, rel: string, flags: number): number | { code: st
  */
 function walk(root: Root, rel: string, flags: number, createDirs: boolean, requested: string): number {
   const stack: number[] = [];
+  /** The names of the directories on `stack`, for messages. */
+  const passed: string[] = [];
   const current = () => stack.at(-1) ?? root.fd;
   const queue = components(rel);
   let hops = 0;
@@ -93,11 +104,13 @@ function walk(root: Root, rel: string, flags: number, createDirs: boolean, reque
       if (name === "..") {
         if (stack.length === 0) throw new WorkspaceEscapeError(requested, resolve(root.real, "..", ...queue), root.real);
         closeSync(stack.pop()!);
+        passed.pop();
         continue;
       }
       const last = queue.length === 0;
       try {
         stack.push(root.calls.openat(current(), name, (last ? flags : DIR_FLAGS) | O_NOFOLLOW | O_NOFOLLOW_ANY | O_CLOEXEC, 0));
+        passed.push(name);
         continue;
       } catch (error) {
         if (isErrno(error, "ENOENT") && createDirs && creations < MAX_LINK_HOPS) {
@@ -110,12 +123,14 @@ function walk(root: Root, rel: string, flags: number, createDirs: boolean, reque
         if (!["ELOOP", "ENOTDIR", "EMLINK", "EFTYPE"].some((code) => isErrno(error, code))) throw error;
         const target = root.calls.readlinkat(current(), name);
         if (target === undefined) throw error;
+        if (root.links === "refuse") throw new SymlinkOnPathError(requested, [...passed, name].join("/"), target);
         hops += 1;
         if (hops > MAX_LINK_HOPS) throw Object.assign(new Error(`ELOOP: too many levels of symbolic links in '${requested}'`), { code: "ELOOP" });
         if (isAbsolute(target)) {
           // An absolute link starts again from the root, if it points inside at all.
           const inside = relativeTo(root, target, requested);
           while (stack.length > 0) closeSync(stack.pop()!);
+          passed.length = 0;
           queue.unshift(...components(inside));
         } else {
           queue.unshift(...components(target));
@@ -127,6 +142,19 @@ function walk(root: Root, rel: string, flags: number, createDirs: boolean, reque
     return stack.pop()!;
   } finally {
     for (const fd of stack) closeSync(fd);
+  }
+}
+
+/** A replayed path met a symlink: a directory (or the file) on it was replaced by a link since it was recorded. */
+export class SymlinkOnPathError extends AgentError {
+  readonly code = "SYMLINK_ON_PATH";
+  readonly category = "state" as const;
+  constructor(
+    readonly requested: string,
+    readonly link: string,
+    readonly target: string,
+  ) {
+    super(`${requested}: ${link} is now a symlink (to ${target}), and a replayed path is never followed through one; remove the link, or restore the file by hand`);
   }
 }
 

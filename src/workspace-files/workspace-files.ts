@@ -1,5 +1,5 @@
-import { type Stats, closeSync, fstatSync, mkdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
-import { dirname, isAbsolute, normalize, relative, resolve } from "node:path";
+import { type Stats, closeSync, fstatSync, fsyncSync, mkdirSync, readFileSync, readlinkSync, realpathSync, statSync, unlinkSync } from "node:fs";
+import { basename, dirname, isAbsolute, normalize, relative, resolve } from "node:path";
 import type { PathFence } from "../core/tool.ts";
 import { AgentError } from "../core/errors.ts";
 import { isErrno, writeFileAtomic } from "../storage/atomic-file.ts";
@@ -7,7 +7,8 @@ import { WorkspaceEscapeError, resolveInWorkspace } from "../security/workspace-
 import { type AtCalls, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, atCalls } from "./at-calls.ts";
 import { reapTemps, writeAt, writeAtWhenReady } from "./atomic-write.ts";
 import { addedRootOf } from "./added-dirs.ts";
-import { type Root, components, openBeneath, openRoot, relativeTo } from "./open-beneath.ts";
+import { assertGuardedLanding } from "./guarded-landing.ts";
+import { type Root, SymlinkOnPathError, components, openBeneath, openRoot, relativeTo } from "./open-beneath.ts";
 
 /** Where a file tool works: the workspace, and the fence around the agent's state in it. */
 export interface FileScope {
@@ -15,6 +16,14 @@ export interface FileScope {
   fence?: PathFence;
   /** `--add-dir` directories (real, absolute): a path in one is opened beneath it (added-dirs.ts). */
   addDirs?: readonly string[];
+  /** Symlinks on a path: followed beneath the workspace (the default), or refused (a replay: guarded-writer.ts). */
+  links?: "follow" | "refuse";
+  /**
+   * Whether a guarded file (the fence's guardedWrite), by its real path, was named
+   * by a person for this write. Unset: the caller's permission check approved the
+   * path as written, and only a write landing elsewhere than that is refused.
+   */
+  approvedGuarded?: (absolute: string) => boolean;
 }
 
 export interface WorkspaceFilesOptions {
@@ -96,7 +105,7 @@ export class WorkspaceFiles {
       const target = this.#locate(root, scope, path, true);
       try {
         if (target.fd !== undefined) closeSync(target.fd);
-        assertNamedIfGuarded(root, scope, target.display, path);
+        assertGuardedLanding(root, scope, target.display, path);
         this.#replace(root, target, data);
         return { display: target.display, created: target.stat === undefined };
       } finally {
@@ -122,7 +131,7 @@ export class WorkspaceFiles {
         }
         let bytes: Buffer;
         try {
-          assertNamedIfGuarded(root, scope, target.display, path);
+          assertGuardedLanding(root, scope, target.display, path);
           bytes = readFileSync(target.fd);
         } finally {
           closeSync(target.fd);
@@ -131,6 +140,48 @@ export class WorkspaceFiles {
         return { display: target.display, created: false };
       } finally {
         closeSync(target.dir);
+      }
+    });
+  }
+
+  /**
+   * Removes the file `path`; false when there was none. A symlink there is
+   * removed itself, never followed; a directory is refused (EISDIR). The
+   * directory it is in is opened beneath the workspace as for a write, and a
+   * guarded file is removed only on the terms it is written on.
+   */
+  remove(scope: FileScope, path: string): { display: string; removed: boolean } {
+    const added = addedRootOf(scope, path);
+    if (added) {
+      const removed = this.remove(added.scope, added.path);
+      return { ...removed, display: added.shown(removed.display) };
+    }
+    scope.fence?.assertOutsideState(path);
+    if (!this.#calls) return removeByPath(scope, path);
+    return this.#withRoot(scope, (root) => {
+      const parts = components(relativeTo(root, path, path));
+      const name = parts.pop();
+      if (name === undefined || name === "..") throw new Error(`${path} is a directory; give a file path`);
+      let dir: number;
+      try {
+        dir = openBeneath(root, parts.join("/"), O_RDONLY | O_DIRECTORY, false, path);
+      } catch (error) {
+        if (isErrno(error, "ENOENT")) return { display: normalize(relativeTo(root, path, path)), removed: false };
+        throw error;
+      }
+      try {
+        const display = this.#checked(root, scope, dir, name, path);
+        assertGuardedLanding(root, scope, display, path);
+        try {
+          root.calls.unlinkat(dir, name);
+        } catch (error) {
+          if (isErrno(error, "ENOENT")) return { display, removed: false };
+          throw error;
+        }
+        fsyncSync(dir);
+        return { display, removed: true };
+      } finally {
+        closeSync(dir);
       }
     });
   }
@@ -178,7 +229,7 @@ export class WorkspaceFiles {
     }
     scope.fence?.assertOutsideState(path);
     if (!this.#calls) return replaceByPath(scope, path, mustExist, make);
-    const root = openRoot(scope.workspace, this.#calls, this.#resolver);
+    const root = openRoot(scope.workspace, this.#calls, this.#resolver, scope.links);
     try {
       const target = this.#locate(root, scope, path, !mustExist);
       try {
@@ -188,13 +239,13 @@ export class WorkspaceFiles {
         let current: Buffer | undefined;
         if (target.fd !== undefined) {
           try {
-            assertNamedIfGuarded(root, scope, target.display, path);
+            assertGuardedLanding(root, scope, target.display, path);
             current = target.stat?.isFile() ? readFileSync(target.fd) : undefined;
           } finally {
             closeSync(target.fd);
           }
         } else {
-          assertNamedIfGuarded(root, scope, target.display, path);
+          assertGuardedLanding(root, scope, target.display, path);
         }
         // Refused before `make` runs: a directory is no file to journal a change of.
         this.#assertWritable(target);
@@ -257,6 +308,7 @@ export class WorkspaceFiles {
           if (isErrno(error, "ENOENT")) return { dir, name, display };
           const link = root.calls.readlinkat(dir, name);
           if (link === undefined) throw error;
+          if (root.links === "refuse") throw new SymlinkOnPathError(path, display, link);
           closeSync(dir);
           // The link's target, resolved from the link's directory; an absolute one only if inside.
           rel = isAbsolute(link) ? relativeTo(root, link, path) : parent === "" ? link : `${parent}/${link}`;
@@ -286,26 +338,13 @@ export class WorkspaceFiles {
   }
 
   #withRoot<T>(scope: FileScope, use: (root: Root) => T): T {
-    const root = openRoot(scope.workspace, this.#calls!, this.#resolver);
+    const root = openRoot(scope.workspace, this.#calls!, this.#resolver, scope.links);
     try {
       return use(root);
     } finally {
       root.close();
     }
   }
-}
-
-/**
- * A write that lands on a guarded file (the agent's config, git's files, a hook's
- * script) must have named that very file: the permission check saw the path as
- * written, and a symlink swapped in since (or any link) must not carry a write
- * there that the check did not see.
- */
-function assertNamedIfGuarded(root: Root, scope: FileScope, display: string, requested: string): void {
-  const reason = scope.fence?.guardedWrite?.(resolve(root.real, display));
-  if (reason === undefined) return;
-  const asked = normalize(relativeTo(root, requested, requested) || ".");
-  if (asked !== display) throw new GuardedTargetError(requested, display, reason);
 }
 
 interface Located {
@@ -383,25 +422,24 @@ async function replaceByPath(scope: FileScope, path: string, mustExist: boolean,
   return { display, created: before === undefined, ...(stat ? { stat } : {}) };
 }
 
+function removeByPath(scope: FileScope, path: string): { display: string; removed: boolean } {
+  // The directory resolved, the name not: a symlink there is removed, not what it points to.
+  const dir = resolveInWorkspace(scope.workspace, dirname(path), scope.fence);
+  const absolute = resolve(dir.absolute, basename(path));
+  const display = normalize(relative(realpathSync(scope.workspace), absolute));
+  try {
+    unlinkSync(absolute);
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return { display, removed: false };
+    throw error;
+  }
+  return { display, removed: true };
+}
+
 function editByPath(scope: FileScope, path: string, change: Change): FileWrite {
   const { absolute, display } = resolveInWorkspace(scope.workspace, path, scope.fence);
   writeFileAtomic(absolute, change(readFileSync(absolute), display));
   return { display, created: false };
-}
-
-/** A write reached a guarded file by another path than its own (through a symlink). */
-export class GuardedTargetError extends AgentError {
-  readonly code = "GUARDED_TARGET";
-  readonly category = "usage" as const;
-  constructor(
-    readonly requested: string,
-    readonly target: string,
-    readonly reason: string,
-  ) {
-    super(
-      `path ${JSON.stringify(requested)} leads to ${target} (${reason}); file tools write such a file only by its own path, which needs an allow rule naming it`,
-    );
-  }
 }
 
 /** The file was replaced by another writer between reading it and writing it: nothing was written. */

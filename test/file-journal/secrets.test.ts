@@ -5,6 +5,8 @@ import { systemClock } from "../../src/core/clock.ts";
 import { FileJournalFiles } from "../../src/file-journal/file-backend.ts";
 import { FileLedger, contentHash } from "../../src/file-journal/file-ledger.ts";
 import { planRewind } from "../../src/file-journal/rewind.ts";
+import { GuardedWriter } from "../../src/workspace-files/guarded-writer.ts";
+import { WorkspaceFiles } from "../../src/workspace-files/workspace-files.ts";
 import { clearSecrets, registerSecret } from "../../src/security/redact.ts";
 import { readFileTool } from "../../src/tools/read-file.ts";
 import { writeFileTool } from "../../src/tools/write-file.ts";
@@ -48,7 +50,7 @@ describe("the journal and secrets", () => {
     expect(env!.before).toEqual({ hash: contentHash(Buffer.from(`OPENAI_API_KEY=${KEY}\n`)), size: 16 + KEY.length, stored: false, secret: true });
     expect(env!.after).toMatchObject({ stored: false, secret: true });
 
-    const steps = await planRewind(ledger, { workspace: context.workspace }, since);
+    const steps = await planRewind(ledger, new GuardedWriter(new WorkspaceFiles(), { workspace: context.workspace }, context.fence), since);
     const step = steps.find((s) => s.path === ".env")!;
     expect(step.fatal).toBe(true);
     expect(step.refused).toContain("held a secret");

@@ -314,8 +314,8 @@ describe("the OS sandbox around shell", () => {
       const calls = [
         { name: "shell", arguments: { command: "touch inside.txt && echo made" } },
         { name: "shell", arguments: { command: `touch ${outside}; touch ${varTmp}` } },
-        // No redirection: the policy sees nothing to refuse, the sandbox must.
-        { name: "shell", arguments: { command: "mkdir -p .agent/agents; cp /dev/null .agent/agents/evil.md; touch .agent/config.json" } },
+        // After cd the policy cannot name the files written (and bypassPermissions lets that through): the sandbox must refuse.
+        { name: "shell", arguments: { command: "cd .agent; mkdir -p agents; cp /dev/null agents/evil.md; touch config.json" } },
         { name: "shell", arguments: { command: "cp /dev/null .agent/planted" } },
         { name: "shell", arguments: { command: connect } },
         { name: "shell", arguments: { command: `touch ${join(root, "bg-outside.txt")}`, run_in_background: true } },

@@ -61,7 +61,7 @@ test("git's own files are guarded: .git, everything under it, a nested repositor
   for (const path of [".gitignore", ".github/workflows/ci.yml", "src/.gitkeep"]) expect(fence.guardedWrite(join(workspace, path))).toBeUndefined();
 });
 
-test("the policy: state root refused even in bypassPermissions; guarded writes need a rule naming them, except in bypassPermissions", async () => {
+test("the policy: state root refused even in bypassPermissions; guarded writes need a rule naming them, in bypassPermissions too", async () => {
   const { context } = world();
   const write = writeFileTool() as Tool;
   const read = readFileTool() as Tool;
@@ -76,7 +76,8 @@ test("the policy: state root refused even in bypassPermissions; guarded writes n
   expect(await decide(policy("acceptEdits", ["write_file"]), write, { path: ".agent/config.json", content: "{}" })).toBe("deny");
   expect(await decide(policy("acceptEdits", ["edit_file"]), edit, { path: "hooks/check.sh", old_string: "a", new_string: "b" })).toBe("deny");
   expect(await decide(policy("acceptEdits", ["write_file(.agent/config.json)"]), write, { path: ".agent/config.json", content: "{}" })).toBe("allow");
-  expect(await decide(policy("bypassPermissions"), write, { path: ".agent/config.json", content: "{}" })).toBe("allow");
+  expect(await decide(policy("bypassPermissions"), write, { path: ".agent/config.json", content: "{}" })).toBe("deny");
+  expect(await decide(policy("bypassPermissions", ["write_file(.agent/config.json)"]), write, { path: ".agent/config.json", content: "{}" })).toBe("allow");
   expect(await decide(policy("acceptEdits", ["shell(echo*)"]), shell, { command: "echo {} > .agent/config.local.json" })).toBe("deny");
   expect(await decide(policy("acceptEdits", ["shell(echo*)"]), shell, { command: "echo {} > notes.txt" })).toBe("allow");
   expect(await decide(policy("acceptEdits"), write, { path: "src/a.ts", content: "" })).toBe("allow");

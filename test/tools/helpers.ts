@@ -16,7 +16,7 @@ export function workspaceContext(overrides: Partial<ToolContext> = {}): ToolCont
 }
 
 /** A workspace context whose fence guards `<workspace>/.agent` as the state root, as the composition root does. */
-export function fencedContext(): ToolContext & { stateRoot: string } {
+export function fencedContext(): ToolContext & { stateRoot: string; fence: ProtectedPaths } {
   const context = workspaceContext();
   const stateRoot = join(context.workspace, ".agent");
   const fence = new ProtectedPaths({ workspace: context.workspace, stateRoot, agentDir: stateRoot });

@@ -15,7 +15,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { TEMP_PREFIX } from "../../src/workspace-files/atomic-write.ts";
-import { GuardedTargetError, WorkspaceFiles } from "../../src/workspace-files/workspace-files.ts";
+import { WorkspaceFiles } from "../../src/workspace-files/workspace-files.ts";
+import { GuardedTargetError } from "../../src/workspace-files/guarded-landing.ts";
 import { fencedContext, workspaceContext } from "../tools/helpers.ts";
 import { ProtectedPathError } from "../../src/security/protected-paths.ts";
 import { waitUntil } from "../support/deadline.ts";

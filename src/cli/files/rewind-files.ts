@@ -2,14 +2,14 @@ import { systemClock } from "../../core/clock.ts";
 import type { FileLedger } from "../../file-journal/file-ledger.ts";
 import { RewindRefusedError, applyRewind, planRewind } from "../../file-journal/rewind.ts";
 import type { HistoryBackend } from "../../runtime/history-store.ts";
+import type { GuardedWriter } from "../../workspace-files/guarded-writer.ts";
 import { type Checkpoint, checkpoints, findCheckpoint } from "./checkpoints.ts";
 
 export interface RewindRequest {
   ledger: FileLedger;
   histories: HistoryBackend;
-  workspace: string;
-  /** The `--add-dir` directories the session's last run recorded: their files are put back too. */
-  addDirs?: readonly string[];
+  /** Where the files are put back through (rewind-writer.ts): the workspace and the session's --add-dir directories. */
+  writer: GuardedWriter;
   to: string;
   agent?: string;
   dryRun?: boolean;
@@ -30,8 +30,7 @@ export interface RewindOutcome {
 export async function rewindFiles(request: RewindRequest): Promise<RewindOutcome> {
   const checkpoint = findCheckpoint(await checkpoints(request.histories), request.to);
   const label = checkpoint.number !== undefined ? `turn ${checkpoint.number}` : `${checkpoint.agent}'s turn ${checkpoint.id}`;
-  const scope = { workspace: request.workspace, ...(request.addDirs ? { addDirs: request.addDirs } : {}) };
-  const steps = await planRewind(request.ledger, scope, checkpoint.at, request.agent);
+  const steps = await planRewind(request.ledger, request.writer, checkpoint.at, request.agent);
   const fatal = steps.filter((step) => step.fatal);
   if (fatal.length > 0) throw new RewindRefusedError(fatal, false);
   if (request.dryRun || steps.every((step) => step.skipped !== undefined)) {
@@ -44,7 +43,7 @@ export async function rewindFiles(request: RewindRequest): Promise<RewindOutcome
   }
   const refused = steps.filter((step) => step.refused !== undefined);
   if (refused.length > 0 && !request.force) throw new RewindRefusedError(refused, true);
-  const done = await applyRewind(request.ledger, scope, steps, `rewind-${checkpoint.id}`);
+  const done = await applyRewind(request.ledger, request.writer, steps, `rewind-${checkpoint.id}`);
   // Told to the Lead, so its next turn knows the files are not what it last saw.
   await request.note(
     `[agent rewind] The user put the workspace's files back as they were before ${label}: ${done.join("; ")}. Read a file again before changing it.`,

@@ -9,8 +9,10 @@ import { globalArgs, jsonArg, sessionArg } from "../args.ts";
 import { writeJson, writeOut } from "../output.ts";
 import { resolveWorkspace } from "../run/workspace.ts";
 import { storeArg } from "../store/store-arg.ts";
+import { repeatedValues } from "../argv.ts";
 import { withStoppedSession } from "../team/stopped-session.ts";
 import { rewindFiles, rewindText } from "./rewind-files.ts";
+import { rewindWriter } from "./rewind-writer.ts";
 
 export const rewindCommand = defineCommand({
   meta: {
@@ -23,20 +25,30 @@ export const rewindCommand = defineCommand({
     agent: { type: "string", valueHint: "name", description: "Only the files this agent changed" },
     "dry-run": { type: "boolean", description: "Say what would be restored; change nothing" },
     force: { type: "boolean", description: "Also restore files changed since from outside the agents (or by another agent), losing those changes" },
+    "include-guarded": {
+      type: "string",
+      valueHint: "path",
+      description: "Also put back this guarded file (git's files, the agent's config, a hook's script), named by its path in the workspace; may be repeated",
+    },
     ...storeArg,
     ...jsonArg,
     ...globalArgs,
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const workspace = resolveWorkspace(args.workspace);
     const dryRun = Boolean(args["dry-run"]);
-    const { session, value } = await withStoppedSession(args, async (session, { stores }) =>
+    // Only what this user's own sessions journaled is replayed: a foreign one (committed to the repository) is refused, as drain refuses it.
+    const { session, value } = await withStoppedSession(args, { own: true }, async (session, { stores }) =>
       rewindFiles({
         ledger: new FileLedger({ backend: stores.files, clock: systemClock }),
         histories: stores.histories,
-        workspace,
-        // Files of the run's --add-dir directories come back too, while it still adds them.
-        addDirs: readRunFlags(session.dir, session.meta.id, new SessionStore(session.root).marker)?.addDirs ?? [],
+        writer: rewindWriter({
+          workspace,
+          stateRoot: session.root,
+          // Files of the run's --add-dir directories come back too, while it still adds them.
+          addDirs: readRunFlags(session.dir, session.meta.id, new SessionStore(session.root).marker)?.addDirs ?? [],
+          named: repeatedValues(rawArgs, "include-guarded") ?? [],
+        }),
         to: args.to,
         ...(args.agent !== undefined ? { agent: args.agent } : {}),
         dryRun,

@@ -197,18 +197,20 @@ async function showChanges(context: SlashContext, argument: string): Promise<voi
 
 async function rewindNow(context: SlashContext, argument: string): Promise<void> {
   const words = argument.split(/\s+/).filter(Boolean);
-  const to = words.find((word) => !word.startsWith("--"));
+  const to = words.find((word, at) => !word.startsWith("--") && words[at - 1] !== "--include-guarded");
   if (to === undefined || context.workspace === undefined) {
-    context.print("usage: /rewind N [--force] [--dry-run] (N: the Lead's turn, as /changes shows it)\n");
+    context.print("usage: /rewind N [--force] [--dry-run] [--include-guarded PATH] (N: the Lead's turn, as /changes shows it)\n");
     return;
   }
-  const { rewindFiles, rewindText } = await import("../files/rewind-files.ts");
+  const [{ rewindFiles, rewindText }, { rewindWriter }] = await Promise.all([import("../files/rewind-files.ts"), import("../files/rewind-writer.ts")]);
   const dryRun = words.includes("--dry-run");
   const history = context.lead.runner?.history;
+  // `--include-guarded PATH`: the person at the terminal names a guarded file to put back.
+  const named = words.flatMap((word, at) => (word === "--include-guarded" && words[at + 1] !== undefined ? [words[at + 1]!] : []));
   const outcome = await rewindFiles({
     ledger: context.lead.files.ledger,
     histories: context.lead.files.histories,
-    workspace: context.workspace,
+    writer: rewindWriter({ workspace: context.workspace, stateRoot: context.session?.root ?? context.stateDir, named }),
     to,
     dryRun,
     force: words.includes("--force"),

@@ -1,4 +1,5 @@
 import { StateDirBusyError, UnknownAgentError } from "../../core/errors.ts";
+import { SessionStore } from "../../sessions/session-store.ts";
 import { RuntimeLock } from "../../storage/runtime-lock.ts";
 import type { TeammateRecord } from "../../team/team-registry.ts";
 import { TeammateHeldError } from "../../team/teammate-errors.ts";
@@ -31,7 +32,7 @@ export async function editStoppedTeammate<T>(
 ): Promise<{ session: AdminSession; value: T }> {
   // The name first: nothing is read or locked for a bad one.
   const name = assertTeammateName(args.name);
-  return withStoppedSession(args, async (session, stores) => {
+  return withStoppedSession(args, {}, async (session, stores) => {
     const teammates = await stores.stores.team.read();
     const teammate = teammates.find((t) => t.name === name);
     if (!teammate) throw new UnknownAgentError(name, "run `agent team list` to see the teammates");
@@ -41,13 +42,16 @@ export async function editStoppedTeammate<T>(
 
 /**
  * Runs `edit` on a session no runtime runs, holding its runtime lock (and, with
- * PostgreSQL, the session lock a Lead on any machine holds) meanwhile.
+ * PostgreSQL, the session lock a Lead on any machine holds) meanwhile. With
+ * `own`, a foreign session (not marked as this user's) is ForeignSessionError.
  */
 export async function withStoppedSession<T>(
   args: GlobalValues & { session?: string; store?: string },
+  options: { own?: boolean },
   edit: (session: AdminSession, stores: AdminStores) => Promise<T>,
 ): Promise<{ session: AdminSession; value: T }> {
   const session = requireAdminSession(args);
+  if (options.own) new SessionStore(session.root).requireOwn(session.meta);
   let lock: RuntimeLock;
   try {
     lock = await RuntimeLock.acquire(session.dir);
