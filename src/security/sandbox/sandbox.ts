@@ -3,6 +3,7 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { SandboxUnavailableError, UsageError } from "../../core/errors.ts";
 import { bubblewrapArgs, probeBubblewrap, probeBubblewrapInBackground } from "./bubblewrap.ts";
 import { seatbeltArgs, probeSeatbelt } from "./seatbelt.ts";
+import { type HiddenPath, existingHiddenPaths } from "./hidden-paths.ts";
 
 import { SANDBOX_MODES } from "./modes.ts";
 
@@ -27,6 +28,8 @@ export interface SandboxLayout {
   revealed: string[];
   /** Unix sockets the user's config allows (existing ones), bound back read-only; while any is, the filter lets unix sockets be made. */
   unixSockets: string[];
+  /** What says who the user is (session key, trust store, state, credentials files): unreadable inside (hidden-paths.ts). */
+  concealed?: readonly HiddenPath[];
 }
 
 /** Where a command the runtime itself starts (its git) may write: the first path is its workspace. */
@@ -86,6 +89,8 @@ export interface SandboxRequest {
   /** The workspace's `.agent/` directory. */
   agentDir: string;
   stateRoot: string;
+  /** Absolute paths commands must not read (hiddenPaths(): the session key, the state, credentials files, `sandbox.hiddenPaths`). */
+  concealed?: readonly string[];
   platform?: NodeJS.Platform;
 }
 
@@ -227,9 +232,9 @@ function sandboxOf(mode: Exclude<SandboxMode, "danger-full-access">, engine: Ext
     wrap: (argv, cwd, binds) => {
       const [workspace, ...writable] = binds.writable;
       // The host's sockets stay hidden and refused as for a command; none is let in.
-      const { hidden, revealed } = sandboxLayout(mode, request, { create: false });
+      const { hidden, revealed, concealed } = sandboxLayout(mode, request, { create: false });
       const readOnly = binds.readOnly.filter((path) => existsSync(path));
-      const layout: SandboxLayout = { mode: "workspace-write", workspace, writable, readOnly, network: false, hidden, revealed, unixSockets: [] };
+      const layout: SandboxLayout = { mode: "workspace-write", workspace, writable, readOnly, network: false, hidden, revealed, unixSockets: [], ...(concealed ? { concealed } : {}) };
       return argsOf(layout, cwd, argv);
     },
   };
@@ -245,10 +250,12 @@ function layoutOf(mode: Exclude<SandboxMode, "danger-full-access">, request: San
  */
 export function sandboxLayout(mode: Exclude<SandboxMode, "danger-full-access">, request: SandboxRequest, options: { create: boolean }): SandboxLayout {
   const readOnly = [request.agentDir, request.stateRoot].filter((path) => inside(request.workspace, path));
-  if (mode === "workspace-write" && options.create) {
-    // `.agent/` is mounted read-only over the writable workspace: it must exist
-    // first, or a command could create it (and a config.json in it).
-    for (const path of readOnly) {
+  // `.agent/` is mounted read-only over the writable workspace: it must exist
+  // first, or a command could create it (and a config.json in it). A concealed
+  // state root must be there to be mounted over (the run makes it anyway).
+  const made = [...(mode === "workspace-write" ? readOnly : []), ...(request.concealed?.includes(request.stateRoot) ? [request.stateRoot] : [])];
+  if (options.create) {
+    for (const path of made) {
       try {
         mkdirSync(path, { recursive: true });
       } catch {
@@ -274,6 +281,7 @@ export function sandboxLayout(mode: Exclude<SandboxMode, "danger-full-access">, 
     hidden,
     revealed: revealedPaths(hidden, request.searchPath ?? ""),
     unixSockets: (request.unixSockets ?? []).filter((path) => isAbsolute(path) && existsSync(path)),
+    ...(request.concealed && request.concealed.length > 0 ? { concealed: existingHiddenPaths(request.concealed) } : {}),
   };
 }
 
