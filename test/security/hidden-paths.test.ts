@@ -32,7 +32,7 @@ describe("what the sandbox hides", () => {
   const sandboxTest = requirePrerequisite("bubblewrap", sandboxProblem()) ? test : test.skip;
 
   sandboxTest("the session key, trust store, state root and credentials files read as nothing in a sandboxed shell; the rest of home does", async () => {
-    const { workspace, attack } = setup();
+    const { attack } = setup();
     const home = homeOutsideTmp();
     const env = { HOME: home, XDG_CONFIG_HOME: undefined, XDG_STATE_HOME: undefined, XDG_RUNTIME_DIR: undefined };
     writeFileSync(join(home, ".pgpass"), `${PGPASS}\n`, { mode: 0o600 });

@@ -2,6 +2,8 @@ import { homedir } from "node:os";
 import type { Settings } from "../../config/load.ts";
 import { userConfigDir, userStateDir } from "../../config/locations.ts";
 import { hiddenPaths } from "../../security/sandbox/hidden-paths.ts";
+import { guardedConfigPaths } from "../../security/config-links.ts";
+import { hookCommandLines, stdioCommands } from "../../config/configured-commands.ts";
 import { agentDirOf } from "../../security/protected-paths.ts";
 import type { SandboxRequest } from "../../security/sandbox/sandbox.ts";
 import { storeSocketDir } from "../../store/store-url.ts";
@@ -26,10 +28,13 @@ export function sandboxRequest(settings: Settings, workspace: string, stateRoot:
     ...(env.XDG_CONFIG_HOME !== undefined ? { xdgConfigHome: env.XDG_CONFIG_HOME } : {}),
     ...(extra !== undefined ? { extra } : {}),
   });
+  // The agent's configuration outside `.agent/`, and what its hooks and servers run, are not the commands' to change.
+  const guarded = guardedConfigPaths({ workspace, addDirs, home, hookCommands: hookCommandLines(settings), mcpCommands: stdioCommands(settings) });
   return {
     ...sandbox,
     workspace,
     concealed,
+    guarded,
     ...(addDirs.length > 0 ? { addDirs } : {}),
     agentDir: agentDirOf(workspace),
     stateRoot,

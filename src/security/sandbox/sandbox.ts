@@ -89,6 +89,8 @@ export interface SandboxRequest {
   /** The workspace's `.agent/` directory. */
   agentDir: string;
   stateRoot: string;
+  /** More paths read-only in workspace-write: `.mcp.json`, `skills/`, where config links to, what hooks and MCP servers run. */
+  guarded?: readonly string[];
   /** Absolute paths commands must not read (hiddenPaths(): the session key, the state, credentials files, `sandbox.hiddenPaths`). */
   concealed?: readonly string[];
   platform?: NodeJS.Platform;
@@ -271,6 +273,7 @@ export function sandboxLayout(mode: Exclude<SandboxMode, "danger-full-access">, 
   const added = request.addDirs ?? [];
   // The same rule in an added directory: its git data and agent config are not the commands' to change.
   for (const dir of added) readOnly.push(join(dir, ".git"), join(dir, ".agent"));
+  for (const path of request.guarded ?? []) if (!readOnly.includes(path)) readOnly.push(path);
   const hidden = socketDirs(request.hostSocketDirs ?? []);
   return {
     mode,
