@@ -1,5 +1,5 @@
 import { isAbsolute, relative } from "node:path";
-import type { HiddenPath } from "./hidden-paths.ts";
+import { type HiddenPath, existingHiddenPaths } from "./hidden-paths.ts";
 import type { SandboxLayout } from "./sandbox.ts";
 import { printfEscaped, seccompFilter } from "./seccomp.ts";
 
@@ -42,7 +42,7 @@ function bwrapOptions(layout: SandboxLayout, cwd: string, seccompFd: string): st
   // under it (a checkout inside a hidden directory) is bound back over it; one
   // inside the workspace (the state root) is hidden after, over its bind.
   const roots = [layout.workspace, ...(layout.writable ?? []), ...layout.readOnly];
-  const [within, outside] = partition(layout.concealed ?? [], ({ path }) => roots.some((root) => below(root, path)));
+  const [within, outside] = partition(existingHiddenPaths(layout.concealed ?? []), ({ path }) => roots.some((root) => below(root, path)));
   for (const path of outside) args.push(...conceal(path, roots.some((root) => below(path.path, root))));
   args.push(layout.mode === "workspace-write" ? "--bind" : "--ro-bind", layout.workspace, layout.workspace);
   for (const path of layout.writable ?? []) args.push("--bind", path, path);

@@ -3,7 +3,6 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { SandboxUnavailableError, UsageError } from "../../core/errors.ts";
 import { bubblewrapArgs, probeBubblewrap, probeBubblewrapInBackground } from "./bubblewrap.ts";
 import { seatbeltArgs, probeSeatbelt } from "./seatbelt.ts";
-import { type HiddenPath, existingHiddenPaths } from "./hidden-paths.ts";
 
 import { SANDBOX_MODES } from "./modes.ts";
 
@@ -28,8 +27,12 @@ export interface SandboxLayout {
   revealed: string[];
   /** Unix sockets the user's config allows (existing ones), bound back read-only; while any is, the filter lets unix sockets be made. */
   unixSockets: string[];
-  /** What says who the user is (session key, trust store, state, credentials files): unreadable inside (hidden-paths.ts). */
-  concealed?: readonly HiddenPath[];
+  /**
+   * What says who the user is (session key, trust store, state, credentials
+   * files): unreadable inside. Checked on disk for each command
+   * (hidden-paths.ts), so a state root the run makes later is hidden too.
+   */
+  concealed?: readonly string[];
 }
 
 /** Where a command the runtime itself starts (its git) may write: the first path is its workspace. */
@@ -252,12 +255,10 @@ function layoutOf(mode: Exclude<SandboxMode, "danger-full-access">, request: San
  */
 export function sandboxLayout(mode: Exclude<SandboxMode, "danger-full-access">, request: SandboxRequest, options: { create: boolean }): SandboxLayout {
   const readOnly = [request.agentDir, request.stateRoot].filter((path) => inside(request.workspace, path));
-  // `.agent/` is mounted read-only over the writable workspace: it must exist
-  // first, or a command could create it (and a config.json in it). A concealed
-  // state root must be there to be mounted over (the run makes it anyway).
-  const made = [...(mode === "workspace-write" ? readOnly : []), ...(request.concealed?.includes(request.stateRoot) ? [request.stateRoot] : [])];
-  if (options.create) {
-    for (const path of made) {
+  if (mode === "workspace-write" && options.create) {
+    // `.agent/` is mounted read-only over the writable workspace: it must exist
+    // first, or a command could create it (and a config.json in it).
+    for (const path of readOnly) {
       try {
         mkdirSync(path, { recursive: true });
       } catch {
@@ -284,7 +285,7 @@ export function sandboxLayout(mode: Exclude<SandboxMode, "danger-full-access">, 
     hidden,
     revealed: revealedPaths(hidden, request.searchPath ?? ""),
     unixSockets: (request.unixSockets ?? []).filter((path) => isAbsolute(path) && existsSync(path)),
-    ...(request.concealed && request.concealed.length > 0 ? { concealed: existingHiddenPaths(request.concealed) } : {}),
+    ...(request.concealed && request.concealed.length > 0 ? { concealed: request.concealed } : {}),
   };
 }
 
