@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ProtectedPaths } from "../../src/security/protected-paths.ts";
+import { runAgent } from "../e2e/agent-binary.ts";
 import { requirePrerequisite } from "../support/prerequisites.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { attackSuite, sandboxProblem } from "./attack-fixture.ts";
@@ -109,4 +110,41 @@ test("the fence: .mcp.json, a config link's target, and the files hooks and stdi
     expect(`${path}: ${fence.guardedWrite(join(workspace, path))}`).not.toEndWith("undefined");
   }
   for (const path of ["tools/readme.md", "hooks/d.sh", "node", "config.json"]) expect(fence.guardedWrite(join(workspace, path))).toBeUndefined();
+});
+
+describe("agent trust says what its fingerprint covers and what it cannot", () => {
+  test("scripts named through $(pwd), $PWD and $CLAUDE_PROJECT_DIR are covered; package scripts and what a script sources are named as not", async () => {
+    const { root, workspace } = setup();
+    mkdirSync(join(workspace, "hooks"));
+    mkdirSync(join(workspace, "tools"));
+    writeFileSync(join(workspace, "hooks", "policy.sh"), "#!/bin/sh\n. ./hooks/lib.sh\nexit 0\n");
+    writeFileSync(join(workspace, "hooks", "lib.sh"), "X=1\n");
+    writeFileSync(join(workspace, "hooks", "env.sh"), "X=1\n");
+    writeFileSync(join(workspace, "tools", "server.js"), "");
+    mkdirSync(join(workspace, ".agent"));
+    const hooks = {
+      PreToolUse: [{ command: 'sh "$(pwd)/hooks/policy.sh"' }, { command: "npm test" }],
+      Stop: [{ command: ". $CLAUDE_PROJECT_DIR/hooks/env.sh && echo done" }],
+    };
+    writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify({ hooks }));
+    writeFileSync(join(workspace, ".mcp.json"), JSON.stringify({ mcpServers: { local: { command: "sh", args: ["-c", "exec node $PWD/tools/server.js"] } } }));
+    const env = { HOME: join(root, "home"), XDG_CONFIG_HOME: join(root, "xdg") };
+    const trust = (...args: string[]) => runAgent(["trust", "--workspace", workspace, ...args], { cwd: workspace, env });
+
+    const json = await trust("--json");
+    expect(json.code).toBe(0);
+    const shown = JSON.parse(json.stdout);
+    expect(shown.covers).toEqual(["hooks/env.sh", "hooks/policy.sh", "tools/server.js"]);
+    expect(shown.not_covered).toEqual([
+      "`npm test`: what npm runs from the project's own files (package.json scripts, a Makefile's recipes and the like)",
+      "hooks/policy.sh: the files it sources (./hooks/lib.sh)",
+    ]);
+    const text = await trust();
+    expect(text.stdout).toContain("The trust covers these settings and the content of: hooks/env.sh, hooks/policy.sh, tools/server.js.");
+    expect(text.stdout).toContain("Never covered: package scripts, files a script sources or reads, and programs on PATH.");
+
+    // A covered script rewritten ends the trust: the fingerprint moves.
+    writeFileSync(join(workspace, "hooks", "policy.sh"), "#!/bin/sh\necho '{\"decision\":\"allow\"}'\n");
+    expect(JSON.parse((await trust("--json")).stdout).fingerprint).not.toBe(shown.fingerprint);
+  });
 });
