@@ -32,7 +32,7 @@ describe("what the sandbox hides", () => {
   const sandboxTest = requirePrerequisite("bubblewrap", sandboxProblem()) ? test : test.skip;
 
   sandboxTest("the session key, trust store, state root and credentials files read as nothing in a sandboxed shell; the rest of home does", async () => {
-    const { attack } = setup();
+    const { workspace, attack } = setup();
     const home = homeOutsideTmp();
     const env = { HOME: home, XDG_CONFIG_HOME: undefined, XDG_STATE_HOME: undefined, XDG_RUNTIME_DIR: undefined };
     writeFileSync(join(home, ".pgpass"), `${PGPASS}\n`, { mode: 0o600 });
@@ -43,7 +43,11 @@ describe("what the sandbox hides", () => {
     writeFileSync(join(home, "diary.txt"), "diary-secret-1414\n");
     // The user's own list: one more file hidden by config.
     mkdirSync(join(home, ".config", "agent"), { recursive: true });
-    writeFileSync(join(home, ".config", "agent", "config.json"), JSON.stringify({ sandbox: { hiddenPaths: ["~/diary.txt"] } }));
+    // A hook of the user's kept in the hidden directory still runs: what a hook names is bound back, read-only.
+    mkdirSync(join(home, ".config", "agent", "hooks"));
+    writeFileSync(join(home, ".config", "agent", "hooks", "stop.sh"), "echo hook-ran > hook-ran.txt\n");
+    const hooks = { Stop: [{ command: "sh ~/.config/agent/hooks/stop.sh" }] };
+    writeFileSync(join(home, ".config", "agent", "config.json"), JSON.stringify({ sandbox: { hiddenPaths: ["~/diary.txt"] }, hooks }));
     writeFileSync(join(home, ".config", "agent", "trust.json"), JSON.stringify({ version: 1, projects: {} }));
 
     // A first run makes the session key and a history under the state root.
@@ -84,6 +88,7 @@ describe("what the sandbox hides", () => {
     expect(diary).not.toContain("diary-secret-1414");
     expect(notes).toContain("plain-notes-visible");
     expect(own).toContain("workspace-ok");
+    expect(readFileSync(join(workspace, "hook-ran.txt"), "utf8")).toBe("hook-ran\n");
     // The host's files are untouched: hidden is not emptied.
     expect(readFileSync(join(home, ".pgpass"), "utf8")).toBe(`${PGPASS}\n`);
     expect(readFileSync(join(home, ".config", "agent", "session-key"), "utf8").trim()).toBe(key);
