@@ -151,3 +151,10 @@ test("sandbox.hiddenPaths: every level's list counts (hiding only narrows); a re
   expect(() => loadSettings({ workspace, env })).toThrow(ConfigError);
   expect(() => loadSettings({ workspace, env })).toThrow(/\.agent\/config\.json: sandbox\.hiddenPaths: "secrets" is neither absolute nor under ~\/; name each path in full/);
 });
+
+test("bwrap: the guarded configuration (.mcp.json, skills/, config link targets, hook and MCP scripts) is bound read-only where it still is when a command starts", () => {
+  const args = bubblewrapArgs({ ...layout, guarded: ["/w/.mcp.json", "/w/skills"] }, "/w", ["true"]).slice(4).join(" ");
+  expect(args).toContain("--ro-bind /w/.agent /w/.agent --ro-bind-try /w/.mcp.json /w/.mcp.json --ro-bind-try /w/skills /w/skills --seccomp");
+  const profile = seatbeltProfile({ ...layout, guarded: ["/w/.mcp.json"] });
+  expect(profile).toContain('(deny file-write* (subpath "/w/.mcp.json"))');
+});

@@ -41,12 +41,13 @@ function bwrapOptions(layout: SandboxLayout, cwd: string, seccompFd: string): st
   // A concealed path outside what is bound next is hidden now, so a workspace
   // under it (a checkout inside a hidden directory) is bound back over it; one
   // inside the workspace (the state root) is hidden after, over its bind.
-  const roots = [layout.workspace, ...(layout.writable ?? []), ...layout.readOnly];
+  const roots = [layout.workspace, ...(layout.writable ?? []), ...layout.readOnly, ...(layout.guarded ?? [])];
   const [within, outside] = partition(existingHiddenPaths(layout.concealed ?? []), ({ path }) => roots.some((root) => below(root, path)));
   for (const path of outside) args.push(...conceal(path, roots.some((root) => below(path.path, root))));
   args.push(layout.mode === "workspace-write" ? "--bind" : "--ro-bind", layout.workspace, layout.workspace);
   for (const path of layout.writable ?? []) args.push("--bind", path, path);
   for (const path of layout.readOnly) args.push("--ro-bind", path, path);
+  for (const path of layout.guarded ?? []) args.push("--ro-bind-try", path, path);
   for (const path of within) args.push(...conceal(path, false));
   args.push("--seccomp", seccompFd, "--chdir", cwd);
   return args;

@@ -20,6 +20,12 @@ export interface SandboxLayout {
   writable?: string[];
   /** Read-only even in workspace-write: the workspace's `.agent/` and `.git`, and the state root. */
   readOnly: string[];
+  /**
+   * Read-only too, where they still are when a command starts: `.mcp.json`,
+   * `skills/`, where config links to, what hooks and MCP servers run (one the
+   * user deletes mid-run must not stop every command).
+   */
+  guarded?: string[];
   network: boolean;
   /** Directories of host sockets, each replaced by an empty tmpfs: /run, the runtime dir, the store's socket dir. */
   hidden: string[];
@@ -274,19 +280,26 @@ export function sandboxLayout(mode: Exclude<SandboxMode, "danger-full-access">, 
   const added = request.addDirs ?? [];
   // The same rule in an added directory: its git data and agent config are not the commands' to change.
   for (const dir of added) readOnly.push(join(dir, ".git"), join(dir, ".agent"));
-  for (const path of request.guarded ?? []) if (!readOnly.includes(path)) readOnly.push(path);
+
   const hidden = socketDirs(request.hostSocketDirs ?? []);
   return {
     mode,
     workspace: request.workspace,
     ...(mode === "workspace-write" && added.length > 0 ? { writable: [...added] } : {}),
     readOnly: readOnly.filter((path) => existsSync(path)),
+    ...guardedOf(request, readOnly),
     network: request.network,
     hidden,
     revealed: revealedPaths(hidden, request.searchPath ?? ""),
     unixSockets: (request.unixSockets ?? []).filter((path) => isAbsolute(path) && existsSync(path)),
     ...(request.concealed && request.concealed.length > 0 ? { concealed: request.concealed } : {}),
   };
+}
+
+/** The request's guarded paths that exist now and are not read-only already. */
+function guardedOf(request: SandboxRequest, readOnly: readonly string[]): { guarded?: string[] } {
+  const guarded = (request.guarded ?? []).filter((path) => !readOnly.includes(path) && existsSync(path));
+  return guarded.length > 0 ? { guarded } : {};
 }
 
 /**
