@@ -114,7 +114,7 @@ test("within(): a worktree teammate's sandbox writes its own workspace, not the 
   expect(existsSync(join(teammate, "by-lead.txt"))).toBe(false);
 });
 
-test("bwrap: hidden paths — a closed empty tmpfs over a directory, /dev/null over a file, before the workspace bind when outside it and after when inside; missing ones left out", async () => {
+test("bwrap: hidden paths — an empty read-only tmpfs over a directory, /dev/null over a file, before the workspace bind when outside it and after when inside; missing ones left out", async () => {
   const { mkdirSync, writeFileSync } = await import("node:fs");
   const root = realpathSync(tempDir("agent-sandbox-hidden-"));
   const [home, ws] = [join(root, "home"), join(root, "ws")];
@@ -124,8 +124,8 @@ test("bwrap: hidden paths — a closed empty tmpfs over a directory, /dev/null o
   const concealed = [join(home, ".ssh"), join(home, ".pgpass"), join(ws, ".agent", "state"), join(home, ".netrc")];
   const args = bubblewrapArgs({ ...layout, workspace: ws, readOnly: [join(ws, ".agent")], concealed }, ws, ["true"]).slice(4).join(" ");
   expect(args).toContain(
-    `--perms 0000 --tmpfs ${home}/.ssh --remount-ro ${home}/.ssh --ro-bind /dev/null ${home}/.pgpass ` +
-      `--bind ${ws} ${ws} --ro-bind ${ws}/.agent ${ws}/.agent --perms 0000 --tmpfs ${ws}/.agent/state --remount-ro ${ws}/.agent/state --seccomp`,
+    `--tmpfs ${home}/.ssh --remount-ro ${home}/.ssh --ro-bind /dev/null ${home}/.pgpass ` +
+      `--bind ${ws} ${ws} --ro-bind ${ws}/.agent ${ws}/.agent --tmpfs ${ws}/.agent/state --remount-ro ${ws}/.agent/state --seccomp`,
   );
   expect(args).not.toContain(".netrc");
   // A hidden directory holding the workspace gets an open tmpfs, so the workspace's mount point can be made in it.

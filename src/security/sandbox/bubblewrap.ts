@@ -54,12 +54,13 @@ function bwrapOptions(layout: SandboxLayout, cwd: string, seccompFd: string): st
 }
 
 /**
- * /dev/null over a file; over a directory an empty tmpfs, closed (mode 0000,
- * read-only) unless a bind still has to make its mount point in it.
+ * /dev/null over a file; over a directory an empty tmpfs, read-only unless a
+ * bind still has to make its mount point in it. (No `--perms`: bwrap before
+ * 0.5, still in LTS distributions, lacks it, and empty is enough.)
  */
 function conceal({ path, directory }: HiddenPath, holdsBind: boolean): string[] {
   if (!directory) return ["--ro-bind", "/dev/null", path];
-  return holdsBind ? ["--tmpfs", path] : ["--perms", "0000", "--tmpfs", path, "--remount-ro", path];
+  return holdsBind ? ["--tmpfs", path] : ["--tmpfs", path, "--remount-ro", path];
 }
 
 function below(root: string, path: string): boolean {
