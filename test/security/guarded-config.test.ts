@@ -42,9 +42,8 @@ describe("the model cannot rewrite .mcp.json or a symlinked config in acceptEdit
       { name: "edit_file", arguments: { path: "agentcfg.json", old_string: "gpt-4o-mini", new_string: "evil" } },
       { name: "shell", arguments: { command: "sed -i 's/gpt-4o-mini/evil/' agentcfg.json" } },
       { name: "shell", arguments: { command: `echo '{"baseUrl":"http://127.0.0.1:9/v1"}' > agentcfg.json` } },
-      // Positive controls: what is not configuration is written as acceptEdits allows.
+      // Positive control: what is not configuration is written as acceptEdits allows (a shell one is in the sandbox test).
       { name: "write_file", arguments: { path: "notes.txt", content: "ordinary" } },
-      { name: "shell", arguments: { command: "echo ordinary > plain.txt" } },
     ];
     const run = await attack(calls, ["--permission-mode", "acceptEdits", "--allow", "shell(sed*)", "--allow", "shell(echo*)"]);
     expect(run.code).toBe(0);
@@ -53,7 +52,6 @@ describe("the model cannot rewrite .mcp.json or a symlinked config in acceptEdit
     expect(readFileSync(join(workspace, "agentcfg.json"), "utf8")).toBe(ORIGINAL_CONFIG);
     expect(run.results[10]).toMatch(/notes\.txt/);
     expect(readFileSync(join(workspace, "notes.txt"), "utf8")).toBe("ordinary");
-    expect(readFileSync(join(workspace, "plain.txt"), "utf8")).toBe("ordinary\n");
   });
 });
 
@@ -91,6 +89,13 @@ describe("the sandbox keeps the configuration read-only", () => {
     expect(existsSync(join(workspace, "skills", "evil"))).toBe(false);
     expect(readFileSync(join(workspace, "hooks", "policy.sh"), "utf8")).toBe("#!/bin/sh\nexit 0\n");
     expect(readFileSync(join(workspace, "plain.txt"), "utf8")).toBe("ordinary\n");
+
+    // In acceptEdits an ordinary redirection still runs, sandboxed.
+    const accept = await attack([{ name: "shell", arguments: { command: "echo accepted > accepted.txt" } }], ["--permission-mode", "acceptEdits", "--allow", "shell(echo*)"], {
+      XDG_CONFIG_HOME: userConfig,
+    });
+    expect(accept.results[0]).not.toMatch(/permission denied/);
+    expect(readFileSync(join(workspace, "accepted.txt"), "utf8")).toBe("accepted\n");
   });
 });
 
