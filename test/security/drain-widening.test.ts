@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
+import { splitRecordedFlags } from "../../src/cli/drain-flags.ts";
 import { runAgent } from "../e2e/agent-binary.ts";
 import { scriptedServers } from "../e2e/run-fixture.ts";
 import type { ScriptedReply } from "../support/model-server.ts";
@@ -69,4 +70,29 @@ describe("agent drain and a session's recorded widening flags", () => {
     expect(drained.stderr).toMatch(/draining with its last run's permissions: --permission-mode plan --deny 'shell\(touch\*\)'\n/);
     expect(drained.stderr).not.toContain("not taken");
   }, 60_000);
+});
+
+test("splitRecordedFlags: looser than drain's own line and config is widening; no looser, or already given by config, is taken", () => {
+  const baseline = { permissionMode: "acceptEdits" as const, allow: ["shell(npm test*)"], trusted: true };
+  const recorded = {
+    permissionMode: "acceptEdits" as const,
+    sandbox: "danger-full-access" as const,
+    trustProject: true as const,
+    allow: ["shell(npm test*)", "write_file(.git/config)"],
+    deny: ["shell(rm*)"],
+    addDirs: ["/srv/shared"],
+  };
+  expect(splitRecordedFlags(recorded, baseline)).toEqual({
+    taken: { permissionMode: "acceptEdits", allow: ["shell(npm test*)"], deny: ["shell(rm*)"], addDirs: ["/srv/shared"] },
+    widening: { sandbox: "danger-full-access", allow: ["write_file(.git/config)"] },
+  });
+  // The user's own config asking for no sandbox: the record widens nothing there; an untrusted project's trust it would.
+  expect(splitRecordedFlags({ sandbox: "danger-full-access", trustProject: true }, { ...baseline, sandbox: "danger-full-access", trusted: false })).toEqual({
+    taken: { sandbox: "danger-full-access" },
+    widening: { trustProject: true },
+  });
+  expect(splitRecordedFlags({ permissionMode: "bypassPermissions", sandbox: "read-only" }, { ...baseline, permissionMode: "default" })).toEqual({
+    taken: { sandbox: "read-only" },
+    widening: { permissionMode: "bypassPermissions" },
+  });
 });
