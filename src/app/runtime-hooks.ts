@@ -8,6 +8,7 @@ import type { PermissionAsker } from "../permissions/policy.ts";
 import type { TeamEvent } from "../team/teammate-runtime.ts";
 import type { LeadContext, RuntimeBase } from "./runtime-context.ts";
 import type { Settings } from "../config/load.ts";
+import { hookCommandLines } from "../config/configured-commands.ts";
 
 /** The runtime's hooks, and where they listen in: a question for the user, the team's events. */
 export interface RuntimeHooks {
@@ -40,7 +41,7 @@ export function wireHooks({ settings, context, closers, warn }: RuntimeBase): Ru
     : undefined;
   const teamObserver = (event: TeamEvent) => context.teamObserver?.(event);
   const gates = new TeamGates({ hooks, workspace: context.workspace, warn, lead: LEAD });
-  const commands = Object.values(settings.hooks).flatMap((list) => (list ?? []).map((hook) => hook.command));
+  const commands = hookCommandLines(settings);
   return { hooks, notices, gates, ...(asker ? { asker } : {}), teamObserver, commands };
 }
 

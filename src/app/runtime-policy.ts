@@ -1,6 +1,7 @@
 import { PermissionPolicy } from "../permissions/policy.ts";
 import { ProtectedPaths, agentDirOf } from "../security/protected-paths.ts";
 import type { ShellToolOptions } from "../tools/shell.ts";
+import { stdioCommands } from "../config/configured-commands.ts";
 import type { RuntimeBase } from "./runtime-context.ts";
 import type { RuntimeHooks } from "./runtime-hooks.ts";
 
@@ -18,6 +19,7 @@ export function wirePolicy({ settings, context }: RuntimeBase, hooks: RuntimeHoo
     stateRoot: context.stateRoot ?? context.stateDir,
     agentDir: agentDirOf(context.workspace),
     hookCommands: hooks.commands,
+    mcpCommands: stdioCommands(settings),
     ...(context.addDirs ? { addDirs: context.addDirs } : {}),
   });
   const policy = new PermissionPolicy({

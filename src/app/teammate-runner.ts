@@ -12,6 +12,7 @@ import type { PermissionAsker, PermissionPolicy } from "../permissions/policy.ts
 import type { AgentRunner } from "../runtime/agent-runner.ts";
 import type { HistoryStore } from "../runtime/history-store.ts";
 import { ProtectedPaths, agentDirOf } from "../security/protected-paths.ts";
+import { stdioCommands } from "../config/configured-commands.ts";
 import type { Sandbox } from "../security/sandbox/sandbox.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import type { TeammateRecord } from "../team/team-registry.ts";
@@ -80,6 +81,7 @@ export async function buildTeammateRunner(teammate: TeammateRecord, parts: Teamm
           stateRoot: parts.stateRoot,
           agentDir: agentDirOf(worktree.workspace),
           hookCommands: parts.hookCommands,
+          mcpCommands: stdioCommands(settings),
           ...(parts.addDirs ? { addDirs: parts.addDirs } : {}),
         }),
       }

@@ -10,6 +10,8 @@ import { openSessionViews } from "./store/session-stores.ts";
 import { SessionStore } from "../sessions/session-store.ts";
 import type { drainArgs } from "./drain.ts";
 import { writeErr } from "./output.ts";
+import { type RecordedSplit, describeFlags, permissionFlags, splitRecordedFlags } from "./drain-flags.ts";
+import { resolveProjectTrust } from "../trust/project-trust.ts";
 import { type HeadlessSetup, headlessSetup, withRecordedFlags } from "./run/runtime-args.ts";
 import { runHeadless } from "./run/headless.ts";
 
@@ -38,14 +40,21 @@ export async function drainAction({ args, rawArgs }: CommandContext<typeof drain
       // The interrupted run's permissions, unless this command line gives its own,
       // and its added directories in any case (drain has no --add-dir): its
       // teammates go on as they were allowed to start, where they could reach.
-      const recorded = recordedFlagsFor(readRunFlags(store.dirOf(meta.id), meta.id, store.marker), setup.runFlags);
-      if (recorded === undefined) {
+      // Never looser than this line and the config: a widening is named, not taken.
+      const { taken, widening } = recordedFlagsFor(readRunFlags(store.dirOf(meta.id), meta.id, store.marker), setup);
+      if (!noRunFlags(widening)) {
+        const flags = permissionFlags(widening).join(" ");
+        await writeErr(
+          `agent: warning: session ${meta.id}: its last run was given ${flags}, wider than this command line and your config allow; not taken: pass ${flags} to agent drain to drain with them\n`,
+        );
+      }
+      if (noRunFlags(taken)) {
         await drainSession({ ...setup, session });
       } else {
-        assertAddDirsExist(meta.id, recorded.addDirs);
-        const line = withRecordedFlags(args, rawArgs, recorded);
+        assertAddDirsExist(meta.id, taken.addDirs);
+        const line = withRecordedFlags(args, rawArgs, taken);
         const own = headlessSetup(line.args, line.rawArgs, () => session);
-        if (own.level !== "quiet") await writeErr(`agent: session ${meta.id}: draining with its last run's ${describeFlags(recorded)}\n`);
+        if (own.level !== "quiet") await writeErr(`agent: session ${meta.id}: draining with its last run's ${describeFlags(taken)}\n`);
         await drainSession(own);
       }
     } catch (error) {
@@ -57,11 +66,22 @@ export async function drainAction({ args, rawArgs }: CommandContext<typeof drain
   if (failure) throw failure.error;
 }
 
-/** What of the record drain takes: all of it when its own line gives no permission flag, else the added directories; undefined for nothing. */
-function recordedFlagsFor(recorded: RunFlags | undefined, own: RunFlags): RunFlags | undefined {
-  if (recorded === undefined) return undefined;
-  const taken = noRunFlags(own) ? recorded : recorded.addDirs !== undefined ? { addDirs: recorded.addDirs } : {};
-  return noRunFlags(taken) ? undefined : taken;
+/**
+ * What of the record drain takes: when its own line gives no permission flag,
+ * what of it is no looser than that line and the config (and the added
+ * directories), the rest named as widening; else the added directories alone.
+ */
+function recordedFlagsFor(recorded: RunFlags | undefined, setup: HeadlessSetup): RecordedSplit {
+  if (recorded === undefined) return { taken: {}, widening: {} };
+  if (!noRunFlags(setup.runFlags)) return { taken: recorded.addDirs !== undefined ? { addDirs: recorded.addDirs } : {}, widening: {} };
+  const { settings } = setup;
+  const trusted = resolveProjectTrust({ workspace: setup.workspace }).trusted;
+  return splitRecordedFlags(recorded, {
+    permissionMode: settings.permissionMode,
+    ...(settings.sandbox.mode !== undefined ? { sandbox: settings.sandbox.mode } : {}),
+    allow: settings.permissions.allow,
+    trusted,
+  });
 }
 
 /** A directory the run added and that is gone since: drain stops rather than run the team without it. */
@@ -79,22 +99,6 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** The recorded flags as they were typed, for the line saying so. */
-function describeFlags(flags: RunFlags): string {
-  const permissions = [
-    ...(flags.permissionMode !== undefined ? [`--permission-mode ${flags.permissionMode}`] : []),
-    ...(flags.allow ?? []).map((rule) => `--allow '${rule}'`),
-    ...(flags.deny ?? []).map((rule) => `--deny '${rule}'`),
-    ...(flags.sandbox !== undefined ? [`--sandbox ${flags.sandbox}`] : []),
-    ...(flags.trustProject ? ["--trust-project"] : []),
-  ];
-  const dirs = (flags.addDirs ?? []).map((dir) => `--add-dir ${dir}`);
-  return [
-    ...(permissions.length > 0 ? [`permissions: ${permissions.join(" ")}`] : []),
-    ...(dirs.length > 0 ? [`directories: ${dirs.join(" ")}`] : []),
-  ].join("; ");
 }
 
 /**

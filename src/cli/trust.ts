@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { resolveProjectTrust } from "../trust/project-trust.ts";
-import { trustSummaryLines } from "../trust/summary.ts";
+import { trustCoverage, trustCoverageLines, trustSummaryLines } from "../trust/summary.ts";
 import { globalArgs, jsonArg } from "./args.ts";
 import { writeJson, writeOut } from "./output.ts";
 import { resolveWorkspace } from "./run/workspace.ts";
@@ -29,7 +29,8 @@ export const trustCommand = defineCommand({
     }
     if (items.length > 0) trust.store.record(trust.realPath, { decision: "trusted", fingerprint: hash, at: new Date().toISOString() });
     if (args.json) {
-      await writeJson({ workspace: trust.realPath, trusted: items.length > 0, fingerprint: hash || null, trust_file: trust.store.path, settings: items });
+      const { covered, uncovered } = trustCoverage(items, trust.realPath);
+      await writeJson({ workspace: trust.realPath, trusted: items.length > 0, fingerprint: hash || null, trust_file: trust.store.path, settings: items, covers: covered, not_covered: uncovered });
       return;
     }
     if (items.length === 0) {
@@ -39,6 +40,7 @@ export const trustCommand = defineCommand({
     const lines = [
       `${trust.realPath} is now trusted. Its files enable:`,
       ...trustSummaryLines(items),
+      ...trustCoverageLines(items, trust.realPath),
       `Recorded in ${trust.store.path}; when these settings or the files they run change, the project is untrusted again.`,
       "",
     ];

@@ -128,6 +128,8 @@ export const ConfigFile = lazySchema(() =>
         network: z.boolean().optional(),
         /** Unix sockets sandboxed commands may connect to (absolute paths; honoured in the user's config only). */
         unixSockets: z.array(z.string().min(1)).optional(),
+        /** More paths sandboxed commands cannot read, besides the session key, state and credentials files (absolute or `~/…`). */
+        hiddenPaths: z.array(z.string().min(1)).optional(),
       })
       .optional(),
     compaction: z

@@ -46,7 +46,7 @@ export interface Settings {
   shell: { timeoutMs?: number; deny: string[]; env: EnvPolicy };
   /** `mode` absent: the default (workspace-write where the platform can enforce it). */
   /** `unixSockets`: from the user's config only; absent when none. */
-  sandbox: { mode?: SandboxMode; network: boolean; explicit: boolean; unixSockets?: string[] };
+  sandbox: { mode?: SandboxMode; network: boolean; explicit: boolean; unixSockets?: string[]; hiddenPaths?: string[] };
   /** Absent values mean the runner's own thresholds. */
   compaction: { thresholdChars?: number; largeToolResultChars?: number };
   mailbox: { maxContentBytes: number };
@@ -246,13 +246,26 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
     }
     return paths.length > 0 ? { unixSockets: paths } : {};
   };
+  // Every level's list counts: hiding a path from commands only narrows what they see.
+  const hiddenPaths = (): { hiddenPaths?: string[] } => {
+    const paths: string[] = [];
+    for (const file of files) {
+      for (const path of file.config.sandbox?.hiddenPaths ?? []) {
+        if (!path.startsWith("/") && path !== "~" && !path.startsWith("~/")) {
+          throw new ConfigError(`${file.path}: sandbox.hiddenPaths: ${JSON.stringify(path)} is neither absolute nor under ~/; name each path in full`);
+        }
+        if (!paths.includes(path)) paths.push(path);
+      }
+    }
+    return paths.length > 0 ? { hiddenPaths: paths } : {};
+  };
   const sandboxSettings = (): Settings["sandbox"] => {
     const mode = pick<SandboxMode>("sandbox.mode", [
       () => fromFlag(flags.sandbox, "--sandbox", (value) => parseSandboxMode(value, "--sandbox")),
       () => fromFiles((c) => c.sandbox?.mode),
     ]);
     const network = pick<boolean>("sandbox.network", [() => fromFiles((c) => c.sandbox?.network)], false);
-    return { ...(mode !== undefined ? { mode } : {}), network, explicit: mode !== undefined, ...unixSockets() };
+    return { ...(mode !== undefined ? { mode } : {}), network, explicit: mode !== undefined, ...unixSockets(), ...hiddenPaths() };
   };
   // The provider named decides which variable's URL applies: ANTHROPIC_BASE_URL (Claude Code's) for anthropic,
   // OPENAI_BASE_URL for the others; else the URL decides the provider.

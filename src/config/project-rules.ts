@@ -45,6 +45,8 @@ export const PROJECT_RULES: { [K in keyof ConfigFile]-?: ProjectRule } = {
     network: stricter([false, true], false, "sandboxed commands may use the network"),
     // Read from the user's file only, trusted or not (src/config/load.ts names a project's as ignored).
     unixSockets: FREE,
+    // Hiding a path only narrows what commands see: every level adds to the list.
+    hiddenPaths: FREE,
   }),
   compaction: FREE,
   files: FREE,

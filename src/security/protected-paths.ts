@@ -1,6 +1,8 @@
 import { existsSync, realpathSync } from "node:fs";
 import { isAbsolute, join, normalize, relative, resolve } from "node:path";
 import { AgentError } from "../core/errors.ts";
+import { type ConfiguredCommand, configuredCommandFiles } from "./command-files.ts";
+import { configLinkTargets } from "./config-links.ts";
 import { analyseCommandLine } from "./shell-command/analyse.ts";
 import { expandWorkspaceVariables } from "./workspace-variables.ts";
 import { realPathOf } from "./workspace-path.ts";
@@ -28,10 +30,14 @@ export interface ProtectedPathsOptions {
   hookCommands?: readonly string[];
   /** `--add-dir` directories (real paths): their `.agent/` and `.git` are guarded as the workspace's are. */
   addDirs?: readonly string[];
+  /** The stdio MCP servers configured: the files their commands name need explicit permission to write. */
+  mcpCommands?: readonly ConfiguredCommand[];
+  /** The home directory, for `~/` in hook and server commands. */
+  home?: string;
 }
 
 /** Workspace-relative globs whose writes need an explicit allow rule or a "yes", besides the `.agent/` ones. */
-const GUARDED_IN_WORKSPACE = ["skills/**"];
+const GUARDED_IN_WORKSPACE = ["skills/**", ".mcp.json"];
 /**
  * git's own files, in the workspace and in any repository below it: its config,
  * hooks and attributes are what git runs, and a worktree's `.git` file says which
@@ -53,6 +59,8 @@ export class ProtectedPaths {
   readonly #stateRoots: string[];
   readonly #guarded: { glob: Bun.Glob; source: string; what: string }[];
   readonly #hookFiles: Set<string>;
+  /** Files hook and MCP commands name (the workspace's spellings expanded), and where config files and directories link to. */
+  readonly #configured: { files: Set<string>; linkTargets: string[] };
 
   constructor(options: ProtectedPathsOptions) {
     this.#workspace = options.workspace;
@@ -71,6 +79,7 @@ export class ProtectedPaths {
       ...GIT_FILES.map((source) => ({ glob: new Bun.Glob(source), source, what: `git's own files (${source}), which git runs or follows` })),
     ];
     this.#hookFiles = new Set(hookFiles(options.hookCommands ?? [], options.workspace));
+    this.#configured = configuredFiles(options, this.#roots);
   }
 
   get stateRoots(): readonly string[] {
@@ -102,6 +111,9 @@ export class ProtectedPaths {
     const absolute = resolve(this.#workspace, path);
     for (const candidate of new Set([normalize(absolute), realPathOf(absolute)])) {
       if (this.#hookFiles.has(candidate)) return "a file a configured hook runs";
+      if (this.#configured.files.has(candidate)) return "a file a configured hook or MCP server runs";
+      const target = this.#configured.linkTargets.find((link) => candidate === link || candidate.startsWith(`${link}/`));
+      if (target !== undefined) return "the agent's own configuration (a config file or directory links here)";
       for (const root of this.#roots) {
         const rel = relative(root, candidate);
         if (rel.startsWith("..") || isAbsolute(rel)) continue;
@@ -139,6 +151,26 @@ function hookFiles(commands: readonly string[], workspace: string): string[] {
     }
   }
   return files.filter((file) => file !== workspace && !file.endsWith("/"));
+}
+
+/** The guarded files no glob names: what hooks and MCP servers run, where config links to. */
+function configuredFiles(options: ProtectedPathsOptions, roots: readonly string[]): { files: Set<string>; linkTargets: string[] } {
+  const named = configuredCommandFiles({
+    workspace: options.workspace,
+    home: options.home ?? process.env.HOME ?? "/",
+    hookCommands: options.hookCommands ?? [],
+    mcpCommands: options.mcpCommands ?? [],
+  });
+  const files = new Set<string>();
+  for (const file of named) {
+    files.add(file);
+    try {
+      files.add(realPathOf(file));
+    } catch {
+      // A link loop: nothing is written through it.
+    }
+  }
+  return { files, linkTargets: roots.flatMap((root) => configLinkTargets(root)) };
 }
 
 /** The workspace's `.agent/` directory. */

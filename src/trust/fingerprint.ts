@@ -6,6 +6,7 @@ import type { HookConfig } from "../config/config.ts";
 import { isLooserMode } from "../config/modes.ts";
 import { gatedSettings } from "../config/project-rules.ts";
 import type { McpServers } from "../mcp/config.ts";
+import { commandWords } from "../security/command-files.ts";
 
 // What trusting a project would enable, and one hash over it: the settings the
 // project files set that need trust (src/config/project-rules.ts), the teammate
@@ -40,9 +41,11 @@ export interface FingerprintInput {
   /** The project's and the local config file, as read (not narrowed). */
   files: LoadedConfigFile[];
   definitions: readonly AgentDefinition[];
+  /** For `~/` in commands; the process's HOME when absent. */
+  home?: string;
 }
 
-export function projectFingerprint({ workspace, realWorkspace, files, definitions }: FingerprintInput): ProjectFingerprint {
+export function projectFingerprint({ workspace, realWorkspace, files, definitions, home = process.env.HOME ?? "/" }: FingerprintInput): ProjectFingerprint {
   const items: TrustItem[] = [];
   const contents: Record<string, string> = {};
   const cover = (words: string[], base: string) => {
@@ -53,7 +56,7 @@ export function projectFingerprint({ workspace, realWorkspace, files, definition
   for (const file of files) {
     const source = shown(workspace, file.path);
     for (const setting of gatedSettings(file.config)) {
-      items.push({ source, ...setting, covers: coveredBy(setting.key, setting.value, cover, workspace) });
+      items.push({ source, ...setting, covers: coveredBy(setting.key, setting.value, cover, { workspace, home }) });
     }
   }
   for (const definition of definitions) {
@@ -75,28 +78,25 @@ export function projectFingerprint({ workspace, realWorkspace, files, definition
   return { items, hash };
 }
 
-/** The workspace files a hook's or stdio MCP server's command names. */
-function coveredBy(key: string, value: unknown, cover: (words: string[], base: string) => string[], workspace: string): string[] {
+/**
+ * The workspace files a hook's or stdio MCP server's command names, with the
+ * workspace's spellings (`$(pwd)`, `$PWD`, `$CLAUDE_PROJECT_DIR`) expanded as
+ * the fence reads them (src/security/command-files.ts).
+ */
+function coveredBy(key: string, value: unknown, cover: (words: string[], base: string) => string[], at: { workspace: string; home: string }): string[] {
+  const words = (line: string) => commandWords(line, at.workspace, at.home);
   if (key === "hooks") {
     const hooks = Object.values(value as Record<string, HookConfig[]>).flat();
-    return unique(hooks.flatMap((hook) => cover(words(hook.command), workspace)));
+    return unique(hooks.flatMap((hook) => cover(words(hook.command), at.workspace)));
   }
   if (key === "mcpServers") {
     return unique(
       Object.values(value as McpServers).flatMap((server) =>
-        "command" in server ? cover([server.command, ...(server.args ?? [])], resolve(workspace, server.cwd ?? ".")) : [],
+        "command" in server ? cover([server.command, ...(server.args ?? [])].flatMap(words), resolve(at.workspace, server.cwd ?? ".")) : [],
       ),
     );
   }
   return [];
-}
-
-/** A shell command's words, roughly: enough to find `./scripts/hook.sh` or `node tools/server.js` in it. */
-function words(command: string): string[] {
-  return command
-    .split(/[\s;|&<>()]+/)
-    .map((word) => word.replace(/^['"]|['"]$/g, ""))
-    .filter((word) => word !== "" && !word.startsWith("-"));
 }
 
 /** Of `candidates`, those that are regular files inside the workspace, relative to it. */

@@ -49,6 +49,7 @@ export function resolveProjectTrust(input: TrustInput): ProjectTrust {
     realWorkspace: realPath,
     files,
     definitions: AgentDefinitions.load(input.workspace).definitions,
+    ...((input.home ?? env.HOME) !== undefined ? { home: (input.home ?? env.HOME)! } : {}),
   });
   const store = new TrustStore(userConfigDir(env, input.home));
   const recorded = store.get(realPath);

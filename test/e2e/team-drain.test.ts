@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { systemClock } from "../../src/core/clock.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
@@ -118,7 +118,7 @@ describe("a run stopped while its team works, then agent drain", () => {
   }, 30_000);
 });
 
-describe("agent drain takes the interrupted run's permission flags", () => {
+describe("agent drain and the interrupted run's permission flags", () => {
   /** `agent run --permission-mode acceptEdits` stopped while alice works; returns what drain needs. */
   async function stoppedAcceptEditsRun() {
     const server = startServer([
@@ -137,13 +137,16 @@ describe("agent drain takes the interrupted run's permission flags", () => {
     { identity: "lead", text: "the report is done." },
   ];
 
-  test("none given to drain: alice's edit is allowed as the run allowed it, and drain says so", async () => {
+  test("none given to drain: the recorded acceptEdits is wider than drain's own line and config, so it is named and not taken", async () => {
     const { server, drain, workspace, sessionDir } = await stoppedAcceptEditsRun();
-    server.push(...aliceWrites((text) => expect(text).not.toContain("permission denied")));
+    server.push(...aliceWrites((text) => expect(text).toContain("permission denied")));
     const drained = await drain(["--base-url", server.url]);
     expect({ code: drained.code, stdout: drained.stdout }).toEqual({ code: 0, stdout: "the report is done.\n" });
-    expect(drained.stderr).toContain(`agent: session ${basename(sessionDir())}: draining with its last run's permissions: --permission-mode acceptEdits\n`);
-    expect(readFileSync(join(workspace, "report.md"), "utf8")).toBe("# Report\n");
+    expect(drained.stderr).toContain(
+      `agent: warning: session ${basename(sessionDir())}: its last run was given --permission-mode acceptEdits, wider than this command line and your config allow; not taken: pass --permission-mode acceptEdits to agent drain to drain with them\n`,
+    );
+    expect(drained.stderr).not.toContain("last run's permissions");
+    expect(existsSync(join(workspace, "report.md"))).toBe(false);
     server.assertDone();
   }, 30_000);
 
@@ -173,7 +176,11 @@ describe("agent drain takes the interrupted run's permission flags", () => {
 });
 
 describe("agent drain takes the interrupted run's --add-dir directories", () => {
-  /** `agent run --add-dir ROOT/shared --permission-mode acceptEdits` stopped while alice works. */
+  /**
+   * `agent run --add-dir ROOT/shared --permission-mode acceptEdits` stopped while
+   * alice works, with the user's config at acceptEdits too (so the recorded mode
+   * widens nothing and is taken); `env` is that user's, for drain.
+   */
   async function stoppedRunWithSharedDir() {
     const server = startServer([
       { identity: "lead", toolCalls: [spawnAlice("write the shared report")] },
@@ -183,9 +190,16 @@ describe("agent drain takes the interrupted run's --add-dir directories", () => 
     const setup = teamSetup();
     const shared = join(setup.root, "shared");
     mkdirSync(shared);
-    const result = await setup.run(["get a report", "--add-dir", shared, "--permission-mode", "acceptEdits", "--timeout", "1500ms", "--base-url", server.url]);
+    const config = join(setup.root, "xdg");
+    mkdirSync(join(config, "agent"), { recursive: true });
+    writeFileSync(join(config, "agent", "config.json"), JSON.stringify({ permissionMode: "acceptEdits" }));
+    const env = { XDG_CONFIG_HOME: config };
+    const result = await setup.run(["get a report", "--add-dir", shared, "--permission-mode", "acceptEdits", "--timeout", "1500ms", "--base-url", server.url], { env });
     expect(result.code).toBe(1);
-    return { server, shared, ...setup };
+    // The session is that user's: this process (another session key) would take it for a foreign one.
+    const sessions = readdirSync(join(setup.stateDir, "sessions"));
+    expect(sessions).toHaveLength(1);
+    return { server, shared, env, ...setup, sessionDir: () => join(setup.stateDir, "sessions", sessions[0]!) };
   }
   const aliceWritesShared = (path: string) => [
     { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path, content: "# Shared\n" } }] },
@@ -194,9 +208,9 @@ describe("agent drain takes the interrupted run's --add-dir directories", () => 
   ];
 
   test("none given: alice writes in the added directory as in the run, and drain names it", async () => {
-    const { server, drain, shared, sessionDir } = await stoppedRunWithSharedDir();
+    const { server, drain, shared, sessionDir, env } = await stoppedRunWithSharedDir();
     server.push(...aliceWritesShared(join(shared, "report.md")));
-    const drained = await drain(["--base-url", server.url]);
+    const drained = await drain(["--base-url", server.url], { env });
     expect({ code: drained.code, stdout: drained.stdout }).toEqual({ code: 0, stdout: "the report is done.\n" });
     expect(drained.stderr).toContain(
       `agent: session ${basename(sessionDir())}: draining with its last run's permissions: --permission-mode acceptEdits; directories: --add-dir ${shared}\n`,
@@ -206,9 +220,9 @@ describe("agent drain takes the interrupted run's --add-dir directories", () => 
   }, 30_000);
 
   test("drain's own permission flags replace the recorded ones, the added directories stay", async () => {
-    const { server, drain, shared, sessionDir } = await stoppedRunWithSharedDir();
+    const { server, drain, shared, sessionDir, env } = await stoppedRunWithSharedDir();
     server.push(...aliceWritesShared("../shared/report.md"));
-    const drained = await drain(["--permission-mode", "bypassPermissions", "--base-url", server.url]);
+    const drained = await drain(["--permission-mode", "bypassPermissions", "--base-url", server.url], { env });
     expect(drained.code).toBe(0);
     expect(drained.stderr).toContain(`agent: session ${basename(sessionDir())}: draining with its last run's directories: --add-dir ${shared}\n`);
     expect(readFileSync(join(shared, "report.md"), "utf8")).toBe("# Shared\n");
@@ -216,9 +230,9 @@ describe("agent drain takes the interrupted run's --add-dir directories", () => 
   }, 30_000);
 
   test("an added directory removed since: exit 2 naming it, nothing drained", async () => {
-    const { drain, shared, sessionDir } = await stoppedRunWithSharedDir();
+    const { drain, shared, sessionDir, env } = await stoppedRunWithSharedDir();
     rmSync(shared, { recursive: true });
-    const drained = await drain(["--base-url", "http://127.0.0.1:9/v1"]);
+    const drained = await drain(["--base-url", "http://127.0.0.1:9/v1"], { env });
     expect(drained.code).toBe(2);
     expect(drained.stderr).toContain(
       `agent: session ${basename(sessionDir())} was run with --add-dir ${shared}, which is no longer a directory; recreate it, then run agent drain again\n`,

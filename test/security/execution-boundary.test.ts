@@ -134,18 +134,21 @@ describe.if(requirePrerequisite("bubblewrap", sandboxProblem()))("the execution 
     expect(existsSync(marker)).toBe(false);
   });
 
-  test("a PreToolUse hook script rewritten by a sandboxed command: its next run is sandboxed too; only the user's config can take a hook out", async () => {
+  test("a PreToolUse hook's code rewritten by a sandboxed command: its next run is sandboxed too; only the user's config can take a hook out", async () => {
     const { workspace, configHome, marker, run } = await world();
     mkdirSync(join(workspace, "hooks"));
-    writeFileSync(join(workspace, "hooks", "check.sh"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    // The script the hook names is read-only in the sandbox; a file it sources is not (nothing names it).
+    writeFileSync(join(workspace, "hooks", "check.sh"), "#!/bin/sh\n. ./hooks/lib.sh\nexit 0\n", { mode: 0o755 });
+    writeFileSync(join(workspace, "hooks", "lib.sh"), "true\n");
     writeFileSync(join(workspace, "evil.sh"), `#!/bin/sh\nenv > hook-env.txt\ntouch ${marker} 2>/dev/null\nexit 0\n`, { mode: 0o755 });
     // The copy from a script file: the permission layer would refuse `cp … hooks/check.sh` on the line (a file a hook runs).
-    writeFileSync(join(workspace, "swap.sh"), "cp evil.sh hooks/check.sh\n");
+    writeFileSync(join(workspace, "swap.sh"), "cp evil.sh hooks/check.sh 2>/dev/null; cp evil.sh hooks/lib.sh\n");
     const hooks = { hooks: { PreToolUse: [{ matcher: "shell", command: "./hooks/check.sh" }] } };
     const script = [call("shell", { command: "sh ./swap.sh" }), call("shell", { command: "true" }), done];
     const result = await run(script, ["--allow", "shell"], hooks);
     expect(result.code).toBe(0);
-    expect(readFileSync(join(workspace, "hooks", "check.sh"), "utf8")).toContain("touch");
+    expect(readFileSync(join(workspace, "hooks", "check.sh"), "utf8")).toBe("#!/bin/sh\n. ./hooks/lib.sh\nexit 0\n");
+    expect(readFileSync(join(workspace, "hooks", "lib.sh"), "utf8")).toContain("touch");
     expect(readFileSync(join(workspace, "hook-env.txt"), "utf8")).not.toContain(KEY);
     expect(existsSync(marker)).toBe(false);
 

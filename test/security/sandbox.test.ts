@@ -113,3 +113,48 @@ test("within(): a worktree teammate's sandbox writes its own workspace, not the 
   expect(fromLead.exitCode).not.toBe(0);
   expect(existsSync(join(teammate, "by-lead.txt"))).toBe(false);
 });
+
+test("bwrap: hidden paths — an empty read-only tmpfs over a directory, /dev/null over a file, before the workspace bind when outside it and after when inside; missing ones left out", async () => {
+  const { mkdirSync, writeFileSync } = await import("node:fs");
+  const root = realpathSync(tempDir("agent-sandbox-hidden-"));
+  const [home, ws] = [join(root, "home"), join(root, "ws")];
+  mkdirSync(join(home, ".ssh"), { recursive: true });
+  writeFileSync(join(home, ".pgpass"), "x");
+  mkdirSync(join(ws, ".agent", "state"), { recursive: true });
+  const concealed = [join(home, ".ssh"), join(home, ".pgpass"), join(ws, ".agent", "state"), join(home, ".netrc")];
+  const args = bubblewrapArgs({ ...layout, workspace: ws, readOnly: [join(ws, ".agent")], concealed }, ws, ["true"]).slice(4).join(" ");
+  expect(args).toContain(
+    `--tmpfs ${home}/.ssh --remount-ro ${home}/.ssh --ro-bind /dev/null ${home}/.pgpass ` +
+      `--bind ${ws} ${ws} --ro-bind ${ws}/.agent ${ws}/.agent --tmpfs ${ws}/.agent/state --remount-ro ${ws}/.agent/state --seccomp`,
+  );
+  expect(args).not.toContain(".netrc");
+  // A hidden directory holding the workspace gets an open tmpfs, so the workspace's mount point can be made in it.
+  const holding = bubblewrapArgs({ ...layout, workspace: ws, readOnly: [], concealed: [root] }, ws, ["true"]).slice(4).join(" ");
+  expect(holding).toContain(`--tmpfs ${root} --bind ${ws} ${ws}`);
+});
+
+test("sandbox.hiddenPaths: every level's list counts (hiding only narrows); a relative path is a config error naming the file", async () => {
+  const { loadSettings } = await import("../../src/config/load.ts");
+  const { ConfigError } = await import("../../src/core/errors.ts");
+  const { mkdirSync, writeFileSync } = await import("node:fs");
+  const workspace = realpathSync(tempDir("agent-sandbox-hidden-config-"));
+  const user = join(workspace, "xdg");
+  mkdirSync(join(user, "agent"), { recursive: true });
+  mkdirSync(join(workspace, ".agent"));
+  writeFileSync(join(user, "agent", "config.json"), JSON.stringify({ sandbox: { hiddenPaths: ["~/.kube", "/srv/keys"] } }));
+  writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify({ sandbox: { hiddenPaths: ["~/.kube", "~/.config/gcloud"] } }));
+  const env = { XDG_CONFIG_HOME: user };
+  const loaded = loadSettings({ workspace, env });
+  expect(loaded.settings.sandbox.hiddenPaths).toEqual(["~/.kube", "/srv/keys", "~/.config/gcloud"]);
+  expect(loaded.ignored).toEqual([]);
+  writeFileSync(join(workspace, ".agent", "config.json"), JSON.stringify({ sandbox: { hiddenPaths: ["secrets"] } }));
+  expect(() => loadSettings({ workspace, env })).toThrow(ConfigError);
+  expect(() => loadSettings({ workspace, env })).toThrow(/\.agent\/config\.json: sandbox\.hiddenPaths: "secrets" is neither absolute nor under ~\/; name each path in full/);
+});
+
+test("bwrap: the guarded configuration (.mcp.json, skills/, config link targets, hook and MCP scripts) is bound read-only where it still is when a command starts", () => {
+  const args = bubblewrapArgs({ ...layout, guarded: ["/w/.mcp.json", "/w/skills"] }, "/w", ["true"]).slice(4).join(" ");
+  expect(args).toContain("--ro-bind /w/.agent /w/.agent --ro-bind-try /w/.mcp.json /w/.mcp.json --ro-bind-try /w/skills /w/skills --seccomp");
+  const profile = seatbeltProfile({ ...layout, guarded: ["/w/.mcp.json"] });
+  expect(profile).toContain('(deny file-write* (subpath "/w/.mcp.json"))');
+});

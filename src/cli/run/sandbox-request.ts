@@ -1,4 +1,9 @@
+import { homedir } from "node:os";
 import type { Settings } from "../../config/load.ts";
+import { userConfigDir, userStateDir } from "../../config/locations.ts";
+import { hiddenPaths } from "../../security/sandbox/hidden-paths.ts";
+import { guardedConfigPaths } from "../../security/config-links.ts";
+import { hookCommandLines, stdioCommands } from "../../config/configured-commands.ts";
 import { agentDirOf } from "../../security/protected-paths.ts";
 import type { SandboxRequest } from "../../security/sandbox/sandbox.ts";
 import { storeSocketDir } from "../../store/store-url.ts";
@@ -12,9 +17,24 @@ import { storeSocketDir } from "../../store/store-url.ts";
 export function sandboxRequest(settings: Settings, workspace: string, stateRoot: string, env: NodeJS.ProcessEnv, addDirs: readonly string[] = []): SandboxRequest {
   const storeDir = storeSocketDir(settings.store);
   const runtimeDir = env.XDG_RUNTIME_DIR;
+  const { hiddenPaths: extra, ...sandbox } = settings.sandbox;
+  const home = env.HOME || homedir();
+  // Who the user is stays out of reach: the session key and trust store, every agent's state, credentials files.
+  const concealed = hiddenPaths({
+    home,
+    userConfigDir: userConfigDir(env, home),
+    userStateDir: userStateDir(env, home),
+    stateRoot,
+    ...(env.XDG_CONFIG_HOME !== undefined ? { xdgConfigHome: env.XDG_CONFIG_HOME } : {}),
+    ...(extra !== undefined ? { extra } : {}),
+  });
+  // The agent's configuration outside `.agent/`, and what its hooks and servers run, are not the commands' to change.
+  const guarded = guardedConfigPaths({ workspace, addDirs, home, hookCommands: hookCommandLines(settings), mcpCommands: stdioCommands(settings) });
   return {
-    ...settings.sandbox,
+    ...sandbox,
     workspace,
+    concealed,
+    guarded,
     ...(addDirs.length > 0 ? { addDirs } : {}),
     agentDir: agentDirOf(workspace),
     stateRoot,

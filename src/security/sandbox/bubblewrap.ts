@@ -1,3 +1,5 @@
+import { isAbsolute, relative } from "node:path";
+import { type HiddenPath, existingHiddenPaths } from "./hidden-paths.ts";
 import type { SandboxLayout } from "./sandbox.ts";
 import { printfEscaped, seccompFilter } from "./seccomp.ts";
 
@@ -36,11 +38,38 @@ function bwrapOptions(layout: SandboxLayout, cwd: string, seccompFd: string): st
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   for (const path of layout.hidden) args.push("--tmpfs", path);
   for (const path of [...layout.revealed, ...layout.unixSockets]) args.push("--ro-bind", path, path);
+  // A concealed path outside what is bound next is hidden now, so a workspace
+  // under it (a checkout inside a hidden directory) is bound back over it; one
+  // inside the workspace (the state root) is hidden after, over its bind.
+  const roots = [layout.workspace, ...(layout.writable ?? []), ...layout.readOnly, ...(layout.guarded ?? [])];
+  const [within, outside] = partition(existingHiddenPaths(layout.concealed ?? []), ({ path }) => roots.some((root) => below(root, path)));
+  for (const path of outside) args.push(...conceal(path, roots.some((root) => below(path.path, root))));
   args.push(layout.mode === "workspace-write" ? "--bind" : "--ro-bind", layout.workspace, layout.workspace);
   for (const path of layout.writable ?? []) args.push("--bind", path, path);
   for (const path of layout.readOnly) args.push("--ro-bind", path, path);
+  for (const path of layout.guarded ?? []) args.push("--ro-bind-try", path, path);
+  for (const path of within) args.push(...conceal(path, false));
   args.push("--seccomp", seccompFd, "--chdir", cwd);
   return args;
+}
+
+/**
+ * /dev/null over a file; over a directory an empty tmpfs, read-only unless a
+ * bind still has to make its mount point in it. (No `--perms`: bwrap before
+ * 0.5, still in LTS distributions, lacks it, and empty is enough.)
+ */
+function conceal({ path, directory }: HiddenPath, holdsBind: boolean): string[] {
+  if (!directory) return ["--ro-bind", "/dev/null", path];
+  return holdsBind ? ["--tmpfs", path] : ["--tmpfs", path, "--remount-ro", path];
+}
+
+function below(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
+
+function partition<T>(list: readonly T[], test: (item: T) => boolean): [T[], T[]] {
+  return [list.filter(test), list.filter((item) => !test(item))];
 }
 
 function filterFor(layout: SandboxLayout): Uint8Array | undefined {

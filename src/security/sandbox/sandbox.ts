@@ -20,6 +20,12 @@ export interface SandboxLayout {
   writable?: string[];
   /** Read-only even in workspace-write: the workspace's `.agent/` and `.git`, and the state root. */
   readOnly: string[];
+  /**
+   * Read-only too, where they still are when a command starts: `.mcp.json`,
+   * `skills/`, where config links to, what hooks and MCP servers run (one the
+   * user deletes mid-run must not stop every command).
+   */
+  guarded?: string[];
   network: boolean;
   /** Directories of host sockets, each replaced by an empty tmpfs: /run, the runtime dir, the store's socket dir. */
   hidden: string[];
@@ -27,6 +33,12 @@ export interface SandboxLayout {
   revealed: string[];
   /** Unix sockets the user's config allows (existing ones), bound back read-only; while any is, the filter lets unix sockets be made. */
   unixSockets: string[];
+  /**
+   * What says who the user is (session key, trust store, state, credentials
+   * files): unreadable inside. Checked on disk for each command
+   * (hidden-paths.ts), so a state root the run makes later is hidden too.
+   */
+  concealed?: readonly string[];
 }
 
 /** Where a command the runtime itself starts (its git) may write: the first path is its workspace. */
@@ -86,6 +98,10 @@ export interface SandboxRequest {
   /** The workspace's `.agent/` directory. */
   agentDir: string;
   stateRoot: string;
+  /** More paths read-only in workspace-write: `.mcp.json`, `skills/`, where config links to, what hooks and MCP servers run. */
+  guarded?: readonly string[];
+  /** Absolute paths commands must not read (hiddenPaths(): the session key, the state, credentials files, `sandbox.hiddenPaths`). */
+  concealed?: readonly string[];
   platform?: NodeJS.Platform;
 }
 
@@ -227,9 +243,9 @@ function sandboxOf(mode: Exclude<SandboxMode, "danger-full-access">, engine: Ext
     wrap: (argv, cwd, binds) => {
       const [workspace, ...writable] = binds.writable;
       // The host's sockets stay hidden and refused as for a command; none is let in.
-      const { hidden, revealed } = sandboxLayout(mode, request, { create: false });
+      const { hidden, revealed, concealed } = sandboxLayout(mode, request, { create: false });
       const readOnly = binds.readOnly.filter((path) => existsSync(path));
-      const layout: SandboxLayout = { mode: "workspace-write", workspace, writable, readOnly, network: false, hidden, revealed, unixSockets: [] };
+      const layout: SandboxLayout = { mode: "workspace-write", workspace, writable, readOnly, network: false, hidden, revealed, unixSockets: [], ...(concealed ? { concealed } : {}) };
       return argsOf(layout, cwd, argv);
     },
   };
@@ -264,17 +280,26 @@ export function sandboxLayout(mode: Exclude<SandboxMode, "danger-full-access">, 
   const added = request.addDirs ?? [];
   // The same rule in an added directory: its git data and agent config are not the commands' to change.
   for (const dir of added) readOnly.push(join(dir, ".git"), join(dir, ".agent"));
+
   const hidden = socketDirs(request.hostSocketDirs ?? []);
   return {
     mode,
     workspace: request.workspace,
     ...(mode === "workspace-write" && added.length > 0 ? { writable: [...added] } : {}),
     readOnly: readOnly.filter((path) => existsSync(path)),
+    ...guardedOf(request, readOnly),
     network: request.network,
     hidden,
     revealed: revealedPaths(hidden, request.searchPath ?? ""),
     unixSockets: (request.unixSockets ?? []).filter((path) => isAbsolute(path) && existsSync(path)),
+    ...(request.concealed && request.concealed.length > 0 ? { concealed: request.concealed } : {}),
   };
+}
+
+/** The request's guarded paths that exist now and are not read-only already. */
+function guardedOf(request: SandboxRequest, readOnly: readonly string[]): { guarded?: string[] } {
+  const guarded = (request.guarded ?? []).filter((path) => !readOnly.includes(path) && existsSync(path));
+  return guarded.length > 0 ? { guarded } : {};
 }
 
 /**

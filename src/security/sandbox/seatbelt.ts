@@ -20,7 +20,8 @@ export function seatbeltProfile(layout: SandboxLayout): string {
   if (layout.mode === "workspace-write") writable.push(`(subpath ${quote(layout.workspace)})`);
   for (const path of layout.writable ?? []) writable.push(`(subpath ${quote(path)})`);
   lines.push(`(allow file-write* ${writable.join(" ")})`);
-  for (const path of layout.readOnly) lines.push(`(deny file-write* (subpath ${quote(path)}))`);
+  for (const path of [...layout.readOnly, ...(layout.guarded ?? [])]) lines.push(`(deny file-write* (subpath ${quote(path)}))`);
+  for (const path of layout.concealed ?? []) lines.push(`(deny file-read* file-write* (subpath ${quote(path)}))`);
   if (!layout.network) lines.push("(deny network-outbound)", "(deny network-inbound)");
   lines.push("(deny network-outbound (remote unix-socket))");
   const sockets = [...(layout.network ? ["/private/var/run/mDNSResponder"] : []), ...layout.unixSockets];
