@@ -1,5 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import { expandWorkspaceVariables } from "./workspace-variables.ts";
 
 /** A stdio MCP server's command as configured: the program, its arguments, where it starts. */
 export interface ConfiguredCommand {
@@ -9,19 +10,13 @@ export interface ConfiguredCommand {
 }
 
 /**
- * Spellings of "the workspace" a hook's or server's command may start a path
- * with: the shell's `$(pwd)`, `` `pwd` ``, `$PWD` (commands start in the
- * workspace) and Claude Code's `$CLAUDE_PROJECT_DIR`.
- */
-const WORKSPACE_SPELLINGS = /\$\(\s*pwd\s*\)|`\s*pwd\s*`|\$\{PWD\}|\$PWD\b|\$\{CLAUDE_PROJECT_DIR\}|\$CLAUDE_PROJECT_DIR\b/g;
-
-/**
  * The words of a command line that could name a file, with the workspace's
  * spellings and `~/` expanded and quotes dropped: enough to find
  * `sh "$(pwd)/hooks/policy.sh"` or `node tools/server.js` in it.
  */
 export function commandWords(line: string, workspace: string, home: string): string[] {
-  const expanded = line.replace(WORKSPACE_SPELLINGS, workspace);
+  // `$(pwd)`, `` `pwd` ``, `$PWD` (commands start in the workspace) and Claude Code's `$CLAUDE_PROJECT_DIR`.
+  const expanded = expandWorkspaceVariables(line, workspace);
   return expanded
     .split(/[\s;|&<>()'"`]+/)
     .filter((word) => word !== "" && !word.startsWith("-") && !word.includes("$"))
