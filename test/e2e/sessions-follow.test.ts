@@ -123,6 +123,41 @@ describe.each(["files", "postgres"])("agent sessions show --follow, %s store", (
   }, 60_000);
 });
 
+describe("agent sessions show --follow before the teammate exists", () => {
+  test("in a running session, a follower of a teammate not spawned yet says so and waits; she is followed once she comes", async () => {
+    const spawnGate = Promise.withResolvers<void>();
+    const leadAsked = Promise.withResolvers<void>();
+    const server = startServer([
+      { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "writer", prompt: "write a.txt" } }], gate: spawnGate.promise, check: () => leadAsked.resolve() },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "from alice\n" } }] },
+      { identity: "alice", text: "alice wrote a.txt" },
+      { identity: "lead", text: "alice reported." },
+    ]);
+    const setup = teamSetup();
+    const run = setup.run(["have alice write a.txt", "--permission-mode", "acceptEdits", "--base-url", server.url]);
+    await leadAsked.promise;
+    const id = new SessionStore(setup.stateDir).mostRecent()!.id;
+    const follower = Bun.spawn([AGENT_BINARY, "sessions", "show", id, "--follow", "--agent", "alice", "--state-dir", setup.stateDir], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const out = { text: "" };
+    const err = { text: "" };
+    const reading = Promise.all([readUntil(follower.stdout, out), readUntil(follower.stderr, err)]);
+    await waitFor(() => err.text.includes(`agent: alice is not in session ${id} yet (it has lead); waiting for it while the session runs`), () => err.text);
+    spawnGate.resolve();
+    expect((await run).code).toBe(0);
+    server.assertDone();
+    expect(await follower.exited).toBe(0);
+    await reading;
+    expect(out.text).toContain("> write a.txt");
+    expect(out.text).toContain("alice: alice wrote a.txt");
+    expect(err.text).toContain(`agent: following alice in session ${id}`);
+  }, 60_000);
+});
+
 describe("agent sessions show --follow, refusals", () => {
   test("an agent the session does not have is refused at once, naming the ones it has; --agent needs --follow", async () => {
     const server = startServer([{ identity: "lead", text: "hello." }]);

@@ -42,7 +42,7 @@ export async function followSession(args: GlobalValues & { store?: string; agent
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    await refuseUnknown(opened, agent, session);
+    await untilKnown(opened, agent, session, stop.signal, args.json === true);
     const lines = new FollowLines(agent, { columns: process.stdout.isTTY ? terminalColumns(process.stdout) : 160 });
     const emit = async (item: FollowItem) => {
       const text = args.json ? jsonLine(agent, item) : lines.render(item);
@@ -89,13 +89,28 @@ async function openFollow(args: GlobalValues & { store?: string }, session: Admi
 }
 
 /** A name that is neither the Lead, a teammate, nor an agent with a history is a typo: said at once, not waited on. */
-async function refuseUnknown(opened: OpenedFollow, agent: AgentName, session: AdminSession): Promise<void> {
+/**
+ * Returns once the session has `agent`. An agent the session does not have is
+ * refused, unless the session is running: then it may be a teammate being
+ * spawned right now (its first model call goes out while its spawn is made
+ * durable, and a pane or a second terminal is opened at that moment), so the
+ * follower says so once and waits for it, as `tail -F` waits for a file.
+ */
+async function untilKnown(opened: OpenedFollow, agent: AgentName, session: AdminSession, stop: AbortSignal, quiet: boolean): Promise<void> {
   if (agent === LEAD) return;
-  const teammates = (await opened.team.read()).map((t) => t.name);
-  const withHistory = await opened.histories.agents();
-  if (teammates.includes(agent) || withHistory.includes(agent)) return;
-  const known = [...new Set([LEAD, ...teammates, ...withHistory])].join(", ");
-  throw new UnknownAgentError(agent, `session ${session.meta.id} has no such agent (it has ${known}); pass one of them to --agent`);
+  let told = false;
+  while (!stop.aborted) {
+    const teammates = (await opened.team.read()).map((t) => t.name);
+    const withHistory = await opened.histories.agents();
+    if (teammates.includes(agent) || withHistory.includes(agent)) return;
+    const known = [...new Set([LEAD, ...teammates, ...withHistory])].join(", ");
+    if (!(await opened.source.running())) {
+      throw new UnknownAgentError(agent, `session ${session.meta.id} has no such agent (it has ${known}); pass one of them to --agent`);
+    }
+    if (!told && !quiet) await writeErr(`agent: ${agent} is not in session ${session.meta.id} yet (it has ${known}); waiting for it while the session runs (Ctrl-C to stop)\n`);
+    told = true;
+    await Bun.sleep(opened.everyMs);
+  }
 }
 
 /** --json: one object a line, the timeline's entries (kind, text, detail) and the mailbox's changes. */
