@@ -6,6 +6,7 @@ import { AGENT_BINARY, ensureBinary, runAgent } from "./agent-binary.ts";
 import { clusterForFile } from "../support/postgres.ts";
 import { scriptedServers } from "./run-fixture.ts";
 import { teamSetup } from "./team-fixture.ts";
+import { deadline } from "../support/deadline.ts";
 
 // `agent sessions show ID --follow --agent NAME`: a read-only follower of one
 // agent's history and mailbox, run beside a live `agent run` as a user would
@@ -47,9 +48,9 @@ async function readUntil(stream: ReadableStream<Uint8Array>, into: { text: strin
 }
 
 async function waitFor(what: () => boolean, label: () => string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
+  const end = Date.now() + deadline(ms);
   while (!what()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting: ${label()}`);
+    if (Date.now() > end) throw new Error(`timed out waiting: ${label()}`);
     await Bun.sleep(20);
   }
 }

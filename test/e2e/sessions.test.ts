@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { RecordedRequest } from "../support/model-server.ts";
 import { AGENT_BINARY, runAgent } from "./agent-binary.ts";
 import { expectOneLineError, parseResult, runSetup, scriptedServers } from "./run-fixture.ts";
+import { deadline } from "../support/deadline.ts";
 
 // Sessions on the compiled binary: every run a new session, -c / --resume /
 // --session to continue one, one runtime per session and several sessions at
@@ -55,8 +56,8 @@ function sessionsSetup() {
 }
 
 async function until(condition: () => boolean): Promise<void> {
-  for (const deadline = Date.now() + 20_000; !condition(); await Bun.sleep(20)) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
+  for (const end = Date.now() + deadline(20_000); !condition(); await Bun.sleep(20)) {
+    if (Date.now() > end) throw new Error("timed out waiting");
   }
 }
 

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { AGENT_BINARY, ensureBinary, runAgent } from "./agent-binary.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { waitUntil } from "../support/deadline.ts";
 
 // Unsandboxed (danger-full-access) commands die with the run that started them,
 // however it ends: their own process group, a death signal on the direct child,
@@ -36,12 +37,10 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Waits for `ok` (the deadline scaled to the machine's load: test/support/deadline.ts); how long it took. */
 async function waitFor(what: string, ok: () => boolean, ms: number): Promise<number> {
   const started = performance.now();
-  while (!ok()) {
-    if (performance.now() - started > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await Bun.sleep(20);
-  }
+  await waitUntil(ok, what, ms);
   return performance.now() - started;
 }
 

@@ -4,6 +4,7 @@ import { basename } from "node:path";
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { expectOneLineError, parseResult, scriptedServers } from "./run-fixture.ts";
 import { TeamList, teamSetup } from "./team-fixture.ts";
+import { deadline } from "../support/deadline.ts";
 
 // The state dir stays owned while `agent run` waits for its team, not only
 // during the user turn: a second run or a drain is refused (exit 4), while
@@ -19,9 +20,9 @@ afterEach(async () => {
 });
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const end = Date.now() + deadline(timeoutMs);
   while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
     await Bun.sleep(20);
   }
 }

@@ -1,4 +1,5 @@
 import { afterEach } from "bun:test";
+import { deadline } from "../support/deadline.ts";
 
 /**
  * A list the calling test file pushes its pseudo-terminal children into; each
@@ -32,11 +33,11 @@ export function onPty(terminals: Bun.Subprocess[], command: string[], env: Recor
   });
   terminals.push(child);
   const until = async (text: string, from = 0) => {
-    const deadline = Date.now() + timeoutMs;
+    const end = Date.now() + deadline(timeoutMs);
     for (;;) {
       const at = screen.indexOf(text, from);
       if (at >= 0) return at + text.length;
-      if (Date.now() > deadline) throw new Error(`${JSON.stringify(text)} never showed; the screen: ${JSON.stringify(screen)}`);
+      if (Date.now() > end) throw new Error(`${JSON.stringify(text)} never showed; the screen: ${JSON.stringify(screen)}`);
       await Bun.sleep(20);
     }
   };

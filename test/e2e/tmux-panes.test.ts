@@ -6,6 +6,7 @@ import { SessionStore } from "../../src/sessions/session-store.ts";
 import { AGENT_BINARY } from "./agent-binary.ts";
 import { scriptedServers } from "./run-fixture.ts";
 import { teamSetup } from "./team-fixture.ts";
+import { deadline } from "../support/deadline.ts";
 
 // `agent run --teammate-panes tmux` inside a real tmux server (a private
 // socket, no user config): each teammate gets a pane following it, the panes
@@ -42,11 +43,11 @@ function panes(socket: string): { id: string; command: string }[] {
 }
 
 async function until<T>(what: () => T | undefined, label: () => string, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
+  const end = Date.now() + deadline(ms);
   for (;;) {
     const value = what();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out: ${label()}`);
+    if (Date.now() > end) throw new Error(`timed out: ${label()}`);
     await Bun.sleep(50);
   }
 }

@@ -1,4 +1,5 @@
 import { Terminal } from "@xterm/headless";
+import { deadline } from "../support/deadline.ts";
 
 export interface ScreenSize {
   cols: number;
@@ -50,12 +51,12 @@ export function onXterm(terminals: Bun.Subprocess[], command: string[], env: Rec
     while (pending > 0) await Bun.sleep(5);
   };
   const waitFor = async (wanted: string | RegExp, what: () => string[] = rows) => {
-    const deadline = Date.now() + timeoutMs;
+    const end = Date.now() + deadline(timeoutMs);
     for (;;) {
       await settled();
       const screen = what().join("\n");
       if (typeof wanted === "string" ? screen.includes(wanted) : wanted.test(screen)) return screen;
-      if (Date.now() > deadline) throw new Error(`${String(wanted)} never showed; the screen:\n${screen}\nbytes: ${JSON.stringify(bytes.slice(-3000))}`);
+      if (Date.now() > end) throw new Error(`${String(wanted)} never showed; the screen:\n${screen}\nbytes: ${JSON.stringify(bytes.slice(-3000))}`);
       await Bun.sleep(20);
     }
   };

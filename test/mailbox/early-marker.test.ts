@@ -15,6 +15,7 @@ import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { fileNameOf } from "../../src/mailbox/paths.ts";
 import { openOsLock } from "../../src/storage/os-lock.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { waitUntil } from "../support/deadline.ts";
 
 const message = (content: string, recipient = "bob") => createMessage({ sender: "lead", recipient, kind: "task", content }, { clock: systemClock, ids: uuidV7Source });
 
@@ -32,10 +33,7 @@ async function world() {
 }
 
 async function until(check: () => boolean): Promise<void> {
-  for (let waited = 0; !check(); waited += 5) {
-    if (waited > 5_000) throw new Error("timed out");
-    await Bun.sleep(5);
-  }
+  await waitUntil(check, "the condition")
 }
 
 describe("a send's message is written before the lock", () => {

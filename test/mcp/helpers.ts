@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import type { McpServers } from "../../src/mcp/config.ts";
 import { McpManager } from "../../src/mcp/manager.ts";
+import { deadline } from "../support/deadline.ts";
 
 const root = resolve(import.meta.dir, "../..");
 /** The real MCP test server from npm (a devDependency), run with node as its users do. */
@@ -115,7 +116,7 @@ export function alive(pid: number): boolean {
 
 /** Polls until `check` holds or `ms` pass. */
 export async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<boolean> {
-  const until = Date.now() + ms;
+  const until = Date.now() + deadline(ms);
   while (Date.now() < until) {
     if (await check()) return true;
     await Bun.sleep(50);

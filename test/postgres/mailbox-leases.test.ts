@@ -12,6 +12,7 @@ import { PostgresConnection } from "../../src/postgres/connection.ts";
 import { PgMailWakeups } from "../../src/postgres/mail-wakeups.ts";
 import { PgMailboxStore } from "../../src/postgres/mailbox-store.ts";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
+import { deadline } from "../support/deadline.ts";
 
 let cluster: Promise<PostgresCluster> | undefined;
 const pools: SQL[] = [];
@@ -38,7 +39,7 @@ async function setup() {
 
 /** Polls `check` until it holds (a lease running out is the server's clock, not ours). */
 async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
+  const until = Date.now() + deadline(timeoutMs);
   while (!(await check())) {
     if (Date.now() > until) throw new Error("condition not reached in time");
     await Bun.sleep(20);
