@@ -1,7 +1,7 @@
 import type { Readable } from "node:stream";
 import type { PermissionAnswer, PermissionAsker, PermissionRequest } from "./policy.ts";
 import { NO_PALETTE, type Palette, paletteFor, previewCall } from "./preview.ts";
-import { isTerminal } from "../process/terminal.ts";
+import { discardTypedAhead, isTerminal } from "../process/terminal.ts";
 
 /** Runs a question with the terminal to itself; `write` prints the question (the terminal's owner, Screen.question). */
 export type AskAround = <T>(ask: (write: (text: string) => void) => Promise<T>) => Promise<T>;
@@ -25,8 +25,12 @@ interface KeyInput extends Readable {
   setRawMode?: (raw: boolean) => unknown;
 }
 
-/** The keys that answer on their own, without Enter. */
-export const ANSWER_KEY_CHARS = new Set(["y", "a", "n", "N", "e"]);
+/**
+ * The keys that answer on their own, without Enter: the answers for this call
+ * only. `a` and `N` change what is asked for the rest of the session, so they
+ * need Enter: a sentence typed into the question (`add a readme`) never makes a rule.
+ */
+export const ANSWER_KEY_CHARS = new Set(["y", "n", "e"]);
 /** An Enter this soon after a key answer is the habit of confirming it, not an answer to what comes next. */
 export const CONFIRM_ENTER_MS = 1000;
 const CTRL_C = "\x03";
@@ -34,7 +38,7 @@ const CTRL_D = "\x04";
 const BACKSPACES = new Set(["\x7f", "\b"]);
 
 /** The choices, as the question lists them. */
-export const ANSWER_KEYS = "[y]es once, [a]lways this session, [n]o, [N]ever this session, [e] no and tell the model why";
+export const ANSWER_KEYS = "[y]es once, [a]lways this session (Enter), [n]o, [N]ever this session (Enter), [e] no and tell the model why";
 
 /** The question for a permission request, as shown on the terminal: who, what the call will do, the choices. */
 export function permissionQuestion(request: PermissionRequest, palette: Palette = NO_PALETTE): string {
@@ -46,6 +50,11 @@ export function permissionQuestion(request: PermissionRequest, palette: Palette 
 }
 
 export type AnswerKey = "yes" | "always" | "no" | "never" | "explain";
+
+/** Whether `line` is one of the answers (an empty line, Enter alone, is a no): anything else was not typed for the question. */
+export function isAnswer(line: string): boolean {
+  return /^\s*(y(es)?|a(lways)?|n(o)?|N|never|e(xplain)?|)\s*$/i.test(line);
+}
 
 /**
  * y/yes, a/always, N/never (capital N: lower-case n is a plain no), e/explain;
@@ -77,7 +86,9 @@ export async function askPermission(
   note: (text: string) => void,
   palette: Palette = NO_PALETTE,
 ): Promise<PermissionAnswer> {
-  const line = await ask(permissionQuestion(request, palette), "key");
+  let line = await ask(permissionQuestion(request, palette), "key");
+  // Text that is no answer (a sentence meant for the prompt) answers nothing: the question is asked again.
+  while (line !== null && !isAnswer(line)) line = await ask(`not an answer: type y, n or e, or a or N then Enter: `, "key");
   if (line === null) return { answer: "no" };
   const key = parseAnswerKey(line);
   if (key === "explain") {
@@ -159,12 +170,19 @@ async function readLine(input: Readable, write: Write, prompt: string, signal: A
 }
 
 /**
- * The answer to `allow?` from a raw terminal: y a n N e answer at once (the
- * key is echoed); anything else is typed as a word and ends with Enter (an
+ * The answer to `allow?` from a raw terminal: y n e answer at once (the key is
+ * echoed) when pressed alone into an empty line; anything else — a or N, keys
+ * typed ahead, a paste — is typed as a word and ends with Enter (an
  * empty line is a no). Ctrl-C is passed on as the SIGINT it would have been,
  * Ctrl-D ends the input.
  */
 function readAnswerKey(input: KeyInput, write: Write, prompt: string, signal: AbortSignal, keys: { lastAt: number }): Promise<string | null> {
+  // Keys typed before the question was drawn were not typed for it.
+  const fd = (input as { fd?: unknown }).fd;
+  if (typeof fd === "number") discardTypedAhead(fd);
+  while (input.read() !== null) {
+    // Read into the stream before the question: dropped too.
+  }
   write(prompt);
   return new Promise((resolve) => {
     let typed = "";
@@ -180,7 +198,10 @@ function readAnswerKey(input: KeyInput, write: Write, prompt: string, signal: Ab
     const onEnd = () => finish(null);
     const onAbort = () => finish(null);
     const onData = (chunk: Buffer | string) => {
-      for (const char of chunk.toString()) {
+      const text = chunk.toString();
+      // Several characters at once were typed ahead or pasted: text for the line, never a one-key answer.
+      const burst = [...text].length > 1;
+      for (const char of text) {
         if (char === CTRL_C) {
           // A no; the signal then stops the run as it would have without raw mode.
           finish("");
@@ -200,7 +221,7 @@ function readAnswerKey(input: KeyInput, write: Write, prompt: string, signal: Ab
           }
           continue;
         }
-        if (typed === "" && ANSWER_KEY_CHARS.has(char)) {
+        if (typed === "" && !burst && ANSWER_KEY_CHARS.has(char)) {
           write(char);
           keys.lastAt = Date.now();
           return finish(char);

@@ -15,3 +15,19 @@ export function isTerminal(fd: 0 | 1 | 2): boolean {
   const isatty = libc.call.isatty as (fd: number) => number;
   return isatty(fd) === 1;
 }
+
+let flushing: Libc<"tcflush"> | null | undefined;
+
+/** tcflush(3)'s TCIFLUSH: the same value on Linux and the BSDs (macOS). */
+const TCIFLUSH = process.platform === "linux" ? 0 : 1;
+
+/**
+ * Drops what was typed at terminal `fd` and not read yet — keys a person typed
+ * before a question was drawn are not its answer. False where libc cannot be
+ * bound (the typed-ahead keys then stay, and are told apart as a burst).
+ */
+export function discardTypedAhead(fd: number): boolean {
+  if (flushing === undefined) flushing = bindLibc({ tcflush: { args: ["i32", "i32"], returns: "i32" } });
+  if (flushing === null) return false;
+  return (flushing.call.tcflush as (fd: number, queue: number) => number)(fd, TCIFLUSH) === 0;
+}

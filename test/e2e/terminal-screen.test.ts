@@ -352,6 +352,49 @@ describe("agent run cut by Ctrl-C mid-answer, as the screen shows it", () => {
   }, 30_000);
 });
 
+describe("a question takes only what was typed for it", () => {
+  /** The Lead asks to write notes.txt twice (the second time is allowed by the first answer's rule, if any). */
+  function editTwice() {
+    return startServer([
+      { identity: "lead", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "notes\n" } }] },
+      { identity: "lead", toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "again\n" } }] },
+      { identity: "lead", text: "done asking." },
+    ]);
+  }
+  const run = (setup: ReturnType<typeof teamSetup>, url: string) =>
+    onXterm(terminals, [AGENT_BINARY, "run", "write notes.txt", "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", url, "--permission-mode", "default"], { OPENAI_API_KEY: "test-key" }, { cols: 160, rows: 40 });
+
+  test("agent run: a sentence typed into the question answers nothing, and a alone adds no rule until Enter", async () => {
+    const server = editTwice();
+    const setup = teamSetup();
+    const t = run(setup, server.url);
+    await t.waitFor("tell the model why:");
+    // Typed as one burst, as a person typing a request for the prompt does: its 'a' is no answer.
+    t.type("add a readme");
+    await t.waitFor("add a readme");
+    t.type("\r");
+    await t.waitFor("not an answer: type y, n or e, or a or N then Enter:");
+    expect(existsSync(join(setup.workspace, "notes.txt"))).toBe(false);
+    // 'a' alone waits for Enter: erased, it was nothing; then n denies this call only.
+    // Each key on its own, as a person presses them (keys arriving together are typed text).
+    t.type("a");
+    await t.waitFor("then Enter: a");
+    t.type("\x7f");
+    await t.waitFor(/then Enter:\s*$/m);
+    t.type("n");
+    await t.waitFor(/tell the model why:[^]*tell the model why:/, t.all);
+    // The second call is asked again: no rule was added. Now a and Enter add it.
+    t.type("a\r");
+    await t.waitFor("added allow rule for this session", t.all);
+    expect(await t.child.exited).toBe(0);
+    server.assertDone();
+    expect(readFileSync(join(setup.workspace, "notes.txt"), "utf8")).toBe("again\n");
+    const log = t.all().join("\n");
+    expect(log.split("added allow rule").length).toBe(2);
+    expect(log.split(QUESTION).length).toBe(3);
+  }, 40_000);
+});
+
 describe("a permission question in the session, as the screen shows it", () => {
   test("n without Enter denies the Lead's edit; the prompt comes back", async () => {
     const server = startServer([

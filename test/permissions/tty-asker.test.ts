@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import type { PermissionRequest } from "../../src/permissions/policy.ts";
-import { ANSWER_KEYS, createTtyAsker, parseAnswerKey } from "../../src/permissions/tty-asker.ts";
+import { ANSWER_KEYS, createTtyAsker, isAnswer, parseAnswerKey } from "../../src/permissions/tty-asker.ts";
 import { waitUntil } from "../support/deadline.ts";
 
 const request: PermissionRequest = { tool: "shell", effect: "execute", subject: "npm test", identity: "lead" };
@@ -54,6 +54,21 @@ describe("createTtyAsker", () => {
     io.input.end();
     await expect(answer).rejects.toThrow("stdin closed before an answer");
     await expect(ask(request, signal)).rejects.toThrow("stdin is closed");
+  });
+});
+
+describe("a line that is no answer", () => {
+  test("answers nothing: the question is asked again, and the next answer counts", async () => {
+    const io = streams();
+    const answer = createTtyAsker(io)({ ...request, remember: { allow: ["shell(npm test)"], deny: [] } }, new AbortController().signal);
+    await shown(io, "allow? ");
+    io.input.write("add a readme\n");
+    await shown(io, "not an answer: type y, n or e, or a or N then Enter: ");
+    io.input.write("n\n");
+    expect(await answer).toEqual({ answer: "no" });
+    expect(io.written()).not.toContain("added allow rule");
+    expect(["y", "yes", "a", "always", "n", "no", "N", "never", "e", "explain", "", " "].every(isAnswer)).toBe(true);
+    expect(["add a readme", "yes please", "ok", "a b"].some(isAnswer)).toBe(false);
   });
 });
 

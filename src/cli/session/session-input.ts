@@ -125,7 +125,7 @@ export class SessionInput implements KeySource {
   }
 
   /** Asks `question` and resolves with the line that answers it (null if input ends); one question at a time. */
-  /** `singleKey`: y a n N e answer on their own, without Enter (a permission question's choice). */
+  /** `singleKey`: y n e pressed alone answer without Enter (a permission question's choice; a and N need Enter). */
   ask(question: string, signal: AbortSignal, singleKey = false): Promise<string | null> {
     const answer = this.#questions.then(() => this.#askOnce(question, signal, singleKey));
     this.#questions = answer.catch(() => {});
@@ -219,9 +219,14 @@ export class SessionInput implements KeySource {
         this.#answering = undefined;
         resolve(line);
       };
+      // How many characters came with the key: several at once were pasted or typed ahead, not pressed for the question.
+      let chunk = 0;
+      const onData = (data: Buffer | string) => {
+        chunk = [...data.toString()].length;
+      };
       // After readline's own listener has put the key on the line: a lone answer key is entered at once.
       const onKey = (key: string | undefined) => {
-        if (key !== undefined && this.#rl.line === key && ANSWER_KEY_CHARS.has(key)) {
+        if (key !== undefined && chunk <= 1 && this.#rl.line === key && ANSWER_KEY_CHARS.has(key)) {
           this.#keyAnsweredAt = Date.now();
           this.#rl.write(null, { name: "return" });
         }
@@ -231,13 +236,20 @@ export class SessionInput implements KeySource {
       const finish = (line: string | null) => {
         if (settled) return;
         settled = true;
-        if (keys) this.#input.off("keypress", onKey);
+        if (keys) {
+          this.#input.off("keypress", onKey);
+          this.#input.off("data", onData);
+        }
         done(line);
       };
       this.#answering = finish;
       // The screen took the prompt's rows off before the question.
       this.#rl.prevRows = 0;
-      if (keys) this.#input.on("keypress", onKey);
+      if (keys) {
+        // Before readline's own listener, which makes the keypresses of a chunk.
+        this.#input.prependListener("data", onData);
+        this.#input.on("keypress", onKey);
+      }
       const answered = (line: string) => {
         // The Enter that confirmed the previous key answer, typed a moment after it: not this answer.
         if (line === "" && Date.now() - this.#keyAnsweredAt < CONFIRM_ENTER_MS) this.#rl.question("", { signal }, answered);
