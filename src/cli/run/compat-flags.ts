@@ -60,6 +60,7 @@ export const compatArgs = {
   },
   "setting-sources": { type: "string", valueHint: "sources", description: "Claude Agent SDK: accepted; which config files are read is ours (docs/compat.md)" },
   "await-initialize": { type: "boolean", description: "Claude Agent SDK: accepted; the initialize request is always read first" },
+  "allow-dangerously-skip-permissions": { type: "boolean", description: "Claude Agent SDK: accepted; --permission-mode bypassPermissions needs no second flag here" },
 } as const satisfies ArgsDef;
 
 export interface CompatValues {
@@ -82,4 +83,5 @@ export interface CompatValues {
   "permission-prompt-tool"?: string;
   "setting-sources"?: string;
   "await-initialize"?: boolean;
+  "allow-dangerously-skip-permissions"?: boolean;
 }

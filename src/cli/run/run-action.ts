@@ -28,6 +28,8 @@ export async function runAction({ args, rawArgs }: CommandContext<typeof runArgs
   // The Claude Agent SDK's first line (initialize) carries the system prompt: read before the settings.
   const sdk = await sdkClient(args);
   const setup = headlessSetup(sdk ? withInitialize(args, sdk.control.initialize) : args, rawArgs);
+  const agents = Object.keys(sdk?.control.initialize?.agents ?? {});
+  if (agents.length > 0) setup.warnings.push(`the SDK's agents (${agents.join(", ")}) are not run here: the Lead's task tool and teammates take their place (docs/compat.md)`);
   // Trust is settled and the endpoint known: its handshake overlaps the session's set-up.
   preconnectModel(modelClientOptions(setup.settings), process.env);
   // The runtime's modules are evaluated after the set-up has started the
