@@ -20,12 +20,21 @@ export class HookChain implements Hooks {
       if (!source.has(event)) continue;
       const answer = await source.run(event, payload, context);
       outcome.warnings.push(...answer.warnings);
-      if (answer.context) outcome.context = [...(outcome.context ?? []), ...answer.context];
-      if (answer.permission && outcome.permission?.decision !== "ask") outcome.permission = answer.permission;
-      if (answer.stopped !== undefined || answer.blocked !== undefined) {
-        return { ...outcome, ...(answer.stopped !== undefined ? { stopped: answer.stopped } : {}), ...(answer.blocked !== undefined ? { blocked: answer.blocked } : {}) };
-      }
+      const final = addAnswer(outcome, answer);
+      if (final) return final;
     }
     return outcome;
   }
+}
+
+/**
+ * Adds one hook's answer to the outcome so far: its context, its permission
+ * answer (ask over allow). A block or stop ends the event: the final outcome is
+ * returned, and the caller runs no later hook.
+ */
+export function addAnswer(outcome: HookOutcome, answer: Omit<HookOutcome, "warnings">): HookOutcome | undefined {
+  if (answer.context) outcome.context = [...(outcome.context ?? []), ...answer.context];
+  if (answer.permission && outcome.permission?.decision !== "ask") outcome.permission = answer.permission;
+  if (answer.stopped === undefined && answer.blocked === undefined) return undefined;
+  return { ...outcome, ...(answer.stopped !== undefined ? { stopped: answer.stopped } : {}), ...(answer.blocked !== undefined ? { blocked: answer.blocked } : {}) };
 }

@@ -1,6 +1,7 @@
 import type { HookEvent } from "../../config/config.ts";
 import { type HookSession, claudeKeys, matcherNames } from "../../hooks/claude-protocol.ts";
 import { hookJsonAnswer } from "../../hooks/hook-output.ts";
+import { addAnswer } from "../../hooks/hook-chain.ts";
 import { compileMatcher, DEFAULT_HOOK_TIMEOUT_MS } from "../../hooks/hook-runner.ts";
 import type { HookOutcome, HookRunContext, SessionHooks } from "../../hooks/types.ts";
 import { redactValue } from "../../security/redact.ts";
@@ -53,10 +54,8 @@ export class SdkHooks implements SessionHooks {
         if (answer.async === true) continue;
         const { warning, ...decided } = hookJsonAnswer(answer, name);
         if (warning !== undefined) outcome.warnings.push(warning);
-        if (decided.context) outcome.context = [...(outcome.context ?? []), ...decided.context];
-        if (decided.permission && outcome.permission?.decision !== "ask") outcome.permission = decided.permission;
-        if (decided.stopped !== undefined) return { ...outcome, stopped: decided.stopped, ...(decided.blocked !== undefined ? { blocked: decided.blocked } : {}) };
-        if (decided.blocked !== undefined) return { ...outcome, blocked: decided.blocked };
+        const final = addAnswer(outcome, decided);
+        if (final) return final;
       }
     }
     return outcome;
