@@ -63,7 +63,7 @@ describe("the Claude Agent SDK drives agent", () => {
     const { run, stderr } = sdkRun(server);
     const { messages, error, results } = await run("say hi", { systemPrompt: "You answer in haiku." });
     expect({ error: error?.message, stderr: stderr.join("").split("\n").filter((line) => line.startsWith("agent:")) }).toEqual({ error: undefined, stderr: [] });
-    expect(messages[0]).toMatchObject({ type: "system", subtype: "init" });
+    expect(messages[0]).toMatchObject({ type: "system", subtype: "init", skills: [], plugins: [], claude_code_version: expect.any(String) });
     const sessionId = (messages[0] as { session_id: string }).session_id;
     expect(messages.find((m) => m.type === "assistant")).toMatchObject({ message: { content: [{ type: "text", text: "hello from the model" }] }, parent_tool_use_id: null });
     expect(results).toHaveLength(1);

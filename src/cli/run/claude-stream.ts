@@ -36,6 +36,12 @@ export function claudeShapes(version: string): StreamShapes {
           apiKeySource: "none",
           slash_commands: [],
           output_style: "default",
+          // sdk.d.ts SDKSystemMessage: the version of what runs (ours), no skills or plugins of Claude Code's kind;
+          // interrupt answers carry still_queued.
+          claude_code_version: version,
+          skills: [],
+          plugins: [],
+          capabilities: ["interrupt_receipt_v1"],
           ...(info.mcpServers ? { agent_mcp_servers: info.mcpServers } : {}),
         }),
       ];
