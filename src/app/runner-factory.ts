@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Settings } from "../config/load.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Tool, ToolSource } from "../core/tool.ts";
-import type { ShellHooks } from "../hooks/hook-runner.ts";
+import type { SessionHooks } from "../hooks/types.ts";
 import { lookupModel } from "../model/catalogue/catalogue.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
 import type { PermissionPolicy } from "../permissions/policy.ts";
@@ -48,7 +48,7 @@ export interface RunnerFactoryOptions {
   clock: Clock;
   model: ModelClient;
   policy: PermissionPolicy;
-  hooks: ShellHooks;
+  hooks: SessionHooks;
   fence: ProtectedPaths;
   usage: UsageLedger;
   warn: (agent: string) => (message: string) => void;

@@ -8,6 +8,8 @@ import type { TeammateLeases } from "../leases/teammate-leases.ts";
 import type { McpManager } from "../mcp/manager.ts";
 import type { ModelSwitch } from "../model/model-switch.ts";
 import type { PermissionAsker, PermissionPolicy } from "../permissions/policy.ts";
+import type { HookSession } from "../hooks/claude-protocol.ts";
+import type { SessionHooks } from "../hooks/types.ts";
 import type { AgentRunner } from "../runtime/agent-runner.ts";
 import type { EventInbox } from "../runtime/event-inbox.ts";
 import type { HistoryBackend } from "../runtime/history-store.ts";
@@ -59,8 +61,10 @@ export interface LeadContext {
   observer?: RunObserver;
   /** Team and mailbox events (teammate states, sends, claims, acks). */
   teamObserver?: (event: TeamEvent) => void;
-  /** Asks the user on a TTY; absent when headless (asking then means denying). */
+  /** Asks the user on a TTY, or the program driving the agent (a Claude Agent SDK's canUseTool); absent when headless (asking then means denying). */
   asker?: PermissionAsker;
+  /** The driving program's hooks (a Claude Agent SDK's callbacks), run after the config's for the session they are given. */
+  hostHooks?: (session: HookSession) => SessionHooks;
   /** The mailbox's file-system calls; tests pass the real ones with a failure injected. */
   mailboxFs?: FsOps;
   /** Time for everything the runtime stamps (messages, cron, team.json, the system prompts' date); the system clock unless a test fixes it. */

@@ -3,6 +3,8 @@ import { LEAD } from "../core/agent-name.ts";
 import type { HookSession } from "../hooks/claude-protocol.ts";
 import { HookNotices } from "../hooks/hook-notices.ts";
 import { ShellHooks } from "../hooks/hook-runner.ts";
+import { HookChain } from "../hooks/hook-chain.ts";
+import type { SessionHooks } from "../hooks/types.ts";
 import { TeamGates } from "../hooks/team-gates.ts";
 import type { PermissionAsker } from "../permissions/policy.ts";
 import type { TeamEvent } from "../team/teammate-runtime.ts";
@@ -12,7 +14,8 @@ import { hookCommandLines } from "../config/configured-commands.ts";
 
 /** The runtime's hooks, and where they listen in: a question for the user, the team's events. */
 export interface RuntimeHooks {
-  hooks: ShellHooks;
+  /** The config's command hooks, then the driving program's (LeadContext.hostHooks). */
+  hooks: SessionHooks;
   notices: HookNotices;
   /** TeammateIdle, TaskCreated and TaskCompleted: awaited where they happen, as they may refuse. */
   gates: TeamGates;
@@ -24,11 +27,13 @@ export interface RuntimeHooks {
 }
 
 export function wireHooks({ settings, context, closers, warn }: RuntimeBase): RuntimeHooks {
-  const hooks = new ShellHooks(settings.hooks, {
+  const session = hookSession(settings, context);
+  const shell = new ShellHooks(settings.hooks, {
     env: settings.shell.env,
     ...(context.sandbox ? { sandbox: context.sandbox } : {}),
-    session: hookSession(settings, context),
+    session,
   });
+  const hooks = context.hostHooks ? new HookChain([shell, context.hostHooks(session)]) : shell;
   const notices = new HookNotices(hooks, context.workspace, warn(LEAD));
   // Waited for last of all (closers run newest first): a notice started while the team closed still ends.
   closers.push(() => notices.settle());

@@ -35,14 +35,25 @@ export function expandHelpWords(rawArgs: readonly string[]): string[] {
 
 /**
  * The command lines of `claude -p` scripts, as ours: a line that starts with an
- * option and has `-p`/`--print` before any operand (`agent -p "hi" --output-format json`)
- * is `agent run` with it. `agent exec …`, codex's, is read by run/codex-exec.ts.
+ * option and has `-p`/`--print` (or stream-json in or out, as the Claude Agent SDK
+ * starts it) before any operand (`agent -p "hi" --output-format json`) is `agent run`
+ * with it. `agent exec …`, codex's, is read by run/codex-exec.ts.
  */
 export function expandCompatWords(rawArgs: readonly string[]): string[] {
   const end = rawArgs.indexOf("--");
   const options = end === -1 ? rawArgs : rawArgs.slice(0, end);
-  if (rawArgs[0]?.startsWith("-") && options.some((token) => token === "-p" || token === "--print")) return ["run", ...rawArgs];
+  if (rawArgs[0]?.startsWith("-") && options.some((token, i) => token === "-p" || token === "--print" || streamJsonFlag(options, i))) return ["run", ...rawArgs];
   return [...rawArgs];
+}
+
+/**
+ * `--input-format stream-json` or `--output-format stream-json` (either form) at `i`: the
+ * Claude Agent SDK starts `claude` so, with no `-p`, and means print mode.
+ */
+function streamJsonFlag(options: readonly string[], i: number): boolean {
+  const token = options[i] as string;
+  if (token === "--input-format=stream-json" || token === "--output-format=stream-json") return true;
+  return (token === "--input-format" || token === "--output-format") && options[i + 1] === "stream-json";
 }
 
 /**

@@ -42,6 +42,7 @@ export function claudeKeys(event: HookEvent, payload: Record<string, unknown>, c
   if (typeof payload.tool === "string") {
     keys.tool_name = payload.tool;
     keys.tool_input = toolInput(payload.tool, payload.input, cwd);
+    if (typeof payload.callId === "string") keys.tool_use_id = payload.callId;
   }
   if ("result" in payload && event === "PostToolUse") keys.tool_response = payload.result;
   if (typeof payload.prompt === "string") keys.prompt = payload.prompt;

@@ -40,10 +40,18 @@ export function readHookAnswer(event: HookEvent, stdout: string, name: string): 
   } catch (error) {
     return { warning: `${name} printed invalid JSON on stdout (${(error as Error).message}); its answer is ignored` };
   }
+  return hookJsonAnswer(json, name);
+}
+
+/**
+ * A hook's JSON answer as an outcome: a command hook's stdout, or what a Claude
+ * Agent SDK hook callback returned (the same shape), so both are applied alike.
+ */
+export function hookJsonAnswer(json: unknown, name: string): Omit<HookOutcome, "warnings"> & { warning?: string } {
   const parsed = HookAnswer.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { warning: `${name} printed JSON whose ${issue?.path.join(".") || "value"} is not valid (${issue?.message}); its answer is ignored` };
+    return { warning: `${name} answered JSON whose ${issue?.path.join(".") || "value"} is not valid (${issue?.message}); its answer is ignored` };
   }
   const answer = parsed.data;
   const specific = answer.hookSpecificOutput;

@@ -35,7 +35,7 @@ export interface ShellHooksOptions {
   session?: HookSession;
 }
 
-function compileMatcher(event: HookEvent, source: string | undefined): RegExp | undefined {
+export function compileMatcher(event: HookEvent, source: string | undefined): RegExp | undefined {
   if (source === undefined || source === "" || source === "*") return undefined;
   try {
     // Anchored: "shell|write_file" means those two tools, not every name containing "file".

@@ -35,3 +35,6 @@ export interface Hooks {
   /** Whether any hook is configured for `event` (without it, a caller assumes one may be). */
   has?(event: HookEvent): boolean;
 }
+
+/** Hooks that can say which events they listen to: what the runtime's parts are given. */
+export type SessionHooks = Hooks & { has(event: HookEvent): boolean };

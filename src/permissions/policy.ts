@@ -7,7 +7,8 @@ import { landing, pathSubjects } from "./path-subjects.ts";
 import { describe, headlessReason, planDenial, stateRootReason, unmatchedWhy } from "./reasons.ts";
 import { FILE_EDIT, type PermissionRule, isMcpTool, parseRules } from "./rules.ts";
 
-export type PermissionDecision = { behavior: "allow" } | { behavior: "deny"; reason: string };
+/** `input`: the call's input as the one who allowed it changed it (the Claude Agent SDK's `updatedInput`). */
+export type PermissionDecision = { behavior: "allow"; input?: unknown } | { behavior: "deny"; reason: string };
 
 export interface PermissionRequest {
   tool: string;
@@ -28,6 +29,8 @@ export interface PermissionRequest {
   workspace?: string;
   /** The session rules an "always" or a "never" answer adds (see sessionRulesFor). */
   remember?: SessionRules;
+  /** The model's id of the call (Claude's `tool_use_id`), where there is one. */
+  callId?: string;
 }
 
 /** Rules added for the rest of a session by the person answering. */
@@ -42,7 +45,8 @@ export interface SessionRules {
  * for this session (its `remember.deny` rules are added).
  */
 export type PermissionAnswer =
-  | { answer: "yes" }
+  // `input`: the call is allowed with this input instead (validated again before it runs).
+  | { answer: "yes"; input?: unknown }
   | { answer: "always" }
   | { answer: "no"; reason?: string }
   | { answer: "never" }
@@ -94,7 +98,7 @@ const ALLOW: PermissionDecision = { behavior: "allow" };
  * annotations are hints. Malformed rules throw `ConfigError` here, at start-up.
  */
 export class PermissionPolicy {
-  readonly mode: PermissionMode;
+  #mode: PermissionMode;
   // Not readonly: withMode() shares them (and the session's answers) with a view.
   #allow: PermissionRule[];
   #deny: PermissionRule[];
@@ -104,7 +108,7 @@ export class PermissionPolicy {
   #session: SessionRules = { allow: [], deny: [] };
 
   constructor(options: PermissionPolicyOptions) {
-    this.mode = options.mode;
+    this.#mode = options.mode;
     this.#allow = parseRules(options.allow, "allow");
     this.#deny = parseRules(options.deny, "deny");
     this.#ask = options.ask;
@@ -147,6 +151,15 @@ export class PermissionPolicy {
     view.#deny = this.#deny;
     view.#session = this.#session;
     return view;
+  }
+
+  get mode(): PermissionMode {
+    return this.#mode;
+  }
+
+  /** Another mode for this policy's next decisions (the Claude Agent SDK's set_permission_mode); views made earlier keep theirs. */
+  setMode(mode: PermissionMode): void {
+    this.#mode = mode;
   }
 
   /** The rules in force, as written: config and flags first, then those added by answers in this session. */
@@ -388,10 +401,11 @@ export class PermissionPolicy {
     if (!this.#ask) return deny(headlessReason(request, hookAllowed));
     const remember = sessionRulesFor(request, parts);
     try {
-      const given = await this.#ask({ ...request, input, workspace: context.workspace, remember }, context.signal);
+      const given = await this.#ask({ ...request, input, workspace: context.workspace, remember, ...(context.callId !== undefined ? { callId: context.callId } : {}) }, context.signal);
       const answer: PermissionAnswer = typeof given === "boolean" ? { answer: given ? "yes" : "no" } : given;
       if (answer.answer === "always") this.addSessionRules("allow", remember.allow);
       if (answer.answer === "never") this.addSessionRules("deny", remember.deny);
+      if (answer.answer === "yes" && answer.input !== undefined) return { behavior: "allow", input: answer.input };
       if (answer.answer === "yes" || answer.answer === "always") return ALLOW;
       if (answer.answer === "denied") return deny(answer.reason);
       const denied = `permission denied by the user for ${describe(request.tool, request.subject)}`;

@@ -142,7 +142,7 @@ export class ToolPipeline implements ToolExecutor {
     if (!parsed.success) return failure(`invalid input for ${tool.name}: ${formatIssues(parsed.error)}`);
     const input = parsed.data;
 
-    const base = { tool: tool.name, input, identity: context.identity, idempotencyKey: context.idempotencyKey };
+    const base = { tool: tool.name, input, identity: context.identity, idempotencyKey: context.idempotencyKey, callId: call.id };
     const pre = await this.#runHooks("PreToolUse", base, tool.name, context);
     // `continue: false` stops the call too: the model hears why, and the turn goes on without it.
     const refused = pre?.blocked ?? pre?.stopped;
@@ -154,16 +154,23 @@ export class ToolPipeline implements ToolExecutor {
       return failure(decision.reason);
     }
 
-    const result = await this.#runHandler(tool, input, context);
+    // Allowed with another input (the Claude Agent SDK's updatedInput): checked as the model's was.
+    let allowed = input;
+    if (decision.input !== undefined) {
+      const changed = tool.input.safeParse(decision.input);
+      if (!changed.success) return failure(`the input ${tool.name} was allowed with is not valid: ${formatIssues(changed.error)}`);
+      allowed = changed.data;
+    }
+    const result = await this.#runHandler(tool, allowed, context);
     if (context.signal.aborted) return result;
 
-    const post = await this.#runHooks("PostToolUse", { ...base, result }, tool.name, context);
+    const post = await this.#runHooks("PostToolUse", { ...base, input: allowed, result }, tool.name, context);
     const objection = post?.blocked ?? post?.stopped;
     if (objection !== undefined) {
       // The action already happened; the model must still learn that a hook objected to it.
       return failure(`${result.content}\n\n[blocked by PostToolUse hook: ${objection}]`);
     }
-    const note = result.isError ? undefined : this.#notes?.after(tool.name, input, context);
+    const note = result.isError ? undefined : this.#notes?.after(tool.name, allowed, context);
     const added = [...(note !== undefined ? [note] : []), ...(post?.context ? [`[PostToolUse hook: ${post.context.join("\n")}]`] : [])];
     return added.length === 0 ? result : { ...result, content: [result.content, ...added].join("\n\n") };
   }

@@ -61,9 +61,15 @@ describe("claude -p scripts", () => {
     server.assertDone();
   });
 
-  test("--input-format stream-json: two user lines are two turns of one session, each answered by a result line before the next is read", async () => {
+  test("--input-format stream-json as the SDK writes it: initialize (its system prompt) answered, two user lines two turns of one session, one result line each, read before the next line", async () => {
     const { code, stdout, stderr, server } = await runScript("claude-stream-input.sh", [
-      { text: "first answer", check: (r) => expect(r.body.messages.at(-1)).toEqual({ role: "user", content: "first question" }) },
+      {
+        text: "first answer",
+        check: (r) => {
+          expect(String(r.body.messages[0]!.content)).toStartWith("You are scripted.");
+          expect(r.body.messages.at(-1)).toEqual({ role: "user", content: "first question" });
+        },
+      },
       {
         text: "second answer",
         check: (r) => {

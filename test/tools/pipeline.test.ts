@@ -54,9 +54,9 @@ describe("ToolPipeline", () => {
     const { run, steps, event, context } = setup();
     expect(await run('{"text":"hi"}')).toEqual({ content: "echo: hi" });
     expect(steps()).toEqual(["pre", "ask", "run", "post"]);
-    const base = { tool: "echo", input: { text: "hi" }, identity: "lead", idempotencyKey: context.idempotencyKey };
+    const base = { tool: "echo", input: { text: "hi" }, identity: "lead", idempotencyKey: context.idempotencyKey, callId: "call_1" };
     // Ours, and Claude Code's keys for the same things.
-    const theirs = { cwd: context.workspace, tool_name: "echo", tool_input: { text: "hi" } };
+    const theirs = { cwd: context.workspace, tool_name: "echo", tool_input: { text: "hi" }, tool_use_id: "call_1" };
     expect(event("pre")).toEqual({ event: "PreToolUse", hook_event_name: "PreToolUse", ...theirs, ...base });
     expect(event("post")).toEqual({
       event: "PostToolUse",

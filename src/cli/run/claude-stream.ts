@@ -1,6 +1,8 @@
 import { LEAD } from "../../core/agent-name.ts";
 import { type RunInfo, eventJson, initJson, resultJson } from "./result-json.ts";
 import { type StreamEvent, type StreamShapes, callInput } from "./stream-shapes.ts";
+import type { RunSubtype } from "../../runtime/run-types.ts";
+import type { TeamOutcome } from "./team-outcome.ts";
 
 // `--output-format stream-json`: the event shapes `claude -p` prints (its SDK's
 // messages), so a script or the Claude Agent SDK reading them works unchanged.
@@ -34,6 +36,12 @@ export function claudeShapes(version: string): StreamShapes {
           apiKeySource: "none",
           slash_commands: [],
           output_style: "default",
+          // sdk.d.ts SDKSystemMessage: the version of what runs (ours), no skills or plugins of Claude Code's kind;
+          // interrupt answers carry still_queued.
+          claude_code_version: version,
+          skills: [],
+          plugins: [],
+          capabilities: ["interrupt_receipt_v1"],
           ...(info.mcpServers ? { agent_mcp_servers: info.mcpServers } : {}),
         }),
       ];
@@ -59,6 +67,42 @@ export function claudeShapes(version: string): StreamShapes {
       const { type, ...fields } = eventJson(event);
       return [stamp({ type: "system", subtype: type, ...fields })];
     },
-    result: (outcome, info) => [stamp(resultJson(outcome.result, info, outcome))],
+    result: (outcome, info) => [stamp(claudeResult(outcome, info))],
+  };
+}
+
+/** Our subtypes as the SDK's (SDKResultMessage): the rest are its `error_during_execution`, ours kept in `agent_subtype`. */
+const CLAUDE_SUBTYPES: Partial<Record<RunSubtype, string>> = {
+  success: "success",
+  error_max_turns: "error_max_turns",
+  error_budget: "error_max_budget_usd",
+  error_max_structured_output_retries: "error_max_structured_output_retries",
+};
+
+/**
+ * The result message as the SDK's types declare it (sdk.d.ts SDKResultSuccess,
+ * SDKResultError) beside our fields: `stop_reason`, `modelUsage` (one entry,
+ * the command's model: the ledger counts by agent, not by model), `errors[]` on
+ * an error, usage's cache counts.
+ */
+function claudeResult(outcome: TeamOutcome, info: RunInfo) {
+  const ours = resultJson(outcome.result, info, outcome);
+  const { result } = outcome;
+  const total = outcome.usage?.total;
+  const tokens = {
+    inputTokens: total?.inputTokens ?? result.usage.inputTokens,
+    outputTokens: total?.outputTokens ?? result.usage.outputTokens,
+    cacheReadInputTokens: total?.cachedInputTokens ?? 0,
+  };
+  return {
+    ...ours,
+    subtype: CLAUDE_SUBTYPES[result.subtype] ?? "error_during_execution",
+    agent_subtype: result.subtype,
+    stop_reason: result.subtype === "success" ? "end_turn" : null,
+    usage: { ...ours.usage, cache_creation_input_tokens: 0, cache_read_input_tokens: tokens.cacheReadInputTokens },
+    modelUsage: {
+      [info.model]: { ...tokens, cacheCreationInputTokens: 0, webSearchRequests: 0, costUSD: ours.total_cost_usd, contextWindow: 0, maxOutputTokens: 0 },
+    },
+    ...(result.isError ? { errors: [result.result] } : {}),
   };
 }

@@ -53,6 +53,14 @@ export const compatArgs = {
   "skip-git-repo-check": { type: "boolean", description: "codex exec: accepted; agent runs outside a git repository anyway" },
   json: { type: "boolean", description: "codex exec --json: print JSON lines in codex exec's event shapes (thread.started, item.completed, turn.completed)" },
   "add-dir": { type: "string", valueHint: "dir", description: "claude -p: another directory the file tools and the sandboxed shell may use besides the workspace; may be repeated" },
+  "permission-prompt-tool": {
+    type: "string",
+    valueHint: "stdio",
+    description: "Claude Agent SDK: stdio asks the SDK (its canUseTool) over stdin/stdout what a person would be asked; needs --input-format stream-json",
+  },
+  "setting-sources": { type: "string", valueHint: "sources", description: "Claude Agent SDK: accepted; which config files are read is ours (docs/compat.md)" },
+  "await-initialize": { type: "boolean", description: "Claude Agent SDK: accepted; the initialize request is always read first" },
+  "allow-dangerously-skip-permissions": { type: "boolean", description: "Claude Agent SDK: accepted; --permission-mode bypassPermissions needs no second flag here" },
 } as const satisfies ArgsDef;
 
 export interface CompatValues {
@@ -72,4 +80,8 @@ export interface CompatValues {
   "dangerously-skip-permissions"?: boolean;
   "dangerously-bypass-approvals-and-sandbox"?: boolean;
   "skip-git-repo-check"?: boolean;
+  "permission-prompt-tool"?: string;
+  "setting-sources"?: string;
+  "await-initialize"?: boolean;
+  "allow-dangerously-skip-permissions"?: boolean;
 }

@@ -2,7 +2,8 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { LEAD } from "../../core/agent-name.ts";
 import { ttyAskerIfInteractive } from "../../permissions/tty-asker.ts";
-import type { LeadRuntime } from "../../app/lead.ts";
+import type { LeadContext, LeadRuntime } from "../../app/lead.ts";
+import type { PermissionAsker } from "../../permissions/policy.ts";
 import { writeScreenErr, writeScreenOut } from "../output.ts";
 import { VERSION } from "../version.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
@@ -35,6 +36,21 @@ export interface HeadlessWork<T extends Omit<TeamOutcomeInput, "stopReason" | "d
   body(lead: LeadRuntime, stop: RunStop, turnEnded: (done: T) => void, session: OpenSession): Promise<T>;
   /** A line for stderr once the runtime is closed: what is left, or that there was nothing to do. */
   note?(done: T, outcome: TeamOutcome, info: RunInfo): string | undefined;
+  /** The program driving the run over stdin and stdout (the Claude Agent SDK: sdk-control.ts), when there is one. */
+  client?: HeadlessClient;
+}
+
+/** What a driving program changes in the frame: where stdout goes, who is asked, its hooks. */
+export interface HeadlessClient {
+  /** stdout, shared in order with the client's own control lines. */
+  stdout: (text: string) => Promise<void>;
+  /** Asked what a person would be asked (instead of the terminal). */
+  asker?: PermissionAsker;
+  hostHooks?: LeadContext["hostHooks"];
+  /** Told the runtime once it is built. */
+  started?(lead: LeadRuntime): void;
+  /** Each turn's result line is printed as it ends (`turnEnded`): no other at the end. */
+  eachTurnReported: boolean;
 }
 
 /**
@@ -54,7 +70,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
   const output = new RunOutput({
     format: setup.format,
     level: setup.level,
-    stdout: writeScreenOut,
+    stdout: work.client?.stdout ?? writeScreenOut,
     stderr,
     terminal: { stdout: stdoutIsTerminal, stderr: stderrIsTerminal },
     version: VERSION,
@@ -106,7 +122,8 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
         stop,
         observer: tracer ? (event) => (output.observe(event), tracer.observe(event)) : output.observe,
         teamObserver: tracer ? (event) => (output.observeTeam(event), tracer.observeTeam(event)) : output.observeTeam,
-        asker: ttyAskerIfInteractive((ask) => output.whileAsking(ask)),
+        asker: work.client ? work.client.asker : ttyAskerIfInteractive((ask) => output.whileAsking(ask)),
+        ...(work.client?.hostHooks ? { hostHooks: work.client.hostHooks } : {}),
         onPermissionDenied: (denial) => {
           permissionDenials.push(denial);
           tracer?.denied(denial.agent, denial.tool, denial.reason);
@@ -139,6 +156,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
           info.mcpServers = lead.mcp.statuses();
         }
         if (setup.events === "claude") info.tools = lead.runner?.toolNames() ?? [];
+        work.client?.started?.(lead);
         output.start(info);
         let turnStarted = started;
         let denialsReported = 0;
@@ -171,7 +189,7 @@ export async function runHeadless<T extends Omit<TeamOutcomeInput, "stopReason" 
     // Before the result is printed: if the file cannot be written, the one
     // error the entry prints is the only result, not a second one.
     if (setup.lastMessagePath !== undefined && !outcome.result.isError) writeLastMessage(setup.lastMessagePath, outcome.result.result);
-    await output.finish(outcome, info);
+    await output.finish(outcome, info, { result: !work.client?.eachTurnReported });
   } finally {
     // After the result: a slow collector does not hold it back.
     await tracer?.close(outcome?.result);

@@ -171,12 +171,18 @@ export class RunOutput {
     for (const line of this.#shapes.result(outcome, info)) this.#line(line);
   }
 
-  /** Prints the result and waits until stdout has it. Text mode prints nothing for a failed run: its error line says it. */
-  async finish(outcome: TeamOutcome, info: RunInfo): Promise<void> {
+  /**
+   * Prints the result and waits until stdout has it. Text mode prints nothing for a failed run: its error line says it;
+   * stream-json nothing with `print.result` false, each turn's having been printed.
+   */
+  async finish(outcome: TeamOutcome, info: RunInfo, print: { result: boolean } = { result: true }): Promise<void> {
     this.stopProgress();
     const { result } = outcome;
     if (this.#o.format === "json") this.#line(agentShapes(this.#o.version).result(outcome, info)[0]);
-    else if (this.#o.format === "stream-json") for (const line of this.#shapes.result(outcome, info)) this.#line(line);
+    // Not when every turn's result was printed as it ended (a driving SDK counts one per turn).
+    else if (this.#o.format === "stream-json") {
+      if (print.result) for (const line of this.#shapes.result(outcome, info)) this.#line(line);
+    }
     else if (!result.isError && result.result.length > 0 && !this.#answer?.coversResult(result.result)) {
       // On a terminal the model's text is shown, not obeyed (the renderer does it for markdown); piped, it is the answer as written.
       const text = result.result.endsWith("\n") ? result.result : `${result.result}\n`;

@@ -26,6 +26,7 @@ export interface RuntimeRequest {
   observer?: RunObserver;
   teamObserver?: (event: TeamEvent) => void;
   asker?: PermissionAsker;
+  hostHooks?: LeadContext["hostHooks"];
   /** Told each tool call the permission policy denied. */
   onPermissionDenied?: LeadContext["onPermissionDenied"];
   /** Called once the runtime is closed, before the lock is released: e.g. stop a spinner. */
@@ -105,6 +106,7 @@ export async function withRuntime<T>(request: RuntimeRequest, body: (lead: LeadR
       observer: request.observer,
       teamObserver: teamEventsFor({ observer: request.observer, teamObserver: withPanes(request.teamObserver, panes) }, opened.id, setup.settings.store),
       asker: request.asker,
+      ...(request.hostHooks ? { hostHooks: request.hostHooks } : {}),
       version: VERSION,
       onPermissionDenied: request.onPermissionDenied,
       sandbox: setup.sandbox,

@@ -12,6 +12,12 @@ export function userMessageText(line: string, lineNumber: number): string {
   } catch (error) {
     throw new UsageError(`--input-format stream-json: ${where} is not JSON (${(error as Error).message}); send one {"type":"user","message":{...}} object per line`);
   }
+  return messageText(value, lineNumber);
+}
+
+/** The text of one input line's JSON value; a usage error naming the line when it is not a user message. */
+export function messageText(value: unknown, lineNumber: number): string {
+  const where = `stdin line ${lineNumber}`;
   const record = value as { type?: unknown; message?: { role?: unknown; content?: unknown } } | null;
   if (typeof record !== "object" || record === null || record.type !== "user" || typeof record.message !== "object" || record.message === null) {
     throw new UsageError(`--input-format stream-json: ${where} is not a user message; send {"type":"user","message":{"role":"user","content":"..."}}`);
@@ -38,6 +44,11 @@ export function userMessageText(line: string, lineNumber: number): string {
  * the next one. Blank lines are skipped.
  */
 export async function* userMessages(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  for await (const { line, number } of inputLines(chunks)) yield userMessageText(line, number);
+}
+
+/** Each non-blank line of stdin as it is complete, numbered from 1; a usage error when it is not UTF-8. */
+export async function* inputLines(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<{ line: string; number: number }> {
   const decoder = new TextDecoder("utf-8", { fatal: true });
   let buffered = "";
   let lineNumber = 0;
@@ -55,9 +66,9 @@ export async function* userMessages(chunks: AsyncIterable<Uint8Array>): AsyncGen
       const line = buffered.slice(0, newline);
       buffered = buffered.slice(newline + 1);
       lineNumber += 1;
-      if (line.trim() !== "") yield userMessageText(line, lineNumber);
+      if (line.trim() !== "") yield { line, number: lineNumber };
     }
   }
   buffered += decode();
-  if (buffered.trim() !== "") yield userMessageText(buffered, lineNumber + 1);
+  if (buffered.trim() !== "") yield { line: buffered, number: lineNumber + 1 };
 }

@@ -19,6 +19,12 @@ export interface UserTurnsOptions {
   turnEnded?: (done: UserTurnsDone) => void;
   /** Told each user's prompt (as the user wrote it) once its turn is in the history. */
   onAccepted?: (prompt: string) => void;
+  /**
+   * A driving program (the Claude Agent SDK) that may interrupt each turn: the
+   * turn stops, its result is reported, and the next message is read. With one,
+   * every turn's result goes to `turnEnded`, a failed last one too.
+   */
+  client?: { turnSignal(): AbortSignal; readonly interrupted: boolean };
 }
 
 export interface UserTurnsDone {
@@ -53,9 +59,10 @@ export async function runUserTurns(lead: LeadRuntime, prompts: AsyncIterable<str
     const accepted = written === undefined || !o.onAccepted ? undefined : () => o.onAccepted?.(written);
     // A new session's first prompt: its model request goes out while the turn makes it durable.
     runner.sendAhead(prompt);
-    const userTurn = await runner.run(prompt, { idempotencyKey: key ?? uuidV7Source.next(), signal: o.signal, ...(accepted ? { onAccepted: accepted } : {}) });
+    const signal = o.client ? AbortSignal.any([o.signal, o.client.turnSignal()]) : o.signal;
+    const userTurn = await runner.run(prompt, { idempotencyKey: key ?? uuidV7Source.next(), signal, ...(accepted ? { onAccepted: accepted } : {}) });
     key = undefined;
-    const quiet = o.wait && !userTurn.isError ? await runUntilQuiet(lead, o.signal) : undefined;
+    const quiet = o.wait && !userTurn.isError ? await runUntilQuiet(lead, signal) : undefined;
     last = { userTurn, ...(quiet ? { quiet } : {}) };
     return !userTurn.isError && !(quiet?.interrupted ?? false) && !(quiet?.turns.at(-1)?.result.isError ?? false);
   };
@@ -71,9 +78,11 @@ export async function runUserTurns(lead: LeadRuntime, prompts: AsyncIterable<str
     if (next.done) break;
     const prompt = next.value;
     const ok = await turn(o.schema ? `${prompt}\n\n${schemaInstruction(o.schema)}` : prompt, prompt);
-    if (!ok) break;
+    // The client's interrupt ends the turn, not the run.
+    const goOn = ok || (o.client?.interrupted === true && !o.signal.aborted);
     // Before the next line is read: a driver may wait for this before writing it.
-    o.turnEnded?.({ ...lastTurn(), earlier: { turns: [], events: 0, eventTurns: 0 }, teammates: lead.team.list(), waitingForLead: lead.inbox.size });
+    if (goOn || o.client) o.turnEnded?.({ ...lastTurn(), earlier: { turns: [], events: 0, eventTurns: 0 }, teammates: lead.team.list(), waitingForLead: lead.inbox.size });
+    if (!goOn) break;
   }
   if (!last) throw new UsageError('--input-format stream-json: stdin ended before any user message; send {"type":"user","message":{"role":"user","content":"..."}} lines');
   let structured: UserTurnsDone["structured"];

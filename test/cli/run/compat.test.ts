@@ -18,6 +18,11 @@ test("`agent exec` and `agent -p …` are `agent run`; other lines are left as t
   expect(expandCompatWords(["--model", "m", "--print", "hi"])).toEqual(["run", "--model", "m", "--print", "hi"]);
   expect(expandCompatWords(["mailbox", "list", "-p"])).toEqual(["mailbox", "list", "-p"]);
   expect(expandCompatWords(["--model", "m", "--", "-p"])).toEqual(["--model", "m", "--", "-p"]);
+  // As the Claude Agent SDK starts `claude`: stream-json, no -p.
+  const sdk = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--max-turns=3"];
+  expect(expandCompatWords(sdk)).toEqual(["run", ...sdk]);
+  expect(expandCompatWords(["--input-format=stream-json"])).toEqual(["run", "--input-format=stream-json"]);
+  expect(expandCompatWords(["--output-format", "json"])).toEqual(["--output-format", "json"]);
 });
 
 test("stream-json input: string or text blocks, one turn per line, blank lines skipped, a bad line named", async () => {
