@@ -18,6 +18,7 @@
  * Responses streams posted to /messages and /responses are scripted).
  */
 import type { Server } from "bun";
+import { AnthropicStrictMock } from "./anthropic-strict.ts";
 
 export interface ScriptedToolCall {
   name: string;
@@ -90,6 +91,12 @@ export interface ScriptedModelServerOptions {
   models?: string[];
   /** With `models`: the key `GET /models` requires, as a bearer token or `x-api-key` (401 for any other or none). */
   apiKey?: string;
+  /**
+   * Judge requests posted to `/messages` by the Messages API's own rules and answer
+   * a breach with its HTTP 400 (test/support/anthropic-strict.ts), as the API does.
+   * On unless `false`: a test that sends a bad request on purpose says so.
+   */
+  strict?: boolean;
 }
 
 export class ScriptedModelServer {
@@ -102,6 +109,7 @@ export class ScriptedModelServer {
   modelListRequests = 0;
   readonly #server: Server<undefined>;
   #completionCounter = 0;
+  readonly #anthropic = new AnthropicStrictMock();
 
   private constructor(script: ScriptedReply[], options: ScriptedModelServerOptions) {
     this.#script = [...script];
@@ -164,6 +172,13 @@ export class ScriptedModelServer {
       at: Date.now(),
     };
     this.requests.push(recorded);
+    const strict = path.endsWith("/messages") && this.#options.strict !== false;
+    const judged = strict ? this.#anthropic.judge(recorded.body) : undefined;
+    if (judged) {
+      // Answered as the API would, and failed in assertDone: no scripted reply is used up.
+      this.problems.push(`request #${this.requests.length} breaks the Messages API rule ${judged.breach.rule}: ${judged.breach.message}`);
+      return judged.response;
+    }
     const reply = this.#nextReply(recorded);
     if (!reply) return Response.json({ error: { message: "no scripted reply left", type: "server_error" } }, { status: 500 });
     try {
@@ -174,6 +189,7 @@ export class ScriptedModelServer {
     if (reply.delayMs) await Bun.sleep(reply.delayMs);
     if (reply.gate) await reply.gate;
     if (reply.raw !== undefined) {
+      if (strict) this.#anthropic.sent(reply.raw);
       return new Response(reply.raw.body, { status: reply.status ?? 200, headers: { ...reply.headers, "content-type": reply.raw.contentType } });
     }
     if (reply.status !== undefined) {
