@@ -45,6 +45,7 @@ export function resultJson(result: RunResult, info: RunInfo, team?: TeamOutcome)
     result: result.result,
     turns: result.turns,
     num_turns: result.turns,
+    model_retries: result.modelRetries ?? 0,
     // The whole command's usage, every agent's (the Lead's own turns' alone when there is no ledger).
     ...(team?.usage ? reportJson(team.usage) : { usage: { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens } }),
     // A number always, as scripts add it up; 0 with a note when a call's model has no price.

@@ -78,7 +78,7 @@ export class AnthropicModelClient implements ModelClient {
     );
     try {
       return await withRetries(
-        () => this.#attempt(body, request, signal),
+        () => this.#attempt(body, request, model, signal),
         (error) => describeFetchFailure(error, signal),
         {
           endpoint: this.endpoint,
@@ -97,7 +97,7 @@ export class AnthropicModelClient implements ModelClient {
     }
   }
 
-  async #attempt(body: Blob, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+  async #attempt(body: Blob, request: ModelRequest, model: string, signal: AbortSignal): Promise<ModelResponse> {
     // The timeout covers the wait for the answer's headers; the stream then has an idle limit of the same length.
     const headers = {
       ...this.#options.headers,
@@ -107,7 +107,7 @@ export class AnthropicModelClient implements ModelClient {
       "X-Agent-Name": request.identity,
     };
     const response = await postForAnswer(this.#url, headers, body, signal, this.#options.timeoutMs);
-    const assembler = new AnthropicStreamAssembler(request.onText);
+    const assembler = new AnthropicStreamAssembler(request.onText, model);
     const type = response.headers.get("content-type") ?? "";
     if (!type.includes("text/event-stream") || !response.body) {
       // A proxy that ignores `stream`: a whole message is read as its events would have said it.

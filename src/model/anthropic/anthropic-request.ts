@@ -1,12 +1,22 @@
-import type { AssistantMessage, ChatMessage, ToolSpec } from "../types.ts";
+import type { AssistantMessage, ChatMessage, ToolCall, ToolSpec } from "../types.ts";
+import { assistantTurnStart, isThinkingBlock } from "./assistant-turn.ts";
+import { MAX_CACHE_BREAKPOINTS } from "./request-rules.ts";
 
 // Our history as an Anthropic Messages request: system text apart, tool results
 // as `tool_result` blocks of a user turn, consecutive turns of one role merged
 // (the API wants user and assistant to alternate), the thinking blocks an answer
-// came with sent back in front of it, and prompt-cache breakpoints.
+// came with sent back where they were, and prompt-cache breakpoints. The API's
+// rules beyond the types are request-rules.ts; this file keeps them.
 
 /** Where the thinking blocks of an Anthropic answer are kept in the history (the assistant message's `extra`). */
 export const THINKING_EXTRA = "anthropic_thinking";
+/**
+ * Where an answer whose blocks came in another order than thinking, text, tool
+ * calls (interleaved thinking: thinking, call, thinking, call) keeps that order:
+ * "thinking" and "tool_use" for the next of each, a number for the next that
+ * many characters of the text. The API refuses the answer rebuilt otherwise.
+ */
+export const ORDER_EXTRA = "anthropic_order";
 
 export type Block = Record<string, unknown>;
 export interface Turn {
@@ -40,8 +50,9 @@ export interface AnthropicRequestOptions {
 export function toAnthropicRequest(options: AnthropicRequestOptions): AnthropicRequest {
   const system = options.messages.filter((message) => message.role === "system").map((message) => message.content);
   const turns = toTurns(options.messages);
+  const { budget, unthinkFrom } = thinkingPlan(options, turns);
+  for (const turn of turnsToUnthink(turns, unthinkFrom)) turn.content = turn.content.filter((block) => !isThinkingBlock(block));
   for (const [turn, block] of cacheBreakpoints(turns)) turns[turn]!.content[block]!.cache_control = EPHEMERAL;
-  const budget = thinkingBudget(options, turns);
   return {
     model: options.model,
     max_tokens: options.maxTokens,
@@ -63,10 +74,31 @@ export interface TurnShape<B extends { type?: unknown }> {
   content: readonly B[];
 }
 
-/** The thinking budget to ask for, or none: not asked, no room under the cap, or a tool loop whose answer did not think. */
-export function thinkingBudget(options: Pick<AnthropicRequestOptions, "thinking" | "maxTokens">, turns: ReadonlyArray<TurnShape<{ type?: unknown }>>): number | undefined {
+export interface ThinkingPlan {
+  /** The thinking budget to ask for; none for a request without thinking. */
+  budget?: number;
+  /** Without thinking, the assistant turns from this one on go without their thinking blocks. */
+  unthinkFrom?: number;
+}
+
+/**
+ * One thinking setting for the whole assistant turn a request continues (see
+ * assistant-turn.ts): on when the model thinks, there is room under the cap and
+ * the turn began with a thinking block (Claude writes none after a tool result,
+ * so a later answer having none says nothing); off otherwise — and then the
+ * turn's answers go without thinking blocks, which the API refuses with thinking off.
+ */
+export function thinkingPlan(options: Pick<AnthropicRequestOptions, "thinking" | "maxTokens">, turns: ReadonlyArray<TurnShape<{ type?: unknown }>>): ThinkingPlan {
   const budget = Math.min(Math.floor(options.maxTokens / 2), 16_000);
-  return options.thinking && budget >= MIN_THINKING_BUDGET && !unthoughtToolLoop(turns) ? budget : undefined;
+  const start = assistantTurnStart(turns);
+  const began = start === undefined || isThinkingBlock(turns[start]!.content[0]);
+  if (options.thinking && budget >= MIN_THINKING_BUDGET && began) return { budget };
+  return start === undefined ? {} : { unthinkFrom: start };
+}
+
+/** The assistant turns a plan without thinking takes the thinking blocks out of. */
+export function turnsToUnthink<T extends TurnShape<{ type?: unknown }>>(turns: readonly T[], from: number | undefined): T[] {
+  return from === undefined ? [] : turns.slice(from).filter((turn) => turn.role === "assistant");
 }
 
 function toTurns(messages: ChatMessage[]): Turn[] {
@@ -91,33 +123,71 @@ export function turnPart(message: ChatMessage): { role: Turn["role"]; blocks: Bl
   switch (message.role) {
     case "system":
       return undefined;
-    case "user":
-      return { role: "user", blocks: [{ type: "text", text: message.content || "(empty)" }] };
-    case "tool":
+    case "user": {
+      const text = message.content;
+      // The API refuses a blank text block.
+      return { role: "user", blocks: [{ type: "text", text: text.trim() === "" ? "(empty)" : text }] };
+    }
+    case "tool": {
+      const text = message.content;
       return {
         role: "user",
         blocks: [
           {
             type: "tool_result",
             tool_use_id: message.toolCallId,
-            ...(message.content !== "" ? { content: message.content } : {}),
+            ...(text.trim() !== "" ? { content: text } : {}),
             ...(message.isError ? { is_error: true } : {}),
           },
         ],
       };
+    }
     case "assistant":
       return { role: "assistant", blocks: assistantBlocks(message) };
   }
 }
 
 function assistantBlocks(message: AssistantMessage): Block[] {
-  const thinking = message.extra?.[THINKING_EXTRA];
-  const blocks: Block[] = Array.isArray(thinking) ? thinking.filter((block): block is Block => typeof block === "object" && block !== null) : [];
-  if (message.content) blocks.push({ type: "text", text: message.content });
-  for (const call of message.toolCalls ?? []) blocks.push({ type: "tool_use", id: call.id, name: call.name, input: toolInput(call.arguments) });
+  const kept = message.extra?.[THINKING_EXTRA];
+  const thinking: Block[] = Array.isArray(kept) ? kept.filter((block): block is Block => typeof block === "object" && block !== null) : [];
+  const calls = message.toolCalls ?? [];
+  const text = message.content ?? "";
+  const blocks = inOrder(message.extra?.[ORDER_EXTRA], thinking, text, calls) ?? [...thinking, ...textBlock(text), ...calls.map(toolUse)];
   // An answer with nothing the API takes back (only thinking cut short, say): a placeholder keeps the turns alternating.
-  if (blocks.every(isThinking)) blocks.push({ type: "text", text: "(no answer)" });
+  if (blocks.every(isThinkingBlock)) blocks.push({ type: "text", text: "(no answer)" });
   return blocks;
+}
+
+/**
+ * The answer's blocks in the order it gave them (ORDER_EXTRA); none when it kept
+ * no order, or one that does not fit what the history holds now (its text masked
+ * to another length, say): then the usual order.
+ */
+function inOrder(order: unknown, thinking: Block[], text: string, calls: ToolCall[]): Block[] | undefined {
+  if (!Array.isArray(order)) return undefined;
+  const count = (kind: string) => order.filter((entry) => entry === kind).length;
+  const lengths = order.filter((entry): entry is number => typeof entry === "number");
+  if (count("thinking") !== thinking.length || count("tool_use") !== calls.length || lengths.reduce((a, b) => a + b, 0) !== text.length) return undefined;
+  const blocks: Block[] = [];
+  let [t, c, at] = [0, 0, 0];
+  for (const entry of order) {
+    if (entry === "thinking") blocks.push(thinking[t++]!);
+    else if (entry === "tool_use") blocks.push(toolUse(calls[c++]!));
+    else if (typeof entry === "number") {
+      blocks.push(...textBlock(text.slice(at, at + entry)));
+      at += entry;
+    }
+  }
+  return blocks;
+}
+
+/** A text block, or none for blank text: the API refuses a whitespace-only one ("\n\n" before a call, say). */
+function textBlock(text: string): Block[] {
+  return text.trim() === "" ? [] : [{ type: "text", text }];
+}
+
+function toolUse(call: ToolCall): Block {
+  return { type: "tool_use", id: call.id, name: call.name, input: toolInput(call.arguments) };
 }
 
 /** The call's arguments as the object `tool_use` holds; malformed JSON (already reported to the model) as an empty one. */
@@ -142,26 +212,9 @@ export function cacheBreakpoints(turns: ReadonlyArray<TurnShape<{ type?: unknown
   const marked = new Set([turns.length - 1, lastAnswer - 1].filter((index) => index >= 0));
   const at: Array<[number, number]> = [];
   for (const turn of marked) {
-    const block = turns[turn]!.content.findLastIndex((block) => !isThinking(block));
+    const block = turns[turn]!.content.findLastIndex((block) => !isThinkingBlock(block));
     if (block >= 0) at.push([turn, block]);
   }
-  return at;
-}
-
-function isThinking(block: { type?: unknown }): boolean {
-  return block.type === "thinking" || block.type === "redacted_thinking";
-}
-
-/**
- * The request continues a tool loop whose last answer has no thinking block (it
- * came from another model, or from a request without thinking): the API refuses
- * thinking there, so this request goes without.
- */
-function unthoughtToolLoop(turns: ReadonlyArray<TurnShape<{ type?: unknown }>>): boolean {
-  const last = turns.at(-1);
-  const answer = turns.at(-2);
-  if (last?.role !== "user" || answer?.role !== "assistant") return false;
-  if (!last.content.some((block) => block.type === "tool_result")) return false;
-  const first = answer.content[0];
-  return first === undefined || !isThinking(first);
+  // Never past the API's limit, the system prompt's own counted.
+  return at.slice(0, MAX_CACHE_BREAKPOINTS - 1);
 }

@@ -24,6 +24,7 @@ test("the result object: snake_case, usage in tokens, and what ran", () => {
     result: "done",
     turns: 2,
     num_turns: 2,
+    model_retries: 0,
     usage: { input_tokens: 30, output_tokens: 7 },
     total_cost_usd: 0,
     cost_note: 'no known price for model "m": total_cost_usd is 0; add it to config "pricing" (docs/observability.md)',
