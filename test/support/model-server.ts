@@ -19,6 +19,7 @@
  */
 import type { Server } from "bun";
 import { AnthropicStrictMock } from "./anthropic-strict.ts";
+import { ResponsesStrictMock } from "./responses-strict.ts";
 
 export interface ScriptedToolCall {
   name: string;
@@ -92,8 +93,9 @@ export interface ScriptedModelServerOptions {
   /** With `models`: the key `GET /models` requires, as a bearer token or `x-api-key` (401 for any other or none). */
   apiKey?: string;
   /**
-   * Judge requests posted to `/messages` by the Messages API's own rules and answer
-   * a breach with its HTTP 400 (test/support/anthropic-strict.ts), as the API does.
+   * Judge requests posted to `/messages` and `/responses` by the Messages and
+   * Responses APIs' own rules and answer a breach with its HTTP 400
+   * (test/support/anthropic-strict.ts, responses-strict.ts), as the API does.
    * On unless `false`: a test that sends a bad request on purpose says so.
    */
   strict?: boolean;
@@ -110,6 +112,7 @@ export class ScriptedModelServer {
   readonly #server: Server<undefined>;
   #completionCounter = 0;
   readonly #anthropic = new AnthropicStrictMock();
+  readonly #responses = new ResponsesStrictMock();
 
   private constructor(script: ScriptedReply[], options: ScriptedModelServerOptions) {
     this.#script = [...script];
@@ -172,11 +175,11 @@ export class ScriptedModelServer {
       at: Date.now(),
     };
     this.requests.push(recorded);
-    const strict = path.endsWith("/messages") && this.#options.strict !== false;
-    const judged = strict ? this.#anthropic.judge(recorded.body) : undefined;
+    const strictMock = this.#options.strict === false ? undefined : path.endsWith("/messages") ? this.#anthropic : path.endsWith("/responses") ? this.#responses : undefined;
+    const judged = strictMock?.judge(recorded.body);
     if (judged) {
       // Answered as the API would, and failed in assertDone: no scripted reply is used up.
-      this.problems.push(`request #${this.requests.length} breaks the Messages API rule ${judged.breach.rule}: ${judged.breach.message}`);
+      this.problems.push(`request #${this.requests.length} breaks the API rule ${judged.breach.rule}: ${judged.breach.message}`);
       return judged.response;
     }
     const reply = this.#nextReply(recorded);
@@ -189,7 +192,7 @@ export class ScriptedModelServer {
     if (reply.delayMs) await Bun.sleep(reply.delayMs);
     if (reply.gate) await reply.gate;
     if (reply.raw !== undefined) {
-      if (strict) this.#anthropic.sent(reply.raw);
+      strictMock?.sent(reply.raw);
       return new Response(reply.raw.body, { status: reply.status ?? 200, headers: { ...reply.headers, "content-type": reply.raw.contentType } });
     }
     if (reply.status !== undefined) {
