@@ -43,6 +43,7 @@ function liveClient(options: ModelClientOptions & { apiKey: string }, overrides:
     model: options.model,
     apiKey: options.apiKey,
     baseUrl: options.baseUrl,
+    apiVersion: options.apiVersion,
     headers: options.headers,
     timeoutMs: options.timeoutMs,
     maxRetries: options.maxRetries,

@@ -133,6 +133,8 @@ export interface ModelClientOptions {
   provider?: ProviderName;
   /** The endpoint's Chat Completions dialect by name (src/model/profiles/); detected from `baseUrl` when absent or `auto`. */
   profile?: string;
+  /** Azure OpenAI's `api-version` query parameter (--api-version); the base URL's own query is kept either way. */
+  apiVersion?: string;
   apiKey?: string;
   /** Extra HTTP headers sent with every request (config `headers`). */
   headers?: Record<string, string>;

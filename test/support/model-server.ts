@@ -70,6 +70,8 @@ export interface ScriptedReply {
 
 export interface RecordedRequest {
   identity: string | undefined;
+  /** The path and query it was posted to. */
+  url: string;
   headers: Record<string, string>;
   body: {
     model: string;
@@ -170,6 +172,7 @@ export class ScriptedModelServer {
     const headers = Object.fromEntries(request.headers.entries());
     const recorded: RecordedRequest = {
       identity: headers["x-agent-name"],
+      url: path + new URL(request.url).search,
       headers,
       body: (await request.json()) as RecordedRequest["body"],
       at: Date.now(),
