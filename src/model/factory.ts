@@ -63,7 +63,11 @@ function liveClient(options: ModelClientOptions & { apiKey: string }, overrides:
     case "anthropic":
       return new LazyModelClient(options.model, async () => {
         const { AnthropicModelClient } = await import("./anthropic/anthropic-client.ts");
-        return new AnthropicModelClient({ ...common, reasons: (model) => lookupModel(model)?.reasoning ?? false });
+        return new AnthropicModelClient({
+          ...common,
+          reasons: (model) => lookupModel(model)?.reasoning ?? false,
+          adaptive: (model) => lookupModel(model)?.thinking === "adaptive",
+        });
       });
   }
 }

@@ -127,3 +127,17 @@ test("overloaded_error after text was shown is not retried: the run ends with an
     `agent: run ended with error_model: the model endpoint ${server.url} reported an error inside its answer stream (stream error: Overloaded): not retried, as part of the answer was already shown; run again\n`,
   );
 }, 60_000);
+
+test("a model that takes adaptive thinking only (claude-sonnet-5): thinking {type: adaptive} in each request of a 3-step loop, the catalogue's answer cap", async () => {
+  const server = serve([
+    answer([read("toolu_01", "a.txt")], "tool_use", USAGE),
+    answer([read("toolu_02", "b.txt")], "tool_use", USAGE),
+    answer([read("toolu_03", "c.txt")], "tool_use", USAGE),
+    answer([{ type: "text", text: "Read." }], "end_turn", USAGE),
+  ]);
+  const { run } = await workspaceWith(["a.txt", "b.txt", "c.txt"]);
+  const result = await run(["read a.txt, b.txt and c.txt", ...args(server).map((arg) => (arg === "claude-sonnet-4-5" ? "claude-sonnet-5" : arg))], { env: ENV });
+  expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+  server.assertDone();
+  for (const request of server.requests) expect({ thinking: request.body.thinking, max_tokens: request.body.max_tokens }).toEqual({ thinking: { type: "adaptive" }, max_tokens: 32_000 });
+}, 60_000);

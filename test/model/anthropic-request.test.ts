@@ -122,6 +122,16 @@ describe("requests the API takes: every one built here passes the API's rules (r
     }
   });
 
+  test("a model that takes adaptive thinking only gets {type: adaptive} in every request of the loop, its answers thinking or not", () => {
+    for (let steps = 0; steps <= 4; steps++) {
+      const request = toAnthropicRequest({ model: "m", messages: loop(steps), tools: [], maxTokens: 32_000, thinking: true, adaptive: true });
+      expect(request.thinking).toEqual({ type: "adaptive" });
+      expect(requestBreach(request)).toBeUndefined();
+    }
+    const unthought: ChatMessage[] = [{ role: "user", content: "q" }, { role: "assistant", content: null, toolCalls: [read("t1")] }, { role: "tool", toolCallId: "t1", content: "r" }];
+    expect(toAnthropicRequest({ model: "m", messages: unthought, tools: [], maxTokens: 1024, thinking: true, adaptive: true }).thinking).toEqual({ type: "adaptive" });
+  });
+
   test("without thinking (no room under the cap, or a model that does not think), the turn's answers go without their thinking blocks", () => {
     for (const options of [{ maxTokens: 1024, thinking: true }, { maxTokens: 32_000, thinking: false }]) {
       const request = toAnthropicRequest({ model: "m", messages: loop(3), tools: [], ...options });

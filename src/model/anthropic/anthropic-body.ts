@@ -45,7 +45,7 @@ export class AnthropicBodyEncoder {
       if (last?.role === part.role) last.content.push(...part.blocks);
       else turns.push({ role: part.role, content: [...part.blocks] });
     }
-    const { budget, unthinkFrom } = thinkingPlan(options, turns);
+    const { thinking, unthinkFrom } = thinkingPlan(options, turns);
     for (const turn of turnsToUnthink(turns, unthinkFrom)) turn.content = turn.content.filter((block) => !isThinkingBlock(block));
     const marked = new Map<number, number>();
     for (const [turn, block] of cacheBreakpoints(turns)) marked.set(turn, block);
@@ -65,7 +65,7 @@ export class AnthropicBodyEncoder {
     }
     let end = "]";
     if (options.tools.length > 0) end += `,"tools":${this.#tools.json(options.tools)}`;
-    if (budget !== undefined) end += `,"thinking":{"type":"enabled","budget_tokens":${JSON.stringify(budget)}}`;
+    if (thinking !== undefined) end += `,"thinking":${JSON.stringify(thinking)}`;
     const rest = JSON.stringify(tail);
     pieces.push(rest === "{}" ? `${end}}` : `${end},${rest.slice(1)}`);
     return new Blob(pieces);

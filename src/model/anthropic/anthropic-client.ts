@@ -37,6 +37,8 @@ export interface AnthropicModelClientOptions {
   maxOutputTokens?: (model: string) => number | undefined;
   /** Whether a model thinks (the catalogue's `reasoning`): extended thinking is asked for then. */
   reasons?: (model: string) => boolean;
+  /** Whether a model takes thinking in the adaptive form only (the catalogue's `thinking: "adaptive"`). */
+  adaptive?: (model: string) => boolean;
 }
 
 export class AnthropicModelClient implements ModelClient {
@@ -73,7 +75,7 @@ export class AnthropicModelClient implements ModelClient {
     const call = callSignal(request.signal, this.#closing.signal);
     const signal = call.signal;
     const body = this.#encoder.encode(
-      { model, messages: request.messages, tools: request.tools, maxTokens, thinking: this.#options.reasons?.(model) ?? false },
+      { model, messages: request.messages, tools: request.tools, maxTokens, thinking: this.#options.reasons?.(model) ?? false, adaptive: this.#options.adaptive?.(model) ?? false },
       { stream: true },
     );
     try {

@@ -30,13 +30,20 @@ export interface AnthropicRequest {
   system?: Block[];
   messages: Turn[];
   tools?: Array<{ name: string; description: string; input_schema: Record<string, unknown> }>;
-  thinking?: { type: "enabled"; budget_tokens: number };
+  thinking?: ThinkingParam;
   stream?: boolean;
 }
 
 export const EPHEMERAL = { type: "ephemeral" } as const;
 /** The least budget the API takes for thinking; below twice this cap thinking is left off. */
 export const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * Extended thinking as a request asks for it: a budget (`enabled`, the form up
+ * to Claude Opus 4.6 / Sonnet 4.6), or `adaptive`, where the model decides how
+ * much to think (the only form Claude Opus 4.7, Sonnet 5 and later take).
+ */
+export type ThinkingParam = { type: "enabled"; budget_tokens: number } | { type: "adaptive" };
 
 export interface AnthropicRequestOptions {
   model: string;
@@ -45,12 +52,14 @@ export interface AnthropicRequestOptions {
   maxTokens: number;
   /** Ask for extended thinking (a model that reasons, with room under the cap). */
   thinking: boolean;
+  /** In the adaptive form (the catalogue's `thinking: "adaptive"`), not with a budget. */
+  adaptive?: boolean;
 }
 
 export function toAnthropicRequest(options: AnthropicRequestOptions): AnthropicRequest {
   const system = options.messages.filter((message) => message.role === "system").map((message) => message.content);
   const turns = toTurns(options.messages);
-  const { budget, unthinkFrom } = thinkingPlan(options, turns);
+  const { thinking, unthinkFrom } = thinkingPlan(options, turns);
   for (const turn of turnsToUnthink(turns, unthinkFrom)) turn.content = turn.content.filter((block) => !isThinkingBlock(block));
   for (const [turn, block] of cacheBreakpoints(turns)) turns[turn]!.content[block]!.cache_control = EPHEMERAL;
   return {
@@ -60,7 +69,7 @@ export function toAnthropicRequest(options: AnthropicRequestOptions): AnthropicR
     ...(system.length > 0 ? { system: [{ type: "text", text: system.join("\n\n"), cache_control: EPHEMERAL }] } : {}),
     messages: turns,
     ...(options.tools.length > 0 ? { tools: options.tools.map(toAnthropicTool) } : {}),
-    ...(budget !== undefined ? { thinking: { type: "enabled" as const, budget_tokens: budget } } : {}),
+    ...(thinking !== undefined ? { thinking } : {}),
   };
 }
 
@@ -75,8 +84,8 @@ export interface TurnShape<B extends { type?: unknown }> {
 }
 
 export interface ThinkingPlan {
-  /** The thinking budget to ask for; none for a request without thinking. */
-  budget?: number;
+  /** The request's `thinking`; none for a request without thinking. */
+  thinking?: ThinkingParam;
   /** Without thinking, the assistant turns from this one on go without their thinking blocks. */
   unthinkFrom?: number;
 }
@@ -88,11 +97,13 @@ export interface ThinkingPlan {
  * so a later answer having none says nothing); off otherwise — and then the
  * turn's answers go without thinking blocks, which the API refuses with thinking off.
  */
-export function thinkingPlan(options: Pick<AnthropicRequestOptions, "thinking" | "maxTokens">, turns: ReadonlyArray<TurnShape<{ type?: unknown }>>): ThinkingPlan {
+export function thinkingPlan(options: Pick<AnthropicRequestOptions, "thinking" | "maxTokens" | "adaptive">, turns: ReadonlyArray<TurnShape<{ type?: unknown }>>): ThinkingPlan {
+  // Adaptive thinking needs no budget, and the model may well answer a turn without thinking: the form stays.
+  if (options.thinking && options.adaptive) return { thinking: { type: "adaptive" } };
   const budget = Math.min(Math.floor(options.maxTokens / 2), 16_000);
   const start = assistantTurnStart(turns);
   const began = start === undefined || isThinkingBlock(turns[start]!.content[0]);
-  if (options.thinking && budget >= MIN_THINKING_BUDGET && began) return { budget };
+  if (options.thinking && budget >= MIN_THINKING_BUDGET && began) return { thinking: { type: "enabled", budget_tokens: budget } };
   return start === undefined ? {} : { unthinkFrom: start };
 }
 

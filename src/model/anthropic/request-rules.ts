@@ -179,7 +179,7 @@ export const ANTHROPIC_REQUEST_RULES: readonly RequestRule[] = [
     name: "thinking-off-turn-unthought",
     says: "{at}: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.",
     find: (request, messages) => {
-      if (thinkingOn(request)) return undefined;
+      if (!thinkingOff(request)) return undefined;
       const start = assistantTurnStart(messages);
       if (start === undefined) return undefined;
       for (let i = start; i < messages.length; i++) {
@@ -238,9 +238,14 @@ function resultIds(message: Message | undefined): string[] {
   return message?.role === "user" ? message.content.filter((block) => block.type === "tool_result").map((block) => String(block.tool_use_id)) : [];
 }
 
+/** Thinking with a budget: the form whose turn must begin with a thinking block (an adaptive model may choose not to think). */
 function thinkingOn(request: RuleRequest): boolean {
+  return (request.thinking as Json | undefined)?.type === "enabled";
+}
+
+function thinkingOff(request: RuleRequest): boolean {
   const type = (request.thinking as Json | undefined)?.type;
-  return type === "enabled" || type === "adaptive";
+  return type !== "enabled" && type !== "adaptive";
 }
 
 function firstBlock(messages: Message[], test: (block: Json) => boolean): { at: string } | undefined {

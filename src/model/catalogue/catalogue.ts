@@ -18,6 +18,11 @@ export interface ModelInfo {
   /** The most tokens one answer may hold. */
   maxOutputTokens: number;
   reasoning: boolean;
+  /**
+   * How a reasoning model takes thinking: with a budget (absent: `budgeted`), or
+   * `adaptive` only (Anthropic's newest, which answer the budgeted form with a 400).
+   */
+  thinking?: "budgeted" | "adaptive";
   price: CataloguePrice;
 }
 
