@@ -90,8 +90,8 @@ export const ResultLine = z.strictObject({
   model_retries: z.number().int().nonnegative(),
   usage: Usage.omit({ cost_usd: true }),
   usage_by_agent: z.record(z.string().min(1), Usage),
-  // Always a number; 0 with cost_note when a model's price is unknown.
-  total_cost_usd: z.number().nonnegative(),
+  // null, with cost_note, when a model's price is unknown.
+  total_cost_usd: z.number().nonnegative().nullable(),
   cost_note: z.string().min(1).optional(),
   duration_ms: z.number().int().nonnegative(),
   duration_api_ms: z.number().int().nonnegative(),

@@ -7,7 +7,7 @@ import { StatusBlock } from "../terminal/status-block.ts";
 import { AnswerStream } from "./answer-stream.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
 import { ProgressPrinter, type ProgressLevel } from "./progress.ts";
-import type { OutputFormat, RunInfo } from "./result-json.ts";
+import { type OutputFormat, type RunInfo, unknownPrice } from "./result-json.ts";
 import { type StreamEvent, type StreamShapes, agentShapes } from "./stream-shapes.ts";
 import type { TeamOutcome } from "./team-outcome.ts";
 
@@ -174,6 +174,8 @@ export class RunOutput {
   async finish(outcome: TeamOutcome, info: RunInfo): Promise<void> {
     this.stopProgress();
     const { result } = outcome;
+    // The result says it has no cost; the user is told once why, and what fixes it.
+    if (this.#o.format !== "text" && outcome.usage?.total.costUsd === undefined) this.warn(unknownPrice(info.model));
     if (this.#o.format === "json") this.#line(agentShapes(this.#o.version).result(outcome, info)[0]);
     else if (this.#o.format === "stream-json") for (const line of this.#shapes.result(outcome, info)) this.#line(line);
     else if (!result.isError && result.result.length > 0 && !this.#answer?.coversResult(result.result)) {
