@@ -31,7 +31,8 @@ test("the second request carries cache_control on the stable prefix, the signed 
   expect(final.result).toBe("Wrote hello.txt.");
   // Anthropic's input_tokens leaves the cache out; ours counts it, the reads as cached.
   expect(final.usage).toMatchObject({ input_tokens: 2070, cached_input_tokens: 1000, output_tokens: 40, model_calls: 2 });
-  expect(typeof final.total_cost_usd).toBe("number");
+  // Claude Sonnet 4.5 at $3 in, $0.30 a cache read, $3.75 a cache write, $15 out: the 1000 written tokens at the write price.
+  expect(final.total_cost_usd).toBeCloseTo((20 * 3 + 1000 * 3.75 + 30 * 15 + 50 * 3 + 1000 * 0.3 + 10 * 15) / 1e6, 9);
 
   const [first, second] = server.requests;
   expect(first!.headers).toMatchObject({ "x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01", "x-agent-name": "lead" });

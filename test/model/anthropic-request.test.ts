@@ -81,7 +81,7 @@ describe("a Messages event stream, assembled", () => {
     expect(response.finishReason).toBe("length");
     expect(response.message.toolCalls).toEqual([{ id: "t", name: "write_file", arguments: '{"path":"a' }]);
     expect(response.message.extra).toEqual({ [THINKING_EXTRA]: [{ type: "redacted_thinking", data: "opaque" }] });
-    expect(response.usage).toEqual({ inputTokens: 12, outputTokens: 9, cachedInputTokens: 7 });
+    expect(response.usage).toEqual({ inputTokens: 12, outputTokens: 9, cachedInputTokens: 7, cacheWriteInputTokens: 2 });
   });
 
   test("no message_stop is a cut stream; an error event is the endpoint's error", () => {

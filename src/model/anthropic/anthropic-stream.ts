@@ -181,6 +181,7 @@ export class AnthropicStreamAssembler {
       inputTokens: u.input + u.cacheRead + u.cacheWrite,
       outputTokens: u.output,
       ...(u.cacheReported ? { cachedInputTokens: u.cacheRead } : {}),
+      ...(u.cacheWrite > 0 ? { cacheWriteInputTokens: u.cacheWrite } : {}),
     };
   }
 }

@@ -6,6 +6,8 @@ export interface CataloguePrice {
   output_per_mtok: number;
   /** Cached input tokens; priced as plain input when absent. */
   cached_input_per_mtok?: number;
+  /** Input tokens written to the prompt cache; priced as plain input when absent. */
+  cache_write_per_mtok?: number;
 }
 
 /** What the catalogue knows about a model. */
