@@ -9,6 +9,9 @@ import { STATE_ROOT_CHOICES } from "./locations.ts";
 import { EnvPolicyConfig } from "../security/env-policy.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
 
+/** An `api-version` as Azure OpenAI names them: a date, a word (`preview`, `latest`), with a suffix. */
+export const API_VERSION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
 export { PERMISSION_MODES, TEAMMATE_PANES, type TeammatePanes };
 export const PermissionMode = lazySchema(() => z.enum(PERMISSION_MODES));
 export type PermissionMode = z.infer<typeof PermissionMode>;
@@ -95,6 +98,8 @@ export const ConfigFile = lazySchema(() =>
     provider: z.enum(PROVIDER_NAMES).optional(),
     /** The Chat Completions dialect of baseUrl (docs/models.md#providers-and-profiles); `auto` (the default) detects it from the host. */
     profile: z.enum(["auto", ...PROFILE_NAMES]).optional(),
+    /** Azure OpenAI's `api-version` query parameter for every request (`2024-10-21`, `2025-04-01-preview`). */
+    apiVersion: z.string().regex(API_VERSION).optional(),
     /** Extra HTTP headers sent with every model request (OpenRouter's X-Title, a gateway's routing header). */
     headers: z.record(HeaderName, HeaderValue).optional(),
     /** Text added to every agent's system prompt, after the project instructions. */

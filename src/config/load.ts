@@ -12,7 +12,7 @@ import { type SandboxMode, parseSandboxMode } from "../security/sandbox/sandbox.
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode, TeammatePanes } from "./config.ts";
 import { CONFIG_LEVELS, type ConfigLevel, type ConfigLocations, configLocations } from "./locations.ts";
 import { type ValueSource, parseBaseUrl, parseBudget, parseNonEmpty, parsePositiveInt } from "../core/values.ts";
-import { parsePermissionMode, parseProfile, parseProvider, parseStore, parseTeammatePanes } from "./values.ts";
+import { parseApiVersion, parsePermissionMode, parseProfile, parseProvider, parseStore, parseTeammatePanes } from "./values.ts";
 import { KEY_VARIABLES, type ProviderName, detectProvider } from "../model/providers/provider.ts";
 import type { ProfileChoice } from "../model/profiles/chat-profile.ts";
 import { FILES_STORE, type StoreSelection } from "../store/store-url.ts";
@@ -30,6 +30,8 @@ export interface Settings {
   provider: ProviderName;
   /** The endpoint's Chat Completions dialect; `auto` detects it from baseUrl's host. */
   profile: ProfileChoice;
+  /** Azure OpenAI's `api-version` query parameter; the base URL's own query when absent. */
+  apiVersion?: string;
   apiKey?: string;
   /** Extra HTTP headers for every model request, by name. */
   headers: Record<string, string>;
@@ -93,6 +95,7 @@ export interface SettingsFlags {
   baseUrl?: string;
   provider?: string;
   profile?: string;
+  apiVersion?: string;
   maxTurns?: string;
   permissionMode?: string;
   /** Permission rules from --allow / --deny, added after the config files'. */
@@ -290,6 +293,7 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       [() => fromFlag(flags.profile, "--profile", parseProfile), () => fromFiles((c) => c.profile)],
       "auto" as ProfileChoice,
     ),
+    apiVersion: pick("apiVersion", [() => fromFlag(flags.apiVersion, "--api-version", parseApiVersion), () => fromFiles((c) => c.apiVersion)]),
     // The provider's own variable: an OpenAI key is never sent to Anthropic, nor the other way round.
     apiKey: pick("apiKey", [() => fromEnv(KEY_VARIABLES[provider], (value) => value), () => fromFiles((c) => c.apiKey)]),
     headers: mergeHeaders(files, sources),
@@ -464,6 +468,6 @@ function joinParts(parts: (string | undefined)[]): string | undefined {
 
 /** The model client's part of the settings. */
 export function modelClientOptions(settings: Settings): ModelClientOptions {
-  const { model, baseUrl, provider, profile, apiKey, headers, requestTimeoutMs, recordPath, replayPath } = settings;
-  return { model, baseUrl, provider, profile, apiKey, headers, timeoutMs: requestTimeoutMs, recordPath, replayPath };
+  const { model, baseUrl, provider, profile, apiVersion, apiKey, headers, requestTimeoutMs, recordPath, replayPath } = settings;
+  return { model, baseUrl, provider, profile, apiVersion, apiKey, headers, timeoutMs: requestTimeoutMs, recordPath, replayPath };
 }

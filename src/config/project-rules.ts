@@ -31,6 +31,7 @@ export const PROJECT_RULES: { [K in keyof ConfigFile]-?: ProjectRule } = {
   apiKey: trust("model requests are made with this key"),
   provider: trust("model requests go out in this provider's protocol, with its key"),
   profile: trust("model requests are shaped for this provider"),
+  apiVersion: FREE,
   headers: trust("sent with every model request"),
   appendSystemPrompt: FREE,
   requestTimeoutMs: FREE,

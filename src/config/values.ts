@@ -2,7 +2,7 @@ import { PROFILE_NAMES, type ProfileChoice } from "../model/profiles/chat-profil
 import { isProfileName } from "../model/profiles/detect.ts";
 import { PROVIDER_NAMES, type ProviderName, isProviderName } from "../model/providers/provider.ts";
 import { type ValueSource, invalidValue } from "../core/values.ts";
-import { PERMISSION_MODES, type PermissionMode, TEAMMATE_PANES, type TeammatePanes } from "./config.ts";
+import { API_VERSION, PERMISSION_MODES, type PermissionMode, TEAMMATE_PANES, type TeammatePanes } from "./config.ts";
 import { type StoreSelection, displayStoreUrl, parseStoreUrl } from "../store/store-url.ts";
 
 /** A wire protocol: openai, openai-responses or anthropic. */
@@ -15,6 +15,12 @@ export function parseProvider(value: string, source: ValueSource): ProviderName 
 export function parseProfile(value: string, source: ValueSource): ProfileChoice {
   if (value === "auto" || isProfileName(value)) return value;
   throw invalidValue(source, value, `auto or one of ${PROFILE_NAMES.join(", ")}`);
+}
+
+/** Azure OpenAI's `api-version` (`--api-version`, config apiVersion). */
+export function parseApiVersion(value: string, source: ValueSource): string {
+  if (API_VERSION.test(value)) return value;
+  throw invalidValue(source, value, "an Azure OpenAI API version such as 2024-10-21 or 2025-04-01-preview");
 }
 
 export function parsePermissionMode(value: string, source: ValueSource): PermissionMode {

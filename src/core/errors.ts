@@ -237,6 +237,15 @@ export class EmptyModelAnswerError extends ModelError {
   override readonly code = "EMPTY_MODEL_ANSWER";
 }
 
+/**
+ * The model refused to answer (Anthropic's `stop_reason: "refusal"`, its safety
+ * classifiers stopping the stream): the same request is refused again, so it is
+ * never retried and the run ends with it.
+ */
+export class ModelRefusalError extends ModelError {
+  override readonly code = "MODEL_REFUSAL";
+}
+
 /** The request was longer than the model's context window. */
 export class ContextOverflowError extends ModelError {
   override readonly code = "CONTEXT_OVERFLOW";

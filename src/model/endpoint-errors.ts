@@ -27,10 +27,11 @@ export type AttemptFailure =
   | { kind: "http"; status: number; error: ProviderError; headers: Headers | undefined; cause: unknown }
   /**
    * An error the endpoint sent inside a 200 stream (an `error` event or chunk):
-   * the endpoint answered, so this is not a cut connection, and it is not
-   * retried — the answer was under way and the error says why it stopped.
+   * the endpoint answered, so this is not a cut connection. Retried once when
+   * transient (overloaded, rate limited) and no text of the answer was shown
+   * (`afterText` false); undefined when the adapter cannot tell, never retried.
    */
-  | { kind: "stream_error"; error: ProviderError; cause: unknown }
+  | { kind: "stream_error"; error: ProviderError; afterText?: boolean; cause: unknown }
   /** A 2xx answer that is not a chat completion (wrong --base-url, a proxy's HTML page). */
   | { kind: "invalid_response"; detail: string; firstBytes: string; cause: unknown }
   /** A valid completion with no text and no tool calls. */
@@ -86,10 +87,9 @@ export function endpointError(failure: AttemptFailure, context: EndpointContext)
       break;
   }
   if (failure.kind === "stream_error") {
-    return new ModelUnavailableError(
-      `the model endpoint ${endpoint} reported an error inside its answer stream (${said}): not retried, as the answer was already under way; run again`,
-      { cause },
-    );
+    const why =
+      failure.afterText === undefined ? "not retried, as the answer was already under way" : failure.afterText ? "not retried, as part of the answer was already shown" : "not retried";
+    return new ModelUnavailableError(`the model endpoint ${endpoint} reported an error inside its answer stream (${said}): ${why}; run again`, { cause });
   }
   if (failure.status === 404) {
     // What the server said is kept: a gateway's "deployment not found" or a mock's
@@ -111,6 +111,13 @@ export function exhaustedError(failure: AttemptFailure, attempts: number, contex
     const times = attempts > 1 ? `${attempts} times` : "once";
     return new EmptyModelAnswerError(
       `the model ${context.model} answered with no text and no tool calls (${times}): ask again, or try another model`,
+    );
+  }
+  if (failure.kind === "stream_error" && attempts > 1) {
+    const what = classify(failure) === "rate_limit" ? "kept rate limiting the requests" : failure.error.type === "overloaded_error" ? "was overloaded" : "kept failing";
+    return new ModelUnavailableError(
+      `the model endpoint ${context.endpoint} ${what} inside its answer stream after ${attempts} attempts (last: ${describeFailure(failure, context)}): run again later`,
+      { cause: failure.cause },
     );
   }
   if (failure.kind === "invalid_response" || failure.kind === "stream_error") return endpointError(failure, context);
@@ -157,6 +164,7 @@ export function describeFailure(failure: AttemptFailure, context: Pick<EndpointC
   }
 }
 
+const RATE_LIMIT_CODES = new Set(["rate_limit_exceeded", "rate_limit_error"]);
 const AUTH_CODES = new Set(["invalid_api_key", "authentication_error", "unauthorized", "permission_denied", "permission_error", "API_KEY_INVALID"]);
 const AUTH_STATUSES = new Set(["UNAUTHENTICATED", "PERMISSION_DENIED"]);
 const UNKNOWN_MODEL_CODES = new Set(["model_not_found", "unknown_model", "model_not_available", "invalid_model"]);
@@ -188,7 +196,7 @@ export function classify(failure: AttemptFailure & { kind: "http" | "stream_erro
   if (refusal && (codes.some((code) => UNKNOWN_MODEL_CODES.has(code)) || UNKNOWN_MODEL_MESSAGE.test(error.message))) return "unknown_model";
   // Anthropic's unknown model: a 404 not_found_error whose message is "model: <name>".
   if (status === 404 && /^model: \S/.test(error.message)) return "unknown_model";
-  if (status === 429 || codes.includes("rate_limit_exceeded") || error.status === "RESOURCE_EXHAUSTED") return "rate_limit";
+  if (status === 429 || codes.some((code) => RATE_LIMIT_CODES.has(code)) || error.status === "RESOURCE_EXHAUSTED") return "rate_limit";
   if (status === 404) return "not_found";
   if (status !== undefined && status >= 400 && status < 500 && status !== 408) return "bad_request";
   return "server";

@@ -48,6 +48,9 @@ export function parseErrorBody(body: unknown): ProviderError | undefined {
 }
 
 function fromObject(error: Json, outer: Json = {}): ProviderError {
+  const nested = nestedError(error.message);
+  // The inner error says what went wrong; the outer one only that something did.
+  if (nested) return { ...fromObject({ ...error, message: nested.message }, outer), ...nested };
   const details = Array.isArray(error.details) ? error.details.filter(isObject) : [];
   const reason = details.map((detail) => text(detail.reason)).find((found) => found !== undefined);
   const delay = details.map((detail) => text(detail.retryDelay)).find((found) => found !== undefined);
@@ -65,6 +68,21 @@ function fromObject(error: Json, outer: Json = {}): ProviderError {
   const seconds = delay ? /^(\d+(?:\.\d+)?)s$/.exec(delay)?.[1] : undefined;
   if (seconds !== undefined) out.retryAfterMs = Number(seconds) * 1000;
   return out;
+}
+
+/**
+ * An error whose message is another error's JSON: Google's own error, passed
+ * on as a string by Gemini's OpenAI-compatible endpoint and by gateways
+ * (`{"error":{"message":"{\n  \"error\": {… \"reason\": \"API_KEY_INVALID\" …}}","code":400}}`).
+ */
+function nestedError(message: unknown): ProviderError | undefined {
+  if (typeof message !== "string" || !/^\s*[[{]/.test(message)) return undefined;
+  try {
+    const inner: unknown = JSON.parse(message);
+    return (isObject(inner) && inner.error !== undefined) || Array.isArray(inner) ? parseErrorBody(inner) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

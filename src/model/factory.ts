@@ -43,6 +43,7 @@ function liveClient(options: ModelClientOptions & { apiKey: string }, overrides:
     model: options.model,
     apiKey: options.apiKey,
     baseUrl: options.baseUrl,
+    apiVersion: options.apiVersion,
     headers: options.headers,
     timeoutMs: options.timeoutMs,
     maxRetries: options.maxRetries,
@@ -62,7 +63,11 @@ function liveClient(options: ModelClientOptions & { apiKey: string }, overrides:
     case "anthropic":
       return new LazyModelClient(options.model, async () => {
         const { AnthropicModelClient } = await import("./anthropic/anthropic-client.ts");
-        return new AnthropicModelClient({ ...common, reasons: (model) => lookupModel(model)?.reasoning ?? false });
+        return new AnthropicModelClient({
+          ...common,
+          reasons: (model) => lookupModel(model)?.reasoning ?? false,
+          adaptive: (model) => lookupModel(model)?.thinking === "adaptive",
+        });
       });
   }
 }

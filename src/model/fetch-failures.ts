@@ -28,7 +28,7 @@ export function describeFetchFailure(error: unknown, signal: AbortSignal): Attem
   if (error instanceof EmptyCompletionError) return { kind: "empty" };
   if (error instanceof InvalidCompletionError) return { kind: "invalid_response", detail: error.detail, firstBytes: error.firstBytes, cause: error };
   if (error instanceof StreamCutError) return { kind: "connection", reason: "cut", detail: error.message, cause: error };
-  if (error instanceof StreamErrorEventError) return { kind: "stream_error", error: error.error, cause: error };
+  if (error instanceof StreamErrorEventError) return { kind: "stream_error", error: error.error, afterText: error.afterText, cause: error };
   if (error instanceof HttpStatusError) return { kind: "http", status: error.status, error: error.error, headers: error.headers, cause: error };
   if (error instanceof RequestTimeoutError || error instanceof StreamIdleError) return { kind: "connection", reason: "timeout", detail: "timed out", cause: error };
   const { reason, detail } = connectionFailure(error);

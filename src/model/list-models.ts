@@ -21,10 +21,12 @@ export interface ListModelsOptions {
   timeoutMs: number;
   /** Whose list (Anthropic's is at /v1/models, with its own key header); `openai` when absent. */
   provider?: ProviderName;
+  /** Azure OpenAI's `api-version` query parameter. */
+  apiVersion?: string;
 }
 
-export async function listModels({ baseUrl, apiKey, timeoutMs, provider = "openai" }: ListModelsOptions): Promise<ModelListResult> {
-  const url = modelsUrl(provider, baseUrl);
+export async function listModels({ baseUrl, apiKey, timeoutMs, provider = "openai", apiVersion }: ListModelsOptions): Promise<ModelListResult> {
+  const url = modelsUrl(provider, baseUrl, apiVersion);
   let response: Response;
   try {
     response = await fetch(url, {

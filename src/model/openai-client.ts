@@ -3,7 +3,7 @@ import { HttpStatusError, describeFetchFailure } from "./fetch-failures.ts";
 import { postForAnswer } from "./timed-post.ts";
 import type { ChatProfile } from "./profiles/chat-profile.ts";
 import { detectProfile } from "./profiles/detect.ts";
-import { OPENAI_DEFAULT_BASE_URL } from "./providers/endpoints.ts";
+import { OPENAI_DEFAULT_BASE_URL, openaiUrl } from "./providers/endpoints.ts";
 import { DEFAULT_RETRY_TIMING, realRetryDeps, type RetryDeps, type RetryInfo, type RetryTiming, withRetries } from "./retry.ts";
 import { readSse } from "./sse.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
@@ -20,8 +20,10 @@ export const DEFAULT_BASE_URL = OPENAI_DEFAULT_BASE_URL;
 export interface OpenAIModelClientOptions {
   model: string;
   apiKey: string;
-  /** Any OpenAI-compatible API root; api.openai.com when absent. */
+  /** Any OpenAI-compatible API root; api.openai.com when absent. Its query is kept after the path (Azure's `?api-version=`). */
   baseUrl?: string;
+  /** Sets the `api-version` query parameter (Azure OpenAI). */
+  apiVersion?: string;
   /** Sent with every request; ours (X-Agent-Name) win over a header of the same name. */
   headers?: Record<string, string>;
   timeoutMs: number;
@@ -82,7 +84,7 @@ export class OpenAIModelClient implements ModelClient {
     this.#streamOptions = this.profile.streamOptions;
     this.#encoder = new WireBodyEncoder(this.profile);
     // An explicit base URL always (flags > env > config decide it, nothing reads OPENAI_BASE_URL behind their back).
-    this.#url = `${this.endpoint.endsWith("/") ? this.endpoint : `${this.endpoint}/`}chat/completions`;
+    this.#url = openaiUrl(this.endpoint, "chat/completions", options.apiVersion);
     // What the SDK sent, in its order: a configured header (the key's own header of a dialect, then the user's) wins over ours.
     this.#headers = lowerCased([
       { accept: "application/json", authorization: `Bearer ${options.apiKey}` },
@@ -117,6 +119,7 @@ export class OpenAIModelClient implements ModelClient {
           endpoint: this.endpoint,
           model,
           timeoutMs: this.#options.timeoutMs,
+          requestUrl: this.#url,
           timing: this.#timing,
           deps: this.#deps,
           signal,

@@ -18,7 +18,7 @@ export function describeAttemptFailure(error: unknown, signal: AbortSignal): Att
     return { kind: "invalid_response", detail: error.detail, firstBytes: error.firstBytes, cause: error };
   }
   if (error instanceof StreamCutError) return { kind: "connection", reason: "cut", detail: error.message, cause: error };
-  if (error instanceof StreamErrorEventError) return { kind: "stream_error", error: error.error, cause: error };
+  if (error instanceof StreamErrorEventError) return { kind: "stream_error", error: error.error, afterText: error.afterText, cause: error };
   if (error instanceof APIConnectionTimeoutError || error instanceof StreamIdleError) {
     return { kind: "connection", reason: "timeout", detail: "timed out", cause: error };
   }

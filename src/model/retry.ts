@@ -1,3 +1,4 @@
+import { ModelError } from "../core/errors.ts";
 import type { ModelRetryInfo } from "./types.ts";
 import { type AttemptFailure, type EndpointContext, classify, describeFailure, endpointError, exhaustedError } from "./endpoint-errors.ts";
 
@@ -64,6 +65,8 @@ export async function withRetries<T>(
     try {
       return await attempt();
     } catch (error) {
+      // The attempt already knows how the request ends (a refusal): asking again gets the same.
+      if (error instanceof ModelError) throw error;
       failure = describe(error);
     }
     if (failure.kind === "aborted") {
@@ -78,6 +81,19 @@ export async function withRetries<T>(
   }
 }
 
+/**
+ * An error inside a 200 stream that a later request may not meet: the model
+ * overloaded, a rate limit, the server's own failure (Anthropic's `overloaded_error`,
+ * `rate_limit_error`, `api_error`; the Responses API's `server_error`).
+ */
+const TRANSIENT_STREAM_ERRORS: ReadonlySet<string> = new Set(["overloaded_error", "rate_limit_error", "api_error", "server_error", "rate_limit_exceeded"]);
+
+export function isTransientStreamError(failure: AttemptFailure & { kind: "stream_error" }): boolean {
+  const { error } = failure;
+  if (error.numericCode !== undefined && RETRYABLE_STATUSES.has(error.numericCode)) return true;
+  return [error.type, error.code].some((name) => name !== undefined && TRANSIENT_STREAM_ERRORS.has(name));
+}
+
 export function isRetryable(failure: AttemptFailure): boolean {
   switch (failure.kind) {
     case "connection":
@@ -89,6 +105,8 @@ export function isRetryable(failure: AttemptFailure): boolean {
       return RETRYABLE_STATUSES.has(failure.status) && (kind === "rate_limit" || kind === "server");
     }
     case "stream_error":
+      // Only before any text was shown: the user saw the rest, and a second answer would differ.
+      return failure.afterText === false && isTransientStreamError(failure);
     case "aborted":
       return false;
   }
@@ -100,7 +118,8 @@ export function isRetryable(failure: AttemptFailure): boolean {
  * those get one more chance only.
  */
 function retryLimit(failure: AttemptFailure, timing: RetryTiming): number {
-  return failure.kind === "invalid_response" || failure.kind === "empty" ? Math.min(1, timing.maxRetries) : timing.maxRetries;
+  const once = failure.kind === "invalid_response" || failure.kind === "empty" || failure.kind === "stream_error";
+  return once ? Math.min(1, timing.maxRetries) : timing.maxRetries;
 }
 
 /** The server's Retry-After when it gave one (capped), else capped exponential backoff with full jitter. */

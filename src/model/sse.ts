@@ -30,6 +30,27 @@ export async function* readSse(body: ReadableStream<Uint8Array>, options: SseRea
   let prefix: Uint8Array = new Uint8Array(0);
   let event = "message";
   let data: string[] = [];
+  /** One line of the stream: the event it ends (a blank line after data), or none. */
+  const line = (text: string): SseEvent | undefined => {
+    if (text === "") {
+      const done = data.length > 0 ? { event, data: data.join("\n") } : undefined;
+      event = "message";
+      data = [];
+      return done;
+    }
+    if (text.startsWith(":")) return undefined; // a comment: keep-alive
+    const colon = text.indexOf(":");
+    const field = colon < 0 ? text : text.slice(0, colon);
+    const value = colon < 0 ? "" : text.slice(colon + 1).replace(/^ /, "");
+    if (field === "data") data.push(value);
+    else if (field === "event") event = value;
+    else if (field === "error") {
+      // Not SSE, but what llama.cpp's server sends when a stream fails: `error: {…}`.
+      event = "error";
+      data.push(value);
+    }
+    return undefined;
+  };
   try {
     for (;;) {
       const { done, value } = await readWithin(reader, options.idleMs);
@@ -41,33 +62,19 @@ export async function* readSse(body: ReadableStream<Uint8Array>, options: SseRea
       buffer += decoder.decode(value, { stream: true });
       let newline: number;
       while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
-        const line = buffer.slice(0, newline);
+        // A CR that ends what was read may be half a CRLF: the next read says.
+        if (newline === buffer.length - 1 && buffer[newline] === "\r") break;
+        const ended = line(buffer.slice(0, newline));
         buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
-        if (line === "") {
-          if (data.length > 0) yield { event, data: data.join("\n") };
-          event = "message";
-          data = [];
-          continue;
-        }
-        if (line.startsWith(":")) continue; // a comment: keep-alive
-        const colon = line.indexOf(":");
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-        if (field === "data") data.push(value);
-        else if (field === "event") event = value;
-        else if (field === "error") {
-          // Not SSE, but what llama.cpp's server sends when a stream fails: `error: {…}`.
-          event = "error";
-          data.push(value);
-        }
+        if (ended) yield ended;
       }
     }
-    // A last event without its blank line: the server closed right after it.
+    // The rest: a last line without its end, or one ended by a lone CR; then the
+    // last event, even without its blank line (the server closed right after it).
     buffer += decoder.decode();
-    if (buffer.startsWith("data:")) data.push(buffer.slice(5).replace(/^ /, ""));
-    else if (buffer.startsWith("error:")) {
-      event = "error";
-      data.push(buffer.slice(6).replace(/^ /, ""));
+    for (const rest of buffer.split(/\r\n|\r|\n/)) {
+      const ended = line(rest);
+      if (ended) yield ended;
     }
     if (data.length > 0) yield { event, data: data.join("\n") };
   } finally {

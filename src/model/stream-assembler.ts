@@ -47,7 +47,14 @@ export const WireChunk = lazySchema(() =>
  * beside a `finish_reason: "error"`). Not a cut stream: the endpoint answered.
  */
 export class StreamErrorEventError extends Error {
-  constructor(readonly error: ProviderError) {
+  constructor(
+    readonly error: ProviderError,
+    /**
+     * Whether text of the answer was already shown (told to `onText`) when it
+     * came; undefined when the adapter does not say, and then it is never retried.
+     */
+    readonly afterText?: boolean,
+  ) {
     super(error.message || "the stream reported an error");
   }
 }

@@ -61,6 +61,8 @@ export const Usage = lazySchema(() =>
     outputTokens: z.number().int().nonnegative(),
     /** The part of `inputTokens` the endpoint served from its prompt cache; absent when it does not say. */
     cachedInputTokens: z.number().int().nonnegative().optional(),
+    /** The part of `inputTokens` written to the prompt cache (Anthropic's `cache_creation_input_tokens`), dearer than plain input. */
+    cacheWriteInputTokens: z.number().int().nonnegative().optional(),
   }),
 );
 export type Usage = z.infer<typeof Usage>;
@@ -68,11 +70,14 @@ export type Usage = z.infer<typeof Usage>;
 export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0 };
 
 export function addUsage(a: Usage, b: Usage): Usage {
-  const cached = a.cachedInputTokens === undefined && b.cachedInputTokens === undefined ? undefined : (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0);
+  const sum = (x: number | undefined, y: number | undefined) => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
+  const cached = sum(a.cachedInputTokens, b.cachedInputTokens);
+  const written = sum(a.cacheWriteInputTokens, b.cacheWriteInputTokens);
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     ...(cached !== undefined ? { cachedInputTokens: cached } : {}),
+    ...(written !== undefined ? { cacheWriteInputTokens: written } : {}),
   };
 }
 
@@ -133,6 +138,8 @@ export interface ModelClientOptions {
   provider?: ProviderName;
   /** The endpoint's Chat Completions dialect by name (src/model/profiles/); detected from `baseUrl` when absent or `auto`. */
   profile?: string;
+  /** Azure OpenAI's `api-version` query parameter (--api-version); the base URL's own query is kept either way. */
+  apiVersion?: string;
   apiKey?: string;
   /** Extra HTTP headers sent with every request (config `headers`). */
   headers?: Record<string, string>;

@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from "../core/clock.ts";
-import { BudgetExceededError, ContextOverflowError, EmptyModelAnswerError, ModelError, UsageError } from "../core/errors.ts";
+import { BudgetExceededError, ContextOverflowError, EmptyModelAnswerError, ModelError, ModelRefusalError, UsageError } from "../core/errors.ts";
 import type { Hooks } from "../hooks/types.ts";
 import {
   addUsage,
@@ -418,7 +418,7 @@ export class AgentRunner {
     const started = performance.now();
     const o = this.#o;
     o.onTurnStart?.({ key });
-    const turn = { turns: 0, usage: ZERO_USAGE as Usage, continuations: 0, text: "", overflowRetried: false, stopHookActive: false };
+    const turn = { turns: 0, retries: 0, usage: ZERO_USAGE as Usage, continuations: 0, text: "", overflowRetried: false, stopHookActive: false };
     const done = (subtype: RunSubtype, result: string): RunResult => {
       const ended: RunResult = {
         // Masked here, once, for every place a result goes: stdout, a teammate's
@@ -427,6 +427,7 @@ export class AgentRunner {
         subtype,
         isError: subtype !== "success",
         turns: turn.turns,
+        modelRetries: turn.retries,
         usage: turn.usage,
         durationMs: Math.round(performance.now() - started),
       };
@@ -470,7 +471,7 @@ export class AgentRunner {
         if (reminder) await this.#append([{ role: "user", content: reminder }]);
         turn.turns += 1;
         this.#emit({ type: "model_request", agent: this.identity, turn: turn.turns });
-        response = await this.#callModel(signal);
+        response = await this.#callModel(signal, () => (turn.retries += 1));
         this.#emit({ type: "usage", agent: this.identity, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens });
       } catch (error) {
         if (error instanceof ContextOverflowError && !turn.overflowRetried) {
@@ -489,6 +490,10 @@ export class AgentRunner {
         // turn must stay resumable rather than be marked interrupted.
         if (error instanceof BudgetExceededError) return outOfBudget(error);
         if (signal?.aborted) continue;
+        if (error instanceof ModelRefusalError) {
+          step = { next: "finish", subtype: "error_refusal", result: error.message };
+          continue;
+        }
         if (error instanceof ModelError) {
           // Never a silent empty success: the user is told, and the run fails.
           if (error instanceof EmptyModelAnswerError) this.#warn([error.message]);
@@ -678,7 +683,7 @@ export class AgentRunner {
     return { next: "call_model" };
   }
 
-  async #callModel(signal?: AbortSignal): Promise<ModelResponse> {
+  async #callModel(signal?: AbortSignal, retried?: () => void): Promise<ModelResponse> {
     // Masked over the joined stream: a key the model echoes may arrive split across deltas.
     const stream = new StreamRedactor();
     const text = (piece: string) => {
@@ -686,6 +691,7 @@ export class AgentRunner {
     };
     const onText = (piece: string) => text(stream.push(piece));
     const onRetry = (info: ModelRetryInfo) => {
+      retried?.();
       text(stream.end());
       this.#emit({ type: "model_retry", agent: this.identity, ...info });
     };

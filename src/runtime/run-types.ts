@@ -10,6 +10,7 @@ export const RUN_SUBTYPES = [
   "error_interrupted", // cancelled (signal, --timeout)
   "error_budget", // the session's spend reached --max-budget-usd; the unfinished turn waits for drain
   "error_max_structured_output_retries", // the final answer did not match --json-schema, even after one corrective turn (claude -p's name)
+  "error_refusal", // the model refused to answer (Anthropic's stop_reason "refusal"); never asked twice
 ] as const;
 export type RunSubtype = (typeof RUN_SUBTYPES)[number];
 
@@ -20,6 +21,8 @@ export interface RunResult {
   isError: boolean;
   /** Model calls made in this run. */
   turns: number;
+  /** Model requests asked again after a transient failure (a 529, a cut stream, overloaded inside a stream). */
+  modelRetries?: number;
   usage: Usage;
   durationMs: number;
 }

@@ -65,6 +65,7 @@ export function callCost(record: ModelCallRecord, pricing: Pricing): number | un
     inputTokens: record.input_tokens,
     outputTokens: record.output_tokens,
     ...(record.cached_input_tokens !== undefined ? { cachedInputTokens: record.cached_input_tokens } : {}),
+    ...(record.cache_write_input_tokens !== undefined ? { cacheWriteInputTokens: record.cache_write_input_tokens } : {}),
   });
 }
 

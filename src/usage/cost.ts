@@ -17,16 +17,19 @@ export function priceOf(pricing: Pricing, model: string): ModelPrice | undefined
 
 /**
  * The cost of `usage` on `model`, or undefined when it has no price: no price
- * is no figure, never a guess. Cached tokens are part of the input count (as
- * the OpenAI API reports them) and are priced at the cached rate.
+ * is no figure, never a guess. Cached tokens and tokens written to the cache
+ * are part of the input count (as the OpenAI API reports the first, and our
+ * Anthropic adapter both) and are priced at their own rates.
  */
 export function costUsd(pricing: Pricing, model: string, usage: Usage): number | undefined {
   const price = priceOf(pricing, model);
   if (price === undefined) return undefined;
   const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
-  const fresh = usage.inputTokens - cached;
+  const written = Math.min(usage.cacheWriteInputTokens ?? 0, usage.inputTokens - cached);
+  const fresh = usage.inputTokens - cached - written;
   const cachedRate = price.cached_input_per_mtok ?? price.input_per_mtok;
-  return (fresh * price.input_per_mtok + cached * cachedRate + usage.outputTokens * price.output_per_mtok) / PER_MTOK;
+  const writeRate = price.cache_write_per_mtok ?? price.input_per_mtok;
+  return (fresh * price.input_per_mtok + cached * cachedRate + written * writeRate + usage.outputTokens * price.output_per_mtok) / PER_MTOK;
 }
 
 /** Dollars as the output shows them: rounded to a millionth, so sums print without float noise. */

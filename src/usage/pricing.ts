@@ -8,6 +8,8 @@ export const ModelPrice = lazySchema(() =>
     output_per_mtok: z.number().nonnegative(),
     /** Cached input tokens; priced as plain input when absent. */
     cached_input_per_mtok: z.number().nonnegative().optional(),
+    /** Input tokens written to the prompt cache (Anthropic's 5-minute cache); priced as plain input when absent. */
+    cache_write_per_mtok: z.number().nonnegative().optional(),
   }),
 );
 export type ModelPrice = z.infer<typeof ModelPrice>;

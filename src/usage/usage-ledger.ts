@@ -86,6 +86,7 @@ export class UsageLedger {
       input_tokens: call.usage.inputTokens,
       output_tokens: call.usage.outputTokens,
       ...(call.usage.cachedInputTokens !== undefined ? { cached_input_tokens: call.usage.cachedInputTokens } : {}),
+      ...(call.usage.cacheWriteInputTokens !== undefined ? { cache_write_input_tokens: call.usage.cacheWriteInputTokens } : {}),
       tool_calls: call.toolCalls,
       duration_ms: Math.max(0, Math.round(call.durationMs)),
     });

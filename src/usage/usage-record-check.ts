@@ -2,8 +2,8 @@ import { UTC_INSTANT, hasExactly, isCount, isFilled, isPlainRecord } from "../co
 import type { UsageRecord } from "./usage-record.ts";
 
 // In the schema's order (usage-record.ts): zod's output has its keys in it.
-const MODEL_CALL = ["v", "type", "id", "at", "agent", "identity", "model", "input_tokens", "output_tokens", "cached_input_tokens", "tool_calls", "duration_ms"] as const;
-const MODEL_CALL_OPTIONAL = ["id", "cached_input_tokens"] as const;
+const MODEL_CALL = ["v", "type", "id", "at", "agent", "identity", "model", "input_tokens", "output_tokens", "cached_input_tokens", "cache_write_input_tokens", "tool_calls", "duration_ms"] as const;
+const MODEL_CALL_OPTIONAL = ["id", "cached_input_tokens", "cache_write_input_tokens"] as const;
 const TURN = ["v", "type", "id", "at", "agent", "key", "subtype", "duration_ms"] as const;
 const TURN_OPTIONAL = ["id"] as const;
 
@@ -24,6 +24,7 @@ export function plainUsageRecord(value: unknown): UsageRecord | undefined {
     if (!isFilled(value.identity) || !isFilled(value.model)) return undefined;
     if (!isCount(value.input_tokens) || !isCount(value.output_tokens) || !isCount(value.tool_calls)) return undefined;
     if (value.cached_input_tokens !== undefined && !isCount(value.cached_input_tokens)) return undefined;
+    if (value.cache_write_input_tokens !== undefined && !isCount(value.cache_write_input_tokens)) return undefined;
     return value as UsageRecord;
   }
   if (value.type === "turn") {

@@ -28,6 +28,8 @@ export const UsageRecord = lazySchema(() =>
       input_tokens: Count,
       output_tokens: Count,
       cached_input_tokens: Count.optional(),
+      /** Of the input, the tokens written to the prompt cache (priced at the cache-write rate). */
+      cache_write_input_tokens: Count.optional(),
       /** Tool calls the answer asked for. */
       tool_calls: Count,
       duration_ms: Count,

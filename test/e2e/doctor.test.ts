@@ -83,8 +83,13 @@ describe("agent doctor", () => {
     const deepseek = await doctor(env, "--offline", "--base-url", "https://api.deepseek.com", "--model", "deepseek-chat");
     expect(deepseek.stdout).toMatch(/^ok +profile +deepseek \(DeepSeek; detected from api\.deepseek\.com\)$/m);
     expect(deepseek.stdout).toMatch(
-      /^ok +model info +deepseek-chat: context window 128000 tokens, output up to 8192; \$0\.28 in \/ \$0\.42 out per million tokens \(model catalogue of 2025-11\)$/m,
+      /^ok +model info +deepseek-chat: context window 128000 tokens, output up to 8192, no thinking; \$0\.28 in \/ \$0\.42 out per million tokens \(model catalogue of 2025-11\)$/m,
     );
+    // The thinking form the adapter will send: a budget, or adaptive (the newest Claude models take no other).
+    const sonnet = await doctor({ ANTHROPIC_API_KEY: KEY }, "--offline", "--provider", "anthropic", "--model", "claude-sonnet-5");
+    expect(sonnet.stdout).toMatch(/^ok +model info +claude-sonnet-5: context window 1000000 tokens, output up to 128000, thinking adaptive; \$2 in \/ \$10 out/m);
+    const older = await doctor({ ANTHROPIC_API_KEY: KEY }, "--offline", "--provider", "anthropic", "--model", "claude-sonnet-4-5");
+    expect(older.stdout).toMatch(/^ok +model info +claude-sonnet-4-5: context window 200000 tokens, output up to 64000, thinking with a budget; /m);
     const named = await doctor(env, "--offline", "--base-url", "http://127.0.0.1:9/v1", "--profile", "gemini", "--model", "local-coder");
     expect(named.stdout).toMatch(/^ok +profile +gemini \(Google Gemini \(OpenAI-compatible endpoint\); as configured\)$/m);
     expect(named.stdout).toMatch(/^ok +model info +local-coder: not in the model catalogue; unknown price/m);

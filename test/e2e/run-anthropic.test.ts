@@ -31,7 +31,8 @@ test("the second request carries cache_control on the stable prefix, the signed 
   expect(final.result).toBe("Wrote hello.txt.");
   // Anthropic's input_tokens leaves the cache out; ours counts it, the reads as cached.
   expect(final.usage).toMatchObject({ input_tokens: 2070, cached_input_tokens: 1000, output_tokens: 40, model_calls: 2 });
-  expect(typeof final.total_cost_usd).toBe("number");
+  // Claude Sonnet 4.5 at $3 in, $0.30 a cache read, $3.75 a cache write, $15 out: the 1000 written tokens at the write price.
+  expect(final.total_cost_usd).toBeCloseTo((20 * 3 + 1000 * 3.75 + 30 * 15 + 50 * 3 + 1000 * 0.3 + 10 * 15) / 1e6, 9);
 
   const [first, second] = server.requests;
   expect(first!.headers).toMatchObject({ "x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01", "x-agent-name": "lead" });
@@ -59,15 +60,19 @@ test("the second request carries cache_control on the stable prefix, the signed 
   expect(body.messages[2]!.content.find((block) => block.type === "tool_result")).toMatchObject({ tool_use_id: "toolu_01" });
 }, 60_000);
 
-test("529 overloaded is retried; an error event inside the stream ends the run with the provider's message, not retried", async () => {
+test("529 overloaded is retried; an error event inside the stream after text was shown ends the run with the provider's message, not retried", async () => {
   const overloaded = { type: "error", error: { type: "overloaded_error", message: "Overloaded" } };
-  const server = serve([{ status: 529, body: overloaded }, messagesStream([{ type: "message_start", message: { usage: { input_tokens: 5 } } }, overloaded])]);
+  const shown = [
+    { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hel" } },
+  ];
+  const server = serve([{ status: 529, body: overloaded }, messagesStream([{ type: "message_start", message: { usage: { input_tokens: 5 } } }, ...shown, overloaded])]);
   const { run } = runSetup();
   const result = await run(["hello", "--provider", "anthropic", "--base-url", server.url, "--model", "claude-sonnet-4-5"], { env: ENV });
   server.assertDone();
   expect(result.code).toBe(3);
   expect(result.stderr).toContain("model request failed (HTTP 529: Overloaded); retry 1 in");
-  expect(result.stderr).toContain(`agent: run ended with error_model: the model endpoint ${server.url} reported an error inside its answer stream (stream error: Overloaded)`);
+  expect(result.stderr).toContain(`agent: run ended with error_model: the model endpoint ${server.url} reported an error inside its answer stream (stream error: Overloaded): not retried, as part of the answer was already shown; run again`);
 }, 60_000);
 
 test("a refused key names ANTHROPIC_API_KEY; an unknown model is named as such", async () => {

@@ -80,16 +80,18 @@ export const Usage = z.strictObject({
 /** The `--output json` object, and the last `--output stream-json` line. */
 export const ResultLine = z.strictObject({
   type: z.literal("result"),
-  subtype: z.enum(["success", "error_max_turns", "error_model", "error_blocked", "error_interrupted", "error_budget", "error_max_structured_output_retries"]),
+  subtype: z.enum(["success", "error_max_turns", "error_model", "error_blocked", "error_interrupted", "error_budget", "error_max_structured_output_retries", "error_refusal"]),
   is_error: z.boolean(),
   result: z.string(),
   turns: z.number().int().nonnegative(),
   // claude -p's name for `turns` (docs/compat.md).
   num_turns: z.number().int().nonnegative(),
+  // Model requests asked again after a transient failure (docs/models.md).
+  model_retries: z.number().int().nonnegative(),
   usage: Usage.omit({ cost_usd: true }),
   usage_by_agent: z.record(z.string().min(1), Usage),
-  // Always a number; 0 with cost_note when a model's price is unknown.
-  total_cost_usd: z.number().nonnegative(),
+  // null, with cost_note, when a model's price is unknown.
+  total_cost_usd: z.number().nonnegative().nullable(),
   cost_note: z.string().min(1).optional(),
   duration_ms: z.number().int().nonnegative(),
   duration_api_ms: z.number().int().nonnegative(),

@@ -116,14 +116,15 @@ describe("cost from the shipped catalogue, with no pricing config", () => {
     server.assertDone();
   });
 
-  test("a model the catalogue does not know costs 0 with a note saying so, and a budget for it names the unknown price", async () => {
+  test("a model the catalogue does not know has no cost (null), a note and one warning naming config pricing; a budget for it names the unknown price", async () => {
     const server = startServer([{ text: "hi" }]);
     const { run } = runSetup();
     const result = await run(["hi", "--base-url", server.url, "--model", "my-local-model", "--output", "json"]);
     const line = ResultLine.parse(JSON.parse(result.stdout));
-    // A number always, as claude -p scripts add it up; the note says it is not a real figure.
-    expect(line.total_cost_usd).toBe(0);
+    // No figure rather than a wrong one (0 would add up as free).
+    expect(line.total_cost_usd).toBeNull();
     expect(line.cost_note).toContain('no known price for model "my-local-model"');
+    expect(result.stderr).toBe('agent: warning: no known price for model "my-local-model": total_cost_usd is null; add its price to config "pricing" (docs/observability.md)\n');
     expect(line.usage_by_agent.lead!.cost_usd).toBeUndefined();
     const budget = await run(["hi", "--base-url", server.url, "--model", "my-local-model", "--max-budget-usd", "1"]);
     expect(budget.code).toBe(2);

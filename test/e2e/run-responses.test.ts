@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { responsesStream } from "../support/responses-stream.ts";
+import { responsesStream, responsesText } from "../support/responses-stream.ts";
 import { ResultLine, runSetup, scriptedServers } from "./run-fixture.ts";
 
 // --provider openai-responses on the compiled binary against our scripted
@@ -70,19 +70,55 @@ test("stateless: the second request carries the whole history, the reasoning ite
   ]);
 }, 60_000);
 
-test("a model the catalogue knows does not reason is not asked for encrypted reasoning; an error event ends the run with its message", async () => {
-  const server = serve([
+test("a model the catalogue knows does not reason is not asked for encrypted reasoning; a server_error event before any text is retried once, then ends the run with its message", async () => {
+  const failing = () =>
     responsesStream([
       { type: "response.created", response: { id: "resp_3", status: "in_progress", output: [] } },
       { type: "error", code: "server_error", message: "The server had an error while processing your request.", param: null },
-    ]),
-  ]);
+    ]);
+  const server = serve([failing(), failing()]);
   const { run } = runSetup();
   const result = await run(["hello", "--provider", "openai-responses", "--base-url", server.url, "--model", "gpt-4o-mini", "--quiet"]);
   server.assertDone();
   expect(server.requests[0]!.body.include).toBeUndefined();
   expect(result.code).toBe(3);
   expect(result.stderr).toBe(
-    `agent: run ended with error_model: the model endpoint ${server.url} reported an error inside its answer stream (stream error server_error: The server had an error while processing your request.): not retried, as the answer was already under way; run again\n`,
+    `agent: run ended with error_model: the model endpoint ${server.url} kept failing inside its answer stream after 2 attempts (last: stream error server_error: The server had an error while processing your request.): run again later\n`,
   );
+}, 60_000);
+
+test("response.failed with a server_error before any text is retried, and the retry counted in the result", async () => {
+  const failed = responsesStream([
+    { type: "response.created", response: { id: "resp_4", status: "in_progress", output: [] } },
+    { type: "response.failed", response: { id: "resp_4", status: "failed", output: [], error: { code: "server_error", message: "The model failed to generate a response." } } },
+  ]);
+  const server = serve([failed, responsesText("Hello.")]);
+  const { run } = runSetup();
+  const result = await run(["hello", "--provider", "openai-responses", "--base-url", server.url, "--model", "gpt-4o-mini", "--output", "json"]);
+  server.assertDone();
+  expect(result.code).toBe(0);
+  expect(result.stderr).toContain("model request failed (stream error server_error: The model failed to generate a response.); retry 1 in");
+  expect(ResultLine.parse(JSON.parse(result.stdout))).toMatchObject({ result: "Hello.", model_retries: 1 });
+}, 60_000);
+
+test("a tool loop of three steps on a reasoning model, through the strict mock: each step's reasoning item goes back before its call", async () => {
+  const step = (n: number) => {
+    const reasoning = { type: "reasoning", id: `rs_${n}`, summary: [], encrypted_content: `gAAAAB-encrypted-${n}` };
+    const call = { type: "function_call", id: `fc_${n}`, call_id: `call_${n}`, name: "read_file", arguments: JSON.stringify({ path: `${n}.txt` }) };
+    return responsesStream([
+      { type: "response.created", response: { id: `resp_${n}`, status: "in_progress", output: [] } },
+      { type: "response.output_item.done", output_index: 0, item: reasoning },
+      { type: "response.output_item.done", output_index: 1, item: call },
+      { type: "response.completed", response: { id: `resp_${n}`, status: "completed", output: [reasoning, call], usage: { input_tokens: 10, output_tokens: 5 } } },
+    ]);
+  };
+  const server = serve([step(1), step(2), step(3), responsesText("All three read.")]);
+  const { run, workspace } = runSetup();
+  for (const n of [1, 2, 3]) await Bun.write(join(workspace, `${n}.txt`), `file ${n}\n`);
+  const result = await run(["read 1.txt, 2.txt and 3.txt", "--provider", "openai-responses", "--base-url", server.url, "--model", "gpt-5-mini", "--output", "json", "--quiet"]);
+  expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+  server.assertDone();
+  expect(ResultLine.parse(JSON.parse(result.stdout)).result).toBe("All three read.");
+  const last = server.requests[3]!.body as unknown as { input: Array<Record<string, unknown>> };
+  expect(last.input.map((item) => item.type ?? item.role).slice(2)).toEqual(Array(3).fill(["reasoning", "function_call", "function_call_output"]).flat());
 }, 60_000);

@@ -96,14 +96,14 @@ describe("usage and cost of a team run", () => {
     expect(json.total_cost_usd).toBeCloseTo(all.reduce((n, sum) => n + sum.cost_usd, 0), 6);
   });
 
-  test("without a price for the model the cost is 0 with a note (claude -p's field is always a number), and no agent has a cost", async () => {
+  test("without a price for the model the cost is null with a note, and no agent has a cost", async () => {
     const script = countedScript();
     const server = startServer(script);
     const { run } = teamSetup();
     const result = await run([SEED_PROMPT, "--base-url", server.url, "--model", MODEL, "--permission-mode", "acceptEdits", "--output", "json"]);
     expect(result.code).toBe(0);
     const json = parseResult(result.stdout);
-    expect(json.total_cost_usd).toBe(0);
+    expect(json.total_cost_usd).toBeNull();
     expect((json as { cost_note?: string }).cost_note).toContain("no known price");
     for (const agent of Object.values(json.usage_by_agent)) expect(agent.cost_usd).toBeUndefined();
     expect(json.usage.input_tokens).toBe(script.reduce((n, reply) => n + reply.usage!.prompt_tokens, 0));

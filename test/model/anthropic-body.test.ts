@@ -45,6 +45,7 @@ describe("the Messages request body", () => {
           tools: next() < 0.2 ? [] : next() < 0.5 ? [READ] : [READ, GLOB],
           maxTokens: next() < 0.3 ? 1000 : 32_000,
           thinking: next() < 0.6,
+          adaptive: next() < 0.3,
         };
         const body = await encoder.encode(options, { stream: true }).text();
         if (body !== expected(options)) throw new Error(`seed ${seed}, step ${step}:\n${body}\n!==\n${expected(options)}`);

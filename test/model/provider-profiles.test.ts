@@ -131,6 +131,14 @@ describe("Gemini: parallel calls without index, thought signatures, array errors
     expect(sleeps).toEqual([]);
   });
 
+  test("a bad key whose body nests Google's error as a JSON string (as a gateway passes it on): classed by the inner error, an authentication failure", async () => {
+    await using server = ScriptedModelServer.start([errorBody(400, "gemini-bad-key-nested.json")]);
+    const { client, sleeps } = clientFor(server.url, { profile: PROFILES.gemini });
+    const error = await failure(client.complete(ask("hi")));
+    expect(error.message).toBe(`authentication failed at ${server.url} (HTTP 400: API key not valid. Please pass a valid API key.): check OPENAI_API_KEY`);
+    expect(sleeps).toEqual([]);
+  });
+
   test("a 429 RESOURCE_EXHAUSTED waits as its RetryInfo says, then succeeds", async () => {
     await using server = ScriptedModelServer.start([errorBody(429, "gemini-rate-limit.json"), { text: "ok" }]);
     const { client, sleeps } = clientFor(server.url, { profile: PROFILES.gemini });

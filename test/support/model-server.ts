@@ -18,6 +18,8 @@
  * Responses streams posted to /messages and /responses are scripted).
  */
 import type { Server } from "bun";
+import { AnthropicStrictMock } from "./anthropic-strict.ts";
+import { ResponsesStrictMock } from "./responses-strict.ts";
 
 export interface ScriptedToolCall {
   name: string;
@@ -68,6 +70,8 @@ export interface ScriptedReply {
 
 export interface RecordedRequest {
   identity: string | undefined;
+  /** The path and query it was posted to. */
+  url: string;
   headers: Record<string, string>;
   body: {
     model: string;
@@ -95,6 +99,13 @@ export interface ScriptedModelServerOptions {
   models?: string[];
   /** With `models`: the key `GET /models` requires, as a bearer token or `x-api-key` (401 for any other or none). */
   apiKey?: string;
+  /**
+   * Judge requests posted to `/messages` and `/responses` by the Messages and
+   * Responses APIs' own rules and answer a breach with its HTTP 400
+   * (test/support/anthropic-strict.ts, responses-strict.ts), as the API does.
+   * On unless `false`: a test that sends a bad request on purpose says so.
+   */
+  strict?: boolean;
 }
 
 export class ScriptedModelServer {
@@ -107,6 +118,8 @@ export class ScriptedModelServer {
   modelListRequests = 0;
   readonly #server: Server<undefined>;
   #completionCounter = 0;
+  readonly #anthropic = new AnthropicStrictMock();
+  readonly #responses = new ResponsesStrictMock();
 
   private constructor(script: ScriptedReply[], options: ScriptedModelServerOptions) {
     this.#script = [...script];
@@ -166,12 +179,20 @@ export class ScriptedModelServer {
     request.signal.addEventListener("abort", () => gone.resolve(), { once: true });
     const recorded: RecordedRequest = {
       identity: headers["x-agent-name"],
+      url: path + new URL(request.url).search,
       headers,
       body: (await request.json()) as RecordedRequest["body"],
       at: Date.now(),
       disconnected: gone.promise,
     };
     this.requests.push(recorded);
+    const strictMock = this.#options.strict === false ? undefined : path.endsWith("/messages") ? this.#anthropic : path.endsWith("/responses") ? this.#responses : undefined;
+    const judged = strictMock?.judge(recorded.body);
+    if (judged) {
+      // Answered as the API would, and failed in assertDone: no scripted reply is used up.
+      this.problems.push(`request #${this.requests.length} breaks the API rule ${judged.breach.rule}: ${judged.breach.message}`);
+      return judged.response;
+    }
     const reply = this.#nextReply(recorded);
     if (!reply) return Response.json({ error: { message: "no scripted reply left", type: "server_error" } }, { status: 500 });
     try {
@@ -182,6 +203,7 @@ export class ScriptedModelServer {
     if (reply.delayMs) await Bun.sleep(reply.delayMs);
     if (reply.gate) await reply.gate;
     if (reply.raw !== undefined) {
+      strictMock?.sent(reply.raw);
       return new Response(reply.raw.body, { status: reply.status ?? 200, headers: { ...reply.headers, "content-type": reply.raw.contentType } });
     }
     if (reply.status !== undefined) {

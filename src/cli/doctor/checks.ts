@@ -130,7 +130,7 @@ export async function checkEndpoint(settings: Settings, offline: boolean, timeou
       fail("api_key", new MissingApiKeyError(keyVariable).message);
   if (offline) return [keyCheck, skip("endpoint", `${endpoint}: not contacted (--offline)`)];
 
-  const listed = await listModels({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs, provider: settings.provider });
+  const listed = await listModels({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs, provider: settings.provider, apiVersion: settings.apiVersion });
   if (listed.kind === "unreachable") {
     return [keyCheck, fail("endpoint", `cannot reach ${endpoint} (${listed.detail}); check --base-url / OPENAI_BASE_URL and the network`)];
   }
@@ -145,7 +145,7 @@ export async function checkEndpoint(settings: Settings, offline: boolean, timeou
       return [key, ok("endpoint", `${endpoint} answers`)];
     }
     if (listed.status === 404) {
-      return [keyCheck, fail("endpoint", `${modelsUrl(settings.provider, settings.baseUrl)} not found (${said}); --base-url must be the API root, usually ending in /v1`)];
+      return [keyCheck, fail("endpoint", `${modelsUrl(settings.provider, settings.baseUrl, settings.apiVersion)} not found (${said}); --base-url must be the API root, usually ending in /v1`)];
     }
     return [keyCheck, fail("endpoint", `${endpoint} answered ${said}`)];
   }

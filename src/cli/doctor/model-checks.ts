@@ -34,7 +34,8 @@ export function checkModelInfo(settings: Settings): Check {
   const priced = price
     ? `$${price.input_per_mtok} in / $${price.output_per_mtok} out per million tokens (${settings.pricing[settings.model] ? "config pricing" : `model catalogue of ${MODEL_CATALOGUE.checked}`})`
     : "unknown price: results say total_cost_usd 0 with a cost_note; add it to config pricing for a cost";
-  const limits = known ? `context window ${known.contextWindow} tokens, output up to ${known.maxOutputTokens}; ` : "not in the model catalogue; ";
+  const thinking = !known?.reasoning ? "no thinking" : known.thinking === "adaptive" ? "thinking adaptive" : "thinking with a budget";
+  const limits = known ? `context window ${known.contextWindow} tokens, output up to ${known.maxOutputTokens}, ${thinking}; ` : "not in the model catalogue; ";
   if (!price && settings.maxBudgetUsd !== undefined) {
     return fail("model_info", `${settings.model}: ${limits}unknown price, and a budget needs one: add it to config pricing`);
   }

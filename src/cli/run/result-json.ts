@@ -45,13 +45,12 @@ export function resultJson(result: RunResult, info: RunInfo, team?: TeamOutcome)
     result: result.result,
     turns: result.turns,
     num_turns: result.turns,
+    model_retries: result.modelRetries ?? 0,
     // The whole command's usage, every agent's (the Lead's own turns' alone when there is no ledger).
     ...(team?.usage ? reportJson(team.usage) : { usage: { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens } }),
-    // A number always, as scripts add it up; 0 with a note when a call's model has no price.
-    total_cost_usd: cost ?? 0,
-    ...(cost === undefined
-      ? { cost_note: `no known price for model ${JSON.stringify(info.model)}: total_cost_usd is 0; add it to config "pricing" (docs/observability.md)` }
-      : {}),
+    // No figure rather than a wrong one when a call's model has no price: 0 would add up as free.
+    total_cost_usd: cost ?? null,
+    ...(cost === undefined ? { cost_note: unknownPrice(info.model) } : {}),
     duration_ms: result.durationMs,
     duration_api_ms: team?.usage?.total.apiMs ?? 0,
     ...(team?.structuredOutput !== undefined ? { structured_output: team.structuredOutput } : {}),
@@ -63,6 +62,11 @@ export function resultJson(result: RunResult, info: RunInfo, team?: TeamOutcome)
     state_dir: info.stateDir,
     ...(team ? teamJson(team) : {}),
   };
+}
+
+/** Why a result has no cost, and the fix: in the result's `cost_note` and, once, as a warning. */
+export function unknownPrice(model: string): string {
+  return `no known price for model ${JSON.stringify(model)}: total_cost_usd is null; add its price to config "pricing" (docs/observability.md)`;
 }
 
 function teamJson(team: TeamOutcome) {

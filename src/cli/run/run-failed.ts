@@ -31,5 +31,5 @@ export class RunFailedError extends AgentError {
 }
 
 export function runErrorCategory(subtype: RunSubtype): ErrorCategory {
-  return subtype === "error_model" ? "model" : "agent";
+  return subtype === "error_model" || subtype === "error_refusal" ? "model" : "agent";
 }

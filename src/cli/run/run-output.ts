@@ -8,7 +8,7 @@ import { StatusBlock } from "../terminal/status-block.ts";
 import { AnswerStream } from "./answer-stream.ts";
 import { OrderedWriter } from "./ordered-writer.ts";
 import { ProgressPrinter, type ProgressLevel } from "./progress.ts";
-import type { OutputFormat, RunInfo } from "./result-json.ts";
+import { type OutputFormat, type RunInfo, unknownPrice } from "./result-json.ts";
 import { type StreamEvent, type StreamShapes, agentShapes } from "./stream-shapes.ts";
 import type { TeamOutcome } from "./team-outcome.ts";
 
@@ -178,6 +178,8 @@ export class RunOutput {
   async finish(outcome: TeamOutcome, info: RunInfo, print: { result: boolean } = { result: true }): Promise<void> {
     this.stopProgress();
     const { result } = outcome;
+    // The result says it has no cost; the user is told once why, and what fixes it.
+    if (this.#o.format !== "text" && outcome.usage?.total.costUsd === undefined) this.warn(unknownPrice(info.model));
     if (this.#o.format === "json") this.#line(agentShapes(this.#o.version).result(outcome, info)[0]);
     // Not when every turn's result was printed as it ended (a driving SDK counts one per turn).
     else if (this.#o.format === "stream-json") {

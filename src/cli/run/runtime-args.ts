@@ -34,6 +34,7 @@ export interface RuntimeValues extends GlobalValues {
   "base-url"?: string;
   provider?: string;
   profile?: string;
+  "api-version"?: string;
   "max-turns"?: string;
   "permission-mode"?: string;
   allow?: string | string[];
@@ -213,6 +214,7 @@ export function settingsFlags(args: RuntimeValues & CompatValues, rawArgs?: read
     baseUrl: args["base-url"],
     provider: args.provider,
     profile: args.profile,
+    apiVersion: args["api-version"],
     maxTurns: args["max-turns"],
     permissionMode: shortcut?.permissionMode ?? args["permission-mode"],
     allow: rules(list("allow"), "allowedTools"),

@@ -32,6 +32,7 @@ export const runtimeArgs = {
     options: ["auto", ...PROFILE_NAMES],
     description: "The endpoint's Chat Completions dialect (default: config profile, else auto: from the base URL's host; see docs/models.md)",
   },
+  "api-version": { type: "string", valueHint: "version", description: "Azure OpenAI's api-version query parameter, e.g. 2024-10-21 (default: config apiVersion, else the base URL's own query)" },
   "max-turns": { type: "string", valueHint: "n", description: "Model calls allowed per Lead or teammate turn (default: 50)" },
   "permission-mode": { type: "enum", options: [...PERMISSION_MODES], description: "What tools may do without asking (default: default)" },
   allow: { type: "string", valueHint: "rule", description: "Allow calls matching a rule, e.g. 'shell(npm test*)'; may be repeated; adds to config" },

@@ -82,6 +82,7 @@ export function teamOutcome(input: TeamOutcomeInput): TeamOutcome {
       subtype,
       isError: subtype !== "success",
       turns: turns.reduce((sum, turn) => sum + turn.turns, 0),
+      modelRetries: turns.reduce((sum, turn) => sum + (turn.modelRetries ?? 0), 0),
       usage: turns.reduce((sum, turn) => addUsage(sum, turn.usage), ZERO_USAGE),
       durationMs,
     },

@@ -1,6 +1,7 @@
 import { ToolSetJson } from "../tool-set-json.ts";
 import type { ChatMessage } from "../types.ts";
-import { type AnthropicRequestOptions, cacheBreakpoints, EPHEMERAL, thinkingBudget, toAnthropicTool, type Turn, turnPart } from "./anthropic-request.ts";
+import { type AnthropicRequestOptions, cacheBreakpoints, EPHEMERAL, thinkingPlan, toAnthropicTool, type Turn, turnPart, turnsToUnthink } from "./anthropic-request.ts";
+import { isThinkingBlock } from "./assistant-turn.ts";
 
 /** A block's JSON, with its type (the breakpoint and thinking rules look at it). */
 interface EncodedBlock {
@@ -44,9 +45,10 @@ export class AnthropicBodyEncoder {
       if (last?.role === part.role) last.content.push(...part.blocks);
       else turns.push({ role: part.role, content: [...part.blocks] });
     }
+    const { thinking, unthinkFrom } = thinkingPlan(options, turns);
+    for (const turn of turnsToUnthink(turns, unthinkFrom)) turn.content = turn.content.filter((block) => !isThinkingBlock(block));
     const marked = new Map<number, number>();
     for (const [turn, block] of cacheBreakpoints(turns)) marked.set(turn, block);
-    const budget = thinkingBudget(options, turns);
     let head = `{"model":${JSON.stringify(options.model)},"max_tokens":${JSON.stringify(options.maxTokens)}`;
     if (system.length > 0) head += `,"system":[{"type":"text","text":${this.#systemText(system)}${BREAKPOINT}]`;
     const pieces: string[] = [`${head},"messages":[`];
@@ -63,7 +65,7 @@ export class AnthropicBodyEncoder {
     }
     let end = "]";
     if (options.tools.length > 0) end += `,"tools":${this.#tools.json(options.tools)}`;
-    if (budget !== undefined) end += `,"thinking":{"type":"enabled","budget_tokens":${JSON.stringify(budget)}}`;
+    if (thinking !== undefined) end += `,"thinking":${JSON.stringify(thinking)}`;
     const rest = JSON.stringify(tail);
     pieces.push(rest === "{}" ? `${end}}` : `${end},${rest.slice(1)}`);
     return new Blob(pieces);

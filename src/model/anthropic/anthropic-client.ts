@@ -37,6 +37,8 @@ export interface AnthropicModelClientOptions {
   maxOutputTokens?: (model: string) => number | undefined;
   /** Whether a model thinks (the catalogue's `reasoning`): extended thinking is asked for then. */
   reasons?: (model: string) => boolean;
+  /** Whether a model takes thinking in the adaptive form only (the catalogue's `thinking: "adaptive"`). */
+  adaptive?: (model: string) => boolean;
 }
 
 export class AnthropicModelClient implements ModelClient {
@@ -73,12 +75,12 @@ export class AnthropicModelClient implements ModelClient {
     const call = callSignal(request.signal, this.#closing.signal);
     const signal = call.signal;
     const body = this.#encoder.encode(
-      { model, messages: request.messages, tools: request.tools, maxTokens, thinking: this.#options.reasons?.(model) ?? false },
+      { model, messages: request.messages, tools: request.tools, maxTokens, thinking: this.#options.reasons?.(model) ?? false, adaptive: this.#options.adaptive?.(model) ?? false },
       { stream: true },
     );
     try {
       return await withRetries(
-        () => this.#attempt(body, request, signal),
+        () => this.#attempt(body, request, model, signal),
         (error) => describeFetchFailure(error, signal),
         {
           endpoint: this.endpoint,
@@ -97,7 +99,7 @@ export class AnthropicModelClient implements ModelClient {
     }
   }
 
-  async #attempt(body: Blob, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+  async #attempt(body: Blob, request: ModelRequest, model: string, signal: AbortSignal): Promise<ModelResponse> {
     // The timeout covers the wait for the answer's headers; the stream then has an idle limit of the same length.
     const headers = {
       ...this.#options.headers,
@@ -107,7 +109,7 @@ export class AnthropicModelClient implements ModelClient {
       "X-Agent-Name": request.identity,
     };
     const response = await postForAnswer(this.#url, headers, body, signal, this.#options.timeoutMs);
-    const assembler = new AnthropicStreamAssembler(request.onText);
+    const assembler = new AnthropicStreamAssembler(request.onText, model);
     const type = response.headers.get("content-type") ?? "";
     if (!type.includes("text/event-stream") || !response.body) {
       // A proxy that ignores `stream`: a whole message is read as its events would have said it.

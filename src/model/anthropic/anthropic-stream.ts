@@ -1,8 +1,9 @@
 import { parseErrorBody } from "../error-body.ts";
 import { StreamCutError, StreamErrorEventError } from "../stream-assembler.ts";
 import type { FinishReason, ModelResponse, ToolCall, Usage } from "../types.ts";
-import { EmptyCompletionError, InvalidCompletionError, firstBytes } from "../wire-completion.ts";
-import { THINKING_EXTRA } from "./anthropic-request.ts";
+import { EmptyCompletionError, InvalidCompletionError, firstBytes, oneLine } from "../wire-completion.ts";
+import { ModelRefusalError } from "../../core/errors.ts";
+import { ORDER_EXTRA, THINKING_EXTRA } from "./anthropic-request.ts";
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -29,14 +30,19 @@ interface PartialBlock {
  */
 export class AnthropicStreamAssembler {
   readonly #onText: ((text: string) => void) | undefined;
+  readonly #model: string;
   readonly #blocks: PartialBlock[] = [];
   #stopReason: string | undefined;
+  #stopDetails: Json | undefined;
   #stopped = false;
   #events = 0;
+  /** Text of the answer was told to `onText`: an error after it is not retried (the user saw it). */
+  #shown = false;
   #usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheReported: false };
 
-  constructor(onText?: (text: string) => void) {
+  constructor(onText?: (text: string) => void, model = "") {
     this.#onText = onText;
+    this.#model = model;
   }
 
   get events(): number {
@@ -48,14 +54,14 @@ export class AnthropicStreamAssembler {
     try {
       json = JSON.parse(data);
     } catch {
-      if (event === "error") throw new StreamErrorEventError({ message: firstBytes(data) });
+      if (event === "error") throw new StreamErrorEventError({ message: firstBytes(data) }, this.#shown);
       throw new InvalidCompletionError("a stream event that is not JSON", firstBytes(data));
     }
     if (!isObject(json) || typeof json.type !== "string") throw new InvalidCompletionError("a stream event that is not a Messages event", firstBytes(data));
     this.#events += 1;
     switch (json.type) {
       case "error":
-        throw new StreamErrorEventError(parseErrorBody(json) ?? { message: firstBytes(data) });
+        throw new StreamErrorEventError(parseErrorBody(json) ?? { message: firstBytes(data) }, this.#shown);
       case "message_start":
         if (isObject(json.message)) this.#addUsage(json.message.usage);
         return;
@@ -67,6 +73,7 @@ export class AnthropicStreamAssembler {
         return;
       case "message_delta":
         if (isObject(json.delta) && typeof json.delta.stop_reason === "string") this.#stopReason = json.delta.stop_reason;
+        if (isObject(json.delta) && isObject(json.delta.stop_details)) this.#stopDetails = json.delta.stop_details;
         this.#addUsage(json.usage);
         return;
       case "message_stop":
@@ -84,6 +91,8 @@ export class AnthropicStreamAssembler {
     }
     const blocks = this.#blocks.filter((block) => block !== undefined);
     const text = blocks.filter((block) => block.type === "text").map((block) => block.text).join("");
+    // Before the empty check: an empty refusal is a refusal, not an answer to ask for again.
+    if (this.#stopReason === "refusal") throw refusalError(this.#model, text, this.#stopDetails);
     const toolCalls: ToolCall[] = blocks
       .filter((block) => block.type === "tool_use")
       .map((block) => ({ id: block.id ?? "", name: block.name ?? "", arguments: block.text === "" ? "{}" : block.text }));
@@ -95,12 +104,14 @@ export class AnthropicStreamAssembler {
       return [];
     });
     if (toolCalls.length === 0 && text.trim() === "") throw new EmptyCompletionError("an empty answer");
+    const order = blockOrder(blocks);
+    const extra = { ...(thinking.length > 0 ? { [THINKING_EXTRA]: thinking } : {}), ...(order ? { [ORDER_EXTRA]: order } : {}) };
     return {
       message: {
         role: "assistant",
         content: text === "" ? null : text,
         ...(toolCalls.length > 0 ? { toolCalls } : {}),
-        ...(thinking.length > 0 ? { extra: { [THINKING_EXTRA]: thinking } } : {}),
+        ...(Object.keys(extra).length > 0 ? { extra } : {}),
       },
       finishReason: finishReason(this.#stopReason, toolCalls.length > 0),
       usage: this.#totalUsage(),
@@ -118,7 +129,7 @@ export class AnthropicStreamAssembler {
     if (typeof block.id === "string") started.id = block.id;
     if (typeof block.name === "string") started.name = block.name;
     this.#blocks[event.index] = started;
-    if (started.type === "text" && started.text) this.#onText?.(started.text);
+    if (started.type === "text" && started.text) this.#tell(started.text);
   }
 
   #delta(event: Json): void {
@@ -129,7 +140,7 @@ export class AnthropicStreamAssembler {
       case "text_delta":
         if (typeof delta.text === "string") {
           block.text += delta.text;
-          this.#onText?.(delta.text);
+          this.#tell(delta.text);
         }
         return;
       case "input_json_delta":
@@ -142,6 +153,11 @@ export class AnthropicStreamAssembler {
         if (typeof delta.signature === "string") block.signature = (block.signature ?? "") + delta.signature;
         return;
     }
+  }
+
+  #tell(text: string): void {
+    if (text !== "") this.#shown = true;
+    this.#onText?.(text);
   }
 
   /** message_start carries the input side; message_delta the output so far (cumulative), sometimes the input again. */
@@ -165,8 +181,28 @@ export class AnthropicStreamAssembler {
       inputTokens: u.input + u.cacheRead + u.cacheWrite,
       outputTokens: u.output,
       ...(u.cacheReported ? { cachedInputTokens: u.cacheRead } : {}),
+      ...(u.cacheWrite > 0 ? { cacheWriteInputTokens: u.cacheWrite } : {}),
     };
   }
+}
+
+/**
+ * The order of an answer's blocks, for ORDER_EXTRA; none when it is the one the
+ * request rebuilds without it: thinking first, then text, then the calls.
+ */
+function blockOrder(blocks: PartialBlock[]): Array<string | number> | undefined {
+  const kept = blocks.filter((block) => ["thinking", "redacted_thinking", "text", "tool_use"].includes(block.type));
+  const rank = (block: PartialBlock) => (block.type === "tool_use" ? 2 : block.type === "text" ? 1 : 0);
+  if (kept.every((block, i) => i === 0 || rank(kept[i - 1]!) <= rank(block))) return undefined;
+  return kept.map((block) => (block.type === "text" ? block.text.length : block.type === "tool_use" ? "tool_use" : "thinking"));
+}
+
+/** The run's error for a refusal: the classifier's explanation, and what was written before it. */
+function refusalError(model: string, text: string, details: Json | undefined): ModelRefusalError {
+  const explanation = typeof details?.explanation === "string" ? details.explanation : "stop_reason refusal";
+  const why = typeof details?.category === "string" ? `${details.category}: ${explanation}` : explanation;
+  const written = text.trim() === "" ? "" : ` after writing ${JSON.stringify(oneLine(text, 200))}`;
+  return new ModelRefusalError(`the model ${model || "(unnamed)"} refused to answer (${why})${written}: rephrase the request, or start a new session without it`);
 }
 
 function finishReason(reason: string | undefined, hasToolCalls: boolean): FinishReason {

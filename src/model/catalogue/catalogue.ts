@@ -6,6 +6,8 @@ export interface CataloguePrice {
   output_per_mtok: number;
   /** Cached input tokens; priced as plain input when absent. */
   cached_input_per_mtok?: number;
+  /** Input tokens written to the prompt cache; priced as plain input when absent. */
+  cache_write_per_mtok?: number;
 }
 
 /** What the catalogue knows about a model. */
@@ -18,6 +20,11 @@ export interface ModelInfo {
   /** The most tokens one answer may hold. */
   maxOutputTokens: number;
   reasoning: boolean;
+  /**
+   * How a reasoning model takes thinking: with a budget (absent: `budgeted`), or
+   * `adaptive` only (Anthropic's newest, which answer the budgeted form with a 400).
+   */
+  thinking?: "budgeted" | "adaptive";
   price: CataloguePrice;
 }
 

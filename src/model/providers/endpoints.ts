@@ -23,8 +23,21 @@ export function authHeaders(provider: ProviderName, apiKey: string): Record<stri
   return provider === "anthropic" ? { "x-api-key": apiKey, "anthropic-version": ANTHROPIC_VERSION } : { authorization: `Bearer ${apiKey}` };
 }
 
+/**
+ * An OpenAI API path under the base URL, the base URL's query kept after it:
+ * Azure's classic deployment URL (`…/openai/deployments/NAME?api-version=…`)
+ * names its API version there. `apiVersion` (--api-version, config apiVersion)
+ * sets that parameter.
+ */
+export function openaiUrl(baseUrl: string, path: string, apiVersion?: string): string {
+  const url = new URL(baseUrl);
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/${path}`;
+  if (apiVersion !== undefined) url.searchParams.set("api-version", apiVersion);
+  return url.toString();
+}
+
 /** `GET` of the provider's model list (both answer `{"data":[{"id":…}]}`). */
-export function modelsUrl(provider: ProviderName, baseUrl: string | undefined): string {
+export function modelsUrl(provider: ProviderName, baseUrl: string | undefined, apiVersion?: string): string {
   const root = baseUrl ?? defaultBaseUrl(provider);
-  return provider === "anthropic" ? anthropicUrl(root, "models") : `${root.replace(/\/+$/, "")}/models`;
+  return provider === "anthropic" ? anthropicUrl(root, "models") : openaiUrl(root, "models", apiVersion);
 }

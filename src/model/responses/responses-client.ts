@@ -8,6 +8,7 @@ import { readSse } from "../sse.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "../types.ts";
 import { InvalidCompletionError, firstBytes } from "../wire-completion.ts";
 import { OPENAI_DEFAULT_BASE_URL } from "../providers/endpoints.ts";
+import { detectProfile } from "../profiles/detect.ts";
 import { ResponsesBodyEncoder } from "./responses-body.ts";
 import { ResponsesStreamAssembler } from "./responses-stream.ts";
 
@@ -21,6 +22,8 @@ export interface ResponsesModelClientOptions {
   model: string;
   apiKey: string;
   baseUrl?: string;
+  /** Sets the `api-version` query parameter (Azure OpenAI); the base URL's own query is kept either way. */
+  apiVersion?: string;
   headers?: Record<string, string>;
   timeoutMs: number;
   maxRetries?: number;
@@ -55,12 +58,20 @@ export class ResponsesModelClient implements ModelClient {
     this.#options = options;
     this.#timing = { ...DEFAULT_RETRY_TIMING, ...options.retryTiming, ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }) };
     this.#deps = { ...realRetryDeps, ...options.retryDeps };
+    // The SDK puts the path after its base URL whole: a query there (Azure's ?api-version=) goes as its default query.
+    const base = new URL(this.endpoint);
+    const query: Record<string, string> = Object.fromEntries(base.searchParams);
+    if (options.apiVersion !== undefined) query["api-version"] = options.apiVersion;
+    base.search = "";
+    const keyHeader = detectProfile(this.endpoint).keyHeader;
     this.#sdk = new OpenAI({
-      baseURL: this.endpoint,
+      baseURL: base.toString(),
       apiKey: options.apiKey,
       timeout: Math.ceil(options.timeoutMs),
       maxRetries: 0,
-      defaultHeaders: { ...options.headers },
+      ...(Object.keys(query).length > 0 ? { defaultQuery: query } : {}),
+      // Azure's key header, as its Chat Completions profile sends it.
+      defaultHeaders: { ...(keyHeader ? { [keyHeader]: options.apiKey } : {}), ...options.headers },
       fetch: errorShapingFetch,
     });
   }

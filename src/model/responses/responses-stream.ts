@@ -22,6 +22,8 @@ export class ResponsesStreamAssembler {
   readonly #items: Json[] = [];
   #final: Json | undefined;
   #events = 0;
+  /** Text of the answer was told to `onText`: an error after it is not retried (the user saw it). */
+  #shown = false;
 
   constructor(onText?: (text: string) => void) {
     this.#onText = onText;
@@ -36,7 +38,7 @@ export class ResponsesStreamAssembler {
     try {
       json = JSON.parse(data);
     } catch {
-      if (event === "error") throw new StreamErrorEventError({ message: firstBytes(data) });
+      if (event === "error") throw new StreamErrorEventError({ message: firstBytes(data) }, this.#shown);
       throw new InvalidCompletionError("a stream event that is not JSON", firstBytes(data));
     }
     if (!isObject(json) || typeof json.type !== "string") throw new InvalidCompletionError("a stream event that is not a Responses event", firstBytes(data));
@@ -44,13 +46,16 @@ export class ResponsesStreamAssembler {
     switch (json.type) {
       case "error":
         // `{"type":"error","code":…,"message":…}`, or the error nested under `error`.
-        throw new StreamErrorEventError(parseErrorBody(isObject(json.error) ? json : { error: json }) ?? { message: firstBytes(data) });
+        throw new StreamErrorEventError(parseErrorBody(isObject(json.error) ? json : { error: json }) ?? { message: firstBytes(data) }, this.#shown);
       case "response.failed": {
         const failed = isObject(json.response) ? json.response.error : undefined;
-        throw new StreamErrorEventError(parseErrorBody({ error: failed ?? { message: "the response failed" } }) ?? { message: "the response failed" });
+        throw new StreamErrorEventError(parseErrorBody({ error: failed ?? { message: "the response failed" } }) ?? { message: "the response failed" }, this.#shown);
       }
       case "response.output_text.delta":
-        if (typeof json.delta === "string" && json.delta !== "") this.#onText?.(json.delta);
+        if (typeof json.delta === "string" && json.delta !== "") {
+          this.#shown = true;
+          this.#onText?.(json.delta);
+        }
         return;
       case "response.output_item.done":
         if (typeof json.output_index === "number" && isObject(json.item)) this.#items[json.output_index] = json.item;

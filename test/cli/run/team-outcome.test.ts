@@ -29,9 +29,9 @@ const mate = (name: string, state: TeammateRecord["state"]): TeammateRecord => (
 });
 
 describe("teamOutcome", () => {
-  test("the last event turn is the result; turns and usage add up; the duration is the command's", () => {
-    const outcome = teamOutcome({ userTurn: turn("spawned"), quiet: quiet([turn("one"), turn("two")]), teammates: [], durationMs: 99 });
-    expect(outcome.result).toEqual({ result: "two", subtype: "success", isError: false, turns: 6, usage: { inputTokens: 30, outputTokens: 9 }, durationMs: 99 });
+  test("the last event turn is the result; turns, retries and usage add up; the duration is the command's", () => {
+    const outcome = teamOutcome({ userTurn: turn("spawned", { modelRetries: 1 }), quiet: quiet([turn("one"), turn("two", { modelRetries: 2 })]), teammates: [], durationMs: 99 });
+    expect(outcome.result).toEqual({ result: "two", subtype: "success", isError: false, turns: 6, modelRetries: 3, usage: { inputTokens: 30, outputTokens: 9 }, durationMs: 99 });
     expect({ events: outcome.events, eventTurns: outcome.eventTurns }).toEqual({ events: 2, eventTurns: 2 });
   });
 
