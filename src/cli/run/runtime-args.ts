@@ -47,6 +47,7 @@ export interface RuntimeValues extends GlobalValues {
   "max-budget-usd"?: string;
   store?: string;
   "remote-teammates"?: boolean;
+  "lead-mode"?: string;
   "teammate-panes"?: string;
   "trust-project"?: boolean;
   continue?: boolean;
@@ -226,6 +227,7 @@ export function settingsFlags(args: RuntimeValues & CompatValues, rawArgs?: read
     maxBudgetUsd: args["max-budget-usd"],
     store: args.store,
     remoteTeammates: args["remote-teammates"],
+    leadMode: args["lead-mode"],
     teammatePanes: args["teammate-panes"],
   };
 }
