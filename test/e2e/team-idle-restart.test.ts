@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type RecordedRequest, ScriptedModelServer } from "../support/model-server.ts";
+import { FileTeamRegistry } from "../../src/team/team-registry.ts";
 import { clusterForFile } from "../support/postgres.ts";
 import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
 import { hook, until } from "./hook-fixture.ts";
@@ -27,7 +28,7 @@ exec sleep 300
 
 describe.each(stores)("idle notice across a kill, store: $name", (store) => {
   test("killed between alice's ack and her idle notice, the next runtime sends the notice once", async () => {
-    const { workspace, stateDir, drain } = teamSetup();
+    const { workspace, stateDir, drain, agent, sessionDir } = teamSetup();
     hook(workspace, "TeammateIdle", "hold.sh", HOLD_ONCE);
     // The Lead answers every event turn alike, however the events are batched.
     const server = ScriptedModelServer.start(
@@ -67,6 +68,19 @@ describe.each(stores)("idle notice across a kill, store: $name", (store) => {
         { from: "alice", kind: "idle", content: "alice is idle" },
       ]);
       expect(JSON.parse(drained.stdout)).toMatchObject({ teammates: [{ name: "alice", state: "idle" }] });
+
+      // A kill after her notice but before team.json said idle: the next runtime's notice is a refused copy.
+      if (store.name === "files") {
+        const registry = new FileTeamRegistry(sessionDir());
+        const [alice] = await registry.read();
+        await registry.put({ ...alice!, state: "running" });
+        const again = await drain(["--base-url", server.url, "--output", "json"]);
+        expect({ code: again.code, stderr: again.code === 0 ? "" : again.stderr }).toEqual({ code: 0, stderr: "" });
+        const listed = await agent("mailbox", "list", "--agent", "lead", "--json");
+        const messages = (JSON.parse(listed.stdout) as { agents: { messages: { sender: string; kind: string }[] }[] }).agents[0]!.messages;
+        expect(messages.filter((m) => m.sender === "alice").map((m) => m.kind)).toEqual(["result", "idle"]);
+        expect((await registry.read()).map((t) => t.state)).toEqual(["idle"]);
+      }
     } finally {
       await server.close();
     }
