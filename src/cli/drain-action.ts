@@ -57,10 +57,19 @@ export async function drainAction({ args, rawArgs }: CommandContext<typeof drain
   if (failure) throw failure.error;
 }
 
-/** What of the record drain takes: all of it when its own line gives no permission flag, else the added directories; undefined for nothing. */
+/**
+ * What of the record drain takes: all of it when its own line gives no
+ * permission flag, else the added directories; the Lead's mode unless its own
+ * line gives one. Undefined for nothing.
+ */
 function recordedFlagsFor(recorded: RunFlags | undefined, own: RunFlags): RunFlags | undefined {
   if (recorded === undefined) return undefined;
-  const taken = noRunFlags(own) ? recorded : recorded.addDirs !== undefined ? { addDirs: recorded.addDirs } : {};
+  const { leadMode: ownMode, ...ownPermissions } = own;
+  const { leadMode, ...permissions } = recorded;
+  const taken: RunFlags = {
+    ...(noRunFlags(ownPermissions) ? permissions : recorded.addDirs !== undefined ? { addDirs: recorded.addDirs } : {}),
+    ...(ownMode === undefined && leadMode !== undefined ? { leadMode } : {}),
+  };
   return noRunFlags(taken) ? undefined : taken;
 }
 
@@ -94,6 +103,7 @@ function describeFlags(flags: RunFlags): string {
   return [
     ...(permissions.length > 0 ? [`permissions: ${permissions.join(" ")}`] : []),
     ...(dirs.length > 0 ? [`directories: ${dirs.join(" ")}`] : []),
+    ...(flags.leadMode !== undefined ? [`Lead: --lead-mode ${flags.leadMode}`] : []),
   ].join("; ");
 }
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { RecordedRequest } from "../support/model-server.ts";
 import { hook } from "./hook-fixture.ts";
 import { lastToolResult, parseResult, runSetup, scriptedServers } from "./run-fixture.ts";
-import { eventsIn } from "./team-fixture.ts";
+import { eventsIn, teamSetup } from "./team-fixture.ts";
 
 // Claude Code's agent-team features on the compiled binary (docs/team.md): the
 // task tools for every teammate (config team.taskTools "all"), a team hook's
@@ -139,6 +139,29 @@ describe("delegate mode", () => {
     // Told so in its system prompt.
     expect(String(server.requests[0]!.body.messages[0]!.content)).toContain("You are in delegate mode");
     expect(await Bun.file(join(workspace, "notes.txt")).text()).toBe("hello\n");
+  }, 90_000);
+
+  test("agent drain keeps a session's --lead-mode delegate: the drained Lead still only coordinates", async () => {
+    const { run, drain } = teamSetup();
+    const server = start(
+      [
+        { identity: "lead", toolCalls: [spawnAlice("Count the tables.")] },
+        // Slow: alice reports during the user turn, and the run (--no-wait) leaves it to drain.
+        { identity: "lead", text: "alice counts", delayMs: 1_500 },
+        { identity: "alice", text: "3 tables" },
+      ],
+      leadNotes,
+    );
+    const result = await run(["Count the tables.", "--no-wait", "--base-url", server.url, ...RUN, "--lead-mode", "delegate"]);
+    expect({ code: result.code, stderr: result.code === 0 ? "" : result.stderr }).toEqual({ code: 0, stderr: "" });
+    const before = server.requests.length;
+    const drained = await drain(["--base-url", server.url, "--output", "json"]);
+    expect({ code: drained.code }).toEqual({ code: 0 });
+    expect(drained.stderr).toContain("Lead: --lead-mode delegate");
+    const eventTurn = server.requests.slice(before).filter((r) => r.identity === "lead");
+    expect(eventTurn.length).toBeGreaterThan(0);
+    for (const request of eventTurn) expect(toolNames(request).sort()).toEqual(COORDINATION);
+    server.assertDone();
   }, 90_000);
 
   test("an unknown --lead-mode is refused with the choices", async () => {

@@ -171,6 +171,7 @@ function runFlagsOf(flags: SettingsFlags, trustProject: boolean, addDirs: string
     ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox as RunFlags["sandbox"] } : {}),
     ...(trustProject ? { trustProject: true as const } : {}),
     ...(addDirs.length > 0 ? { addDirs } : {}),
+    ...(flags.leadMode !== undefined ? { leadMode: flags.leadMode as RunFlags["leadMode"] } : {}),
   };
 }
 
@@ -190,6 +191,7 @@ export function withRecordedFlags<T extends RuntimeValues>(args: T, rawArgs: rea
       ...(has("trustProject") ? { "trust-project": recorded.trustProject } : {}),
       ...(has("allow") ? { allow: recorded.allow } : {}),
       ...(has("deny") ? { deny: recorded.deny } : {}),
+      ...(has("leadMode") ? { "lead-mode": recorded.leadMode } : {}),
     },
     rawArgs: [
       ...rawArgs.filter((token) => !(has("allow") && token.startsWith("--allow=")) && !(has("deny") && token.startsWith("--deny="))),
