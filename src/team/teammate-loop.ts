@@ -12,6 +12,7 @@ import { TeammateUnavailableError } from "./teammate-errors.ts";
 import type { TeammateProtocols } from "./teammate-protocols.ts";
 import { withWorktreeReport } from "./teammate-worktree-steps.ts";
 import { midTurnMail } from "./mid-turn-mail.ts";
+import { stopIfHookAsked } from "./hook-stop.ts";
 
 const ACK_ATTEMPTS = 3;
 /** What a teammate whose task's completion a hook refused is asked next, after the hook's reason. */
@@ -258,7 +259,7 @@ export class TeammateLoop {
             lastWorked = message.id;
             if (!finished) return;
             // A TaskCompleted hook of this turn's completion answered `continue: false`.
-            if (await this.#stopIfAsked(name, worker, message.id)) return;
+            if (await stopIfHookAsked(this.#team, this.#mail, this.#protocols, { name, worker, lastWorked: message.id })) return;
           }
         } catch (error) {
           if (signal.aborted) return;
@@ -302,7 +303,7 @@ export class TeammateLoop {
     if (worker.idleNoticed === lastWorked) return worker.pokes !== pokes ? "busy" : "idle";
     const gate = this.#team.o.idleGate;
     const refusal = gate ? await gate({ name, role: worker.record.role, workspace: worker.record.worktree?.workspace }) : undefined;
-    if (await this.#stopIfAsked(name, worker, lastWorked)) return "stopped";
+    if (await stopIfHookAsked(this.#team, this.#mail, this.#protocols, { name, worker, lastWorked })) return "stopped";
     if (refusal !== undefined) {
       await this.#keepWorking(name, derivedId(lastWorked, "teammate-idle"), `TeammateIdle hook feedback:\n${refusal}`);
       return "kept";
@@ -335,32 +336,6 @@ export class TeammateLoop {
       !(worker.record.autoClaim && this.#autoClaim) &&
       !worker.retired
     );
-  }
-
-  /**
-   * Stops the teammate as an approved shutdown does when a team hook answered
-   * `continue: false` for it: the Lead told why (under an id derived from the
-   * last message worked, so a replay tells it once), then shut down in
-   * team.json, and what waits in its mailbox answered "shut down" to its
-   * senders. Returns whether it stopped.
-   */
-  async #stopIfAsked(name: AgentName, worker: Worker, lastWorked: string): Promise<boolean> {
-    const stop = this.#team.o.takeStop?.(name);
-    if (stop === undefined) return false;
-    const why = `was shut down by its ${stop.event} hook ("continue": false)`;
-    try {
-      await this.#mail.deliver(name, LEAD, "message", `${name} ${why}: ${stop.reason}`, derivedId(lastWorked, "hook-stop"), lastWorked);
-    } catch (error) {
-      if (!(error instanceof DuplicateMessageIdError)) throw error;
-    }
-    worker.retired = true;
-    await this.#team.setState(name, "shutdown");
-    worker.runner?.close();
-    worker.runner = undefined;
-    // A message the last ack claimed goes back to ready/ and is answered with the rest.
-    worker.current = undefined;
-    await this.#protocols.settleRetired(name, why);
-    return true;
   }
 
   /** Gives the teammate its next prompt itself (a hook's reason), as a task it sends itself under a derived id: a replay sends nothing twice. */
