@@ -6,7 +6,7 @@ import type { AdminSession } from "../context.ts";
 import { EXIT_CODES } from "../exit-codes.ts";
 import { writeErr } from "../output.ts";
 import type { AdminStores } from "../store/session-stores.ts";
-import { selfCommand } from "../terminal/tmux-panes.ts";
+import { selfCommand } from "../self-command.ts";
 import { waitForReply } from "./reply-wait.ts";
 
 /** How long `team send --wait` waits before it says on stderr what it waits for. */
