@@ -84,7 +84,7 @@ export async function buildLeadRunner(base: RuntimeBase, inputs: TeamInputs, bui
     // Only where it can work, so a workspace without git offers the model nothing it cannot use.
     ...(inGit ? [mergeTeammateTool(team, worktrees)] : []),
   ];
-  const delegate = settings.leadMode === "delegate";
+  const delegate = settings.lead.mode === "delegate";
   const systemPrompt = settings.systemPrompt ?? leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"));
   return runnerFor(LEAD, delegate ? tools.filter((tool) => COORDINATION_TOOLS.has(tool.name)) : tools, prompt.withContext(delegate ? `${systemPrompt}\n\n${DELEGATE_NOTE}` : systemPrompt), await events.openHistory(LEAD), {
     reminder: () => todos.reminder(),

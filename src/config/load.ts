@@ -59,7 +59,7 @@ export interface Settings {
    */
   team: { isolation: Isolation; autoClaim: boolean; midTurnDelivery: boolean; taskTools: TaskToolsChoice };
   /** --lead-mode or config lead.mode: "delegate" leaves the Lead only coordination tools. */
-  leadMode: LeadMode;
+  lead: { mode: LeadMode };
   /** MCP servers from config and --mcp-config files, and the client's settings. */
   mcp: McpSettings;
   /** Prices by model, merged across levels (a higher level's entry replaces a lower one's for its model). */
@@ -327,7 +327,9 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       midTurnDelivery: pick("team.midTurnDelivery", [() => fromFiles((c) => c.team?.midTurnDelivery)], true),
       taskTools: pick("team.taskTools", [() => fromFiles((c) => c.team?.taskTools)], "self-claiming" as TaskToolsChoice),
     },
-    leadMode: pick("lead.mode", [() => fromFlag(flags.leadMode, "--lead-mode", parseLeadMode), () => fromFiles((c) => c.lead?.mode)], "default" as LeadMode),
+    lead: {
+      mode: pick("lead.mode", [() => fromFlag(flags.leadMode, "--lead-mode", parseLeadMode), () => fromFiles((c) => c.lead?.mode)], "default" as LeadMode),
+    },
     mcp: {
       // By name, a higher level's server replacing a lower one's; --mcp-config files last.
       servers: Object.assign({}, ...files.map((file) => file.config.mcpServers), readMcpConfigs(flags.mcpConfig ?? [], cwd)),
