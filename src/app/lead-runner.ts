@@ -24,6 +24,28 @@ import { leadSystemPrompt, subagentSystemPrompt } from "./system-prompt.ts";
 /** A subagent's turn cap: it does one focused job. */
 const SUBAGENT_MAX_TURNS = 25;
 
+/**
+ * What a Lead in delegate mode (`--lead-mode delegate`, config lead.mode) keeps:
+ * the team's coordination — spawning, messages and what they attach, the task
+ * graph, plan review, shutdown. No file, shell, subagent, cron, skill, merge or MCP tool.
+ */
+const COORDINATION_TOOLS = new Set([
+  "spawn_teammate",
+  "send_message",
+  "read_attachment",
+  "create_task",
+  "get_task",
+  "list_tasks",
+  "claim_task",
+  "complete_task",
+  "review_plan",
+  "request_shutdown",
+]);
+
+/** Told to a Lead in delegate mode, so it plans around the tools it lacks. */
+const DELEGATE_NOTE =
+  "You are in delegate mode: you coordinate only. You have no file, shell or subagent tools; give every piece of work to a teammate (spawn_teammate, send_message, the task tools) and review, steer and shut them down.";
+
 /** The Lead's runner: its tools (in the design's order, pinned by a test), its prompt and its history. */
 export async function buildLeadRunner(base: RuntimeBase, inputs: TeamInputs, built: RuntimeTeam): Promise<AgentRunner> {
   const { settings, context, warn } = base;
@@ -62,11 +84,13 @@ export async function buildLeadRunner(base: RuntimeBase, inputs: TeamInputs, bui
     // Only where it can work, so a workspace without git offers the model nothing it cannot use.
     ...(inGit ? [mergeTeammateTool(team, worktrees)] : []),
   ];
+  const delegate = settings.lead.mode === "delegate";
   const systemPrompt = settings.systemPrompt ?? leadSystemPrompt([skills.promptSection(), definitions.promptSection()].filter(Boolean).join("\n\n"));
-  return runnerFor(LEAD, tools, prompt.withContext(systemPrompt), await events.openHistory(LEAD), {
+  return runnerFor(LEAD, delegate ? tools.filter((tool) => COORDINATION_TOOLS.has(tool.name)) : tools, prompt.withContext(delegate ? `${systemPrompt}\n\n${DELEGATE_NOTE}` : systemPrompt), await events.openHistory(LEAD), {
     reminder: () => todos.reminder(),
     reminderDue: () => todos.reminderDue(),
-    sources: [leadSource],
+    // Delegate mode: no MCP server's tools either, which may edit or run anything.
+    sources: delegate ? [] : [leadSource],
     ...(settings.team.midTurnDelivery ? { midTurn: team.leadMidTurn() } : {}),
   });
 }

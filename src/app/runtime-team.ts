@@ -91,6 +91,7 @@ export async function buildTeam(base: RuntimeBase, inputs: TeamInputs): Promise<
     observer: hooks.teamObserver,
     // Only with a TeammateIdle hook: without one, an idle notice may go out with the last result.
     ...(hooks.gates.guardsIdle() ? { idleGate: (teammate: { name: string; role: string; workspace?: string | undefined }) => hooks.gates.teammateIdle(teammate) } : {}),
+    takeStop: (teammate) => hooks.gates.takeStop(teammate),
     decidePermission,
     ...(context.permissionTimeoutMs !== undefined ? { permissionTimeoutMs: context.permissionTimeoutMs } : {}),
     tasks,

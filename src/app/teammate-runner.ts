@@ -19,6 +19,7 @@ import type { TeammateRecord } from "../team/team-registry.ts";
 import type { TeammateRuntime } from "../team/teammate-runtime.ts";
 import { claimTaskTool } from "../tools/claim-task.ts";
 import { completeTaskTool } from "../tools/complete-task.ts";
+import { taskTools } from "../tools/task-tools.ts";
 import { listTasksTool } from "../tools/list-tasks.ts";
 import { readAttachmentTool } from "../tools/read-attachment.ts";
 import { readFileTool } from "../tools/read-file.ts";
@@ -101,8 +102,9 @@ export async function buildTeammateRunner(teammate: TeammateRecord, parts: Teamm
     // A message to it may have come with an attachment, whatever its definition's tools.
     readAttachmentTool(parts.attachments),
     ...(planning ? [submitPlanTool(team)] : []),
-    // The task graph only for a self-claiming teammate: it sees, claims and completes tasks.
-    ...(teammate.autoClaim ? [listTasksTool(tasks), claimTaskTool(tasks), completeTaskTool(tasks)] : []),
+    // The task graph for every teammate with config team.taskTools "all" (Claude Code's
+    // teammates have it); else only for a self-claiming one: it sees, claims and completes tasks.
+    ...(settings.team.taskTools === "all" ? taskTools(tasks) : teammate.autoClaim ? [listTasksTool(tasks), claimTaskTool(tasks), completeTaskTool(tasks)] : []),
   ];
   const mode = planning ? "plan" : (definition?.permissionMode ?? settings.permissionMode);
   // A call its mode would ask about goes to the Lead's side as a permission_request.

@@ -70,18 +70,24 @@ export async function drainAction({ args, rawArgs }: CommandContext<typeof drain
  * What of the record drain takes: when its own line gives no permission flag,
  * what of it is no looser than that line and the config (and the added
  * directories), the rest named as widening; else the added directories alone.
+ * The Lead's recorded mode unless its own line gives one: a delegate Lead stays
+ * one (the mode only narrows what the Lead may do).
  */
 function recordedFlagsFor(recorded: RunFlags | undefined, setup: HeadlessSetup): RecordedSplit {
   if (recorded === undefined) return { taken: {}, widening: {} };
-  if (!noRunFlags(setup.runFlags)) return { taken: recorded.addDirs !== undefined ? { addDirs: recorded.addDirs } : {}, widening: {} };
+  const { leadMode: ownMode, ...ownPermissions } = setup.runFlags;
+  const { leadMode, ...permissions } = recorded;
+  const mode: RunFlags = ownMode === undefined && leadMode !== undefined ? { leadMode } : {};
+  if (!noRunFlags(ownPermissions)) return { taken: { ...(recorded.addDirs !== undefined ? { addDirs: recorded.addDirs } : {}), ...mode }, widening: {} };
   const { settings } = setup;
   const trusted = resolveProjectTrust({ workspace: setup.workspace }).trusted;
-  return splitRecordedFlags(recorded, {
+  const split = splitRecordedFlags(permissions, {
     permissionMode: settings.permissionMode,
     ...(settings.sandbox.mode !== undefined ? { sandbox: settings.sandbox.mode } : {}),
     allow: settings.permissions.allow,
     trusted,
   });
+  return { taken: { ...split.taken, ...mode }, widening: split.widening };
 }
 
 /** A directory the run added and that is gone since: drain stops rather than run the team without it. */

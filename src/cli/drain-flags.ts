@@ -58,6 +58,7 @@ export function describeFlags(flags: RunFlags): string {
   return [
     ...(permissions.length > 0 ? [`permissions: ${permissions.join(" ")}`] : []),
     ...(dirs.length > 0 ? [`directories: ${dirs.join(" ")}`] : []),
+    ...(flags.leadMode !== undefined ? [`Lead: --lead-mode ${flags.leadMode}`] : []),
   ].join("; ");
 }
 

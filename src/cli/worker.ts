@@ -6,8 +6,8 @@ import { runtimeArgs } from "./run/runtime-flags.ts";
 // what it does is in worker-action.ts, loaded when it runs.
 
 // Everything a Lead's runtime is told about the model, tools and store, but
-// nothing about waiting for a lock, running teammates elsewhere or showing them in panes.
-const { "wait-lock": _waitLock, "remote-teammates": _remote, "teammate-panes": _panes, ...workerRuntimeArgs } = runtimeArgs;
+// nothing about waiting for a lock, running teammates elsewhere, the Lead's own tools or showing them in panes.
+const { "wait-lock": _waitLock, "remote-teammates": _remote, "teammate-panes": _panes, "lead-mode": _leadMode, ...workerRuntimeArgs } = runtimeArgs;
 
 export const workerArgs = {
   session: { type: "string", valueHint: "id", description: "The session whose teammates to run (short id, id, unique id prefix or name); required" },

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { McpServers, McpSettingsConfig } from "../mcp/config.ts";
 import { PROFILE_NAMES } from "../model/profiles/chat-profile.ts";
 import { PROVIDER_NAMES } from "../model/providers/provider.ts";
-import { PERMISSION_MODES, TEAMMATE_PANES, type TeammatePanes } from "./modes.ts";
+import { LEAD_MODES, PERMISSION_MODES, TASK_TOOLS_CHOICES, TEAMMATE_PANES, type TeammatePanes } from "./modes.ts";
 import { Pricing } from "../usage/pricing.ts";
 import { Isolation } from "../worktrees/teammate-worktree.ts";
 import { STATE_ROOT_CHOICES } from "./locations.ts";
@@ -167,6 +167,14 @@ export const ConfigFile = lazySchema(() =>
         autoClaim: z.boolean().optional(),
         /** A teammate's turn takes the Lead's and the operator's messages between its steps (default true; docs/team.md#messages-mid-turn). */
         midTurnDelivery: z.boolean().optional(),
+        /** "all": every teammate gets the task-graph tools (create, list, claim, complete); default only self-claiming ones (docs/team.md#the-task-graph-for-every-teammate). */
+        taskTools: z.enum(TASK_TOOLS_CHOICES).optional(),
+      })
+      .optional(),
+    lead: z
+      .strictObject({
+        /** "delegate": the Lead only coordinates — no file, shell or MCP tools of its own (docs/team.md#a-lead-that-only-coordinates). */
+        mode: z.enum(LEAD_MODES).optional(),
       })
       .optional(),
     /** MCP servers by name (docs/mcp.md); `--mcp-config` files add to them. */

@@ -7,12 +7,13 @@ import { readMcpConfigs, readProjectMcpFile } from "./mcp-config-file.ts";
 import type { ModelClientOptions } from "../model/types.ts";
 import type { Pricing } from "../usage/pricing.ts";
 import type { Isolation } from "../worktrees/teammate-worktree.ts";
+import type { LeadMode, TaskToolsChoice } from "./modes.ts";
 import { type LoadedConfigFile, readConfigFile } from "./config-file.ts";
 import { type SandboxMode, parseSandboxMode } from "../security/sandbox/sandbox.ts";
 import type { ConfigFile, HookConfig, HookEvent, PermissionMode, TeammatePanes } from "./config.ts";
 import { CONFIG_LEVELS, type ConfigLevel, type ConfigLocations, configLocations } from "./locations.ts";
 import { type ValueSource, parseBaseUrl, parseBudget, parseNonEmpty, parsePositiveInt } from "../core/values.ts";
-import { parseApiVersion, parsePermissionMode, parseProfile, parseProvider, parseStore, parseTeammatePanes } from "./values.ts";
+import { parseApiVersion, parseLeadMode, parsePermissionMode, parseProfile, parseProvider, parseStore, parseTeammatePanes } from "./values.ts";
 import { KEY_VARIABLES, type ProviderName, detectProvider } from "../model/providers/provider.ts";
 import type { ProfileChoice } from "../model/profiles/chat-profile.ts";
 import { FILES_STORE, type StoreSelection } from "../store/store-url.ts";
@@ -56,9 +57,11 @@ export interface Settings {
   files: { journalMaxBytes: number; shellScanMaxFiles: number };
   /**
    * Teammates' defaults: `isolation` "none" (the shared workspace) or "worktree"; `autoClaim` (config `team.autoClaim`);
-   * `midTurnDelivery` (config `team.midTurnDelivery`, default true).
+   * `midTurnDelivery` (config `team.midTurnDelivery`, default true); `taskTools` (config `team.taskTools`).
    */
-  team: { isolation: Isolation; autoClaim: boolean; midTurnDelivery: boolean };
+  team: { isolation: Isolation; autoClaim: boolean; midTurnDelivery: boolean; taskTools: TaskToolsChoice };
+  /** --lead-mode or config lead.mode: "delegate" leaves the Lead only coordination tools. */
+  lead: { mode: LeadMode };
   /** MCP servers from config and --mcp-config files, and the client's settings. */
   mcp: McpSettings;
   /** Prices by model, merged across levels (a higher level's entry replaces a lower one's for its model). */
@@ -112,6 +115,7 @@ export interface SettingsFlags {
   store?: string;
   remoteTeammates?: boolean;
   teammatePanes?: string;
+  leadMode?: string;
 }
 
 export interface LoadSettingsInput {
@@ -339,6 +343,10 @@ export function loadSettings(input: LoadSettingsInput): LoadedSettings {
       isolation: pick("team.isolation", [() => fromFiles((c) => c.team?.isolation)], "none" as Isolation),
       autoClaim: pick("team.autoClaim", [() => fromFiles((c) => c.team?.autoClaim)], false),
       midTurnDelivery: pick("team.midTurnDelivery", [() => fromFiles((c) => c.team?.midTurnDelivery)], true),
+      taskTools: pick("team.taskTools", [() => fromFiles((c) => c.team?.taskTools)], "self-claiming" as TaskToolsChoice),
+    },
+    lead: {
+      mode: pick("lead.mode", [() => fromFlag(flags.leadMode, "--lead-mode", parseLeadMode), () => fromFiles((c) => c.lead?.mode)], "default" as LeadMode),
     },
     mcp: {
       // By name, a higher level's server replacing a lower one's; --mcp-config files last.

@@ -13,3 +13,11 @@ export function isLooserMode(mode: (typeof PERMISSION_MODES)[number], than: (typ
 /** Where teammates are shown besides the main terminal: nowhere else, or a tmux pane each. */
 export const TEAMMATE_PANES = ["off", "tmux"] as const;
 export type TeammatePanes = (typeof TEAMMATE_PANES)[number];
+
+/** What the Lead may do itself (`--lead-mode`, config `lead.mode`): "delegate" leaves it only the team's coordination tools. */
+export const LEAD_MODES = ["default", "delegate"] as const;
+export type LeadMode = (typeof LEAD_MODES)[number];
+
+/** Which teammates get the task-graph tools (config `team.taskTools`): the self-claiming ones, or all. */
+export const TASK_TOOLS_CHOICES = ["self-claiming", "all"] as const;
+export type TaskToolsChoice = (typeof TASK_TOOLS_CHOICES)[number];

@@ -53,6 +53,8 @@ export const PROJECT_RULES: { [K in keyof ConfigFile]-?: ProjectRule } = {
   files: FREE,
   mailbox: FREE,
   team: FREE,
+  // "delegate" only takes tools away: an untrusted project may ask for it, not lift it.
+  lead: each<"lead">({ mode: stricter(["delegate", "default"], "default", "the Lead edits files and runs commands itself") }),
   mcpServers: trust("these MCP servers are started or contacted"),
   mcp: FREE,
   pricing: FREE,

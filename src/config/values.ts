@@ -3,6 +3,7 @@ import { isProfileName } from "../model/profiles/detect.ts";
 import { PROVIDER_NAMES, type ProviderName, isProviderName } from "../model/providers/provider.ts";
 import { type ValueSource, invalidValue } from "../core/values.ts";
 import { API_VERSION, PERMISSION_MODES, type PermissionMode, TEAMMATE_PANES, type TeammatePanes } from "./config.ts";
+import { LEAD_MODES, type LeadMode } from "./modes.ts";
 import { type StoreSelection, displayStoreUrl, parseStoreUrl } from "../store/store-url.ts";
 
 /** A wire protocol: openai, openai-responses or anthropic. */
@@ -40,4 +41,9 @@ export function parseStore(value: string, source: ValueSource): StoreSelection {
 export function parseTeammatePanes(value: string, source: ValueSource): TeammatePanes {
   if (!(TEAMMATE_PANES as readonly string[]).includes(value)) throw invalidValue(source, value, `one of ${TEAMMATE_PANES.join(", ")}`);
   return value as TeammatePanes;
+}
+
+export function parseLeadMode(value: string, source: ValueSource): LeadMode {
+  if (!(LEAD_MODES as readonly string[]).includes(value)) throw invalidValue(source, value, `one of ${LEAD_MODES.join(", ")}`);
+  return value as LeadMode;
 }

@@ -20,14 +20,23 @@ export interface TeamGatesOptions {
   lead: string;
 }
 
+/** A team hook's `continue: false` for a teammate: which event's hook said so, and its `stopReason`. */
+export interface TeammateStop {
+  event: HookEvent;
+  reason: string;
+}
+
 /**
  * The team's hooks that may say no (Claude Code's TeammateIdle, TaskCreated,
  * TaskCompleted): each runs its event's hooks and returns the reason a hook
  * refused with (exit 2 and its stderr, or JSON `decision: "block"` and its
  * `reason`), undefined when none did. Awaited: what is refused has not happened.
+ * A hook answering `continue: false` for a teammate's event asks for that
+ * teammate to stop: kept until its loop takes it (takeStop).
  */
 export class TeamGates {
   readonly #o: TeamGatesOptions;
+  readonly #stops = new Map<string, TeammateStop>();
 
   constructor(options: TeamGatesOptions) {
     this.#o = options;
@@ -53,6 +62,13 @@ export class TeamGates {
     return this.#gate("TaskCompleted", by ?? task.owner ?? this.#o.lead, { task: taskKeys(task), ...this.#teammate(by ?? task.owner) });
   }
 
+  /** The stop a team hook asked for `teammate` since the last call, given once. */
+  takeStop(teammate: string): TeammateStop | undefined {
+    const stop = this.#stops.get(teammate);
+    this.#stops.delete(teammate);
+    return stop;
+  }
+
   #teammate(agent: string | undefined): { teammate?: string } {
     return agent === undefined || agent === this.#o.lead || agent.includes("/") ? {} : { teammate: agent };
   }
@@ -62,6 +78,8 @@ export class TeamGates {
     if (!hooks.has(event)) return undefined;
     const outcome = await hooks.run(event, { identity, ...payload }, { workspace: workspace ?? this.#o.workspace });
     outcome.warnings.forEach(warn(identity));
+    const teammate = payload.teammate;
+    if (outcome.stopped !== undefined && typeof teammate === "string") this.#stops.set(teammate, { event, reason: outcome.stopped });
     return outcome.blocked;
   }
 }

@@ -1,14 +1,14 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { PERMISSION_MODES } from "../config/modes.ts";
+import { LEAD_MODES, PERMISSION_MODES } from "../config/modes.ts";
 import { SANDBOX_MODES } from "../security/sandbox/modes.ts";
 import { writeFileAtomic, writeFileAtomicOffLoop } from "../storage/atomic-file.ts";
 import { readStateFile } from "../storage/state-file.ts";
 import type { SessionMarker } from "./session-marker.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
 
-/** `<session>/run-flags.json`: what the command line of the session's last run said about permissions and added directories. */
+/** `<session>/run-flags.json`: what the command line of the session's last run said about permissions, added directories and the Lead's mode. */
 export const RUN_FLAGS_FILE = "run-flags.json";
 
 /**
@@ -25,6 +25,8 @@ export const RunFlags = lazySchema(() =>
     trustProject: z.literal(true).optional(),
     /** `--add-dir` directories, real and absolute: drain takes them whatever its own permission flags (drain-action.ts). */
     addDirs: z.array(z.string()).optional(),
+    /** `--lead-mode`: drain keeps it unless its own command line gives one (a delegate Lead stays one). */
+    leadMode: z.enum(LEAD_MODES).optional(),
   }),
 );
 export type RunFlags = z.infer<typeof RunFlags>;

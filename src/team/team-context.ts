@@ -31,8 +31,11 @@ export interface TeammateRuntimeOptions {
   inbox: EventInbox;
   supervisor: JobSupervisor;
   registry: TeamRegistry;
-  /** The session's histories: a failed teammate's is archived when its name is taken again. */
-  histories: Pick<HistoryBackend, "archive" | "wasArchived">;
+  /**
+   * The session's histories: a failed teammate's is archived when its name is taken
+   * again; a restore reads which turn a teammate finished last (owedIdleNotice).
+   */
+  histories: Pick<HistoryBackend, "archive" | "wasArchived" | "read">;
   /** Builds (or rebuilds, on restore) the runner of a teammate, with its own history. */
   makeRunner: (teammate: TeammateRecord) => Promise<AgentRunner>;
   /**
@@ -75,6 +78,12 @@ export interface TeammateRuntimeOptions {
    * its next prompt; undefined lets it go idle and tell the Lead.
    */
   idleGate?: (teammate: { name: AgentName; role: string; workspace?: string | undefined }) => Promise<string | undefined>;
+  /**
+   * Asked after a teammate's turn and its idle gate: a team hook (TeammateIdle,
+   * TaskCompleted) that answered `continue: false` for it since — the event and
+   * the hook's stopReason — stops it as an approved shutdown would.
+   */
+  takeStop?: (teammate: AgentName) => { event: string; reason: string } | undefined;
 }
 
 /** One teammate as this runtime knows it. */
@@ -105,6 +114,11 @@ export interface Worker {
   settling?: boolean;
   /** The message whose idle notice went out with its result (TeamMail.deliverResultWithIdle): none is sent again for it. */
   idleNoticed?: string;
+  /**
+   * The message whose idle notice a killed runtime owes (acked, no notice sent): its
+   * loop starts as if it had just worked it, so an empty mailbox sends that notice.
+   */
+  owedIdle?: string;
   /** The ack of that message, under way while the teammate is already settling. */
   acking?: Promise<unknown>;
   /** Whether its runner was built read-only for plan approval (rebuilt when that changes). */

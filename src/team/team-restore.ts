@@ -1,4 +1,5 @@
 import { LEAD } from "../core/agent-name.ts";
+import { owedIdleNotice } from "./owed-idle.ts";
 import type { RemoteTeammates } from "./remote-teammates.ts";
 import type { TeamContext } from "./team-context.ts";
 import type { TeammateRecord, TeammateState } from "./team-registry.ts";
@@ -44,6 +45,14 @@ export async function restoreTeam(team: TeamContext, parts: { protocols: Teammat
     else if (state !== "failed" && record.worktree && !(await restoreWorktree(team, record))) continue;
     else if (state !== "failed") {
       await team.o.store.recover(record.name);
+      // Left running: killed perhaps between its last ack and its idle notice.
+      // Running until the notice is out, so team.json says idle only after it.
+      const owed = record.state === "running" ? await owedIdleNotice(team, record.name) : undefined;
+      const worker = team.workers.get(record.name);
+      if (owed !== undefined && worker) {
+        worker.owedIdle = owed;
+        worker.record = { ...worker.record, state: "running" };
+      }
       team.startWorker(record.name);
     }
   }

@@ -12,6 +12,7 @@ import { TeammateUnavailableError } from "./teammate-errors.ts";
 import type { TeammateProtocols } from "./teammate-protocols.ts";
 import { withWorktreeReport } from "./teammate-worktree-steps.ts";
 import { midTurnMail } from "./mid-turn-mail.ts";
+import { stopIfHookAsked } from "./hook-stop.ts";
 
 const ACK_ATTEMPTS = 3;
 /** What a teammate whose task's completion a hook refused is asked next, after the hook's reason. */
@@ -81,8 +82,10 @@ export class TeammateLoop {
     const team = this.#team;
     // The last message's ack, when it claimed the next one too (or the message the loop starts on).
     let finished: Finished | undefined = first;
-    // The last message this loop ran a turn for: an empty mailbox after it begins an idle period (#goIdle).
-    let lastWorked: MailboxMessage | undefined;
+    // The id of the last message this loop ran a turn for: an empty mailbox after it begins an idle
+    // period (#goIdle). At first, the one whose notice a killed runtime owes (see owedIdleNotice).
+    let lastWorked: string | undefined = worker.owedIdle;
+    worker.owedIdle = undefined;
     // The ack of a message whose idle notice went out with its result, awaited by TeammateRuntime.acked.
     let acking: ReturnType<typeof Promise.withResolvers<void>> | undefined;
     const ackedNow = () => {
@@ -123,6 +126,7 @@ export class TeammateLoop {
           if (lastWorked !== undefined) {
             if (signal.aborted) return;
             const idle = await this.#goIdle(name, worker, lastWorked, pokes);
+            if (idle === "stopped") return;
             // Kept working (its next message is in the mailbox), or a message came meanwhile: claim it.
             if (idle === "busy") continue;
             lastWorked = undefined;
@@ -197,7 +201,7 @@ export class TeammateLoop {
           if (runner.history.turnOf(message.id) !== message.id) {
             // It came mid-turn and joined another turn (a crash kept it from its ack): answered, or failed, there.
             finished = await this.#finish(name, worker, message, true);
-            lastWorked = message;
+            lastWorked = message.id;
             if (!finished) return;
           } else if (result.isError) failure = result.result;
           else if (message.kind === "shutdown_request") {
@@ -217,7 +221,7 @@ export class TeammateLoop {
               return;
             }
             finished = await this.#finish(name, worker, message, true);
-            lastWorked = message;
+            lastWorked = message.id;
             if (!finished) return;
           } else {
             // A task it claimed itself: completed before the Lead hears the result (a replay completes it again harmlessly).
@@ -252,8 +256,10 @@ export class TeammateLoop {
             } finally {
               ackedNow();
             }
-            lastWorked = message;
+            lastWorked = message.id;
             if (!finished) return;
+            // A TaskCompleted hook of this turn's completion answered `continue: false`.
+            if (await stopIfHookAsked(this.#team, this.#mail, this.#protocols, { name, worker, lastWorked: message.id })) return;
           }
         } catch (error) {
           if (signal.aborted) return;
@@ -292,18 +298,19 @@ export class TeammateLoop {
    * store). Sent before the state says idle: a Lead that sees it idle finds
    * the notice in its mailbox. "busy": a message came while the gate ran.
    */
-  async #goIdle(name: AgentName, worker: Worker, lastWorked: MailboxMessage, pokes: number): Promise<"idle" | "kept" | "busy"> {
+  async #goIdle(name: AgentName, worker: Worker, lastWorked: string, pokes: number): Promise<"idle" | "kept" | "busy" | "stopped"> {
     // Its notice went with its result (#idleWithResult) and nothing came since.
-    if (worker.idleNoticed === lastWorked.id) return worker.pokes !== pokes ? "busy" : "idle";
+    if (worker.idleNoticed === lastWorked) return worker.pokes !== pokes ? "busy" : "idle";
     const gate = this.#team.o.idleGate;
     const refusal = gate ? await gate({ name, role: worker.record.role, workspace: worker.record.worktree?.workspace }) : undefined;
+    if (await stopIfHookAsked(this.#team, this.#mail, this.#protocols, { name, worker, lastWorked })) return "stopped";
     if (refusal !== undefined) {
-      await this.#keepWorking(name, derivedId(lastWorked.id, "teammate-idle"), `TeammateIdle hook feedback:\n${refusal}`);
+      await this.#keepWorking(name, derivedId(lastWorked, "teammate-idle"), `TeammateIdle hook feedback:\n${refusal}`);
       return "kept";
     }
     if (worker.pokes !== pokes) return "busy";
     try {
-      await this.#mail.deliver(name, LEAD, "idle", idleNotice(name), derivedId(lastWorked.id, "idle"), lastWorked.id);
+      await this.#mail.deliver(name, LEAD, "idle", idleNotice(name), derivedId(lastWorked, "idle"), lastWorked);
     } catch (error) {
       if (!(error instanceof DuplicateMessageIdError)) throw error;
     }

@@ -88,12 +88,12 @@ export class TeammateProtocols {
    * `ready/` for ever. Each answer's id is derived from what it answers, so a
    * replay after a crash sends none twice.
    */
-  async settleRetired(name: AgentName): Promise<void> {
+  async settleRetired(name: AgentName, why = "approved a shutdown request"): Promise<void> {
     const store = this.#team.o.store;
     await store.recover(name);
     for (let message = await store.claim(name); message; message = await store.claim(name)) {
       const answered = message.kind === "shutdown_request" && (await store.find(derivedId(message.id, "shutdown_response")))?.message;
-      if (!answered) await this.#answerShutDown(name, message);
+      if (!answered) await this.#answerShutDown(name, message, why);
       await store.ack(message);
     }
   }
@@ -105,7 +105,7 @@ export class TeammateProtocols {
    * answers (a plan review, a permission verdict) need no reply; a second
    * shutdown request is answered as approved, which it already is.
    */
-  async #answerShutDown(name: AgentName, message: MailboxMessage): Promise<void> {
+  async #answerShutDown(name: AgentName, message: MailboxMessage, why: string): Promise<void> {
     const id = derivedId(message.id, "shut_down");
     const reply = { inReplyTo: message.id, requestId: requestIdOf(message) };
     if (message.kind === "shutdown_request") {
@@ -116,7 +116,7 @@ export class TeammateProtocols {
     const peer = message.sender === LEAD ? undefined : this.#team.workers.get(message.sender);
     const peerListens = peer !== undefined && !peer.retired && peer.record.state !== "failed" && peer.record.state !== "shutdown";
     const what = `${message.kind} ${message.id} from ${message.sender}`;
-    const notice = `shut down: ${name} approved a shutdown request and stopped before reading the ${what}`;
+    const notice = `shut down: ${name} ${why} and stopped before reading the ${what}`;
     try {
       if (peerListens) await this.#mail.deliver(name, message.sender, "message", notice, id, message.id);
       else await this.#mail.deliver(name, LEAD, "result", message.sender === LEAD ? notice : `${notice}: ${preview(message.content)}`, id, message.id);

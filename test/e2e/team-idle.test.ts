@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type RecordedRequest, ScriptedModelServer } from "../support/model-server.ts";
 import { clusterForFile } from "../support/postgres.ts";
+import { hook } from "./hook-fixture.ts";
 import { lastToolResult, runSetup, scriptedServers } from "./run-fixture.ts";
 
 // Idle notices and the team's hooks on the compiled binary (docs/team.md#idle-notices,
@@ -35,19 +36,6 @@ function envelopesIn(request: RecordedRequest): Envelope[] {
 function newEnvelopes(requests: RecordedRequest[], index: number): Envelope[] {
   const before = index === 0 ? 0 : envelopesIn(requests[index - 1]!).length;
   return envelopesIn(requests[index]!).slice(before);
-}
-
-/** An executable hook script in the workspace, configured for `event` in the project's config (trusted by the run). */
-function hook(workspace: string, event: string, name: string, text: string): void {
-  const dir = join(workspace, "hooks");
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, name), text);
-  chmodSync(join(dir, name), 0o755);
-  mkdirSync(join(workspace, ".agent"), { recursive: true });
-  const configPath = join(workspace, ".agent", "config.json");
-  const config = existsSync(configPath) ? (JSON.parse(readFileSync(configPath, "utf8")) as { hooks: Record<string, unknown[]> }) : { hooks: {} };
-  config.hooks[event] = [{ command: `./hooks/${name}` }];
-  writeFileSync(configPath, JSON.stringify(config));
 }
 
 /** A hook that refuses once, with `reason` on stderr, logging its stdin; later calls let it through. */

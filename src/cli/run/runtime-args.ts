@@ -48,6 +48,7 @@ export interface RuntimeValues extends GlobalValues {
   "max-budget-usd"?: string;
   store?: string;
   "remote-teammates"?: boolean;
+  "lead-mode"?: string;
   "teammate-panes"?: string;
   "trust-project"?: boolean;
   continue?: boolean;
@@ -171,6 +172,7 @@ function runFlagsOf(flags: SettingsFlags, trustProject: boolean, addDirs: string
     ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox as RunFlags["sandbox"] } : {}),
     ...(trustProject ? { trustProject: true as const } : {}),
     ...(addDirs.length > 0 ? { addDirs } : {}),
+    ...(flags.leadMode !== undefined ? { leadMode: flags.leadMode as RunFlags["leadMode"] } : {}),
   };
 }
 
@@ -190,6 +192,7 @@ export function withRecordedFlags<T extends RuntimeValues>(args: T, rawArgs: rea
       ...(has("trustProject") ? { "trust-project": recorded.trustProject } : {}),
       ...(has("allow") ? { allow: recorded.allow } : {}),
       ...(has("deny") ? { deny: recorded.deny } : {}),
+      ...(has("leadMode") ? { "lead-mode": recorded.leadMode } : {}),
     },
     rawArgs: [
       ...rawArgs.filter((token) => !(has("allow") && token.startsWith("--allow=")) && !(has("deny") && token.startsWith("--deny="))),
@@ -228,6 +231,7 @@ export function settingsFlags(args: RuntimeValues & CompatValues, rawArgs?: read
     maxBudgetUsd: args["max-budget-usd"],
     store: args.store,
     remoteTeammates: args["remote-teammates"],
+    leadMode: args["lead-mode"],
     teammatePanes: args["teammate-panes"],
   };
 }

@@ -1,5 +1,5 @@
 import type { ArgsDef } from "citty";
-import { PERMISSION_MODES, TEAMMATE_PANES } from "../../config/modes.ts";
+import { LEAD_MODES, PERMISSION_MODES, TEAMMATE_PANES } from "../../config/modes.ts";
 import { PROFILE_NAMES } from "../../model/profiles/chat-profile.ts";
 import { PROVIDER_NAMES } from "../../model/providers/provider.ts";
 import { SANDBOX_MODES } from "../../security/sandbox/modes.ts";
@@ -55,6 +55,11 @@ export const runtimeArgs = {
   "remote-teammates": {
     type: "boolean",
     description: "Run no teammate in this process: `agent worker` processes run them (default: config remoteTeammates; see docs/worker.md)",
+  },
+  "lead-mode": {
+    type: "enum",
+    options: [...LEAD_MODES],
+    description: "delegate: the Lead only coordinates (spawn, send, tasks, plan review, shutdown), with no file, shell or MCP tools (default: config lead.mode, else default; see docs/team.md)",
   },
   "teammate-panes": {
     type: "enum",

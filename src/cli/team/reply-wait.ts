@@ -14,13 +14,17 @@ const TEAM_EVERY = 10;
  * it is found by id, whichever runtime or worker ran the turn. Gives up with an
  * error when the teammate fails or shuts down first (persisted as
  * shutdown only when it approved a shutdown request): no answer will come.
+ * With `stillRun`, asked each second: undefined once it says nothing runs the
+ * teammate any more.
  */
-export async function waitForReply(sent: MailboxMessage, store: MailboxStore, team: TeamRegistry): Promise<MailboxMessage> {
+export async function waitForReply(sent: MailboxMessage, store: MailboxStore, team: TeamRegistry, stillRun?: () => Promise<boolean>): Promise<MailboxMessage | undefined> {
   const replyId = derivedId(sent.id, "result");
   for (let round = 0; ; round += 1) {
     const found = await store.find(replyId);
     if (found?.message) return found.message;
     if (round % TEAM_EVERY === 0) {
+      // Nothing runs the teammate any more (its runtime ended): the caller decides what next.
+      if (round > 0 && stillRun && !(await stillRun())) return undefined;
       const teammate = (await team.read()).find((t) => t.name === sent.recipient);
       if (!teammate || teammate.state === "failed" || teammate.state === "shutdown") {
         const why = teammate ? `is ${teammate.state}${teammate.failure ? ` (${teammate.failure})` : ""}` : "was removed";

@@ -51,8 +51,8 @@ export const teamSendCommand = defineCommand({
       message = createMessage({ sender: USER, recipient: name, kind: "message", content }, { clock: systemClock, ids: uuidV7Source });
       await stores.mailbox.send(message);
       if (args.wait) {
-        const { waitForReply } = await import("./reply-wait.ts");
-        const reply = await waitForReply(message, stores.mailbox, stores.stores.team);
+        const { answerTo } = await import("./reply-run.ts");
+        const reply = await answerTo(message, { session, stores, flags: args });
         if (args.json) await writeJson(reply);
         else await writeOut(reply.content.endsWith("\n") ? reply.content : `${reply.content}\n`);
         return;

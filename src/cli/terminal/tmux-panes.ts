@@ -1,5 +1,6 @@
 import type { StoreSelection } from "../../store/store-url.ts";
 import type { TeamEvent } from "../../team/teammate-runtime.ts";
+import { selfCommand } from "../self-command.ts";
 
 /** What the panes need to know of the run: where the follower command finds the session. */
 export interface TeammatePanesContext {
@@ -91,13 +92,6 @@ export class TmuxPanes {
     }
     return result.stdout.trim() || undefined;
   }
-}
-
-/** This same program: the compiled binary alone, or bun with the entry script when run from source. */
-export function selfCommand(): string[] {
-  // A compiled binary's entry is in Bun's embedded file system, not a file to pass.
-  const main = Bun.main;
-  return main.startsWith("/$bunfs/") || main.startsWith("B:/~BUN/") ? [process.execPath] : [process.execPath, main];
 }
 
 function followerCommand(name: string, context: TeammatePanesContext): string[] {
