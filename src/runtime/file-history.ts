@@ -4,7 +4,18 @@ import type { AgentName } from "../core/agent-name.ts";
 import { CorruptStateFileError, HistoryWriteError } from "../core/errors.ts";
 import { ensureDir, FILE_MODE, openWhereCheap, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExists } from "../storage/atomic-file.ts";
 import type { UsageRecord } from "../usage/usage-record.ts";
-import { type AppendOptions, type HistoryBackend, type HistoryLog, HistoryRecord, HistoryStore, type OpenedHistory, USAGE_RECORD_PREFIX } from "./history-store.ts";
+import {
+  type AppendOptions,
+  checkRecord,
+  type HistoryBackend,
+  type HistoryLog,
+  type HistoryRecord,
+  HistoryStore,
+  MESSAGE_RECORD_PREFIX,
+  type OpenedHistory,
+  SNAPSHOT_RECORD_PREFIX,
+  USAGE_RECORD_PREFIX,
+} from "./history-store.ts";
 
 /**
  * The file backend of histories: `<state-dir>/agents/<name>.jsonl`, one JSON
@@ -25,7 +36,7 @@ export class FileHistoryBackend implements HistoryBackend {
   openNow(agent: AgentName): OpenedHistory {
     const path = this.pathOf(agent);
     ensureDir(dirname(path));
-    const { records, repaired } = readRecords(path, { repair: true });
+    const { records, repaired } = readRecords(path, { repair: true, opening: true });
     return { records, log: new FileHistoryLog(path), ...(repaired !== undefined ? { repaired } : {}) };
   }
 
@@ -93,7 +104,7 @@ export function carriedUsageIn(stateDir: string): UsageRecord[] {
       while (start >= 0) {
         const end = text.indexOf("\n", start);
         if (end < 0) break;
-        const parsed = HistoryRecord.safeParse(parseJson(text.slice(start, end)));
+        const parsed = checkRecord(parseJson(text.slice(start, end)));
         if (!parsed.success || parsed.data.type !== "usage") throw new CorruptStateFileError(`${path}:${lineOf(text, start)}`, "not a valid usage record");
         records.push(parsed.data.record);
         start = after(end);
@@ -185,13 +196,15 @@ class FileHistoryLog implements HistoryLog {
 }
 
 /**
- * Reads and validates every record. A last line without its newline is a record
+ * Reads and checks the records. A last line without its newline is a record
  * whose append never returned (the process died writing it): with `repair` (the
  * runtime that will append) it is cut off and the cut reported; without (a
  * reader, perhaps beside a live runtime) it is skipped. Any other bad line means
- * the file cannot be trusted.
+ * the file cannot be trusted. With `opening`, only what a HistoryStore applies
+ * (see OpenedHistory.records): a line that begins as a usage record, or as a
+ * message or a snapshot before the last snapshot, is passed over unparsed.
  */
-export function readRecords(path: string, options: { repair: boolean }): { records: HistoryRecord[]; repaired: string | undefined } {
+export function readRecords(path: string, options: { repair: boolean; opening?: boolean }): { records: HistoryRecord[]; repaired: string | undefined } {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -208,23 +221,56 @@ export function readRecords(path: string, options: { repair: boolean }): { recor
     }
     text = text.slice(0, keep);
   }
+  return { records: options.opening ? recordsToApply(path, text) : parseLines(path, text, () => "read"), repaired };
+}
+
+/**
+ * The records of `text` a HistoryStore applies. The last snapshot is found by
+ * how the writer begins one; should that line turn out not to be a snapshot (a
+ * hand-made file can repeat a key), every line is read as a plain read would.
+ */
+function recordsToApply(path: string, text: string): HistoryRecord[] {
+  const last = text.lastIndexOf(`\n${SNAPSHOT_RECORD_PREFIX}`);
+  const snapshotAt = last < 0 ? 0 : last + 1;
+  let found: HistoryRecord | undefined;
+  const records = parseLines(path, text, (start) => {
+    if (text.startsWith(USAGE_RECORD_PREFIX, start)) return "pass";
+    if (start < snapshotAt && (text.startsWith(MESSAGE_RECORD_PREFIX, start) || text.startsWith(SNAPSHOT_RECORD_PREFIX, start))) return "pass";
+    return start === snapshotAt ? (record) => (found = record) : "read";
+  });
+  if (snapshotAt === 0 || found?.type === "snapshot") return records;
+  return parseLines(path, text, (start) => (text.startsWith(USAGE_RECORD_PREFIX, start) ? "pass" : "read"));
+}
+
+/**
+ * Every line of `text` (whole lines only) checked, but those `choose` passes
+ * over by where they begin; a function it returns is told the line's record.
+ */
+function parseLines(path: string, text: string, choose: (start: number) => "pass" | "read" | ((record: HistoryRecord) => void)): HistoryRecord[] {
   const records: HistoryRecord[] = [];
-  const lines = text.split("\n");
-  lines.pop();
-  for (const [index, line] of lines.entries()) {
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch {
-      throw new CorruptStateFileError(`${path}:${index + 1}`, "not valid JSON");
+  for (let start = 0, line = 1; start < text.length; line += 1) {
+    const end = text.indexOf("\n", start);
+    const choice = choose(start);
+    if (choice !== "pass") {
+      const record = parseLine(text.slice(start, end), `${path}:${line}`);
+      records.push(record);
+      if (choice !== "read") choice(record);
     }
-    const parsed = HistoryRecord.safeParse(json);
-    if (!parsed.success) {
-      throw new CorruptStateFileError(`${path}:${index + 1}`, parsed.error.issues[0]?.message ?? "not a valid history record");
-    }
-    records.push(parsed.data);
+    start = end + 1;
   }
-  return { records, repaired };
+  return records;
+}
+
+function parseLine(line: string, where: string): HistoryRecord {
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    throw new CorruptStateFileError(where, "not valid JSON");
+  }
+  const checked = checkRecord(json);
+  if (!checked.success) throw new CorruptStateFileError(where, checked.error.issues[0]?.message ?? "not a valid history record");
+  return checked.data;
 }
 
 /**

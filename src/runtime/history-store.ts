@@ -51,6 +51,20 @@ export type TurnStatus = "started" | "interrupted" | "finished";
 
 /** How a usage record carried in a history begins as JSON: readers looking for them match lines on it. */
 export const USAGE_RECORD_PREFIX = '{"v":1,"type":"usage",';
+/** How the other kinds begin as JSON.stringify writes them (their schema's key order): what an open matches on. */
+export const MESSAGE_RECORD_PREFIX = '{"v":1,"type":"message",';
+export const SNAPSHOT_RECORD_PREFIX = '{"v":1,"type":"snapshot",';
+export const TURN_RECORD_PREFIX = '{"v":1,"type":"turn",';
+
+/**
+ * A record read back from a backend, checked: by plainHistoryRecord when it
+ * recognises it (every record this program writes), else by the schema, whose
+ * verdict (and message, when it refuses) stands.
+ */
+export function checkRecord(json: unknown): z.ZodSafeParseResult<HistoryRecord> {
+  const plain = plainHistoryRecord(json);
+  return plain !== undefined ? { success: true, data: plain } : HistoryRecord.safeParse(json);
+}
 
 /**
  * Where one agent's records go. `append` returns only once the records are
@@ -78,6 +92,13 @@ export interface HistoryLog {
 
 /** An opened history: the records read back, and the log later records go to. */
 export interface OpenedHistory {
+  /**
+   * The records a HistoryStore applies, checked, in order: every turn mark, the
+   * last snapshot and the messages after it. What that snapshot replaced (the
+   * messages and snapshots before it) and the usage records (carriedUsage reads
+   * and checks those at every runtime's start) may be left out unparsed: a
+   * 5 000-turn session's resume read every line through the schema for nothing.
+   */
   records: HistoryRecord[];
   log: HistoryLog;
   /** Set when opening found and cut off a record a crash left half-written. */

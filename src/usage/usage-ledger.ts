@@ -267,13 +267,19 @@ export function readUsageRecords(path: string, options: { repair: boolean }): Us
     } catch {
       throw new CorruptStateFileError(`${path}:${index + 1}`, "not valid JSON");
     }
-    const parsed = UsageRecord.safeParse(json);
-    if (!parsed.success) throw new CorruptStateFileError(`${path}:${index + 1}`, parsed.error.issues[0]?.message ?? "not a usage record");
+    // The schema only for what the plain check does not take: a long session's
+    // ledger is read at every resume, and zod cost several times the JSON.parse.
+    let record = plainUsageRecord(json);
+    if (record === undefined) {
+      const parsed = UsageRecord.safeParse(json);
+      if (!parsed.success) throw new CorruptStateFileError(`${path}:${index + 1}`, parsed.error.issues[0]?.message ?? "not a usage record");
+      record = parsed.data;
+    }
     // Two runtimes opening at once after an OS crash may both re-derive a record: it counts once.
-    const id = parsed.data.id;
+    const id = record.id;
     if (id !== undefined && ids.has(id)) continue;
     if (id !== undefined) ids.add(id);
-    records.push(parsed.data);
+    records.push(record);
   }
   return records;
 }
