@@ -221,55 +221,48 @@ export function readRecords(path: string, options: { repair: boolean; opening?: 
     }
     text = text.slice(0, keep);
   }
-  return { records: options.opening ? recordsToApply(path, text) : parseLines(path, text, () => "read"), repaired };
-}
-
-/**
- * The records of `text` a HistoryStore applies. The last snapshot is found by
- * how the writer begins one; should that line turn out not to be a snapshot (a
- * hand-made file can repeat a key), every line is read as a plain read would.
- */
-function recordsToApply(path: string, text: string): HistoryRecord[] {
+  if (!options.opening) return { records: parseLines(path, text, { passUsage: false, snapshotAt: 0 })!, repaired };
+  // The last snapshot is found by how the writer begins one; should that line
+  // turn out not to be a snapshot (a hand-made file can repeat a key), every
+  // line is read.
   const last = text.lastIndexOf(`\n${SNAPSHOT_RECORD_PREFIX}`);
-  const snapshotAt = last < 0 ? 0 : last + 1;
-  let found: HistoryRecord | undefined;
-  const records = parseLines(path, text, (start) => {
-    if (text.startsWith(USAGE_RECORD_PREFIX, start)) return "pass";
-    if (start < snapshotAt && (text.startsWith(MESSAGE_RECORD_PREFIX, start) || text.startsWith(SNAPSHOT_RECORD_PREFIX, start))) return "pass";
-    return start === snapshotAt ? (record) => (found = record) : "read";
-  });
-  if (snapshotAt === 0 || found?.type === "snapshot") return records;
-  return parseLines(path, text, (start) => (text.startsWith(USAGE_RECORD_PREFIX, start) ? "pass" : "read"));
+  const records = parseLines(path, text, { passUsage: true, snapshotAt: last + 1 }) ?? parseLines(path, text, { passUsage: true, snapshotAt: 0 })!;
+  return { records, repaired };
 }
 
 /**
- * Every line of `text` (whole lines only) checked, but those `choose` passes
- * over by where they begin; a function it returns is told the line's record.
+ * The records of `text`'s lines (whole lines only), checked. With `passUsage`,
+ * lines that begin as a usage record are passed over unparsed; so are lines
+ * before `snapshotAt` (where a snapshot line begins; 0: none) that begin as a
+ * message or a snapshot. Undefined when the line at `snapshotAt` is no snapshot.
  */
-function parseLines(path: string, text: string, choose: (start: number) => "pass" | "read" | ((record: HistoryRecord) => void)): HistoryRecord[] {
+function parseLines(path: string, text: string, options: { passUsage: boolean; snapshotAt: number }): HistoryRecord[] | undefined {
+  const { passUsage, snapshotAt } = options;
   const records: HistoryRecord[] = [];
   for (let start = 0, line = 1; start < text.length; line += 1) {
     const end = text.indexOf("\n", start);
-    const choice = choose(start);
-    if (choice !== "pass") {
-      const record = parseLine(text.slice(start, end), `${path}:${line}`);
+    const passed =
+      (passUsage && text.startsWith(USAGE_RECORD_PREFIX, start)) ||
+      (start < snapshotAt && (text.startsWith(MESSAGE_RECORD_PREFIX, start) || text.startsWith(SNAPSHOT_RECORD_PREFIX, start)));
+    if (!passed) {
+      const record = parseLine(text.slice(start, end), path, line);
+      if (start === snapshotAt && snapshotAt > 0 && record.type !== "snapshot") return undefined;
       records.push(record);
-      if (choice !== "read") choice(record);
     }
     start = end + 1;
   }
   return records;
 }
 
-function parseLine(line: string, where: string): HistoryRecord {
+function parseLine(line: string, path: string, number: number): HistoryRecord {
   let json: unknown;
   try {
     json = JSON.parse(line);
   } catch {
-    throw new CorruptStateFileError(where, "not valid JSON");
+    throw new CorruptStateFileError(`${path}:${number}`, "not valid JSON");
   }
   const checked = checkRecord(json);
-  if (!checked.success) throw new CorruptStateFileError(where, checked.error.issues[0]?.message ?? "not a valid history record");
+  if (!checked.success) throw new CorruptStateFileError(`${path}:${number}`, checked.error.issues[0]?.message ?? "not a valid history record");
   return checked.data;
 }
 

@@ -141,6 +141,23 @@ describe.each(backendRows())("%s backend: a history read back", (_name, backend)
     expect(history.finishedTurn("k1")).toEqual({ subtype: "success", result: "done" });
   });
 
+  test("a line that begins as a snapshot but is none (a repeated key): the open reads every line, as a read does", async () => {
+    const lines = [
+      `{"v":1,"type":"message","at":"${at}","message":{"role":"user","content":"kept"}}`,
+      `{"v":1,"type":"snapshot","type":"message","at":"${at}","message":{"role":"assistant","content":"no snapshot"}}`,
+      `{"v":1,"type":"message","at":"${at}","message":{"role":"user","content":"after"}}`,
+    ];
+    const session = await backend.session();
+    await writeHistory(backend, session, LEAD, lines);
+    const history = await HistoryStore.open(session.open().histories, LEAD);
+    history.close();
+    expect(history.messages).toEqual([
+      { role: "user", content: "kept" },
+      { role: "assistant", content: "no snapshot" },
+      { role: "user", content: "after" },
+    ]);
+  });
+
   test("a record the schema refuses is refused as before, naming where it is; what an open passes over is refused by the reader that reads it", async () => {
     const good = [
       `{"v":1,"type":"turn","at":"${at}","key":"k1","status":"started"}`,
