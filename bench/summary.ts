@@ -64,12 +64,13 @@ async function run(name: string): Promise<{ figures: Record<string, unknown> } |
   }
 }
 
-/** The values at `path` (dots; an array on the way gives one value per element). */
-function valuesAt(value: unknown, path: string[]): unknown[] {
-  if (path.length === 0) return [value];
-  if (Array.isArray(value)) return value.flatMap((item) => valuesAt(item, path));
-  if (typeof value !== "object" || value === null) return [undefined];
-  return valuesAt((value as Record<string, unknown>)[path[0]!], path.slice(1));
+/** The values at `path` (dots; an array on the way gives one value per element), each with its path written out. */
+function valuesAt(value: unknown, path: string[], label = ""): [string, unknown][] {
+  if (path.length === 0) return [[label, value]];
+  if (Array.isArray(value)) return value.flatMap((item, i) => valuesAt(item, path, `${label}[${i}]`));
+  const key = path[0]!;
+  const next = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  return valuesAt(next, path.slice(1), label === "" ? key : `${label}.${key}`);
 }
 
 const only = process.env.BENCH_ONLY?.split(",").map((name) => name.trim());
@@ -94,19 +95,19 @@ for (const bench of chosen) {
     continue;
   }
   for (const { figure, at, goal } of bench.goals) {
-    for (const value of valuesAt(result.figures, figure.split("."))) {
+    for (const [label, value] of valuesAt(result.figures, figure.split("."))) {
       goals += 1;
       if (typeof value !== "number") {
-        rows.push([bench.name, figure, "not printed", `${at} ${goal}`, "MISSED"]);
+        rows.push([bench.name, label, "not printed", `${at} ${goal}`, "MISSED"]);
         continue;
       }
       const ok = at === "<=" ? value <= goal : value >= goal;
       if (ok) met += 1;
-      rows.push([bench.name, figure, String(value), `${at} ${goal}`, ok ? "met" : "MISSED"]);
+      rows.push([bench.name, label, String(value), `${at} ${goal}`, ok ? "met" : "MISSED"]);
     }
   }
   for (const figure of bench.shown ?? []) {
-    for (const value of valuesAt(result.figures, figure.split("."))) rows.push([bench.name, figure, String(value ?? "not printed"), "(none)", ""]);
+    for (const [label, value] of valuesAt(result.figures, figure.split("."))) rows.push([bench.name, label, String(value ?? "not printed"), "(none)", ""]);
   }
 }
 
