@@ -54,7 +54,6 @@ export const USAGE_RECORD_PREFIX = '{"v":1,"type":"usage",';
 /** How the other kinds begin as JSON.stringify writes them (their schema's key order): what an open matches on. */
 export const MESSAGE_RECORD_PREFIX = '{"v":1,"type":"message",';
 export const SNAPSHOT_RECORD_PREFIX = '{"v":1,"type":"snapshot",';
-export const TURN_RECORD_PREFIX = '{"v":1,"type":"turn",';
 
 /**
  * A record read back from a backend, checked: by plainHistoryRecord when it
