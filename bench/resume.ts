@@ -1,6 +1,8 @@
 /**
  * Resume benchmark: reading a long session's history as a resumed runtime does
- * — the usage records the histories carry (read at every runtime's start), then
+ * — the usage records the histories carry that usage.jsonl lacks (read at every
+ * runtime's start; the session's usage.jsonl holds them all, as it does but
+ * after an OS crash, and its ids are read first, that time counted too), then
  * the Lead's history opened into a HistoryStore (read, checked, applied) —
  * against its floor, a bare `JSON.parse` of every line of the same file (read
  * and split included: a resume cannot do less). Both are timed alternately in
@@ -24,6 +26,8 @@ import { join } from "node:path";
 import type { AgentName } from "../src/core/agent-name.ts";
 import { DEFAULT_COMPACTION } from "../src/runtime/compaction.ts";
 import { carriedUsageIn, openFileHistory } from "../src/runtime/file-history.ts";
+import { USAGE_RECORD_PREFIX } from "../src/runtime/history-store.ts";
+import { ledgerIds, USAGE_FILE } from "../src/usage/usage-ledger.ts";
 import { longHistory } from "../test/support/long-history.ts";
 
 const TURNS = Number(process.env.BENCH_RESUME_TURNS ?? 5_000);
@@ -46,10 +50,12 @@ function measure(name: string, text: string): Figures {
   mkdirSync(join(stateDir, "agents"), { recursive: true });
   const path = join(stateDir, "agents", `${LEAD}.jsonl`);
   writeFileSync(path, text);
+  const usage = text.split("\n").flatMap((line) => (line.startsWith(USAGE_RECORD_PREFIX) ? [`${JSON.stringify(JSON.parse(line).record)}\n`] : []));
+  writeFileSync(join(stateDir, USAGE_FILE), usage.join(""));
   let messages = 0;
   const resume = () => {
     const start = performance.now();
-    carriedUsageIn(stateDir);
+    if (carriedUsageIn(stateDir, ledgerIds(stateDir)).length > 0) throw new Error("bench/resume: usage.jsonl lacks records the history carries");
     const history = openFileHistory(stateDir, LEAD);
     const ms = performance.now() - start;
     messages = history.messages.length;

@@ -2,6 +2,7 @@ import type { SQL } from "bun";
 import type { AgentName } from "../core/agent-name.ts";
 import { AgentError } from "../core/errors.ts";
 import {
+  carriedUsageId,
   checkRecord,
   type HistoryBackend,
   type HistoryLog,
@@ -64,7 +65,7 @@ export class PgHistoryBackend implements HistoryBackend {
     return (await this.#rows(agent)).records;
   }
 
-  async carriedUsage(): Promise<UsageRecord[]> {
+  async carriedUsage(known?: ReadonlySet<string>): Promise<UsageRecord[]> {
     let rows: { agent: string; seq: string | number; record: string }[];
     try {
       // The records are stored as the JSON text the file backend writes, so a usage record's row begins as its line does.
@@ -76,6 +77,8 @@ export class PgHistoryBackend implements HistoryBackend {
     }
     const records: UsageRecord[] = [];
     for (const row of rows) {
+      const id = known === undefined ? undefined : carriedUsageId(row.record, 0);
+      if (id !== undefined && known!.has(id)) continue;
       const where = `${rowName("agent_history", this.session, row.agent)}#${row.seq}`;
       const record = parseRow(row.record, CHECKED, where);
       if (record.type === "usage") records.push(record.record);

@@ -6,6 +6,7 @@ import { ensureDir, FILE_MODE, openWhereCheap, fsyncDirOffLoop, fsyncOffLoop, is
 import type { UsageRecord } from "../usage/usage-record.ts";
 import {
   type AppendOptions,
+  carriedUsageId,
   checkRecord,
   type HistoryBackend,
   type HistoryLog,
@@ -64,17 +65,19 @@ export class FileHistoryBackend implements HistoryBackend {
     return readRecords(this.pathOf(agent), { repair: false }).records;
   }
 
-  async carriedUsage(): Promise<UsageRecord[]> {
-    return carriedUsageIn(this.stateDir);
+  async carriedUsage(known?: ReadonlySet<string>): Promise<UsageRecord[]> {
+    return carriedUsageIn(this.stateDir, known);
   }
 }
 
 /**
  * The usage records every history file of `stateDir` carries, archived ones
- * included. Only the lines that begin as a usage record are parsed: this runs
- * at every runtime's start, over histories that may be megabytes long.
+ * included, but those whose id is in `known`. Only the lines that begin as a
+ * usage record are parsed, and of those not the ones `known` names (by the id
+ * read from their text): this runs at every runtime's start, over histories
+ * that may be megabytes long.
  */
-export function carriedUsageIn(stateDir: string): UsageRecord[] {
+export function carriedUsageIn(stateDir: string, known?: ReadonlySet<string>): UsageRecord[] {
   const records: UsageRecord[] = [];
   for (const dir of [join(stateDir, "agents"), removedDir(stateDir)]) {
     let names: string[];
@@ -104,6 +107,11 @@ export function carriedUsageIn(stateDir: string): UsageRecord[] {
       while (start >= 0) {
         const end = text.indexOf("\n", start);
         if (end < 0) break;
+        const id = known === undefined ? undefined : carriedUsageId(text, start);
+        if (id !== undefined && known!.has(id)) {
+          start = after(end);
+          continue;
+        }
         const parsed = checkRecord(parseJson(text.slice(start, end)));
         if (!parsed.success || parsed.data.type !== "usage") throw new CorruptStateFileError(`${path}:${lineOf(text, start)}`, "not a valid usage record");
         records.push(parsed.data.record);

@@ -4,6 +4,7 @@ import { UtcInstant } from "../core/message.ts";
 import { ChatMessage } from "../model/types.ts";
 import { redactValue } from "../security/redact.ts";
 import { type UsageCarrier, UsageRecord } from "../usage/usage-record.ts";
+import { usageRecordIdAt } from "../usage/usage-record-check.ts";
 import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
 import { plainChatMessage, plainHistoryRecord } from "./history-record-check.ts";
@@ -51,6 +52,19 @@ export type TurnStatus = "started" | "interrupted" | "finished";
 
 /** How a usage record carried in a history begins as JSON: readers looking for them match lines on it. */
 export const USAGE_RECORD_PREFIX = '{"v":1,"type":"usage",';
+/**
+ * The id of the usage record a history's usage line (at `start` of `text`)
+ * carries, read from its text as the writer lays it out; undefined when it is
+ * laid out otherwise (its record then parsed, as one without an id is).
+ */
+export function carriedUsageId(text: string, start: number): string | undefined {
+  const at = start + USAGE_RECORD_PREFIX.length;
+  if (!text.startsWith(USAGE_RECORD_PREFIX, start) || !text.startsWith('"at":"', at)) return undefined;
+  // The instant holds no quote: the first one after it ends it.
+  const close = text.indexOf('"', at + 6);
+  return close >= 0 && text.startsWith('","record":', close) ? usageRecordIdAt(text, close + '","record":'.length) : undefined;
+}
+
 /** How the other kinds begin as JSON.stringify writes them (their schema's key order): what an open matches on. */
 export const MESSAGE_RECORD_PREFIX = '{"v":1,"type":"message",';
 export const SNAPSHOT_RECORD_PREFIX = '{"v":1,"type":"snapshot",';
@@ -125,8 +139,12 @@ export interface HistoryBackend {
    * beside a live runtime), a half-written last record skipped.
    */
   read(agent: string): Promise<HistoryRecord[]>;
-  /** The usage records every history of the session carries, archived ones included; read only. */
-  carriedUsage(): Promise<UsageRecord[]>;
+  /**
+   * The usage records every history of the session carries, archived ones
+   * included; read only. Those whose id is in `known` (usage.jsonl has them)
+   * are left out, their lines not parsed.
+   */
+  carriedUsage(known?: ReadonlySet<string>): Promise<UsageRecord[]>;
 }
 
 /** `message` as an append stores it (masked, validated): what the model is sent for it from then on. */

@@ -8,7 +8,7 @@ import { FILE_MODE, ensureDir, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExist
 import { type UsageReport, callCost, summarise } from "./agent-usage.ts";
 import type { Pricing } from "./pricing.ts";
 import { type UsageCarrier, UsageRecord } from "./usage-record.ts";
-import { plainUsageRecord } from "./usage-record-check.ts";
+import { plainUsageRecord, usageRecordIdAt } from "./usage-record-check.ts";
 
 export const USAGE_FILE = "usage.jsonl";
 
@@ -282,6 +282,30 @@ export function readUsageRecords(path: string, options: { repair: boolean }): Us
     records.push(record);
   }
   return records;
+}
+
+/**
+ * The ids of the records usage.jsonl holds, read from its whole lines' text
+ * without parsing them (a half-written last line, which opening the ledger cuts
+ * off, counts for nothing): what the histories' carried records need not be
+ * parsed for. Read before the histories, and the ledger after them: every
+ * record a history carries was written to usage.jsonl first, so one written
+ * meanwhile is seen by the ledger's read.
+ */
+export function ledgerIds(stateDir: string): Set<string> {
+  const ids = new Set<string>();
+  let text: string;
+  try {
+    text = readFileSync(join(stateDir, USAGE_FILE), "utf8");
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return ids;
+    throw error;
+  }
+  for (let start = 0, end = text.indexOf("\n"); end >= 0; start = end + 1, end = text.indexOf("\n", start)) {
+    const id = usageRecordIdAt(text, start);
+    if (id !== undefined) ids.add(id);
+  }
+  return ids;
 }
 
 /**

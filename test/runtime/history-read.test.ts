@@ -158,6 +158,22 @@ describe.each(backendRows())("%s backend: a history read back", (_name, backend)
     ]);
   });
 
+  test("carriedUsage leaves out, unparsed, the records whose id usage.jsonl already has; parses and checks the rest", async () => {
+    const usage = (id: string | undefined, duration: number) =>
+      `{"v":1,"type":"usage","at":"${at}","record":{"v":1,"type":"turn",${id === undefined ? "" : `"id":"${id}",`}"at":"${at}","agent":"lead","key":"k","subtype":"success","duration_ms":${duration}}}`;
+    const session = await backend.session();
+    // A known record damaged after its id: its copy in usage.jsonl is the one read.
+    await writeHistory(backend, session, LEAD, [usage("known", -1), usage("new", 5), usage(undefined, 6)]);
+    const { histories } = session.open();
+    expect((await histories.carriedUsage(new Set(["known"]))).map((record) => [record.id, record.duration_ms])).toEqual([
+      ["new", 5],
+      [undefined, 6],
+    ]);
+    // Not known: parsed and refused, as without the ids.
+    expect(await histories.carriedUsage(new Set(["new"])).catch((error: unknown) => error)).toBeInstanceOf(backend.name === "file" ? CorruptStateFileError : CorruptStateRowError);
+    expect(await histories.carriedUsage().catch((error: unknown) => error)).toBeInstanceOf(backend.name === "file" ? CorruptStateFileError : CorruptStateRowError);
+  });
+
   test("a record the schema refuses is refused as before, naming where it is; what an open passes over is refused by the reader that reads it", async () => {
     const good = [
       `{"v":1,"type":"turn","at":"${at}","key":"k1","status":"started"}`,

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CorruptStateFileError } from "../../src/core/errors.ts";
-import { UsageLedger, readSessionRecords, readUsageRecords } from "../../src/usage/usage-ledger.ts";
+import { UsageLedger, ledgerIds, readSessionRecords, readUsageRecords } from "../../src/usage/usage-ledger.ts";
 import { UsageRecord } from "../../src/usage/usage-record.ts";
 import { generatedHistoryLines } from "../support/generated-history.ts";
 import { seeded } from "../support/schema-agreement.ts";
@@ -85,5 +85,22 @@ describe("readUsageRecords", () => {
     expect(refused).toBeInstanceOf(CorruptStateFileError);
     expect((refused as CorruptStateFileError).path).toBe(`${path}:${lines.length + 1}`);
     expect((refused as Error).message).toContain(UsageRecord.safeParse(JSON.parse(bad)).error!.issues[0]!.message);
+  });
+});
+
+describe("ledgerIds", () => {
+  test("the ids of usage.jsonl's whole lines, read from their text: not a half-written last line's, not an escaped one, none for a record without", () => {
+    const dir = tempDir();
+    const at = "2026-03-01T12:00:00.000Z";
+    const lines = [
+      { v: 1, type: "model_call", id: "call-1", at, agent: "lead", identity: "lead", model: "m", input_tokens: 1, output_tokens: 1, tool_calls: 0, duration_ms: 1 },
+      { v: 1, type: "turn", id: "turn-1", at, agent: "lead", key: "k", subtype: "success", duration_ms: 1 },
+      { v: 1, type: "turn", at, agent: "lead", key: "k", subtype: "success", duration_ms: 1 },
+      { v: 1, type: "turn", id: 'quo"ted', at, agent: "lead", key: "k", subtype: "success", duration_ms: 1 },
+      { type: "turn", v: 1, id: "reordered", at, agent: "lead", key: "k", subtype: "success", duration_ms: 1 },
+    ].map((record) => `${JSON.stringify(record)}\n`);
+    writeFileSync(join(dir, "usage.jsonl"), `${lines.join("")}{"v":1,"type":"turn","id":"half-written","at":"2026`);
+    expect([...ledgerIds(dir)]).toEqual(["call-1", "turn-1"]);
+    expect([...ledgerIds(tempDir())]).toEqual([]);
   });
 });
