@@ -13,8 +13,8 @@
  *  - `resumeRatio`: a history of 5 000 turns (test/support/long-history.ts: tool
  *    steps, usage records, turn marks) compacted as the default threshold does
  *    (a snapshot each time the kept messages pass 400 000 characters) — goal <= 2;
- *  - `resumeRatioUncompacted`: the same turns never compacted, so every line is
- *    one the resume must use — goal <= 2.
+ *  - `resumeRatioUncompacted`: the same turns never compacted, so every message
+ *    line is one the resume must use — goal <= 2.
  *
  * The last line is one JSON object with the figures.
  *
