@@ -1,6 +1,6 @@
 import { LEAD } from "../core/agent-name.ts";
 import { FileLedger } from "../file-journal/file-ledger.ts";
-import { UsageLedger } from "../usage/usage-ledger.ts";
+import { ledgerIds, UsageLedger } from "../usage/usage-ledger.ts";
 import { type MailboxBackend, openMailboxBackend } from "./mailbox-backend.ts";
 import type { RuntimeBase } from "./runtime-context.ts";
 import type { StateStores } from "./state-stores.ts";
@@ -25,7 +25,8 @@ export async function openStores({ settings, context, clock, closers, warn }: Ru
   const stores = context.stores ?? mailbox.state;
   // Read before the ledger opens usage.jsonl: what an OS crash took from its
   // unfsynced tail is re-derived from the histories before the budget counts.
-  const carried = await stores.histories.carriedUsage();
+  // The records usage.jsonl already holds are not parsed again (ledgerIds).
+  const carried = await stores.histories.carriedUsage(ledgerIds(context.stateDir));
   const usage = UsageLedger.open(context.stateDir, { clock, carried, onError: (error) => warn(LEAD)(error.message) });
   closers.push(() => usage.close());
   const ledger = new FileLedger({

@@ -1,7 +1,17 @@
 import type { SQL } from "bun";
 import type { AgentName } from "../core/agent-name.ts";
 import { AgentError } from "../core/errors.ts";
-import { type HistoryBackend, type HistoryLog, HistoryRecord, type OpenedHistory, USAGE_RECORD_PREFIX } from "../runtime/history-store.ts";
+import {
+  carriedUsageId,
+  checkRecord,
+  type HistoryBackend,
+  type HistoryLog,
+  type HistoryRecord,
+  type OpenedHistory,
+  MESSAGE_RECORD_PREFIX,
+  SNAPSHOT_RECORD_PREFIX,
+  USAGE_RECORD_PREFIX,
+} from "../runtime/history-store.ts";
 import type { UsageRecord } from "../usage/usage-record.ts";
 import { sqlState } from "./mailbox-store.ts";
 import { lockKey, parseRow, rowName, stateError } from "./state-rows.ts";
@@ -36,7 +46,7 @@ export class PgHistoryBackend implements HistoryBackend {
   ) {}
 
   async open(agent: AgentName): Promise<OpenedHistory> {
-    const { records, last } = await this.#rows(agent);
+    const { records, last } = await this.#toApply(agent);
     return { records, log: new PgHistoryLog(this.sql, this.session, agent, last + 1, rowName("agent_history", this.session, agent)) };
   }
 
@@ -55,7 +65,7 @@ export class PgHistoryBackend implements HistoryBackend {
     return (await this.#rows(agent)).records;
   }
 
-  async carriedUsage(): Promise<UsageRecord[]> {
+  async carriedUsage(known?: ReadonlySet<string>): Promise<UsageRecord[]> {
     let rows: { agent: string; seq: string | number; record: string }[];
     try {
       // The records are stored as the JSON text the file backend writes, so a usage record's row begins as its line does.
@@ -67,8 +77,10 @@ export class PgHistoryBackend implements HistoryBackend {
     }
     const records: UsageRecord[] = [];
     for (const row of rows) {
+      const id = known === undefined ? undefined : carriedUsageId(row.record, 0);
+      if (id !== undefined && known!.has(id)) continue;
       const where = `${rowName("agent_history", this.session, row.agent)}#${row.seq}`;
-      const record = parseRow(row.record, HistoryRecord, where);
+      const record = parseRow(row.record, CHECKED, where);
       if (record.type === "usage") records.push(record.record);
     }
     return records;
@@ -83,7 +95,38 @@ export class PgHistoryBackend implements HistoryBackend {
     } catch (error) {
       throw stateError(`reading the history ${where}`, error, "nothing was changed");
     }
-    const records = rows.map((row) => parseRow(row.record, HistoryRecord, `${where}#${row.seq}`));
+    const records = rows.map((row) => parseRow(row.record, CHECKED, `${where}#${row.seq}`));
+    return { records, last: rows.length === 0 ? 0 : Number(rows[rows.length - 1]!.seq) };
+  }
+
+  /**
+   * The records of `agent` a HistoryStore applies (OpenedHistory.records), and
+   * the sequence number of the last row of all: the other rows come back as
+   * their number alone. The last snapshot is found by how the writer begins one;
+   * should that row turn out not to be a snapshot, every row is read.
+   */
+  async #toApply(agent: string): Promise<{ records: HistoryRecord[]; last: number }> {
+    const where = rowName("agent_history", this.session, agent);
+    let rows: { seq: string | number; record: string | null; snapshot: boolean }[];
+    try {
+      rows = await this.sql`
+        WITH mine AS (SELECT seq, record FROM agent_history WHERE session = ${this.session} AND agent = ${agent}),
+             latest AS (SELECT coalesce(max(seq), 0) AS seq FROM mine WHERE starts_with(record, ${SNAPSHOT_RECORD_PREFIX}))
+        SELECT mine.seq, mine.seq = latest.seq AS snapshot,
+               CASE WHEN starts_with(record, ${USAGE_RECORD_PREFIX})
+                      OR (mine.seq < latest.seq AND (starts_with(record, ${MESSAGE_RECORD_PREFIX}) OR starts_with(record, ${SNAPSHOT_RECORD_PREFIX})))
+                    THEN NULL ELSE record END AS record
+        FROM mine, latest ORDER BY mine.seq`;
+    } catch (error) {
+      throw stateError(`reading the history ${where}`, error, "nothing was changed");
+    }
+    const records: HistoryRecord[] = [];
+    for (const row of rows) {
+      if (row.record === null) continue;
+      const record = parseRow(row.record, CHECKED, `${where}#${row.seq}`);
+      if (row.snapshot && record.type !== "snapshot") return this.#rows(agent);
+      records.push(record);
+    }
     return { records, last: rows.length === 0 ? 0 : Number(rows[rows.length - 1]!.seq) };
   }
 
@@ -119,6 +162,9 @@ export class PgHistoryBackend implements HistoryBackend {
     }
   }
 }
+
+/** The plain checks first, the schema for what they do not take (checkRecord), as a row parser takes it. */
+const CHECKED = { safeParse: checkRecord };
 
 class PgHistoryLog implements HistoryLog {
   #next: number;

@@ -24,7 +24,7 @@ export class CorruptStateRowError extends AgentError {
  * valid (written around the store) is corrupt state, never skipped or read as
  * empty — as a damaged state file is.
  */
-export function parseRow<T>(text: string, schema: z.ZodType<T>, where: string): T {
+export function parseRow<T>(text: string, schema: { safeParse(value: unknown): z.ZodSafeParseResult<T> }, where: string): T {
   let json: unknown;
   try {
     json = JSON.parse(text);

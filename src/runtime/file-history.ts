@@ -4,7 +4,19 @@ import type { AgentName } from "../core/agent-name.ts";
 import { CorruptStateFileError, HistoryWriteError } from "../core/errors.ts";
 import { ensureDir, FILE_MODE, openWhereCheap, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExists } from "../storage/atomic-file.ts";
 import type { UsageRecord } from "../usage/usage-record.ts";
-import { type AppendOptions, type HistoryBackend, type HistoryLog, HistoryRecord, HistoryStore, type OpenedHistory, USAGE_RECORD_PREFIX } from "./history-store.ts";
+import {
+  type AppendOptions,
+  carriedUsageId,
+  checkRecord,
+  type HistoryBackend,
+  type HistoryLog,
+  type HistoryRecord,
+  HistoryStore,
+  MESSAGE_RECORD_PREFIX,
+  type OpenedHistory,
+  SNAPSHOT_RECORD_PREFIX,
+  USAGE_RECORD_PREFIX,
+} from "./history-store.ts";
 
 /**
  * The file backend of histories: `<state-dir>/agents/<name>.jsonl`, one JSON
@@ -25,7 +37,7 @@ export class FileHistoryBackend implements HistoryBackend {
   openNow(agent: AgentName): OpenedHistory {
     const path = this.pathOf(agent);
     ensureDir(dirname(path));
-    const { records, repaired } = readRecords(path, { repair: true });
+    const { records, repaired } = readRecords(path, { repair: true, opening: true });
     return { records, log: new FileHistoryLog(path), ...(repaired !== undefined ? { repaired } : {}) };
   }
 
@@ -53,17 +65,19 @@ export class FileHistoryBackend implements HistoryBackend {
     return readRecords(this.pathOf(agent), { repair: false }).records;
   }
 
-  async carriedUsage(): Promise<UsageRecord[]> {
-    return carriedUsageIn(this.stateDir);
+  async carriedUsage(known?: ReadonlySet<string>): Promise<UsageRecord[]> {
+    return carriedUsageIn(this.stateDir, known);
   }
 }
 
 /**
  * The usage records every history file of `stateDir` carries, archived ones
- * included. Only the lines that begin as a usage record are parsed: this runs
- * at every runtime's start, over histories that may be megabytes long.
+ * included, but those whose id is in `known`. Only the lines that begin as a
+ * usage record are parsed, and of those not the ones `known` names (by the id
+ * read from their text): this runs at every runtime's start, over histories
+ * that may be megabytes long.
  */
-export function carriedUsageIn(stateDir: string): UsageRecord[] {
+export function carriedUsageIn(stateDir: string, known?: ReadonlySet<string>): UsageRecord[] {
   const records: UsageRecord[] = [];
   for (const dir of [join(stateDir, "agents"), removedDir(stateDir)]) {
     let names: string[];
@@ -93,7 +107,12 @@ export function carriedUsageIn(stateDir: string): UsageRecord[] {
       while (start >= 0) {
         const end = text.indexOf("\n", start);
         if (end < 0) break;
-        const parsed = HistoryRecord.safeParse(parseJson(text.slice(start, end)));
+        const id = known === undefined ? undefined : carriedUsageId(text, start);
+        if (id !== undefined && known!.has(id)) {
+          start = after(end);
+          continue;
+        }
+        const parsed = checkRecord(parseJson(text.slice(start, end)));
         if (!parsed.success || parsed.data.type !== "usage") throw new CorruptStateFileError(`${path}:${lineOf(text, start)}`, "not a valid usage record");
         records.push(parsed.data.record);
         start = after(end);
@@ -185,13 +204,15 @@ class FileHistoryLog implements HistoryLog {
 }
 
 /**
- * Reads and validates every record. A last line without its newline is a record
+ * Reads and checks the records. A last line without its newline is a record
  * whose append never returned (the process died writing it): with `repair` (the
  * runtime that will append) it is cut off and the cut reported; without (a
  * reader, perhaps beside a live runtime) it is skipped. Any other bad line means
- * the file cannot be trusted.
+ * the file cannot be trusted. With `opening`, only what a HistoryStore applies
+ * (see OpenedHistory.records): a line that begins as a usage record, or as a
+ * message or a snapshot before the last snapshot, is passed over unparsed.
  */
-export function readRecords(path: string, options: { repair: boolean }): { records: HistoryRecord[]; repaired: string | undefined } {
+export function readRecords(path: string, options: { repair: boolean; opening?: boolean }): { records: HistoryRecord[]; repaired: string | undefined } {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -208,23 +229,49 @@ export function readRecords(path: string, options: { repair: boolean }): { recor
     }
     text = text.slice(0, keep);
   }
-  const records: HistoryRecord[] = [];
-  const lines = text.split("\n");
-  lines.pop();
-  for (const [index, line] of lines.entries()) {
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch {
-      throw new CorruptStateFileError(`${path}:${index + 1}`, "not valid JSON");
-    }
-    const parsed = HistoryRecord.safeParse(json);
-    if (!parsed.success) {
-      throw new CorruptStateFileError(`${path}:${index + 1}`, parsed.error.issues[0]?.message ?? "not a valid history record");
-    }
-    records.push(parsed.data);
-  }
+  if (!options.opening) return { records: parseLines(path, text, { passUsage: false, snapshotAt: 0 })!, repaired };
+  // The last snapshot is found by how the writer begins one; should that line
+  // turn out not to be a snapshot (a hand-made file can repeat a key), every
+  // line is read.
+  const last = text.lastIndexOf(`\n${SNAPSHOT_RECORD_PREFIX}`);
+  const records = parseLines(path, text, { passUsage: true, snapshotAt: last + 1 }) ?? parseLines(path, text, { passUsage: true, snapshotAt: 0 })!;
   return { records, repaired };
+}
+
+/**
+ * The records of `text`'s lines (whole lines only), checked. With `passUsage`,
+ * lines that begin as a usage record are passed over unparsed; so are lines
+ * before `snapshotAt` (where a snapshot line begins; 0: none) that begin as a
+ * message or a snapshot. Undefined when the line at `snapshotAt` is no snapshot.
+ */
+function parseLines(path: string, text: string, options: { passUsage: boolean; snapshotAt: number }): HistoryRecord[] | undefined {
+  const { passUsage, snapshotAt } = options;
+  const records: HistoryRecord[] = [];
+  for (let start = 0, line = 1; start < text.length; line += 1) {
+    const end = text.indexOf("\n", start);
+    const passed =
+      (passUsage && text.startsWith(USAGE_RECORD_PREFIX, start)) ||
+      (start < snapshotAt && (text.startsWith(MESSAGE_RECORD_PREFIX, start) || text.startsWith(SNAPSHOT_RECORD_PREFIX, start)));
+    if (!passed) {
+      const record = parseLine(text.slice(start, end), path, line);
+      if (start === snapshotAt && snapshotAt > 0 && record.type !== "snapshot") return undefined;
+      records.push(record);
+    }
+    start = end + 1;
+  }
+  return records;
+}
+
+function parseLine(line: string, path: string, number: number): HistoryRecord {
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    throw new CorruptStateFileError(`${path}:${number}`, "not valid JSON");
+  }
+  const checked = checkRecord(json);
+  if (!checked.success) throw new CorruptStateFileError(`${path}:${number}`, checked.error.issues[0]?.message ?? "not a valid history record");
+  return checked.data;
 }
 
 /**

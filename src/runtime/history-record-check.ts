@@ -9,13 +9,14 @@ const SUBTYPES: readonly unknown[] = RUN_SUBTYPES;
 
 /**
  * The history record as it is when HistoryRecord.parse would return it
- * unchanged — a message, a turn's mark, a usage record: what every step
- * appends — checked without zod; undefined for anything else (a snapshot, a
- * value the schema would refuse), which the caller gives the schema and its
- * error message. Each append checks its records before they are written and
- * kept; in a team of 32 the schema's parse cost 10–45 µs a record, more than
- * the rest of the append's CPU. `test/runtime/history-record-check.test.ts`
- * runs both over the same inputs.
+ * unchanged — a message, a turn's mark, a usage record (what every step
+ * appends), a snapshot — checked without zod; undefined for anything else (keys
+ * in another order, a value the schema would refuse), which the caller gives
+ * the schema and its error message. Each append checks its records before they
+ * are written and kept (in a team of 32 the schema's parse cost 10–45 µs a
+ * record, more than the rest of the append's CPU), and each read checks what it
+ * reads (the schema cost 8–9× the JSON.parse of a resumed history).
+ * `test/runtime/history-record-check.test.ts` runs both over the same inputs.
  */
 export function plainHistoryRecord(value: unknown): HistoryRecord | undefined {
   if (!isPlainRecord(value) || value.v !== 1 || typeof value.at !== "string" || !UTC_INSTANT.test(value.at)) return undefined;
@@ -31,6 +32,8 @@ export function plainHistoryRecord(value: unknown): HistoryRecord | undefined {
       return value as HistoryRecord;
     case "usage":
       return hasExactly(value, ["v", "type", "at", "record"]) && plainUsageRecord(value.record) !== undefined ? (value as HistoryRecord) : undefined;
+    case "snapshot":
+      return hasExactly(value, ["v", "type", "at", "messages"]) && isEvery(value.messages, isPlainMessage) ? (value as HistoryRecord) : undefined;
     default:
       return undefined;
   }
@@ -56,13 +59,20 @@ function isPlainMessage(value: unknown): value is ChatMessage {
       if (!hasExactly(value, ["role", "content", "toolCalls", "extra"], ["toolCalls", "extra"])) return false;
       if (value.content !== null && typeof value.content !== "string") return false;
       if (value.extra !== undefined && !isExtra(value.extra)) return false;
-      return value.toolCalls === undefined || (Array.isArray(value.toolCalls) && value.toolCalls.every(isPlainToolCall));
+      return value.toolCalls === undefined || isEvery(value.toolCalls, isPlainToolCall);
     case "tool":
       if (!hasExactly(value, ["role", "toolCallId", "content", "isError"], ["isError"])) return false;
       return isFilled(value.toolCallId) && typeof value.content === "string" && (value.isError === undefined || typeof value.isError === "boolean");
     default:
       return false;
   }
+}
+
+/** An array whose every element passes `check`; a hole (which `every` would skip) is refused, as zod refuses it. */
+function isEvery(value: unknown, check: (item: unknown) => boolean): boolean {
+  if (!Array.isArray(value)) return false;
+  for (let i = 0; i < value.length; i++) if (!check(value[i])) return false;
+  return true;
 }
 
 function isPlainToolCall(value: unknown): boolean {

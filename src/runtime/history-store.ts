@@ -4,6 +4,7 @@ import { UtcInstant } from "../core/message.ts";
 import { ChatMessage } from "../model/types.ts";
 import { redactValue } from "../security/redact.ts";
 import { type UsageCarrier, UsageRecord } from "../usage/usage-record.ts";
+import { usageRecordIdAt } from "../usage/usage-record-check.ts";
 import { RUN_SUBTYPES, type RunSubtype } from "./run-types.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
 import { plainChatMessage, plainHistoryRecord } from "./history-record-check.ts";
@@ -51,6 +52,32 @@ export type TurnStatus = "started" | "interrupted" | "finished";
 
 /** How a usage record carried in a history begins as JSON: readers looking for them match lines on it. */
 export const USAGE_RECORD_PREFIX = '{"v":1,"type":"usage",';
+/**
+ * The id of the usage record a history's usage line (at `start` of `text`)
+ * carries, read from its text as the writer lays it out; undefined when it is
+ * laid out otherwise (its record then parsed, as one without an id is).
+ */
+export function carriedUsageId(text: string, start: number): string | undefined {
+  const at = start + USAGE_RECORD_PREFIX.length;
+  if (!text.startsWith(USAGE_RECORD_PREFIX, start) || !text.startsWith('"at":"', at)) return undefined;
+  // The instant holds no quote: the first one after it ends it.
+  const close = text.indexOf('"', at + 6);
+  return close >= 0 && text.startsWith('","record":', close) ? usageRecordIdAt(text, close + '","record":'.length) : undefined;
+}
+
+/** How the other kinds begin as JSON.stringify writes them (their schema's key order): what an open matches on. */
+export const MESSAGE_RECORD_PREFIX = '{"v":1,"type":"message",';
+export const SNAPSHOT_RECORD_PREFIX = '{"v":1,"type":"snapshot",';
+
+/**
+ * A record read back from a backend, checked: by plainHistoryRecord when it
+ * recognises it (every record this program writes), else by the schema, whose
+ * verdict (and message, when it refuses) stands.
+ */
+export function checkRecord(json: unknown): z.ZodSafeParseResult<HistoryRecord> {
+  const plain = plainHistoryRecord(json);
+  return plain !== undefined ? { success: true, data: plain } : HistoryRecord.safeParse(json);
+}
 
 /**
  * Where one agent's records go. `append` returns only once the records are
@@ -78,6 +105,13 @@ export interface HistoryLog {
 
 /** An opened history: the records read back, and the log later records go to. */
 export interface OpenedHistory {
+  /**
+   * The records a HistoryStore applies, checked, in order: every turn mark, the
+   * last snapshot and the messages after it. What that snapshot replaced (the
+   * messages and snapshots before it) and the usage records (carriedUsage reads
+   * and checks those at every runtime's start) may be left out unparsed: a
+   * 5 000-turn session's resume read every line through the schema for nothing.
+   */
   records: HistoryRecord[];
   log: HistoryLog;
   /** Set when opening found and cut off a record a crash left half-written. */
@@ -105,8 +139,12 @@ export interface HistoryBackend {
    * beside a live runtime), a half-written last record skipped.
    */
   read(agent: string): Promise<HistoryRecord[]>;
-  /** The usage records every history of the session carries, archived ones included; read only. */
-  carriedUsage(): Promise<UsageRecord[]>;
+  /**
+   * The usage records every history of the session carries, archived ones
+   * included; read only. Those whose id is in `known` (usage.jsonl has them)
+   * are left out, their lines not parsed.
+   */
+  carriedUsage(known?: ReadonlySet<string>): Promise<UsageRecord[]>;
 }
 
 /** `message` as an append stores it (masked, validated): what the model is sent for it from then on. */

@@ -8,7 +8,7 @@ import { FILE_MODE, ensureDir, fsyncDirOffLoop, fsyncOffLoop, isErrno, pathExist
 import { type UsageReport, callCost, summarise } from "./agent-usage.ts";
 import type { Pricing } from "./pricing.ts";
 import { type UsageCarrier, UsageRecord } from "./usage-record.ts";
-import { plainUsageRecord } from "./usage-record-check.ts";
+import { plainUsageRecord, usageRecordIdAt } from "./usage-record-check.ts";
 
 export const USAGE_FILE = "usage.jsonl";
 
@@ -268,15 +268,45 @@ export function readUsageRecords(path: string, options: { repair: boolean }): Us
     } catch {
       throw new CorruptStateFileError(`${path}:${index + 1}`, "not valid JSON");
     }
-    const parsed = UsageRecord.safeParse(json);
-    if (!parsed.success) throw new CorruptStateFileError(`${path}:${index + 1}`, parsed.error.issues[0]?.message ?? "not a usage record");
+    // The schema only for what the plain check does not take: a long session's
+    // ledger is read at every resume, and zod cost several times the JSON.parse.
+    let record = plainUsageRecord(json);
+    if (record === undefined) {
+      const parsed = UsageRecord.safeParse(json);
+      if (!parsed.success) throw new CorruptStateFileError(`${path}:${index + 1}`, parsed.error.issues[0]?.message ?? "not a usage record");
+      record = parsed.data;
+    }
     // Two runtimes opening at once after an OS crash may both re-derive a record: it counts once.
-    const id = parsed.data.id;
+    const id = record.id;
     if (id !== undefined && ids.has(id)) continue;
     if (id !== undefined) ids.add(id);
-    records.push(parsed.data);
+    records.push(record);
   }
   return records;
+}
+
+/**
+ * The ids of the records usage.jsonl holds, read from its whole lines' text
+ * without parsing them (a half-written last line, which opening the ledger cuts
+ * off, counts for nothing): what the histories' carried records need not be
+ * parsed for. Read before the histories, and the ledger after them: every
+ * record a history carries was written to usage.jsonl first, so one written
+ * meanwhile is seen by the ledger's read.
+ */
+export function ledgerIds(stateDir: string): Set<string> {
+  const ids = new Set<string>();
+  let text: string;
+  try {
+    text = readFileSync(join(stateDir, USAGE_FILE), "utf8");
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return ids;
+    throw error;
+  }
+  for (let start = 0, end = text.indexOf("\n"); end >= 0; start = end + 1, end = text.indexOf("\n", start)) {
+    const id = usageRecordIdAt(text, start);
+    if (id !== undefined) ids.add(id);
+  }
+  return ids;
 }
 
 /**

@@ -33,3 +33,23 @@ export function plainUsageRecord(value: unknown): UsageRecord | undefined {
   }
   return undefined;
 }
+
+// How a usage record with an id begins as the ledger writes it (JSON.stringify, the schema's key order).
+const MODEL_CALL_HEAD = '{"v":1,"type":"model_call","id":"';
+const TURN_HEAD = '{"v":1,"type":"turn","id":"';
+
+/**
+ * The id of the usage record whose JSON begins at `start` of `text`, read from
+ * the text without parsing it, when it begins as the ledger writes one;
+ * undefined otherwise (no id, an escaped one, another shape). A record with an
+ * id a reader already has need not be parsed again.
+ */
+export function usageRecordIdAt(text: string, start: number): string | undefined {
+  const head = text.startsWith(MODEL_CALL_HEAD, start) ? MODEL_CALL_HEAD.length : text.startsWith(TURN_HEAD, start) ? TURN_HEAD.length : 0;
+  if (head === 0) return undefined;
+  const from = start + head;
+  const end = text.indexOf('"', from);
+  if (end <= from) return undefined;
+  const id = text.slice(from, end);
+  return id.includes("\\") || id.includes("\n") ? undefined : id;
+}

@@ -2,9 +2,13 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatMessage } from "../../src/model/types.ts";
-import { persistLargeToolResults, safeCutPoints, thresholdForWindow } from "../../src/runtime/compaction.ts";
+import { OpenAIModelClient } from "../../src/model/openai-client.ts";
+import { compact, persistLargeToolResults, safeCutPoints, thresholdForWindow } from "../../src/runtime/compaction.ts";
 import { sizeOf } from "../../src/runtime/history-size.ts";
+import { longHistory } from "../support/long-history.ts";
+import { ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { fakeRetryDeps } from "../model/helpers.ts";
 
 const call = (id: string): ChatMessage => ({ role: "assistant", content: null, toolCalls: [{ id, name: "shell", arguments: "{}" }] });
 const result = (id: string, content = "ok"): ChatMessage => ({ role: "tool", toolCallId: id, content });
@@ -54,5 +58,35 @@ describe("thresholdForWindow", () => {
   test("the window less the output limit (at most a quarter of it), at 3 characters a token", () => {
     expect(thresholdForWindow(128_000, 16_384)).toBe(334_848);
     expect(thresholdForWindow(200_000, 100_000)).toBe(450_000);
+  });
+});
+
+describe("compact", () => {
+  // The cut: the earliest safe point whose tail is at most a quarter of the
+  // threshold (else the last safe point). Computed here as it is defined, a tail
+  // measured at each point; compact takes the sizes down in one pass.
+  test("keeps the newest quarter of the threshold from a safe cut on, over generated histories", async () => {
+    const server = ScriptedModelServer.start([], { respond: () => ({ text: "the summary" }) });
+    try {
+      const model = new OpenAIModelClient({ model: "test-model", apiKey: "sk-test", baseUrl: server.url, timeoutMs: 5_000, retryDeps: fakeRetryDeps().deps });
+      let cuts = 0;
+      for (let seed = 1; seed <= 12; seed++) {
+        const messages = longHistory(20 + seed * 7, { seed })
+          .split("\n")
+          .filter((line) => line.startsWith('{"v":1,"type":"message"'))
+          .map((line) => (JSON.parse(line) as { message: ChatMessage }).message);
+        const thresholdChars = Math.floor(sizeOf(messages) / (1.5 + seed / 4));
+        const points = safeCutPoints(messages);
+        const cut = points.find((point) => sizeOf(messages.slice(point)) <= thresholdChars / 4) ?? points.at(-1)!;
+        const compacted = await compact(messages, { thresholdChars, largeToolResultChars: 1_000_000, resultsDir: tempDir() }, { model, identity: "lead", systemPrompt: "s" });
+        expect(compacted?.summarisedMessages).toBe(cut);
+        expect(compacted?.messages.slice(1)).toEqual(messages.slice(cut));
+        if (cut !== points.at(-1)) cuts += 1;
+      }
+      // Most cuts were the quarter's, not the fallback to the last point.
+      expect(cuts).toBeGreaterThan(8);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -33,6 +33,8 @@ const records: Record<string, unknown>[] = [
   { v: 1, type: "turn", at, key: "k2", status: "interrupted", subtype: "error_interrupted" },
   { v: 1, type: "usage", at, record: modelCall },
   { v: 1, type: "usage", at, record: usageTurn },
+  { v: 1, type: "snapshot", at, messages },
+  { v: 1, type: "snapshot", at, messages: [] },
 ];
 const extraValues = ["message", "turn", "usage", "snapshot", "system", "user", "assistant", "tool", "started", "finished", "success", "error_model", "model_call", 1, 2, false, at];
 
@@ -73,17 +75,19 @@ function* wrapped(cases: Iterable<[unknown, string]>, wrap: (value: unknown) => 
 }
 
 describe("plainHistoryRecord", () => {
-  test("takes every record a step writes, as the schema returns it", () => {
+  test("takes every record a step or a compaction writes, as the schema returns it", () => {
     for (const record of records) {
       expect(plainHistoryRecord(record)).toBe(record as never);
       expect(plainHistoryRecord(record)).toEqual(HistoryRecord.parse(record));
     }
-    // A snapshot (written by compaction) is left to the schema.
-    expect(plainHistoryRecord({ v: 1, type: "snapshot", at, messages })).toBeUndefined();
+    // A snapshot's message list with a hole: the schema refuses it, so must the check.
+    const holed = { v: 1, type: "snapshot", at, messages: [messages[0], , messages[1]] };
+    expect(HistoryRecord.safeParse(holed).success).toBe(false);
+    expect(plainHistoryRecord(holed)).toBeUndefined();
   });
 
   test("never takes what the schema refuses: every field of a record, a message, a tool call and a usage record replaced, removed or added, and fuzzed", () => {
-    const leftOk = (value: unknown) => holdsUndefined(value) || (value as { type?: unknown }).type === "snapshot";
+    const leftOk = holdsUndefined;
     const top = expectSound(HistoryRecord, plainHistoryRecord, casesOver(records, { extraValues, fuzzRounds: 3_000 }), leftOk);
     const inMessage = expectSound(
       HistoryRecord,
@@ -103,8 +107,14 @@ describe("plainHistoryRecord", () => {
       wrapped(casesOver([modelCall, usageTurn], { extraValues, fuzzRounds: 2_000, seed: 11 }), (record) => ({ v: 1, type: "usage", at, record }), "usage"),
       leftOk,
     );
+    const inSnapshot = expectSound(
+      HistoryRecord,
+      plainHistoryRecord,
+      wrapped(casesOver(messages, { extraValues, fuzzRounds: 2_000, seed: 13 }), (message) => ({ v: 1, type: "snapshot", at, messages: [messages[1], message] }), "snapshot"),
+      leftOk,
+    );
     // Every verdict was exercised, many times, at each level.
-    for (const counts of [top, inMessage, inCall, inUsage]) {
+    for (const counts of [top, inMessage, inCall, inUsage, inSnapshot]) {
       expect(counts.plain).toBeGreaterThan(20);
       expect(counts.refused).toBeGreaterThan(300);
     }

@@ -1,8 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { UsageLedger, readSessionRecords } from "../../src/usage/usage-ledger.ts";
-import type { UsageRecord } from "../../src/usage/usage-record.ts";
+import { CorruptStateFileError } from "../../src/core/errors.ts";
+import { UsageLedger, ledgerIds, readSessionRecords, readUsageRecords } from "../../src/usage/usage-ledger.ts";
+import { UsageRecord } from "../../src/usage/usage-record.ts";
+import { generatedHistoryLines } from "../support/generated-history.ts";
+import { seeded } from "../support/schema-agreement.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 // usage.jsonl as derived data: the histories' copies fill in what it lacks, by id, once.
@@ -49,5 +52,55 @@ describe("UsageLedger, derived from the histories", () => {
     appendFileSync(join(stateDir, "usage.jsonl"), line + line);
     const ledger = UsageLedger.open(stateDir);
     expect(ledger.session(PRICING).total).toMatchObject({ inputTokens: 500, modelCalls: 1 });
+  });
+});
+
+describe("readUsageRecords", () => {
+  // usage.jsonl is read at every start: the plain check for what the ledger
+  // writes, the schema for the rest, whose verdict and message stand.
+  test("reads generated records as the schema returns them, a record in another key order through the schema, and refuses a bad one naming its line", () => {
+    const next = seeded(47);
+    const lines = generatedHistoryLines(next, 2_000)
+      .map((line) => JSON.parse(line) as { type: string; record?: Record<string, unknown> })
+      .flatMap((record) => (record.type === "usage" ? [record.record!] : []))
+      .map((record) => JSON.stringify(next() < 0.1 ? Object.fromEntries(Object.entries(record).reverse()) : record));
+    const dir = tempDir();
+    const path = join(dir, "usage.jsonl");
+    writeFileSync(path, lines.map((line) => `${line}\n`).join(""));
+    const expected = lines.map((line) => UsageRecord.parse(JSON.parse(line)));
+    const read = readUsageRecords(path, { repair: false });
+    expect(JSON.stringify(read)).toBe(JSON.stringify(expected));
+    expect(lines.filter((line) => !line.startsWith('{"v":1,')).length).toBeGreaterThan(20);
+    expect(expected.length).toBeGreaterThan(200);
+
+    const bad = '{"v":1,"type":"turn","at":"2026-03-01T12:00:00.000Z","agent":"lead","key":"k","subtype":"success","duration_ms":-1}';
+    appendFileSync(path, `${bad}\n`);
+    const refused = (() => {
+      try {
+        readUsageRecords(path, { repair: false });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refused).toBeInstanceOf(CorruptStateFileError);
+    expect((refused as CorruptStateFileError).path).toBe(`${path}:${lines.length + 1}`);
+    expect((refused as Error).message).toContain(UsageRecord.safeParse(JSON.parse(bad)).error!.issues[0]!.message);
+  });
+});
+
+describe("ledgerIds", () => {
+  test("the ids of usage.jsonl's whole lines, read from their text: not a half-written last line's, not an escaped one, none for a record without", () => {
+    const dir = tempDir();
+    const at = "2026-03-01T12:00:00.000Z";
+    const lines = [
+      { v: 1, type: "model_call", id: "call-1", at, agent: "lead", identity: "lead", model: "m", input_tokens: 1, output_tokens: 1, tool_calls: 0, duration_ms: 1 },
+      { v: 1, type: "turn", id: "turn-1", at, agent: "lead", key: "k", subtype: "success", duration_ms: 1 },
+      { v: 1, type: "turn", at, agent: "lead", key: "k", subtype: "success", duration_ms: 1 },
+      { v: 1, type: "turn", id: 'quo"ted', at, agent: "lead", key: "k", subtype: "success", duration_ms: 1 },
+      { type: "turn", v: 1, id: "reordered", at, agent: "lead", key: "k", subtype: "success", duration_ms: 1 },
+    ].map((record) => `${JSON.stringify(record)}\n`);
+    writeFileSync(join(dir, "usage.jsonl"), `${lines.join("")}{"v":1,"type":"turn","id":"half-written","at":"2026`);
+    expect([...ledgerIds(dir)]).toEqual(["call-1", "turn-1"]);
+    expect([...ledgerIds(tempDir())]).toEqual([]);
   });
 });
