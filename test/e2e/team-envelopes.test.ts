@@ -5,6 +5,7 @@ import { ScriptedModelServer } from "../support/model-server.ts";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
 import { runSetup } from "./run-fixture.ts";
+import { waitUntil } from "../support/deadline.ts";
 
 // Every message a teammate gets but a task comes in the event envelope naming
 // its sender, and a teammate's answer to a message goes back to whoever asked:
@@ -122,6 +123,8 @@ describe.each(stores)("envelopes and replies, store: $name", (store) => {
     const run = start(["run", "--remote-teammates", "--no-wait", ...common, "Spawn alice."]);
     expect(await run.child.exited).toBe(0);
     const worker = start(["worker", ...common]);
+    // Once the worker runs alice (her first task reached the model), the send waits for it rather than running her itself.
+    await waitUntil(() => server.requests.some((request) => request.identity === "alice"), "the worker to run alice");
     const send = start(["team", "send", "alice", "status?", "--wait", ...common.filter((arg, i) => arg !== "--base-url" && common[i - 1] !== "--base-url")]);
     const code = await send.child.exited;
     expect({ code, stdout: await send.stdout, stderr: await send.stderr }).toEqual({ code: 0, stdout: "alice: all green\n", stderr: "" });

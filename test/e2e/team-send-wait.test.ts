@@ -12,7 +12,8 @@ import { teamSetup } from "./team-fixture.ts";
 
 const start = scriptedServers();
 const pg = clusterForFile();
-const RUN = ["--permission-mode", "bypassPermissions", "--trust-project", "--output", "json"];
+// No flag a drain would not take again (a recorded widening is named on stderr, and not taken).
+const RUN = ["--output", "json"];
 const spawnAlice = { name: "spawn_teammate", arguments: { name: "alice", role: "helper", prompt: "Count the tables." } };
 const leadNotes = { respond: () => ({ text: "noted" }) };
 const userWord = (content: string) => (request: { body: { messages: Array<Record<string, unknown>> } }) =>
