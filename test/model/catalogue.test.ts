@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MODEL_CATALOGUE, THINKING_FORMS, lookupModel, thinkingFormOf } from "../../src/model/catalogue/catalogue.ts";
 import { costUsd } from "../../src/usage/cost.ts";
+import { Pricing } from "../../src/usage/pricing.ts";
 
 // The shipped catalogue: every model the docs promise is found under the names
 // requests use, config pricing wins, a long-context tier prices the whole
@@ -96,7 +97,8 @@ describe("the model catalogue", () => {
     const above = { inputTokens: 272_001, outputTokens: 1000, cachedInputTokens: 72_000 };
     expect(costUsd({}, "gpt-5.4", above)).toBeCloseTo((200_001 * 5 + 72_000 * 0.5 + 1000 * 22.5) / 1e6, 9);
     // Config pricing takes the same tier; a rate it leaves out keeps the base one.
-    const pricing = { m: { input_per_mtok: 1, output_per_mtok: 2, cached_input_per_mtok: 0.1, long_context: { above_input_tokens: 100, input_per_mtok: 3, output_per_mtok: 4 } } };
+    const pricing = Pricing.parse({ m: { input_per_mtok: 1, output_per_mtok: 2, cached_input_per_mtok: 0.1, long_context: { above_input_tokens: 100, input_per_mtok: 3, output_per_mtok: 4 } } });
+    expect(Pricing.safeParse({ m: { input_per_mtok: 1, output_per_mtok: 2, long_context: { above_input_tokens: 0, input_per_mtok: 3, output_per_mtok: 4 } } }).success).toBe(false);
     expect(costUsd(pricing, "m", { inputTokens: 1_000_000, outputTokens: 1_000_000, cachedInputTokens: 500_000 })).toBeCloseTo(0.5 * 3 + 0.5 * 0.1 + 4, 9);
     expect(costUsd(pricing, "m", { inputTokens: 100, outputTokens: 0 })).toBeCloseTo(100 / 1e6, 12);
   });
