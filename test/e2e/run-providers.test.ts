@@ -132,6 +132,17 @@ describe("cost from the shipped catalogue, with no pricing config", () => {
     server.assertDone();
   });
 
+  test("a catalogued model with no official price found (gpt-5.4-mini): its output limit known, its cost null with the warning naming config pricing", async () => {
+    const raised = (request: RecordedRequest) => expect(request.body.max_completion_tokens).toBe(128000);
+    const server = startServer([sse("length-mid-call.sse"), { text: "done", check: raised }]);
+    const { run } = runSetup();
+    const result = await run(["write big.txt", "--base-url", server.url, "--profile", "openai", "--model", "gpt-5.4-mini", "--permission-mode", "acceptEdits", "--output", "json"]);
+    const line = ResultLine.parse(JSON.parse(result.stdout));
+    expect(line.total_cost_usd).toBeNull();
+    expect(result.stderr).toContain('agent: warning: no known price for model "gpt-5.4-mini"');
+    server.assertDone();
+  });
+
   test("a model the catalogue does not know has no cost (null), a note and one warning naming config pricing; a budget for it names the unknown price", async () => {
     const server = startServer([{ text: "hi" }]);
     const { run } = runSetup();
