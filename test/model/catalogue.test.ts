@@ -96,6 +96,8 @@ describe("the model catalogue", () => {
     expect(costUsd({}, "gpt-5.4", at)).toBeCloseTo((200_000 * 2.5 + 72_000 * 0.25 + 1000 * 15) / 1e6, 9);
     const above = { inputTokens: 272_001, outputTokens: 1000, cachedInputTokens: 72_000 };
     expect(costUsd({}, "gpt-5.4", above)).toBeCloseTo((200_001 * 5 + 72_000 * 0.5 + 1000 * 22.5) / 1e6, 9);
+    // Claude Haiku 5.5 above 100 000: $0.50 / $2.50; its cache reads keep the base rate (no tier rate given).
+    expect(costUsd({}, "claude-haiku-5-5", { inputTokens: 150_000, outputTokens: 1000, cachedInputTokens: 50_000 })).toBeCloseTo((100_000 * 0.5 + 50_000 * 0.01 + 1000 * 2.5) / 1e6, 9);
     // Config pricing takes the same tier; a rate it leaves out keeps the base one.
     const pricing = Pricing.parse({ m: { input_per_mtok: 1, output_per_mtok: 2, cached_input_per_mtok: 0.1, long_context: { above_input_tokens: 100, input_per_mtok: 3, output_per_mtok: 4 } } });
     expect(Pricing.safeParse({ m: { input_per_mtok: 1, output_per_mtok: 2, long_context: { above_input_tokens: 0, input_per_mtok: 3, output_per_mtok: 4 } } }).success).toBe(false);
