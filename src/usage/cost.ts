@@ -19,17 +19,28 @@ export function priceOf(pricing: Pricing, model: string): ModelPrice | undefined
  * The cost of `usage` on `model`, or undefined when it has no price: no price
  * is no figure, never a guess. Cached tokens and tokens written to the cache
  * are part of the input count (as the OpenAI API reports the first, and our
- * Anthropic adapter both) and are priced at their own rates.
+ * Anthropic adapter both) and are priced at their own rates. `usage` is one
+ * request's: a long-context tier prices the whole request whose input is
+ * above its threshold, as the providers bill it.
  */
 export function costUsd(pricing: Pricing, model: string, usage: Usage): number | undefined {
   const price = priceOf(pricing, model);
   if (price === undefined) return undefined;
+  const rates = ratesFor(price, usage.inputTokens);
   const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
   const written = Math.min(usage.cacheWriteInputTokens ?? 0, usage.inputTokens - cached);
   const fresh = usage.inputTokens - cached - written;
-  const cachedRate = price.cached_input_per_mtok ?? price.input_per_mtok;
-  const writeRate = price.cache_write_per_mtok ?? price.input_per_mtok;
-  return (fresh * price.input_per_mtok + cached * cachedRate + written * writeRate + usage.outputTokens * price.output_per_mtok) / PER_MTOK;
+  const cachedRate = rates.cached_input_per_mtok ?? rates.input_per_mtok;
+  const writeRate = rates.cache_write_per_mtok ?? rates.input_per_mtok;
+  return (fresh * rates.input_per_mtok + cached * cachedRate + written * writeRate + usage.outputTokens * rates.output_per_mtok) / PER_MTOK;
+}
+
+/** The rates a request of `inputTokens` is billed at: the long-context tier's above its threshold. */
+function ratesFor(price: ModelPrice, inputTokens: number): Omit<ModelPrice, "long_context"> {
+  const { long_context: long, ...base } = price;
+  if (long === undefined || inputTokens <= long.above_input_tokens) return base;
+  const { above_input_tokens: _threshold, ...higher } = long;
+  return { ...base, ...higher };
 }
 
 /** Dollars as the output shows them: rounded to a millionth, so sums print without float noise. */

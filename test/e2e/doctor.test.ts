@@ -83,8 +83,15 @@ describe("agent doctor", () => {
     const deepseek = await doctor(env, "--offline", "--base-url", "https://api.deepseek.com", "--model", "deepseek-chat");
     expect(deepseek.stdout).toMatch(/^ok +profile +deepseek \(DeepSeek; detected from api\.deepseek\.com\)$/m);
     expect(deepseek.stdout).toMatch(
-      /^ok +model info +deepseek-chat: context window 128000 tokens, output up to 8192, no thinking; \$0\.28 in \/ \$0\.42 out per million tokens \(model catalogue of 2025-11\)$/m,
+      /^ok +model info +deepseek-chat: context window 1000000 tokens, output up to 384000, no thinking; \$0\.14 in \/ \$0\.28 out per million tokens, cached \$0\.0028 \(model catalogue: https:\/\/api-docs\.deepseek\.com\/quick_start\/pricing, read 2026-05\); deprecated: shut down from 2026-07-24, use deepseek-v4-flash$/m,
     );
+    // A long-context tier and the page the prices were read from; a model with no official price found.
+    const gpt = await doctor(env, "--offline", "--model", "gpt-5.4");
+    expect(gpt.stdout).toMatch(
+      /^ok +model info +gpt-5\.4: context window 1050000 tokens, output up to 128000, reasoning effort \(.*\); \$2\.5 in \/ \$15 out per million tokens, cached \$0\.25, above 272000 input tokens \$5 in \/ \$22\.5 out \(model catalogue: https:\/\/developers\.openai\.com\/api\/docs\/models\/gpt-5\.4, read 2026-12-07\)$/m,
+    );
+    const mini = await doctor(env, "--offline", "--model", "gpt-5.4-mini");
+    expect(mini.stdout).toMatch(/^ok +model info +gpt-5\.4-mini: context window 400000 tokens, output up to 128000, reasoning effort \(.*\); unknown price: results say total_cost_usd null/m);
     // The thinking form the adapter will send: a budget, or adaptive (the newest Claude models take no other).
     const sonnet = await doctor({ ANTHROPIC_API_KEY: KEY }, "--offline", "--provider", "anthropic", "--model", "claude-sonnet-5");
     expect(sonnet.stdout).toMatch(/^ok +model info +claude-sonnet-5: context window 1000000 tokens, output up to 128000, thinking adaptive; \$2 in \/ \$10 out/m);

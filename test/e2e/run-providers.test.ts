@@ -105,7 +105,8 @@ describe("cost from the shipped catalogue, with no pricing config", () => {
   test.each([
     ["gpt-4o-mini", (1000 * 0.15 + 100 * 0.6) / 1e6],
     ["claude-sonnet-4", (1000 * 3 + 100 * 15) / 1e6],
-    ["deepseek-chat", (1000 * 0.28 + 100 * 0.42) / 1e6],
+    ["deepseek-chat", (1000 * 0.14 + 100 * 0.28) / 1e6],
+    ["deepseek-v4-pro", (1000 * 0.435 + 100 * 0.87) / 1e6],
   ] as const)("%s: total_cost_usd is a number", async (model, usd) => {
     const server = startServer([{ text: "hi", usage: { prompt_tokens: 1000, completion_tokens: 100 } }]);
     const { run } = runSetup();
@@ -113,6 +114,32 @@ describe("cost from the shipped catalogue, with no pricing config", () => {
     expect(result.code).toBe(0);
     const line = ResultLine.parse(JSON.parse(result.stdout));
     expect(line.total_cost_usd).toBeCloseTo(usd, 9);
+    server.assertDone();
+  });
+
+  test("gpt-5.4: the answer cut inside a call is asked again with the catalogue's 128000-token output limit, and each request is priced, the one above 272K input tokens at the long-context rates", async () => {
+    const raised = (request: RecordedRequest) => expect(request.body.max_completion_tokens).toBe(128000);
+    const long = { prompt_tokens: 300_000, completion_tokens: 100, cached_tokens: 100_000 };
+    const server = startServer([sse("length-mid-call.sse"), sse("length-mid-call.sse", { check: raised }), { text: "I will write it in parts.", usage: long }]);
+    const { run } = runSetup();
+    const result = await run(["write big.txt", "--base-url", server.url, "--profile", "openai", "--model", "gpt-5.4", "--permission-mode", "acceptEdits", "--output", "json"]);
+    expect(result.code).toBe(0);
+    const line = ResultLine.parse(JSON.parse(result.stdout));
+    // The two cut answers (120 in, 16 out each) at $2.50 / $15; the last at $5 / $0.50 cached / $22.50.
+    const usd = (2 * (120 * 2.5 + 16 * 15) + (200_000 * 5 + 100_000 * 0.5 + 100 * 22.5)) / 1e6;
+    expect(line.total_cost_usd).toBeCloseTo(usd, 6);
+    expect(result.stderr).toContain("asking again with a cap of 128000 tokens");
+    server.assertDone();
+  });
+
+  test("a catalogued model with no official price found (gpt-5.4-mini): its output limit known, its cost null with the warning naming config pricing", async () => {
+    const raised = (request: RecordedRequest) => expect(request.body.max_completion_tokens).toBe(128000);
+    const server = startServer([sse("length-mid-call.sse"), { text: "done", check: raised }]);
+    const { run } = runSetup();
+    const result = await run(["write big.txt", "--base-url", server.url, "--profile", "openai", "--model", "gpt-5.4-mini", "--permission-mode", "acceptEdits", "--output", "json"]);
+    const line = ResultLine.parse(JSON.parse(result.stdout));
+    expect(line.total_cost_usd).toBeNull();
+    expect(result.stderr).toContain('agent: warning: no known price for model "gpt-5.4-mini"');
     server.assertDone();
   });
 

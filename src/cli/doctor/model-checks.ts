@@ -1,10 +1,11 @@
 import { type Settings, modelClientOptions } from "../../config/load.ts";
 import { EmptyModelAnswerError, ModelError } from "../../core/errors.ts";
-import { MODEL_CATALOGUE, lookupModel } from "../../model/catalogue/catalogue.ts";
+import { THINKING_FORMS, lookupModel, thinkingFormOf } from "../../model/catalogue/catalogue.ts";
 import { createModelClient } from "../../model/factory.ts";
 import { resolveProfile } from "../../model/profiles/detect.ts";
 import { detectProvider } from "../../model/providers/provider.ts";
 import { priceOf } from "../../usage/cost.ts";
+import type { ModelPrice } from "../../usage/pricing.ts";
 import { type Check, fail, ok, skip } from "./checks.ts";
 
 // The model's part of `agent doctor`: which dialect requests go in, what the
@@ -27,19 +28,34 @@ export function checkProfile(settings: Settings): Check {
   return ok("profile", `${profile.name} (${profile.title}; ${why})`);
 }
 
-/** What the model catalogue (or config pricing) knows of the model: its window, output limit and price. */
+/**
+ * What the model catalogue (or config pricing) knows of the model: its window,
+ * output limit, thinking form, prices (a long-context tier too), where they
+ * were read and when, and a shutdown announced for it.
+ */
 export function checkModelInfo(settings: Settings): Check {
   const known = lookupModel(settings.model);
   const price = priceOf(settings.pricing, settings.model);
-  const priced = price
-    ? `$${price.input_per_mtok} in / $${price.output_per_mtok} out per million tokens (${settings.pricing[settings.model] ? "config pricing" : `model catalogue of ${MODEL_CATALOGUE.checked}`})`
-    : "unknown price: results say total_cost_usd 0 with a cost_note; add it to config pricing for a cost";
-  const thinking = !known?.reasoning ? "no thinking" : known.thinking === "adaptive" ? "thinking adaptive" : "thinking with a budget";
+  const from = settings.pricing[settings.model] ? "config pricing" : known ? `model catalogue: ${known.source}, read ${known.checked}` : "";
+  const priced = price ? `${pricesLine(price)} (${from})` : "unknown price: results say total_cost_usd null with a cost_note; add it to config pricing for a cost";
+  const form = known ? thinkingFormOf(known) : undefined;
+  const thinking = form ? THINKING_FORMS[form].says : "no thinking";
   const limits = known ? `context window ${known.contextWindow} tokens, output up to ${known.maxOutputTokens}, ${thinking}; ` : "not in the model catalogue; ";
+  const deprecated = known?.deprecated ? `; deprecated: shut down from ${known.deprecated.shutdown}${known.deprecated.replacement ? `, use ${known.deprecated.replacement}` : ""}` : "";
   if (!price && settings.maxBudgetUsd !== undefined) {
-    return fail("model_info", `${settings.model}: ${limits}unknown price, and a budget needs one: add it to config pricing`);
+    return fail("model_info", `${settings.model}: ${limits}unknown price, and a budget needs one: add it to config pricing${deprecated}`);
   }
-  return ok("model_info", `${settings.model}: ${limits}${priced}`);
+  return ok("model_info", `${settings.model}: ${limits}${priced}${deprecated}`);
+}
+
+/** A price as one line: input and output, then the cache's and a long-context tier's rates where there are. */
+function pricesLine(price: ModelPrice): string {
+  const parts = [`$${price.input_per_mtok} in / $${price.output_per_mtok} out per million tokens`];
+  if (price.cached_input_per_mtok !== undefined) parts.push(`cached $${price.cached_input_per_mtok}`);
+  if (price.cache_write_per_mtok !== undefined) parts.push(`cache writes $${price.cache_write_per_mtok}`);
+  const long = price.long_context;
+  if (long) parts.push(`above ${long.above_input_tokens} input tokens $${long.input_per_mtok} in / $${long.output_per_mtok} out`);
+  return parts.join(", ");
 }
 
 /** The answer cap of the check request: enough for "OK", a few cents' worth on no model. */
