@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { guardedConfigPaths } from "../../src/security/config-links.ts";
 import { ProtectedPaths } from "../../src/security/protected-paths.ts";
 import { runAgent } from "../e2e/agent-binary.ts";
 import { requirePrerequisite } from "../support/prerequisites.ts";
@@ -125,6 +126,26 @@ test("the fence: .mcp.json, a config link's target, and the files hooks and stdi
     expect(`${path}: ${fence.guardedWrite(join(workspace, path))}`).not.toEndWith("undefined");
   }
   for (const path of ["tools/readme.md", "hooks/d.sh", "node", "config.json"]) expect(fence.guardedWrite(join(workspace, path))).toBeUndefined();
+});
+
+test("one reading of hook and MCP commands: the fence and the sandbox's read-only binds see the same files, quoted names included", () => {
+  const workspace = realpathSync(tempDir("agent-guarded-words-"));
+  mkdirSync(join(workspace, "hooks"));
+  mkdirSync(join(workspace, "tools"));
+  writeFileSync(join(workspace, "hooks", "my policy.sh"), "exit 0\n");
+  writeFileSync(join(workspace, "tools", "my server.js"), "");
+  const hookCommands = ['sh "hooks/my policy.sh"', "cd tools && make"];
+  const mcpCommands = [{ command: "sh", args: ["-c", "exec node tools/my\\ server.js"] }];
+  const fence = new ProtectedPaths({ workspace, stateRoot: join(workspace, ".agent", "state"), agentDir: join(workspace, ".agent"), hookCommands, mcpCommands });
+  expect(fence.guardedWrite(join(workspace, "hooks", "my policy.sh"))).toBe("a file a configured hook runs");
+  expect(fence.guardedWrite(join(workspace, "tools", "my server.js"))).toBe("a file a configured MCP server runs");
+  // The directory a hook works in is not moved aside; what is in it is the model's to edit.
+  expect(fence.guardedWrite(join(workspace, "tools"))).toBe("a file a configured hook runs");
+  expect(fence.guardedWrite(join(workspace, "tools", "notes.md"))).toBeUndefined();
+  const bound = guardedConfigPaths({ workspace, home: "/nonexistent", hookCommands, mcpCommands });
+  expect(bound).toContain(join(workspace, "hooks", "my policy.sh"));
+  expect(bound).toContain(join(workspace, "tools", "my server.js"));
+  expect(bound).not.toContain(join(workspace, "tools"));
 });
 
 describe("agent trust says what its fingerprint covers and what it cannot", () => {
