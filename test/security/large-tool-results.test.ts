@@ -29,6 +29,7 @@ const lastContent = (request: RecordedRequest) => String(request.body.messages.a
 function readTheNoteSays(note: string): { name: string; arguments: Record<string, unknown> } {
   const attachment = /read_attachment, id "([0-9a-f]{32})", offset (\d+)/.exec(note);
   if (attachment) return { name: "read_attachment", arguments: { id: attachment[1], offset: Number(attachment[2]) } };
+  // Earlier builds named a file under the state root, to open with read_file.
   const file = /saved to (\S+) \(/.exec(note);
   if (file) return { name: "read_file", arguments: { path: file[1] } };
   throw new Error(`the note names no way to read the result: ${note.slice(0, 300)}`);
