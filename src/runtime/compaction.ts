@@ -32,7 +32,7 @@ export function thresholdForWindow(contextWindow: number, maxOutputTokens: numbe
 }
 
 /** How much of a saved tool result stays in the history. */
-const PREVIEW_BYTES = 2_000;
+const KEPT_PREVIEW_BYTES = 2_000;
 
 /** How a saved result's note starts: such a result is never saved again (nor one saved to a file by earlier builds). */
 const SAVED_NOTE = "[tool result saved";
@@ -83,7 +83,7 @@ export async function persistLargeToolResults(
       continue;
     }
     // Durable before the snapshot that drops the content is written.
-    const { id, size, preview, kept } = await attachWithPreview(message.content, PREVIEW_BYTES, options.results);
+    const { id, size, preview, kept } = await attachWithPreview(message.content, KEPT_PREVIEW_BYTES, options.results);
     persisted += 1;
     const note =
       `${SAVED_NOTE} as attachment ${id} (${size} bytes); its first ${kept} bytes follow. ` +
