@@ -57,10 +57,11 @@ export async function buildLeadRunner(base: RuntimeBase, inputs: TeamInputs, bui
   const leadSource = model.mcp.source("lead");
   const shared = { shell: policy.shellOptions, ledger: stores.ledger, ownership };
   // A one-shot subagent: fresh in-memory history, the base tools only (no task,
-  // no teammates, no background jobs), the same hooks and permissions, a turn cap.
+  // no teammates, no background jobs), the same hooks and permissions, a turn cap;
+  // and read_attachment, for a large tool result its compaction saves there.
   const runSubagent: SubagentRun = async (text, { idempotencyKey, signal, label }) => {
     const identity = `${LEAD}/${label}`;
-    const subagent = runnerFor(identity, baseTools(shared), prompt.withContext(subagentSystemPrompt()), HistoryStore.inMemory(identity), {
+    const subagent = runnerFor(identity, [...baseTools(shared), readAttachmentTool(stores.stores.attachments)], prompt.withContext(subagentSystemPrompt()), HistoryStore.inMemory(identity), {
       maxTurns: Math.min(settings.maxTurns, SUBAGENT_MAX_TURNS),
       sources: [leadSource],
     });

@@ -96,8 +96,8 @@ async function buildRuntime(settings: Settings, context: LeadContext, role: "lea
 function runnersOf({ settings, context, clock, warn }: RuntimeBase, parts: Pick<TeamInputs, "hooks" | "policy" | "stores" | "model">): RunnerFor {
   return runnerFactory({
     settings,
-    stateDir: context.stateDir,
     workspace: context.workspace,
+    attachments: parts.stores.stores.attachments,
     clock,
     model: parts.model.model,
     policy: parts.policy.policy,

@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import type { AttachmentStore } from "../attachments/attachment-store.ts";
 import type { Settings } from "../config/load.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Tool, ToolSource } from "../core/tool.ts";
@@ -43,8 +43,9 @@ export type RunnerFor = (identity: string, tools: Tool[], systemPrompt: string, 
 
 export interface RunnerFactoryOptions {
   settings: Settings;
-  stateDir: string;
   workspace: string;
+  /** The session's attachments: where compaction saves large tool results, read on in with read_attachment. */
+  attachments: AttachmentStore;
   clock: Clock;
   model: ModelClient;
   policy: PermissionPolicy;
@@ -67,11 +68,11 @@ export function runnerFactory(o: RunnerFactoryOptions): RunnerFor {
   // The model's real window when the catalogue knows it; config compaction.thresholdChars wins.
   const known = lookupModel(settings.model);
   const windowThreshold = known ? thresholdForWindow(known.contextWindow, known.maxOutputTokens) : DEFAULT_COMPACTION.thresholdChars;
-  const compaction = (identity: string) => ({
+  const compaction = {
     thresholdChars: settings.compaction.thresholdChars ?? windowThreshold,
     largeToolResultChars: settings.compaction.largeToolResultChars ?? DEFAULT_COMPACTION.largeToolResultChars,
-    resultsDir: join(o.stateDir, "tool-results", identity.replaceAll("/", "-")),
-  });
+    results: o.attachments,
+  };
   return (identity, tools, systemPrompt, history, extra = {}) => {
     // A subagent's history is kept in memory: its calls are billed to, and ride
     // on the durable appends of, the agent that runs it.
@@ -97,7 +98,7 @@ export function runnerFactory(o: RunnerFactoryOptions): RunnerFor {
       fence: extra.fence ?? o.fence,
       ...(o.addDirs ? { addDirs: o.addDirs } : {}),
       maxTurns: extra.maxTurns ?? settings.maxTurns,
-      compaction: compaction(identity),
+      compaction,
       observer: o.observer,
       reminder: extra.reminder,
       reminderDue: extra.reminderDue,

@@ -14,19 +14,38 @@ function charStart(bytes: Uint8Array, at: number, floor = 0): number {
   return at;
 }
 
+/** Content stored whole as an attachment, and its first part that travels in its place. */
+export interface AttachedContent {
+  id: string;
+  /** The whole content's bytes. */
+  size: number;
+  /** The first part: whole characters, at most the bytes asked for. */
+  preview: string;
+  /** Bytes in the preview: the offset to read on from. */
+  kept: number;
+}
+
 /**
- * Stores `content` as an attachment, then returns what the message carries
- * instead: its first part (at most PREVIEW_BYTES, and half the cap, so the note
- * fits under a small configured cap) and a note naming the attachment and where
- * to read on. The attachment is durable before this returns — before any
- * message naming it can be sent — so a crash never leaves a reference to nothing.
+ * Stores `content` as an attachment, durable before this returns (before
+ * anything naming it is sent or saved, so a crash never leaves a reference to
+ * nothing), and cuts its first `previewBytes` between characters.
  */
-export async function spillToAttachment(content: string, maxContentBytes: number, store: AttachmentStore): Promise<string> {
+export async function attachWithPreview(content: string, previewBytes: number, store: AttachmentStore): Promise<AttachedContent> {
   const bytes = Buffer.from(content, "utf8");
   const { id, size } = await store.put(bytes);
-  const kept = charStart(bytes, Math.min(PREVIEW_BYTES, Math.floor(maxContentBytes / 2)));
+  const kept = charStart(bytes, Math.min(previewBytes, bytes.length));
+  return { id, size, preview: bytes.subarray(0, kept).toString("utf8"), kept };
+}
+
+/**
+ * What an over-cap message carries instead of its content: its first part (at
+ * most PREVIEW_BYTES, and half the cap, so the note fits under a small
+ * configured cap) and a note naming the attachment and where to read on.
+ */
+export async function spillToAttachment(content: string, maxContentBytes: number, store: AttachmentStore): Promise<string> {
+  const { id, size, preview, kept } = await attachWithPreview(content, Math.min(PREVIEW_BYTES, Math.floor(maxContentBytes / 2)), store);
   return (
-    `${bytes.subarray(0, kept).toString("utf8")}\n\n[… ${size - kept} more bytes in attachment ${id} (${size} bytes in all, over the ` +
+    `${preview}\n\n[… ${size - kept} more bytes in attachment ${id} (${size} bytes in all, over the ` +
     `mailbox cap of ${maxContentBytes}); read them with read_attachment, id "${id}", offset ${kept}]`
   );
 }

@@ -1,15 +1,19 @@
-import { join } from "node:path";
+import type { AttachmentStore } from "../attachments/attachment-store.ts";
+import { attachWithPreview } from "../attachments/attachment-text.ts";
 import type { ChatMessage, ModelClient, Usage } from "../model/types.ts";
-import { ensureDir, writeFileAtomic } from "../storage/atomic-file.ts";
 import { messageSize, sizeOf } from "./history-size.ts";
 
 export interface CompactionOptions {
   /** Compact once the history passes this many characters. */
   thresholdChars: number;
-  /** Tool results longer than this are saved to a file and replaced by a pointer and a preview. */
+  /** Tool results longer than this are saved whole and replaced by a preview and a note saying how to read on. */
   largeToolResultChars: number;
-  /** Where large tool results go: `<state-dir>/tool-results/<agent>/`. */
-  resultsDir: string;
+  /**
+   * Where large tool results are saved: the session's attachments, which the
+   * model reads on in with read_attachment. Not files it would open itself: the
+   * state is closed to the file tools and hidden from the sandbox.
+   */
+  results: AttachmentStore;
 }
 
 export const DEFAULT_COMPACTION = { thresholdChars: 400_000, largeToolResultChars: 40_000 } as const;
@@ -27,7 +31,18 @@ export function thresholdForWindow(contextWindow: number, maxOutputTokens: numbe
   return Math.floor((contextWindow - reserve) * CHARS_PER_TOKEN);
 }
 
-const PREVIEW_CHARS = 2_000;
+/** How much of a saved tool result stays in the history. */
+const KEPT_PREVIEW_BYTES = 2_000;
+
+/** How a saved result's note starts: such a result is never saved again (nor one saved to a file by earlier builds). */
+const SAVED_NOTE = "[tool result saved";
+
+/**
+ * The tool that reads a saved result: what it returned is what the model asked
+ * to see, and saving it again would hand the model another note in its place
+ * (a loop under a limit below read_attachment's 32 KiB).
+ */
+const READS_SAVED = "read_attachment";
 
 export const SUMMARY_PREFIX = "[Summary of the earlier conversation, written when it was compacted]\n";
 
@@ -52,31 +67,30 @@ export function safeCutPoints(messages: readonly ChatMessage[]): number[] {
   return points;
 }
 
-/** Replaces tool results above the size limit by a pointer to a file holding them whole. */
-export function persistLargeToolResults(
+/** Replaces tool results above the size limit by a preview and a note naming the attachment that holds them whole. */
+export async function persistLargeToolResults(
   messages: readonly ChatMessage[],
   options: CompactionOptions,
-): { messages: ChatMessage[]; persisted: number } {
+): Promise<{ messages: ChatMessage[]; persisted: number }> {
   let persisted = 0;
-  const out = messages.map((message) => {
-    if (message.role !== "tool" || message.content.length <= options.largeToolResultChars) return message;
-    if (message.content.startsWith("[tool result saved to ")) return message;
-    ensureDir(options.resultsDir);
-    const file = join(options.resultsDir, `${safeFileName(message.toolCallId)}.txt`);
-    writeFileAtomic(file, message.content);
+  const readsOfSaved = new Set<string>();
+  const out: ChatMessage[] = [];
+  for (const message of messages) {
+    if (message.role === "assistant") for (const call of message.toolCalls ?? []) if (call.name === READS_SAVED) readsOfSaved.add(call.id);
+    const keep = message.role !== "tool" || message.content.length <= options.largeToolResultChars || readsOfSaved.has(message.toolCallId);
+    if (keep || message.content.startsWith(SAVED_NOTE)) {
+      out.push(message);
+      continue;
+    }
+    // Durable before the snapshot that drops the content is written.
+    const { id, size, preview, kept } = await attachWithPreview(message.content, KEPT_PREVIEW_BYTES, options.results);
     persisted += 1;
-    return {
-      ...message,
-      content:
-        `[tool result saved to ${file} (${message.content.length} characters); read it with read_file or shell if needed. ` +
-        `First ${PREVIEW_CHARS} characters:]\n${message.content.slice(0, PREVIEW_CHARS)}`,
-    };
-  });
+    const note =
+      `${SAVED_NOTE} as attachment ${id} (${size} bytes); its first ${kept} bytes follow. ` +
+      `Read the rest with read_attachment, id "${id}", offset ${kept}]`;
+    out.push({ ...message, content: `${note}\n${preview}` });
+  }
   return { messages: out, persisted };
-}
-
-function safeFileName(id: string): string {
-  return id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 100) || "result";
 }
 
 export interface Compacted {
@@ -101,7 +115,7 @@ export async function compact(
   size = sizeOf(history),
 ): Promise<Compacted | undefined> {
   if (!force && size <= options.thresholdChars) return undefined;
-  const { messages, persisted } = persistLargeToolResults(history, options);
+  const { messages, persisted } = await persistLargeToolResults(history, options);
   if (!force && sizeOf(messages) <= options.thresholdChars) {
     return { messages, summarisedMessages: 0, persistedResults: persisted, usage: { inputTokens: 0, outputTokens: 0 } };
   }

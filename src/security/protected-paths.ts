@@ -1,10 +1,7 @@
-import { existsSync, realpathSync } from "node:fs";
 import { isAbsolute, join, normalize, relative, resolve } from "node:path";
 import { AgentError } from "../core/errors.ts";
-import { type ConfiguredCommand, configuredCommandFiles } from "./command-files.ts";
+import { type ConfiguredCommand, configuredCommandPaths, type NamedPaths } from "./command-files.ts";
 import { configLinkTargets } from "./config-links.ts";
-import { analyseCommandLine } from "./shell-command/analyse.ts";
-import { expandWorkspaceVariables } from "./workspace-variables.ts";
 import { realPathOf } from "./workspace-path.ts";
 
 /** A file tool was asked for a path under the agent's own state (histories, mailboxes, locks). */
@@ -58,9 +55,8 @@ export class ProtectedPaths {
   readonly #roots: string[];
   readonly #stateRoots: string[];
   readonly #guarded: { glob: Bun.Glob; source: string; what: string }[];
-  readonly #hookFiles: Set<string>;
-  /** Files hook and MCP commands name (the workspace's spellings expanded), and where config files and directories link to. */
-  readonly #configured: { files: Set<string>; linkTargets: string[] };
+  /** Paths hook and MCP commands name (the workspace's spellings expanded), and where config files and directories link to. */
+  readonly #configured: { hooks: Set<string>; mcp: Set<string>; linkTargets: string[] };
 
   constructor(options: ProtectedPathsOptions) {
     this.#workspace = options.workspace;
@@ -78,8 +74,7 @@ export class ProtectedPaths {
       ...globs.map((source) => ({ glob: new Bun.Glob(source), source, what: `the agent's own configuration (${source})` })),
       ...GIT_FILES.map((source) => ({ glob: new Bun.Glob(source), source, what: `git's own files (${source}), which git runs or follows` })),
     ];
-    this.#hookFiles = new Set(hookFiles(options.hookCommands ?? [], options.workspace));
-    this.#configured = configuredFiles(options, this.#roots);
+    this.#configured = configuredPaths(options, this.#roots);
   }
 
   get stateRoots(): readonly string[] {
@@ -110,8 +105,8 @@ export class ProtectedPaths {
   guardedWrite(path: string): string | undefined {
     const absolute = resolve(this.#workspace, path);
     for (const candidate of new Set([normalize(absolute), realPathOf(absolute)])) {
-      if (this.#hookFiles.has(candidate)) return "a file a configured hook runs";
-      if (this.#configured.files.has(candidate)) return "a file a configured hook or MCP server runs";
+      if (this.#configured.hooks.has(candidate)) return "a file a configured hook runs";
+      if (this.#configured.mcp.has(candidate)) return "a file a configured MCP server runs";
       const target = this.#configured.linkTargets.find((link) => candidate === link || candidate.startsWith(`${link}/`));
       if (target !== undefined) return "the agent's own configuration (a config file or directory links here)";
       for (const root of this.#roots) {
@@ -126,51 +121,32 @@ export class ProtectedPaths {
 }
 
 /**
- * The files a hook command runs: every word of it (the command and its
- * arguments, through `sh -c` and the other wrappers) that names an existing
- * file, or a path with a slash in the workspace.
+ * The guarded paths no glob names: what hooks and MCP servers run — each file a
+ * command names, and the entry of each directory it names (`cd tools && make`:
+ * `tools` is not moved aside) — as written and at their real paths; and where
+ * config links to.
  */
-function hookFiles(commands: readonly string[], workspace: string): string[] {
-  const files: string[] = [];
-  for (const written of commands) {
-    const command = expandWorkspaceVariables(written, workspace);
-    const analysed = analyseCommandLine(command);
-    const words = analysed.ok ? analysed.parts.flatMap((part) => part.argv) : command.split(/\s+/);
-    // The analysis reduces a command to its basename; the raw words keep the path.
-    const raw = command.split(/[\s;&|()'"`]+/);
-    for (const word of new Set([...words, ...raw])) {
-      if (word === "" || word.startsWith("-")) continue;
-      const absolute = resolve(workspace, word.replace(/^~(?=\/)/, process.env.HOME ?? "~"));
-      if (!word.includes("/") && !existsSync(absolute)) continue;
-      files.push(normalize(absolute));
-      try {
-        files.push(realpathSync(absolute));
-      } catch {
-        // Not there yet: the path as written is what a write would create.
-      }
-    }
-  }
-  return files.filter((file) => file !== workspace && !file.endsWith("/"));
-}
-
-/** The guarded files no glob names: what hooks and MCP servers run, where config links to. */
-function configuredFiles(options: ProtectedPathsOptions, roots: readonly string[]): { files: Set<string>; linkTargets: string[] } {
-  const named = configuredCommandFiles({
+function configuredPaths(options: ProtectedPathsOptions, roots: readonly string[]): { hooks: Set<string>; mcp: Set<string>; linkTargets: string[] } {
+  const { hooks, mcp } = configuredCommandPaths({
     workspace: options.workspace,
     home: options.home ?? process.env.HOME ?? "/",
     hookCommands: options.hookCommands ?? [],
     mcpCommands: options.mcpCommands ?? [],
   });
-  const files = new Set<string>();
-  for (const file of named) {
-    files.add(file);
+  return { hooks: bothSpellings(hooks), mcp: bothSpellings(mcp), linkTargets: roots.flatMap((root) => configLinkTargets(root)) };
+}
+
+function bothSpellings(named: NamedPaths): Set<string> {
+  const paths = new Set<string>();
+  for (const path of [...named.files, ...named.directories]) {
+    paths.add(normalize(path));
     try {
-      files.add(realPathOf(file));
+      paths.add(realPathOf(path));
     } catch {
       // A link loop: nothing is written through it.
     }
   }
-  return { files, linkTargets: roots.flatMap((root) => configLinkTargets(root)) };
+  return paths;
 }
 
 /** The workspace's `.agent/` directory. */

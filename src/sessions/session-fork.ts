@@ -4,8 +4,11 @@ import { StateDirBusyError } from "../core/errors.ts";
 import { RuntimeLock } from "../storage/runtime-lock.ts";
 import type { SessionMeta } from "./session-meta.ts";
 
-/** What a fork carries over: the Lead's conversation and the large tool results its compaction moved out. */
-const FORKED = [join("agents", "lead.jsonl"), join("tool-results", "lead")];
+/**
+ * What a fork carries over: the Lead's conversation, and the attachments its
+ * notes name (the large tool results compaction saved, the long messages it got).
+ */
+const FORKED = [join("agents", "lead.jsonl"), "attachments"];
 
 /**
  * Copies the Lead's conversation of session `from` (directory `fromDir`) into

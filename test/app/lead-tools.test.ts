@@ -33,6 +33,8 @@ const LEAD_TOOLS = [
 ];
 const TEAMMATE_TOOLS = ["shell", "read_file", "write_file", "send_message", "respond_shutdown", "read_attachment"];
 const BASE_TOOLS = ["shell", "read_file", "write_file", "edit_file", "glob", "grep"];
+/** A subagent's: the base tools, and read_attachment for a large tool result its compaction saves. */
+const SUBAGENT_TOOLS = [...BASE_TOOLS, "read_attachment"];
 
 const open: { server: ScriptedModelServer; lead?: LeadRuntime }[] = [];
 afterEach(async () => {
@@ -91,7 +93,7 @@ describe("the Lead's tools", () => {
       {
         identity: "lead/task-1",
         check: (r) => {
-          expect(toolNames(r)).toEqual(BASE_TOOLS);
+          expect(toolNames(r)).toEqual(SUBAGENT_TOOLS);
           expect(r.body.messages.map((m) => m.role)).toEqual(["system", "user"]);
           expect(r.body.messages[1]!.content).toBe("Where is the config?");
         },

@@ -11,6 +11,7 @@ import { scheduleCronTool } from "../../src/tools/schedule-cron.ts";
 import { fakeRetryDeps } from "../model/helpers.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { MINUTE, cronWorld } from "./helpers.ts";
+import { FileAttachments } from "../../src/attachments/file-attachments.ts";
 
 const servers: ScriptedModelServer[] = [];
 afterEach(async () => {
@@ -34,7 +35,7 @@ function leadWorld(script: ScriptedReply[]) {
     systemPrompt: "sys",
     workspace,
     maxTurns: 5,
-    compaction: { thresholdChars: 1_000_000, largeToolResultChars: 100_000, resultsDir: join(world.stateDir, "tool-results") },
+    compaction: { thresholdChars: 1_000_000, largeToolResultChars: 100_000, results: new FileAttachments(world.stateDir) },
     clock: world.clock,
   });
   return { ...world, server, runner };

@@ -17,6 +17,7 @@ import { fakeRetryDeps } from "../model/helpers.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { deadline } from "../support/deadline.ts";
+import { FileAttachments } from "../../src/attachments/file-attachments.ts";
 
 const servers: ScriptedModelServer[] = [];
 afterEach(async () => {
@@ -70,7 +71,7 @@ function setup(script: ScriptedReply[], options: {
         systemPrompt: "You are a test agent.",
         workspace,
         maxTurns: options.maxTurns ?? 10,
-        compaction: { thresholdChars: options.thresholdChars ?? 1_000_000, largeToolResultChars: 100_000, resultsDir: join(stateDir, "tool-results", "lead") },
+        compaction: { thresholdChars: options.thresholdChars ?? 1_000_000, largeToolResultChars: 100_000, results: new FileAttachments(stateDir) },
         observer: (event) => events.push(event),
       });
     },

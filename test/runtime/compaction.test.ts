@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { FileAttachments } from "../../src/attachments/file-attachments.ts";
+import { readAttachmentRange } from "../../src/attachments/attachment-text.ts";
 import type { ChatMessage } from "../../src/model/types.ts";
 import { OpenAIModelClient } from "../../src/model/openai-client.ts";
 import { compact, persistLargeToolResults, safeCutPoints, thresholdForWindow } from "../../src/runtime/compaction.ts";
@@ -31,18 +31,36 @@ describe("safeCutPoints", () => {
 });
 
 describe("persistLargeToolResults", () => {
-  test("moves big results to files, keeping a pointer and a preview, and leaves pairs intact", () => {
-    const dir = join(tempDir(), "tool-results", "lead");
-    const big = "x".repeat(5_000);
+  test("saves big results whole as attachments, keeping a preview and a note saying how to read on, and leaves pairs intact", async () => {
+    const results = new FileAttachments(tempDir());
+    // Two-byte characters, so the preview's cut must fall between them.
+    const big = "é".repeat(5_000);
     const history = [call("a"), result("a", big), call("b"), result("b", "small")];
-    const { messages, persisted } = persistLargeToolResults(history, { thresholdChars: 1, largeToolResultChars: 1_000, resultsDir: dir });
+    const { messages, persisted } = await persistLargeToolResults(history, { thresholdChars: 1, largeToolResultChars: 1_000, results });
     expect(persisted).toBe(1);
     const replaced = messages[1] as Extract<ChatMessage, { role: "tool" }>;
     expect(replaced.toolCallId).toBe("a");
-    expect(replaced.content).toContain("saved to");
-    expect(replaced.content.length).toBeLessThan(big.length);
-    expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe(big);
+    const [note, preview] = replaced.content.split("\n") as [string, string];
+    const [, id, offset] = /read_attachment, id "([0-9a-f]{32})", offset (\d+)\]$/.exec(note) ?? [];
+    expect(Number(offset)).toBe(2_000);
+    expect(preview).toBe("é".repeat(1_000));
+    // The preview and what read_attachment reads from the offset the note names join into the result.
+    const rest = await readAttachmentRange(results, id as string, Number(offset), 32_768);
+    expect(rest?.size).toBe(10_000);
+    expect(`${preview}${rest?.text}`).toBe(big);
     expect(messages[3]).toEqual(history[3]!);
+    // Saved once: a second compaction leaves the note as it is.
+    expect((await persistLargeToolResults(messages, { thresholdChars: 1, largeToolResultChars: 1_000, results })).persisted).toBe(0);
+  });
+
+  test("what read_attachment read of a saved result stays: the model asked for it, and another note would send it round again", async () => {
+    const results = new FileAttachments(tempDir());
+    const read: ChatMessage = { role: "assistant", content: null, toolCalls: [{ id: "r", name: "read_attachment", arguments: "{}" }] };
+    const history = [read, result("r", "y".repeat(5_000)), call("s"), result("s", "z".repeat(5_000))];
+    const { messages, persisted } = await persistLargeToolResults(history, { thresholdChars: 1, largeToolResultChars: 1_000, results });
+    expect(persisted).toBe(1);
+    expect(messages[1]).toEqual(history[1]!);
+    expect((messages[3] as Extract<ChatMessage, { role: "tool" }>).content).toStartWith("[tool result saved as attachment ");
   });
 });
 
@@ -78,7 +96,7 @@ describe("compact", () => {
         const thresholdChars = Math.floor(sizeOf(messages) / (1.5 + seed / 4));
         const points = safeCutPoints(messages);
         const cut = points.find((point) => sizeOf(messages.slice(point)) <= thresholdChars / 4) ?? points.at(-1)!;
-        const compacted = await compact(messages, { thresholdChars, largeToolResultChars: 1_000_000, resultsDir: tempDir() }, { model, identity: "lead", systemPrompt: "s" });
+        const compacted = await compact(messages, { thresholdChars, largeToolResultChars: 1_000_000, results: new FileAttachments(tempDir()) }, { model, identity: "lead", systemPrompt: "s" });
         expect(compacted?.summarisedMessages).toBe(cut);
         expect(compacted?.messages.slice(1)).toEqual(messages.slice(cut));
         if (cut !== points.at(-1)) cuts += 1;

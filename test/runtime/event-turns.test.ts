@@ -17,6 +17,7 @@ import { ToolPipeline } from "../../src/tools/pipeline.ts";
 import { fakeRetryDeps } from "../model/helpers.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { FileAttachments } from "../../src/attachments/file-attachments.ts";
 
 const servers: ScriptedModelServer[] = [];
 afterEach(async () => {
@@ -42,7 +43,7 @@ function world(script: ScriptedReply[], thresholdChars = 1_000_000) {
       systemPrompt: "sys",
       workspace,
       maxTurns: 5,
-      compaction: { thresholdChars, largeToolResultChars: 100_000, resultsDir: join(stateDir, "tool-results") },
+      compaction: { thresholdChars, largeToolResultChars: 100_000, results: new FileAttachments(stateDir) },
     });
   };
   /** A teammate's message to the lead, claimed from the lead's mailbox and published with the mailbox as its owner. */

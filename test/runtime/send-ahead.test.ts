@@ -15,6 +15,7 @@ import { fakeRetryDeps } from "../model/helpers.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { waitUntil, within } from "../support/deadline.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { FileAttachments } from "../../src/attachments/file-attachments.ts";
 
 const servers: ScriptedModelServer[] = [];
 afterEach(async () => {
@@ -43,7 +44,7 @@ function teammate(script: ScriptedReply[], hooks: Partial<Record<HookEvent, Hook
     systemPrompt: "You are a teammate.",
     workspace,
     maxTurns: 10,
-    compaction: { thresholdChars: 1_000_000, largeToolResultChars: 100_000, resultsDir: join(stateDir, "tool-results", "alice") },
+    compaction: { thresholdChars: 1_000_000, largeToolResultChars: 100_000, results: new FileAttachments(stateDir) },
     observer: (event) => events.push(event),
   });
   return { server, runner, events, workspace, stateDir };

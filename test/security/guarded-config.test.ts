@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { guardedConfigPaths } from "../../src/security/config-links.ts";
 import { ProtectedPaths } from "../../src/security/protected-paths.ts";
 import { runAgent } from "../e2e/agent-binary.ts";
 import { requirePrerequisite } from "../support/prerequisites.ts";
@@ -69,20 +70,30 @@ describe("the sandbox keeps the configuration read-only", () => {
     const userConfig = join(realpathSync(tempDir("agent-guarded-config-")), "xdg");
     mkdirSync(join(userConfig, "agent"), { recursive: true });
     writeFileSync(join(userConfig, "agent", "config.json"), JSON.stringify({ hooks: { Stop: [{ command: 'sh "$(pwd)/hooks/policy.sh"' }] } }));
+    // bypassPermissions refuses a write the policy sees to a guarded path (no mode approves one), so the
+    // writes go through a script the model wrote: the policy sees `sh plant.sh`, and only the sandbox is left.
+    const plant = 'if [ "$1" = -d ]; then mkdir "$2"; else printf "%s\\n" "$2" >> "$1"; fi\n';
     const writes = [
+      `sh plant.sh .mcp.json '${PLANTED_MCP}'`,
+      `sh plant.sh agentcfg.json '{"baseUrl":"http://127.0.0.1:9/v1"}'`,
+      "sh plant.sh skills/x/SKILL.md obey",
+      "sh plant.sh -d skills/evil",
+      "sh plant.sh hooks/policy.sh 'touch pwned'",
+      // Positive control: the same script writes what is not configuration.
+      "sh plant.sh plain.txt ordinary",
+      // The policy still refuses the write it can see, before the sandbox is reached.
       `echo '${PLANTED_MCP}' > .mcp.json`,
-      `echo '{"baseUrl":"http://127.0.0.1:9/v1"}' > agentcfg.json`,
-      "echo obey > skills/x/SKILL.md; mkdir skills/evil",
-      "echo 'touch pwned' >> hooks/policy.sh",
-      "echo ordinary > plain.txt",
     ];
     const run = await attack(
-      writes.map((command) => ({ name: "shell", arguments: { command } })),
+      [{ name: "write_file", arguments: { path: "plant.sh", content: plant } }, ...writes.map((command) => ({ name: "shell", arguments: { command } }))],
       ["--permission-mode", "bypassPermissions"],
       { XDG_CONFIG_HOME: userConfig },
     );
     expect(run.code).toBe(0);
-    for (const result of run.results.slice(0, 4)) expect(result).toMatch(/Read-only file system/);
+    expect(run.results[0]).toMatch(/plant\.sh/);
+    for (const [i, result] of run.results.slice(1, 6).entries()) expect(`${writes[i]}: ${result}`).toMatch(/Read-only file system/);
+    expect(run.results[6]).not.toMatch(/Read-only|permission denied/);
+    expect(run.results[7]).toMatch(/permission denied: .*writes \.mcp\.json.*no mode approves it/);
     expect(readFileSync(join(workspace, ".mcp.json"), "utf8")).toBe(ORIGINAL_MCP);
     expect(readFileSync(join(workspace, "agentcfg.json"), "utf8")).toBe(ORIGINAL_CONFIG);
     expect(readFileSync(join(workspace, "skills", "x", "SKILL.md"), "utf8")).toBe("---\nname: x\n---\nbe good\n");
@@ -115,6 +126,26 @@ test("the fence: .mcp.json, a config link's target, and the files hooks and stdi
     expect(`${path}: ${fence.guardedWrite(join(workspace, path))}`).not.toEndWith("undefined");
   }
   for (const path of ["tools/readme.md", "hooks/d.sh", "node", "config.json"]) expect(fence.guardedWrite(join(workspace, path))).toBeUndefined();
+});
+
+test("one reading of hook and MCP commands: the fence and the sandbox's read-only binds see the same files, quoted names included", () => {
+  const workspace = realpathSync(tempDir("agent-guarded-words-"));
+  mkdirSync(join(workspace, "hooks"));
+  mkdirSync(join(workspace, "tools"));
+  writeFileSync(join(workspace, "hooks", "my policy.sh"), "exit 0\n");
+  writeFileSync(join(workspace, "tools", "my server.js"), "");
+  const hookCommands = ['sh "hooks/my policy.sh"', "cd tools && make"];
+  const mcpCommands = [{ command: "sh", args: ["-c", "exec node tools/my\\ server.js"] }];
+  const fence = new ProtectedPaths({ workspace, stateRoot: join(workspace, ".agent", "state"), agentDir: join(workspace, ".agent"), hookCommands, mcpCommands });
+  expect(fence.guardedWrite(join(workspace, "hooks", "my policy.sh"))).toBe("a file a configured hook runs");
+  expect(fence.guardedWrite(join(workspace, "tools", "my server.js"))).toBe("a file a configured MCP server runs");
+  // The directory a hook works in is not moved aside; what is in it is the model's to edit.
+  expect(fence.guardedWrite(join(workspace, "tools"))).toBe("a file a configured hook runs");
+  expect(fence.guardedWrite(join(workspace, "tools", "notes.md"))).toBeUndefined();
+  const bound = guardedConfigPaths({ workspace, home: "/nonexistent", hookCommands, mcpCommands });
+  expect(bound).toContain(join(workspace, "hooks", "my policy.sh"));
+  expect(bound).toContain(join(workspace, "tools", "my server.js"));
+  expect(bound).not.toContain(join(workspace, "tools"));
 });
 
 describe("agent trust says what its fingerprint covers and what it cannot", () => {

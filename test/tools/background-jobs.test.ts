@@ -18,6 +18,7 @@ import { fakeRetryDeps } from "../model/helpers.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { call, workspaceContext } from "./helpers.ts";
+import { FileAttachments } from "../../src/attachments/file-attachments.ts";
 
 const ID1 = "00000000-0000-4000-8000-000000000001";
 const closers: (() => Promise<void>)[] = [];
@@ -128,7 +129,7 @@ describe("background shell jobs", () => {
       systemPrompt: "sys",
       workspace: w.context.workspace,
       maxTurns: 5,
-      compaction: { thresholdChars: 1_000_000, largeToolResultChars: 100_000, resultsDir: join(stateDir, "tool-results") },
+      compaction: { thresholdChars: 1_000_000, largeToolResultChars: 100_000, results: new FileAttachments(stateDir) },
     });
     closers.push(async () => runner.close());
     expect((await runner.run("run the tests in the background", { idempotencyKey: "user-1" })).result).toBe("started");

@@ -14,6 +14,7 @@ import { UsageLedger, readSessionUsage } from "../../src/usage/usage-ledger.ts";
 import { fakeRetryDeps } from "../model/helpers.ts";
 import { type ScriptedReply, ScriptedModelServer } from "../support/model-server.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { FileAttachments } from "../../src/attachments/file-attachments.ts";
 
 // The metered client against the scripted server and a real runner, ledger and history on disk.
 
@@ -52,7 +53,7 @@ function setup(script: ScriptedReply[]) {
       systemPrompt: "You are a test agent.",
       workspace,
       maxTurns: 10,
-      compaction: { thresholdChars: 1_000_000, largeToolResultChars: 100_000, resultsDir: join(stateDir, "tool-results", "lead") },
+      compaction: { thresholdChars: 1_000_000, largeToolResultChars: 100_000, results: new FileAttachments(stateDir) },
       onTurnEnd: ({ key, result }) => ledger.recordTurn({ agent: "lead", key, subtype: result.subtype, durationMs: result.durationMs }),
     });
     return {
