@@ -158,7 +158,7 @@ describe("sessions this user did not create", () => {
     const adopted = await agent(["sessions", "adopt", id!]);
     expect(adopted.code).toBe(0);
     expect(adopted.stdout).toContain(`session     ${id}`);
-    expect(adopted.stdout).toContain("prompt      ?]0;pwned?clean up the repo\n");
+    expect(adopted.stdout).toContain("prompt      ^[]0;pwned^Gclean up the repo\n");
     expect(adopted.stdout + text.stdout).not.toContain("\u001b");
     expect(adopted.stdout).toMatch(/^ {2}lead: 1 ready, 0 processing, 0 done, 0 quarantined$/m);
     expect(adopted.stdout).toContain("adopted: it is yours now");
