@@ -11,12 +11,13 @@ export interface ConfiguredCommand {
 
 /**
  * The words of a command line that could name a file, with the workspace's
- * spellings and `~/` expanded and quotes dropped: enough to find
+ * spellings, `~/` and `$HOME` expanded and quotes dropped: enough to find
  * `sh "$(pwd)/hooks/policy.sh"` or `node tools/server.js` in it.
  */
 export function commandWords(line: string, workspace: string, home: string): string[] {
   // `$(pwd)`, `` `pwd` ``, `$PWD` (commands start in the workspace) and Claude Code's `$CLAUDE_PROJECT_DIR`.
-  const expanded = expandWorkspaceVariables(line, workspace);
+  // `$HOME` as `~`: a hook kept in the user's home (`"$HOME/.claude/hooks/x.sh"`) is the same file.
+  const expanded = expandWorkspaceVariables(line, workspace).replace(/\$\{HOME\}|\$HOME(?![A-Za-z0-9_])/g, () => home);
   return expanded
     .split(/[\s;|&<>()'"`]+/)
     .filter((word) => word !== "" && !word.startsWith("-") && !word.includes("$"))

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lastToolResult, runSetup, scriptedServers, toolCallReply } from "./run-fixture.ts";
 
@@ -210,5 +210,50 @@ describe("the lifecycle events", () => {
     expect(named("TeammateIdle")[0]).toMatchObject({ m: "alice" });
     expect(named("Stop").every((event) => event.who === "lead")).toBe(true);
     expect(events.at(-1)).toMatchObject({ e: "SessionEnd", r: "other", who: "lead" });
+  });
+});
+
+describe("a hook script outside the workspace", () => {
+  // The sandbox's /tmp is private and its root read-only: the script is bound
+  // back read-only at its path, so it runs, and the command it guards is denied.
+  for (const base of ["/var/tmp", "/tmp"]) {
+    test(`a PreToolUse guard under ${base} runs inside the sandbox and denies the call`, async () => {
+      const { run, workspace } = runSetup();
+      const dir = mkdtempSync(join(base, "agent-hooks-"));
+      try {
+        const guard = join(dir, "guard.sh");
+        writeFileSync(guard, `#!/bin/bash\ncommand=$(jq -r '.tool_input.command')\necho "guard at ${dir} refuses: $command" >&2\nexit 2\n`);
+        chmodSync(guard, 0o755);
+        configure(workspace, { PreToolUse: [{ matcher: "Bash", command: guard }] });
+        const server = startServer([
+          toolCallReply("shell", { command: "touch made.txt" }),
+          { check: (r) => expect(lastToolResult(r)).toBe(`blocked by PreToolUse hook: guard at ${dir} refuses: touch made.txt`), text: "done" },
+        ]);
+        const result = await run(["make a file", "--base-url", server.url, ...RUN]);
+        expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "done\n" });
+        server.assertDone();
+        expect(existsSync(join(workspace, "made.txt"))).toBe(false);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  test('a guard named "$HOME/.claude/hooks/guard.sh" (the user\'s hidden config dir) is bound back and denies the call', async () => {
+    const { run, workspace } = runSetup();
+    const home = join(workspace, "..", "home");
+    const dir = join(home, ".claude", "hooks");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "guard.sh"), `#!/bin/bash\necho "home guard refuses: $(jq -r '.tool_input.command')" >&2\nexit 2\n`);
+    chmodSync(join(dir, "guard.sh"), 0o755);
+    configure(workspace, { PreToolUse: [{ matcher: "Bash", command: '"$HOME/.claude/hooks/guard.sh"' }] });
+    const server = startServer([
+      toolCallReply("shell", { command: "touch made.txt" }),
+      { check: (r) => expect(lastToolResult(r)).toBe("blocked by PreToolUse hook: home guard refuses: touch made.txt"), text: "done" },
+    ]);
+    const result = await run(["make a file", "--base-url", server.url, ...RUN], { env: { HOME: home } });
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "done\n" });
+    server.assertDone();
+    expect(existsSync(join(workspace, "made.txt"))).toBe(false);
   });
 });
