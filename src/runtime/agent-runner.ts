@@ -100,6 +100,8 @@ export interface AgentRunnerOptions {
   /** Told when a turn starts or resumes, and when it ends, however it ends (usage ledger, traces). */
   onTurnStart?: (turn: { key: string }) => void;
   onTurnEnd?: (turn: { key: string; result: RunResult }) => void;
+  /** Told when a new turn begins from a prompt (not a resumed one), after SessionStart and before UserPromptSubmit. */
+  onPrompt?: (key: string) => void;
 }
 
 /** How many times a reply cut off by the output limit is continued before it is taken as it is. */
@@ -371,6 +373,7 @@ export class AgentRunner {
       return this.#resume(key, signal, key === idempotencyKey ? midTurn : this.#o.midTurn);
     }
     const started = await this.#sessionStart(idempotencyKey, signal);
+    o.onPrompt?.(idempotencyKey);
     const prompt = await o.hooks.run("UserPromptSubmit", this.#hookPayload(idempotencyKey, { prompt: content }), {
       workspace: o.workspace,
       signal,

@@ -257,3 +257,55 @@ describe("a hook script outside the workspace", () => {
     expect(existsSync(join(workspace, "made.txt"))).toBe(false);
   });
 });
+
+describe("what claude -p reports of hooks", () => {
+  // Both result shapes: ours (--output json) and Claude's stream-json result line.
+  for (const [shape, flags] of [
+    ["--output json", ["--output", "json"]],
+    ["claude stream-json", ["--output-format", "stream-json"]],
+  ] as const) {
+    test(`${shape}: a PreToolUse hook's block is in permission_denials; hook stdin has tool_use_id and prompt_id`, async () => {
+      const { run, workspace } = runSetup();
+      // Every event's stdin kept, one line each; `rm` is blocked.
+      const guard = script(
+        workspace,
+        "guard.sh",
+        `#!/bin/bash
+input=$(cat)
+echo "$input" | jq -c '{e: .hook_event_name, id: .tool_use_id, p: .prompt_id}' >> events.log
+if echo "$input" | jq -r '.tool_input.command // empty' | grep -q '^rm '; then
+  echo "no removing" >&2
+  exit 2
+fi
+`,
+      );
+      configure(workspace, Object.fromEntries(["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"].map((event) => [event, [{ command: guard }]])));
+      mkdirSync(join(workspace, "build"));
+      const server = startServer([
+        { toolCalls: [{ id: "call_rm", name: "shell", arguments: { command: "rm -rf build" } }] },
+        { toolCalls: [{ id: "call_echo", name: "shell", arguments: { command: "echo kept" } }] },
+        { text: "done" },
+      ]);
+      const result = await run(["clean up", "--base-url", server.url, ...RUN, ...flags]);
+      expect(result.code).toBe(0);
+      server.assertDone();
+      const last = JSON.parse(result.stdout.trim().split("\n").at(-1)!) as Record<string, unknown>;
+      expect(last.permission_denials).toEqual([
+        expect.objectContaining({ tool_name: "shell", tool_use_id: "call_rm", tool_input: { command: "rm -rf build" }, reason: "blocked by PreToolUse hook: no removing" }),
+      ]);
+      const prompt = last.idempotency_key;
+      expect(prompt).toEqual(expect.stringMatching(/^[0-9a-f-]{36}$/));
+      const events = readFileSync(join(workspace, "events.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+      // Before the first prompt there is none (SessionStart); from it on, the prompt's id.
+      expect(events).toEqual([
+        { e: "SessionStart", id: null, p: null },
+        { e: "UserPromptSubmit", id: null, p: prompt },
+        { e: "PreToolUse", id: "call_rm", p: prompt },
+        { e: "PreToolUse", id: "call_echo", p: prompt },
+        { e: "PostToolUse", id: "call_echo", p: prompt },
+        { e: "Stop", id: null, p: prompt },
+      ]);
+      expect(existsSync(join(workspace, "build"))).toBe(true);
+    });
+  }
+});
