@@ -110,6 +110,10 @@ function runnersOf({ settings, context, clock, warn }: RuntimeBase, parts: Pick<
     tracing: context.tracing,
     notes: new NestedInstructions(context.startDir ?? ""),
     ...(context.addDirs ? { addDirs: context.addDirs } : {}),
+    // A user's prompt is the Lead's turn from a prompt; a teammate's or a subagent's turn follows one.
+    onPrompt: (identity, key) => {
+      if (identity === LEAD) parts.hooks.promptStarted(key);
+    },
   });
 }
 

@@ -60,6 +60,8 @@ export interface RunnerFactoryOptions {
   notes?: ToolNotes;
   /** `--add-dir` directories every agent's file tools may use besides its workspace. */
   addDirs?: readonly string[];
+  /** Told when an agent's turn begins from a prompt (AgentRunnerOptions.onPrompt). */
+  onPrompt?: (identity: string, key: string) => void;
 }
 
 /** Every agent of a runtime gets its runner here: one tool pipeline shape, one compaction, one usage and tracing path. */
@@ -104,6 +106,7 @@ export function runnerFactory(o: RunnerFactoryOptions): RunnerFor {
       reminderDue: extra.reminderDue,
       ...(extra.midTurn ? { midTurn: extra.midTurn } : {}),
       onTurnStart: ({ key }) => tracing?.turnStarted(identity, key),
+      onPrompt: (key) => o.onPrompt?.(identity, key),
       onTurnEnd: ({ key, result }) => {
         // A subagent's turn runs inside its parent's: counting both would count that time twice.
         if (!identity.includes("/")) usage.recordTurn({ agent: identity, key, subtype: result.subtype, durationMs: result.durationMs });

@@ -24,10 +24,13 @@ export interface RuntimeHooks {
   teamObserver: (event: TeamEvent) => void;
   /** Every hook's command line: the fence guards the files they name. */
   commands: string[];
+  /** The Lead's user turn `key` begins: the hooks' `prompt_id` from now on. */
+  promptStarted: (key: string) => void;
 }
 
 export function wireHooks({ settings, context, closers, warn }: RuntimeBase): RuntimeHooks {
-  const session = hookSession(settings, context);
+  let prompt: string | undefined;
+  const session: HookSession = { ...hookSession(settings, context), promptId: () => prompt };
   const shell = new ShellHooks(settings.hooks, {
     env: settings.shell.env,
     ...(context.sandbox ? { sandbox: context.sandbox } : {}),
@@ -47,7 +50,10 @@ export function wireHooks({ settings, context, closers, warn }: RuntimeBase): Ru
   const teamObserver = (event: TeamEvent) => context.teamObserver?.(event);
   const gates = new TeamGates({ hooks, workspace: context.workspace, warn, lead: LEAD });
   const commands = hookCommandLines(settings);
-  return { hooks, notices, gates, ...(asker ? { asker } : {}), teamObserver, commands };
+  const promptStarted = (key: string) => {
+    prompt = key;
+  };
+  return { hooks, notices, gates, ...(asker ? { asker } : {}), teamObserver, commands, promptStarted };
 }
 
 /** Who the hooks' events belong to, as Claude Code's `session_id`, `transcript_path` and `permission_mode`. */

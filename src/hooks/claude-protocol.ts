@@ -16,6 +16,11 @@ export interface HookSession {
   /** The agent's history file (JSON lines), where the store keeps one on disk. */
   transcriptPath?: (identity: string) => string | undefined;
   permissionMode?: string;
+  /**
+   * The prompt the event follows (Claude Code's `prompt_id`): the key of the
+   * Lead's latest user turn in this process, absent before the first.
+   */
+  promptId?: () => string | undefined;
 }
 
 /** The team's events: their `team_name` is the session's id (a session has one team). */
@@ -32,11 +37,13 @@ const FILE_TOOLS = new Set(["read_file", "write_file", "edit_file"]);
 export function claudeKeys(event: HookEvent, payload: Record<string, unknown>, cwd: string, session: HookSession | undefined): Record<string, unknown> {
   const identity = typeof payload.identity === "string" ? payload.identity : undefined;
   const transcript = identity !== undefined ? session?.transcriptPath?.(identity) : undefined;
+  const promptId = session?.promptId?.();
   const keys: Record<string, unknown> = {
     ...(session ? { session_id: session.id } : {}),
     ...(transcript !== undefined ? { transcript_path: transcript } : {}),
     cwd,
     hook_event_name: event,
+    ...(promptId !== undefined ? { prompt_id: promptId } : {}),
     ...(session?.permissionMode !== undefined ? { permission_mode: session.permissionMode } : {}),
   };
   if (typeof payload.tool === "string") {

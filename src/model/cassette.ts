@@ -4,7 +4,7 @@ import { CassetteMismatchError, CorruptStateFileError, UsageError } from "../cor
 import { normaliseVolatileSections } from "../core/prompt-sections.ts";
 import { FILE_MODE, isErrno } from "../storage/atomic-file.ts";
 import { redactValue } from "../security/redact.ts";
-import { ChatMessage, FINISH_REASONS, type ModelClient, type ModelRequest, type ModelResponse, Usage } from "./types.ts";
+import { ChatMessage, FINISH_REASONS, type ModelClient, type ModelRequest, type ModelResponse, Usage, tellWhole } from "./types.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
 
 /**
@@ -149,7 +149,7 @@ export class ReplayModelClient implements ModelClient {
     }
     this.#served.set(identity, index + 1);
     // Told at once, as an endpoint that does not stream would: a terminal still shows the answer.
-    if (entry.response.message.content) request.onText?.(entry.response.message.content);
+    tellWhole(request, entry.response.message);
     return structuredClone(entry.response);
   }
 

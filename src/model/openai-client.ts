@@ -8,7 +8,7 @@ import { DEFAULT_RETRY_TIMING, realRetryDeps, type RetryDeps, type RetryInfo, ty
 import { readSse } from "./sse.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
 import { completeWithinOutputLimit } from "./output-limit.ts";
-import type { ModelClient, ModelRequest, ModelResponse } from "./types.ts";
+import { type ModelClient, type ModelRequest, type ModelResponse, tellWhole } from "./types.ts";
 import { InvalidCompletionError, firstBytes, parseCompletionBody } from "./wire-completion.ts";
 import { WireBodyEncoder } from "./wire-body.ts";
 
@@ -135,7 +135,7 @@ export class OpenAIModelClient implements ModelClient {
   async #whole(body: WireBody, request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
     const response = await this.#post(body({}), request, signal);
     const whole = parseCompletionBody(await response.text());
-    if (whole.message.content) request.onText?.(whole.message.content);
+    tellWhole(request, whole.message);
     return whole;
   }
 
@@ -166,11 +166,11 @@ export class OpenAIModelClient implements ModelClient {
       // `stream`, so stop asking. Anything else is an invalid answer.
       const whole = parseCompletionBody(text);
       this.#streaming = false;
-      if (whole.message.content) request.onText?.(whole.message.content);
+      tellWhole(request, whole.message);
       return whole;
     }
     if (!response.body) throw new InvalidCompletionError("an event stream without a body", "");
-    const assembler = new StreamAssembler(request.onText, this.profile.toolCallDeltas);
+    const assembler = new StreamAssembler(request.onText, this.profile.toolCallDeltas, request.onPiece);
     let prefix = "";
     let done = false;
     for await (const event of readSse(response.body, { idleMs: this.#options.timeoutMs, onPrefix: (text) => (prefix = text) })) {

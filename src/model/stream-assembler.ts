@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type ProviderError, parseErrorBody } from "./error-body.ts";
 import type { ChatProfile } from "./profiles/chat-profile.ts";
-import type { ModelResponse, ToolCall, WireExtra } from "./types.ts";
+import type { AnswerPiece, ModelResponse, ToolCall, WireExtra } from "./types.ts";
 import { InvalidCompletionError, WireContent, WireUsage, assembled, contentText, firstBytes, generatedCallId } from "./wire-completion.ts";
 import { extraField, mergeExtras, messageExtras, toolCallExtras } from "./wire-extra.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
@@ -85,6 +85,7 @@ type ToolCallDelta = {
  */
 export class StreamAssembler {
   readonly #onText: ((text: string) => void) | undefined;
+  readonly #onPiece: ((piece: AnswerPiece) => void) | undefined;
   readonly #text: string[] = [];
   readonly #calls: PartialCall[] = [];
   #finishReason: string | undefined;
@@ -93,9 +94,10 @@ export class StreamAssembler {
   readonly #deltas: ChatProfile["toolCallDeltas"];
   #chunks = 0;
 
-  constructor(onText?: (text: string) => void, toolCallDeltas: ChatProfile["toolCallDeltas"] = "index") {
+  constructor(onText?: (text: string) => void, toolCallDeltas: ChatProfile["toolCallDeltas"] = "index", onPiece?: (piece: AnswerPiece) => void) {
     this.#onText = onText;
     this.#deltas = toolCallDeltas;
+    this.#onPiece = onPiece;
   }
 
   /** One event's data, still JSON text; `event` is the SSE event's name. */
@@ -122,6 +124,9 @@ export class StreamAssembler {
     }
     const piece = contentText(delta.content) ?? delta.refusal;
     mergeExtras(this.#extra, messageExtras(delta));
+    // DeepSeek's `reasoning_content`, OpenRouter's `reasoning`: the reasoning as it streams.
+    const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning;
+    if (typeof reasoning === "string" && reasoning !== "") this.#onPiece?.({ kind: "thinking", text: reasoning });
     if (piece) {
       this.#text.push(piece);
       this.#onText?.(piece);
@@ -173,11 +178,14 @@ export class StreamAssembler {
 
   #toolCallDelta(delta: ToolCallDelta): void {
     const index = this.#callIndex(delta);
+    const starts = this.#calls[index] === undefined;
     const call = (this.#calls[index] ??= { id: "", name: "", arguments: "", extra: {} });
     if (delta.id) call.id = delta.id;
     if (delta.function?.name) call.name += call.name === delta.function.name ? "" : delta.function.name;
     if (delta.function?.arguments) call.arguments += delta.function.arguments;
     mergeExtras(call.extra, toolCallExtras(delta));
+    const json = delta.function?.arguments ?? "";
+    if (starts || json !== "") this.#onPiece?.({ kind: "tool_input", index, id: call.id || generatedCallId(index), name: call.name, json });
   }
 
   /** Which call a delta belongs to, as the profile says calls are told apart. */

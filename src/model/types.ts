@@ -96,12 +96,28 @@ export interface ModelRequest {
    * belongs to an answer that was thrown away.
    */
   onText?: (text: string) => void;
+  /** Told each other piece of the answer as it streams in (a tool call's input, reasoning), as `onText` is told text. */
+  onPiece?: (piece: AnswerPiece) => void;
   /** Told before each retry of this request; the client's own `onRetry` when absent. */
   onRetry?: (info: ModelRetryInfo) => void;
   /** Another model than the client's own for this request (`/model NAME` in a session). */
   model?: string;
   /** A cap on the answer's tokens (`agent doctor`'s check request); the endpoint's own default when absent. */
   maxTokens?: number;
+}
+
+/**
+ * A piece of a streamed answer besides its text: a tool call's input JSON
+ * (`index`: the call's place among the answer's calls; its first piece may be
+ * empty, naming the call as it starts), or the model's reasoning where the
+ * endpoint streams it (Anthropic's thinking, DeepSeek's `reasoning_content`).
+ */
+export type AnswerPiece = { kind: "tool_input"; index: number; id: string; name: string; json: string } | { kind: "thinking"; text: string };
+
+/** A whole answer that did not stream, told to the request's listeners at once: its text, then each call's input. */
+export function tellWhole(request: Pick<ModelRequest, "onText" | "onPiece">, message: AssistantMessage): void {
+  if (message.content) request.onText?.(message.content);
+  for (const [index, call] of (message.toolCalls ?? []).entries()) request.onPiece?.({ kind: "tool_input", index, id: call.id, name: call.name, json: call.arguments });
 }
 
 /** A retry about to happen: which one (1 for the first), after how long, and why. */

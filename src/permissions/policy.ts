@@ -244,7 +244,9 @@ export class PermissionPolicy {
       return deny(`permission denied: ${what} matches the deny rule "${denied.source}"; it was not run`);
     }
     const writes = analysed.ok ? analysed.writes : [];
-    const writeCheck = this.#checkWrites(writes, context, "the command");
+    // Claude Code's `Bash` rule allows what the line writes too (the sandbox bounds it); plan mode stays read-only.
+    const wholeShell = this.mode !== "plan" && this.#allow.some((rule) => rule.wholeShell);
+    const writeCheck = this.#checkWrites(writes, context, "the command", wholeShell);
     if (writeCheck.denied) return writeCheck.denied;
     // What a deny rule cannot be checked against is never allowed, by a rule or by the mode: a person decides.
     const unchecked = this.#uncheckedCommand(tool, analysed) ?? writeCheck.unchecked;
@@ -347,7 +349,14 @@ export class PermissionPolicy {
    * path from an expansion) is listed as needing approval. A file the line does
    * not name cannot be checked against an edit deny rule: `unchecked` says so.
    */
-  #checkWrites(writes: FileWrite[], context: ToolContext, who: string): { denied?: PermissionDecision; needs: string[]; guarded: string[]; unchecked?: string } {
+  #checkWrites(
+    writes: FileWrite[],
+    context: ToolContext,
+    who: string,
+    allowed = false,
+  ): { denied?: PermissionDecision; needs: string[]; guarded: string[]; unchecked?: string } {
+    // `allowed`: an allow rule covers every ordinary write (Claude's `Bash`); deny rules, the state and guarded files still hold.
+    const ordinary = allowed || MODES[this.mode].edit === "allow";
     const needs: string[] = [];
     const guardedPaths: string[] = [];
     let unchecked: string | undefined;
@@ -357,7 +366,7 @@ export class PermissionPolicy {
         const bare = editDeny.find((rule) => rule.pattern === undefined);
         if (bare) return { denied: deny(`permission denied: ${who} changes a file (${write.source}), and the deny rule "${bare.source}" forbids changing files; it was not run`), needs, guarded: guardedPaths };
         if (editDeny.length > 0) unchecked ??= `changes a file it does not name (${write.source}), which cannot be checked against the deny rule "${editDeny[0]?.source}"`;
-        if (MODES[this.mode].edit !== "allow") needs.push(`a file the line does not name (${write.source})`);
+        if (!ordinary) needs.push(`a file the line does not name (${write.source})`);
         continue;
       }
       const { written, real, absolute } = pathSubjects(landing(write, context.workspace), context.workspace);
@@ -375,7 +384,7 @@ export class PermissionPolicy {
         }
         continue;
       }
-      if (MODES[this.mode].edit !== "allow" && !this.#allow.some(matches)) needs.push(written);
+      if (!ordinary && !this.#allow.some(matches)) needs.push(written);
     }
     return { needs, guarded: guardedPaths, ...(unchecked !== undefined ? { unchecked } : {}) };
   }

@@ -25,6 +25,12 @@ export interface PermissionRule {
   readonly pattern: string | undefined;
   /** How many characters of a command pattern come before its first `*`: what it spells out literally. */
   readonly literalPrefix: number;
+  /**
+   * Claude Code's `Bash` (or `Bash(*)`): every command line, with the files it
+   * writes — the shell as Claude Code's rule allows it, bounded by the sandbox.
+   * A `shell` rule allows the commands; what a line writes stays an edit.
+   */
+  readonly wholeShell: boolean;
   /** Whether the rule names the tool `name` (its pattern aside); for the edit family, any family member. */
   names(name: string): boolean;
   matches(tool: { name: string; effect: ToolEffect }, subject: string): boolean;
@@ -77,6 +83,7 @@ export function parseRule(source: string, list: "allow" | "deny" = "allow"): Per
   }
   const tool = parsed[1] as string;
   const pattern = parsed[2];
+  if (tool === CLAUDE_SHELL && (pattern === undefined || pattern === "*")) return wholeShellRule(source);
   const inPath = pattern === undefined ? undefined : new Bun.Glob(pattern);
   const inText = pattern === undefined ? undefined : commandPattern(pattern);
   const nameMatches = toolNameMatcher(tool);
@@ -87,6 +94,7 @@ export function parseRule(source: string, list: "allow" | "deny" = "allow"): Per
     tool,
     pattern,
     literalPrefix: pattern === undefined ? 0 : pattern.split("*")[0]?.length ?? 0,
+    wholeShell: false,
     names,
     matches(candidate, subject) {
       if (candidate.effect === "edit" && !isMcpTool(candidate.name)) {
@@ -98,6 +106,22 @@ export function parseRule(source: string, list: "allow" | "deny" = "allow"): Per
       if (candidate.effect === "execute" || isMcpTool(candidate.name)) return (inText as RegExp).test(subject);
       return (inPath as Bun.Glob).match(subject);
     },
+  };
+}
+
+/** Claude Code's name for the shell tool, a rule of its own here (PermissionRule.wholeShell). */
+const CLAUDE_SHELL = "Bash";
+
+/** `Bash`: every `shell` call, and what its lines write (the policy's write check reads `wholeShell`). */
+function wholeShellRule(source: string): PermissionRule {
+  return {
+    source,
+    tool: "shell",
+    pattern: undefined,
+    literalPrefix: 0,
+    wholeShell: true,
+    names: (name) => name === "shell",
+    matches: (candidate) => candidate.name === "shell" && candidate.effect === "execute",
   };
 }
 

@@ -13,6 +13,7 @@ import {
 } from "../model/types.ts";
 import { Mutex } from "../storage/process-mutex.ts";
 import { StreamRedactor } from "../security/stream-redact.ts";
+import { AnswerPieces } from "./answer-pieces.ts";
 import { redact } from "../security/redact.ts";
 import type { PathFence } from "../core/tool.ts";
 import type { ToolExecutor } from "./tool-executor.ts";
@@ -100,6 +101,8 @@ export interface AgentRunnerOptions {
   /** Told when a turn starts or resumes, and when it ends, however it ends (usage ledger, traces). */
   onTurnStart?: (turn: { key: string }) => void;
   onTurnEnd?: (turn: { key: string; result: RunResult }) => void;
+  /** Told when a new turn begins from a prompt (not a resumed one), after SessionStart and before UserPromptSubmit. */
+  onPrompt?: (key: string) => void;
 }
 
 /** How many times a reply cut off by the output limit is continued before it is taken as it is. */
@@ -371,6 +374,7 @@ export class AgentRunner {
       return this.#resume(key, signal, key === idempotencyKey ? midTurn : this.#o.midTurn);
     }
     const started = await this.#sessionStart(idempotencyKey, signal);
+    o.onPrompt?.(idempotencyKey);
     const prompt = await o.hooks.run("UserPromptSubmit", this.#hookPayload(idempotencyKey, { prompt: content }), {
       workspace: o.workspace,
       signal,
@@ -472,7 +476,8 @@ export class AgentRunner {
         turn.turns += 1;
         this.#emit({ type: "model_request", agent: this.identity, turn: turn.turns });
         response = await this.#callModel(signal, () => (turn.retries += 1));
-        this.#emit({ type: "usage", agent: this.identity, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens });
+        const { inputTokens, outputTokens } = response.usage;
+        this.#emit({ type: "usage", agent: this.identity, inputTokens, outputTokens, finishReason: response.finishReason });
       } catch (error) {
         if (error instanceof ContextOverflowError && !turn.overflowRetried) {
           // Compact, then retry this model call once.
@@ -690,23 +695,27 @@ export class AgentRunner {
       if (piece !== "") this.#emit({ type: "assistant_delta", agent: this.identity, text: piece });
     };
     const onText = (piece: string) => text(stream.push(piece));
+    const pieces = new AnswerPieces((event) => this.#emit({ ...event, agent: this.identity }));
     const onRetry = (info: ModelRetryInfo) => {
       retried?.();
       text(stream.end());
+      pieces.end();
       this.#emit({ type: "model_retry", agent: this.identity, ...info });
     };
+    const listener = { onText, onPiece: pieces.push, onRetry };
     const messages: ChatMessage[] = [{ role: "system", content: this.#o.systemPrompt }, ...this.#o.history.messages];
     const tools = this.#o.tools.specs();
     try {
       if (this.#ahead) {
         const ahead = await this.#ahead;
         this.#ahead = undefined;
-        if (ahead?.fits(messages, tools)) return await ahead.take(signal, onText, onRetry);
+        if (ahead?.fits(messages, tools)) return await ahead.take(signal, listener);
         ahead?.abandon();
       }
-      return await this.#o.model.complete({ identity: this.identity, messages, tools, signal, onText, onRetry });
+      return await this.#o.model.complete({ identity: this.identity, messages, tools, signal, ...listener });
     } finally {
       text(stream.end());
+      pieces.end();
     }
   }
 

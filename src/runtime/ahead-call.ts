@@ -1,11 +1,18 @@
-import type { ChatMessage, ModelClient, ModelResponse, ModelRetryInfo, ToolSpec } from "../model/types.ts";
+import type { AnswerPiece, ChatMessage, ModelClient, ModelResponse, ModelRetryInfo, ToolSpec } from "../model/types.ts";
 
 /** Whether two lists hold the same items: the same objects (a history's messages), or equal ones. */
 function sameItems<T>(sent: readonly T[], asked: readonly T[]): boolean {
   return sent.length === asked.length && sent.every((item, i) => item === asked[i] || JSON.stringify(item) === JSON.stringify(asked[i]));
 }
 
-type Heard = { text: string } | { retry: ModelRetryInfo };
+type Heard = { text: string } | { piece: AnswerPiece } | { retry: ModelRetryInfo };
+
+/** Where a call's streamed answer goes: its text, its other pieces, its retries. */
+export interface AnswerListener {
+  onText: (text: string) => void;
+  onPiece: (piece: AnswerPiece) => void;
+  onRetry: (info: ModelRetryInfo) => void;
+}
 
 /**
  * A model call made before its turn asks for it: a new teammate's first
@@ -29,6 +36,7 @@ export class AheadCall {
       ...request,
       signal: this.#controller.signal,
       onText: (text) => this.#hear({ text }),
+      onPiece: (piece) => this.#hear({ piece }),
       onRetry: (retry) => this.#hear({ retry }),
     });
     // Its failure is the turn's to see, when it takes the call; one never taken has none.
@@ -49,8 +57,8 @@ export class AheadCall {
    * before is told first, the rest as it comes; `signal` stops it as it would
    * the turn's own call.
    */
-  take(signal: AbortSignal | undefined, onText: (text: string) => void, onRetry: (info: ModelRetryInfo) => void): Promise<ModelResponse> {
-    const listener = (heard: Heard) => ("text" in heard ? onText(heard.text) : onRetry(heard.retry));
+  take(signal: AbortSignal | undefined, { onText, onPiece, onRetry }: AnswerListener): Promise<ModelResponse> {
+    const listener = (heard: Heard) => ("text" in heard ? onText(heard.text) : "piece" in heard ? onPiece(heard.piece) : onRetry(heard.retry));
     for (const heard of this.#held) listener(heard);
     this.#held = [];
     this.#listener = listener;

@@ -1,4 +1,4 @@
-import type { Usage } from "../model/types.ts";
+import type { FinishReason, Usage } from "../model/types.ts";
 import type { MidTurnSource } from "./event-inbox.ts";
 
 /** How a run ended. Every subtype but "success" is an error (non-zero exit). */
@@ -36,11 +36,15 @@ export type RunEvent =
   | { type: "assistant"; agent: string; text: string }
   /** A piece of an answer as it streams in; a `model_retry` of the same agent voids the pieces before it. */
   | { type: "assistant_delta"; agent: string; text: string }
+  /** A piece of a tool call's input JSON as it streams in (`index`: the call's place in the answer; the first piece may be empty); voided by a `model_retry` like text. */
+  | { type: "tool_input_delta"; agent: string; index: number; id: string; name: string; json: string }
+  /** A piece of the model's reasoning as it streams in, where the endpoint sends it. */
+  | { type: "thinking_delta"; agent: string; text: string }
   | { type: "tool_call"; agent: string; id: string; name: string; arguments: string }
   | { type: "tool_result"; agent: string; id: string; name: string; content: string; isError: boolean }
   | { type: "model_request"; agent: string; turn: number }
-  /** The tokens one model answer cost (for a terminal's team view; not in stream-json output). */
-  | { type: "usage"; agent: string; inputTokens: number; outputTokens: number }
+  /** The tokens one model answer cost, once it is whole, and why it ended (for the terminal's team view and Claude's partial messages). */
+  | { type: "usage"; agent: string; inputTokens: number; outputTokens: number; finishReason: FinishReason }
   | { type: "model_retry"; agent: string; attempt: number; delayMs: number; reason: string }
   | { type: "compaction"; agent: string; summarisedMessages: number; persistedResults: number }
   | { type: "warning"; agent: string; message: string }

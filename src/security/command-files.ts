@@ -12,14 +12,15 @@ export interface ConfiguredCommand {
 
 /**
  * The words of a command line that could name a file, with the workspace's
- * spellings and `~/` expanded: enough to find `sh "$(pwd)/hooks/policy.sh"` or
+ * spellings, `~/` and `$HOME` expanded: enough to find `sh "$(pwd)/hooks/policy.sh"` or
  * `node tools/server.js` in it. Both the line split at quotes and operators (a
  * command's own path as written) and the words the shell would pass, unquoted
  * and unescaped, through `sh -c` and the other wrappers (`sh "hooks/my script.sh"`).
  */
 export function commandWords(line: string, workspace: string, home: string): string[] {
   // `$(pwd)`, `` `pwd` ``, `$PWD` (commands start in the workspace) and Claude Code's `$CLAUDE_PROJECT_DIR`.
-  const expanded = expandWorkspaceVariables(line, workspace);
+  // `$HOME` as `~`: a hook kept in the user's home (`"$HOME/.claude/hooks/x.sh"`) is the same file.
+  const expanded = expandWorkspaceVariables(line, workspace).replace(/\$\{HOME\}|\$HOME(?![A-Za-z0-9_])/g, () => home);
   const raw = expanded.split(/[\s;|&<>()'"`]+/);
   const analysed = analyseCommandLine(expanded);
   const parsed = analysed.ok ? analysed.parts.flatMap((part) => [...part.argv, ...(part.runsFile !== undefined ? [part.runsFile] : [])]) : [];

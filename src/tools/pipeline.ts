@@ -16,7 +16,7 @@ export interface ToolPipelineOptions {
   hooks?: Hooks;
   /** Told each hook warning (a hook that failed, timed out or could not start), e.g. to print on stderr. */
   onWarning?: (warning: string) => void;
-  /** Told each call the permission policy denied, for the run's `permission_denials`. */
+  /** Told each call the permission policy or a PreToolUse hook denied, for the run's `permission_denials`. */
   onDenied?: (denial: PermissionDenial) => void;
   /** Told which tool a call found, before its input is checked (a trace span's `tool.effect`). */
   onFound?: (call: { id: string; tool: string; effect: ToolEffect }) => void;
@@ -146,7 +146,12 @@ export class ToolPipeline implements ToolExecutor {
     const pre = await this.#runHooks("PreToolUse", base, tool.name, context);
     // `continue: false` stops the call too: the model hears why, and the turn goes on without it.
     const refused = pre?.blocked ?? pre?.stopped;
-    if (refused !== undefined) return failure(`blocked by PreToolUse hook: ${refused}`);
+    if (refused !== undefined) {
+      const reason = `blocked by PreToolUse hook: ${refused}`;
+      // A hook's deny or block is a denial as claude -p reports it; a bare `continue: false` stops, it does not deny.
+      if (pre?.blocked !== undefined) this.#onDenied({ tool: tool.name, callId: call.id, input, reason });
+      return failure(reason);
+    }
 
     const decision = await this.#policy.decide(tool, input, pre?.permission ? { ...context, hookPermission: pre.permission } : context);
     if (decision.behavior === "deny") {

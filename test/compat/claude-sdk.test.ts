@@ -279,14 +279,57 @@ describe("the Claude Agent SDK drives agent", () => {
     server.assertDone();
   });
 
-  test("includePartialMessages: the answer also streams in as stream_event text deltas", async () => {
-    const server = startServer([{ text: "streamed words arrive here" }]);
+  test("includePartialMessages: each answer streams as Anthropic's events — message_start, blocks of thinking, tool input and text with their deltas, message_delta, message_stop", async () => {
+    const server = startServer([
+      { reasoning: "First look around.", toolCalls: [{ id: "call_ls", name: "glob", arguments: { pattern: "*.txt" } }] },
+      { text: "streamed words arrive here" },
+    ]);
     const { run } = sdkRun(server);
     const { error, messages } = await run("stream", { includePartialMessages: true });
     expect(error).toBeUndefined();
-    const deltas = messages.flatMap((m) => (m.type === "stream_event" && m.event.type === "content_block_delta" && m.event.delta.type === "text_delta" ? [m.event.delta.text] : []));
-    expect(deltas.length).toBeGreaterThan(1);
-    expect(deltas.join("")).toBe("streamed words arrive here");
+    const streamed = messages.filter((m) => m.type === "stream_event");
+    // As the SDK's type declares them: the session, a uuid each, no parent (the Lead's own answer).
+    const session = messages.find((m) => m.type === "system")!.session_id;
+    for (const m of streamed) expect(m).toMatchObject({ session_id: session, uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), parent_tool_use_id: null });
+    // One line per event, the deltas of a block joined into one entry.
+    const shape: string[] = [];
+    const joined: Record<string, string> = {};
+    for (const { event } of streamed) {
+      if (event.type === "content_block_delta") {
+        const kind = event.delta.type;
+        const piece = kind === "text_delta" ? event.delta.text : kind === "input_json_delta" ? event.delta.partial_json : kind === "thinking_delta" ? event.delta.thinking : "";
+        const key = `${event.index} ${kind}`;
+        if (joined[key] === undefined) shape.push(key);
+        joined[key] = (joined[key] ?? "") + piece;
+      } else if (event.type === "content_block_start") shape.push(`start ${event.index} ${event.content_block.type}`);
+      else if (event.type === "content_block_stop") shape.push(`stop ${event.index}`);
+      else if (event.type === "message_delta") shape.push(`message_delta ${event.delta.stop_reason}`);
+      else shape.push(event.type);
+    }
+    expect(shape).toEqual([
+      "message_start",
+      "start 0 thinking",
+      "0 thinking_delta",
+      "stop 0",
+      "start 1 tool_use",
+      "1 input_json_delta",
+      "stop 1",
+      "message_delta tool_use",
+      "message_stop",
+      "message_start",
+      "start 0 text",
+      "0 text_delta",
+      "stop 0",
+      "message_delta end_turn",
+      "message_stop",
+    ]);
+    expect(joined).toEqual({ "0 thinking_delta": "First look around.", "1 input_json_delta": '{"pattern":"*.txt"}', "0 text_delta": "streamed words arrive here" });
+    const toolStart = streamed.find((m) => m.event.type === "content_block_start" && m.event.content_block.type === "tool_use")!;
+    expect(toolStart.event).toMatchObject({ content_block: { type: "tool_use", id: "call_ls", name: "glob", input: {} } });
+    // The whole assistant lines share their streamed message's id.
+    const started = streamed.flatMap((m) => (m.event.type === "message_start" ? [m.event.message.id] : []));
+    const assistants = messages.flatMap((m) => (m.type === "assistant" ? [m.message.id] : []));
+    expect(assistants).toEqual(started);
     server.assertDone();
   });
 });

@@ -110,6 +110,19 @@ describe("claude -p scripts", () => {
     server.assertDone();
   });
 
+  test("--allowedTools Bash runs a command that writes a file (in the workspace only); --allow shell still denies that write headless", async () => {
+    const { code, stdout, stderr, server } = await runScript("claude-allowed-bash.sh", [
+      { toolCalls: [{ name: "shell", arguments: { command: "echo hi > s.txt" } }] },
+      { toolCalls: [{ name: "shell", arguments: { command: "echo out > ../outside.txt" } }] },
+      { text: "saved" },
+      { toolCalls: [{ name: "shell", arguments: { command: "echo no > t.txt" } }] },
+      { text: "not saved", check: (r) => expect(String(r.body.messages.findLast((m) => m.role === "tool")!.content)).toContain("t.txt") },
+    ]);
+    expect({ code, errors: stderr.split("\n").filter((line) => line.startsWith("agent:")) }).toEqual({ code: 0, errors: [] });
+    expect(stdout).toBe("hi\necho no > t.txt\n");
+    server.assertDone();
+  });
+
   test("--disallowedTools Bash: the request's tools lack shell", async () => {
     const { code, stderr, server } = await runScript("claude-disallowed.sh", [
       {

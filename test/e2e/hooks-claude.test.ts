@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lastToolResult, runSetup, scriptedServers, toolCallReply } from "./run-fixture.ts";
 
@@ -211,4 +211,101 @@ describe("the lifecycle events", () => {
     expect(named("Stop").every((event) => event.who === "lead")).toBe(true);
     expect(events.at(-1)).toMatchObject({ e: "SessionEnd", r: "other", who: "lead" });
   });
+});
+
+describe("a hook script outside the workspace", () => {
+  // The sandbox's /tmp is private and its root read-only: the script is bound
+  // back read-only at its path, so it runs, and the command it guards is denied.
+  for (const base of ["/var/tmp", "/tmp"]) {
+    test(`a PreToolUse guard under ${base} runs inside the sandbox and denies the call`, async () => {
+      const { run, workspace } = runSetup();
+      const dir = mkdtempSync(join(base, "agent-hooks-"));
+      try {
+        const guard = join(dir, "guard.sh");
+        writeFileSync(guard, `#!/bin/bash\ncommand=$(jq -r '.tool_input.command')\necho "guard at ${dir} refuses: $command" >&2\nexit 2\n`);
+        chmodSync(guard, 0o755);
+        configure(workspace, { PreToolUse: [{ matcher: "Bash", command: guard }] });
+        const server = startServer([
+          toolCallReply("shell", { command: "touch made.txt" }),
+          { check: (r) => expect(lastToolResult(r)).toBe(`blocked by PreToolUse hook: guard at ${dir} refuses: touch made.txt`), text: "done" },
+        ]);
+        const result = await run(["make a file", "--base-url", server.url, ...RUN]);
+        expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "done\n" });
+        server.assertDone();
+        expect(existsSync(join(workspace, "made.txt"))).toBe(false);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  test('a guard named "$HOME/.claude/hooks/guard.sh" (the user\'s hidden config dir) is bound back and denies the call', async () => {
+    const { run, workspace } = runSetup();
+    const home = join(workspace, "..", "home");
+    const dir = join(home, ".claude", "hooks");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "guard.sh"), `#!/bin/bash\necho "home guard refuses: $(jq -r '.tool_input.command')" >&2\nexit 2\n`);
+    chmodSync(join(dir, "guard.sh"), 0o755);
+    configure(workspace, { PreToolUse: [{ matcher: "Bash", command: '"$HOME/.claude/hooks/guard.sh"' }] });
+    const server = startServer([
+      toolCallReply("shell", { command: "touch made.txt" }),
+      { check: (r) => expect(lastToolResult(r)).toBe("blocked by PreToolUse hook: home guard refuses: touch made.txt"), text: "done" },
+    ]);
+    const result = await run(["make a file", "--base-url", server.url, ...RUN], { env: { HOME: home } });
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: "done\n" });
+    server.assertDone();
+    expect(existsSync(join(workspace, "made.txt"))).toBe(false);
+  });
+});
+
+describe("what claude -p reports of hooks", () => {
+  // Both result shapes: ours (--output json) and Claude's stream-json result line.
+  for (const [shape, flags] of [
+    ["--output json", ["--output", "json"]],
+    ["claude stream-json", ["--output-format", "stream-json"]],
+  ] as const) {
+    test(`${shape}: a PreToolUse hook's block is in permission_denials; hook stdin has tool_use_id and prompt_id`, async () => {
+      const { run, workspace } = runSetup();
+      // Every event's stdin kept, one line each; `rm` is blocked.
+      const guard = script(
+        workspace,
+        "guard.sh",
+        `#!/bin/bash
+input=$(cat)
+echo "$input" | jq -c '{e: .hook_event_name, id: .tool_use_id, p: .prompt_id}' >> events.log
+if echo "$input" | jq -r '.tool_input.command // empty' | grep -q '^rm '; then
+  echo "no removing" >&2
+  exit 2
+fi
+`,
+      );
+      configure(workspace, Object.fromEntries(["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"].map((event) => [event, [{ command: guard }]])));
+      mkdirSync(join(workspace, "build"));
+      const server = startServer([
+        { toolCalls: [{ id: "call_rm", name: "shell", arguments: { command: "rm -rf build" } }] },
+        { toolCalls: [{ id: "call_echo", name: "shell", arguments: { command: "echo kept" } }] },
+        { text: "done" },
+      ]);
+      const result = await run(["clean up", "--base-url", server.url, ...RUN, ...flags]);
+      expect(result.code).toBe(0);
+      server.assertDone();
+      const last = JSON.parse(result.stdout.trim().split("\n").at(-1)!) as Record<string, unknown>;
+      expect(last.permission_denials).toEqual([
+        expect.objectContaining({ tool_name: "shell", tool_use_id: "call_rm", tool_input: { command: "rm -rf build" }, reason: "blocked by PreToolUse hook: no removing" }),
+      ]);
+      const prompt = last.idempotency_key;
+      expect(prompt).toEqual(expect.stringMatching(/^[0-9a-f-]{36}$/));
+      const events = readFileSync(join(workspace, "events.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+      // Before the first prompt there is none (SessionStart); from it on, the prompt's id.
+      expect(events).toEqual([
+        { e: "SessionStart", id: null, p: null },
+        { e: "UserPromptSubmit", id: null, p: prompt },
+        { e: "PreToolUse", id: "call_rm", p: prompt },
+        { e: "PreToolUse", id: "call_echo", p: prompt },
+        { e: "PostToolUse", id: "call_echo", p: prompt },
+        { e: "Stop", id: null, p: prompt },
+      ]);
+      expect(existsSync(join(workspace, "build"))).toBe(true);
+    });
+  }
 });

@@ -134,6 +134,24 @@ function splitKeyStream(key: string): string {
 }
 
 describe("the key leaves the process nowhere", () => {
+  test("Claude's partial messages: a key in a tool call's input, split across its streamed pieces, is masked in the input_json_delta lines", async () => {
+    const key = randomKey();
+    const { run } = runSetup();
+    const server = startServer([{ toolCalls: [{ name: "shell", arguments: { command: `echo ${key} > key-copy.txt` } }] }, { text: "done" }]);
+    const result = await run(["--base-url", server.url, "--permission-mode", "bypassPermissions", "--output-format", "stream-json", "--include-partial-messages", "copy it"], { env: { OPENAI_API_KEY: key } });
+    expect(result.code).toBe(0);
+    server.assertDone();
+    const input = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; event?: { delta?: { type: string; partial_json?: string } } })
+      .flatMap((line) => (line.type === "stream_event" && line.event?.delta?.type === "input_json_delta" ? [line.event.delta.partial_json] : []));
+    // Streamed in more than one piece, the key among them: joined, they are the masked command.
+    expect(input.length).toBeGreaterThan(1);
+    expect(input.join("")).toBe(JSON.stringify({ command: "echo [REDACTED] > key-copy.txt" }));
+    expect(result.stdout).not.toContain(key);
+  });
+
   test("echoed by the model (split across deltas, in a tool call) and quoted by the endpoint's error", async () => {
     const key = randomKey();
     const otlp = collector();

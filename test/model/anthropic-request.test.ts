@@ -4,7 +4,7 @@ import { THINKING_EXTRA, toAnthropicRequest } from "../../src/model/anthropic/an
 import { requestBreach } from "../../src/model/anthropic/request-rules.ts";
 import { AnthropicStreamAssembler } from "../../src/model/anthropic/anthropic-stream.ts";
 import { StreamCutError, StreamErrorEventError } from "../../src/model/stream-assembler.ts";
-import type { ChatMessage } from "../../src/model/types.ts";
+import type { AnswerPiece, ChatMessage } from "../../src/model/types.ts";
 
 const EPHEMERAL = { type: "ephemeral" };
 const signed = { type: "thinking", thinking: "plan", signature: "sig" };
@@ -82,6 +82,26 @@ describe("a Messages event stream, assembled", () => {
     expect(response.message.toolCalls).toEqual([{ id: "t", name: "write_file", arguments: '{"path":"a' }]);
     expect(response.message.extra).toEqual({ [THINKING_EXTRA]: [{ type: "redacted_thinking", data: "opaque" }] });
     expect(response.usage).toEqual({ inputTokens: 12, outputTokens: 9, cachedInputTokens: 7, cacheWriteInputTokens: 2 });
+  });
+
+  test("thinking and each tool call's input are told as they stream, the call named by its first (empty) piece", () => {
+    const pieces: AnswerPiece[] = [];
+    const assembler = new AnthropicStreamAssembler(undefined, "", (piece) => pieces.push(piece));
+    push(assembler, { type: "message_start", message: { usage: { input_tokens: 3 } } });
+    push(assembler, { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } });
+    push(assembler, { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Look first." } });
+    push(assembler, { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } });
+    push(assembler, { type: "content_block_start", index: 2, content_block: { type: "tool_use", id: "t1", name: "glob", input: {} } });
+    push(assembler, { type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: '{"pattern":' } });
+    push(assembler, { type: "content_block_start", index: 3, content_block: { type: "tool_use", id: "t2", name: "read_file", input: {} } });
+    push(assembler, { type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: '"*"}' } });
+    expect(pieces).toEqual([
+      { kind: "thinking", text: "Look first." },
+      { kind: "tool_input", index: 0, id: "t1", name: "glob", json: "" },
+      { kind: "tool_input", index: 0, id: "t1", name: "glob", json: '{"pattern":' },
+      { kind: "tool_input", index: 1, id: "t2", name: "read_file", json: "" },
+      { kind: "tool_input", index: 0, id: "t1", name: "glob", json: '"*"}' },
+    ]);
   });
 
   test("no message_stop is a cut stream; an error event is the endpoint's error", () => {

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { ModelUnavailableError } from "../../src/core/errors.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { startSocketServer } from "../support/socket-server.ts";
+import type { AnswerPiece } from "../../src/model/types.ts";
 import { ask, clientFor } from "./helpers.ts";
 
 // Streamed answers over real HTTP: assembled from their chunks, told piece by
@@ -20,6 +21,18 @@ describe("streamed answers", () => {
     });
     expect(pieces).toEqual(["Hello ", "there, ", "streaming ", "world."]);
     expect(server.requests[0]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    server.assertDone();
+  });
+
+  test("reasoning_content and each call's arguments are told as they stream; the call named by its first piece", async () => {
+    await using server = ScriptedModelServer.start([{ reasoning: "Think twice.", toolCalls: [{ id: "c1", name: "glob", arguments: { pattern: "*.md" } }] }]);
+    const { client } = clientFor(server.url);
+    const pieces: AnswerPiece[] = [];
+    await client.complete(ask("hi", { onPiece: (piece) => pieces.push(piece) }));
+    expect(pieces.filter((p) => p.kind === "thinking").map((p) => (p.kind === "thinking" ? p.text : "")).join("")).toBe("Think twice.");
+    const input = pieces.filter((p) => p.kind === "tool_input");
+    expect(input[0]).toEqual({ kind: "tool_input", index: 0, id: "c1", name: "glob", json: "" });
+    expect(input.map((p) => (p.kind === "tool_input" ? p.json : "")).join("")).toBe('{"pattern":"*.md"}');
     server.assertDone();
   });
 

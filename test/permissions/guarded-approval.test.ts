@@ -79,3 +79,20 @@ describe("a guarded write", () => {
     expect(expandWorkspaceVariables("$PWDX/a", "/ws")).toBe("$PWDX/a");
   });
 });
+
+describe("Claude Code's `Bash` rule (--allowedTools Bash)", () => {
+  test("allows a line and what it writes; guarded files, the state, edit deny rules and plan mode still hold; `shell` does not allow the write", async () => {
+    const { workspace, fence, context } = world();
+    const policy = (mode: PermissionMode, allow: string[], deny: string[] = []) => new PermissionPolicy({ mode, allow, deny, protected: fence });
+    const run = (command: string) => ({ command });
+    expect((await policy("default", ["Bash"]).decide(shell, run("echo hi > s.txt && rm -f old.txt"), context)).behavior).toBe("allow");
+    expect((await policy("default", ["Bash(*)"]).decide(shell, run("echo hi > s.txt"), context)).behavior).toBe("allow");
+    expect((await policy("default", ["shell"]).decide(shell, run("echo hi > s.txt"), context)).behavior).toBe("deny");
+    expect((await policy("default", ["Bash"]).decide(shell, run("echo x > .git/config"), context)).behavior).toBe("deny");
+    expect((await policy("default", ["Bash"]).decide(shell, run(`echo x > ${join(workspace, ".agent", "state", "x")}`), context)).behavior).toBe("deny");
+    expect((await policy("default", ["Bash"], ["edit(.env)"]).decide(shell, run("echo x > .env"), context)).behavior).toBe("deny");
+    expect((await policy("plan", ["Bash"]).decide(shell, run("echo hi > s.txt"), context)).behavior).toBe("deny");
+    // Its own deny is the whole shell, as `shell` is.
+    expect(new PermissionPolicy({ mode: "default", deny: ["Bash"] }).deniesWhole("shell")).toBe(true);
+  });
+});

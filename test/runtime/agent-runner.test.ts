@@ -148,7 +148,11 @@ describe("AgentRunner", () => {
     expect(result).toMatchObject({ subtype: "success", isError: false, result: "Wrote notes/hello.txt.", turns: 2 });
     expect(result.usage).toEqual({ inputTokens: 20, outputTokens: 10 });
     expect(readFileSync(join(s.workspace, "notes/hello.txt"), "utf8")).toBe("hi\n");
-    expect(s.events.map((e) => e.type)).toEqual([
+    // The call's input streamed in pieces before the answer was whole: the first names it, joined they are its arguments.
+    const input = s.events.filter((e) => e.type === "tool_input_delta");
+    expect(input[0]).toEqual({ type: "tool_input_delta", agent: "lead", index: 0, id: "w1", name: "write_file", json: "" });
+    expect(input.map((e) => e.json).join("")).toBe(JSON.stringify({ path: "notes/hello.txt", content: "hi\n" }));
+    expect(s.events.map((e) => e.type).filter((type) => type !== "tool_input_delta")).toEqual([
       "user",
       "model_request",
       "usage",
@@ -162,8 +166,8 @@ describe("AgentRunner", () => {
     ]);
     // Each answer's tokens, for a terminal's team view.
     expect(s.events.filter((e) => e.type === "usage")).toEqual([
-      { type: "usage", agent: "lead", inputTokens: 10, outputTokens: 5 },
-      { type: "usage", agent: "lead", inputTokens: 10, outputTokens: 5 },
+      { type: "usage", agent: "lead", inputTokens: 10, outputTokens: 5, finishReason: "tool_calls" },
+      { type: "usage", agent: "lead", inputTokens: 10, outputTokens: 5, finishReason: "stop" },
     ]);
     // The answer streamed in pieces, then whole.
     expect(s.events.filter((e) => e.type === "assistant_delta").map((e) => e.text)).toEqual(["Wrote ", "notes/hello.txt."]);

@@ -33,6 +33,8 @@ export interface ScriptedReply {
   identity?: string;
   /** Assistant text. */
   text?: string | null;
+  /** Reasoning sent before the text as DeepSeek does: `reasoning_content` in the message, streamed a word a chunk. */
+  reasoning?: string;
   toolCalls?: ScriptedToolCall[];
   finishReason?: "stop" | "tool_calls" | "length" | "content_filter";
   /** What the answer reports it used (10 in, 5 out when absent); `cached_tokens` becomes `prompt_tokens_details`. */
@@ -289,6 +291,7 @@ export class ScriptedModelServer {
           message: {
             role: "assistant" as const,
             content: reply.text ?? null,
+            ...(reply.reasoning !== undefined ? { reasoning_content: reply.reasoning } : {}),
             ...(toolCalls && toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
           },
           finish_reason: reply.finishReason ?? (toolCalls && toolCalls.length > 0 ? "tool_calls" : "stop"),
@@ -315,6 +318,7 @@ export interface Completion {
     message: {
       role: "assistant";
       content: string | null;
+      reasoning_content?: string;
       tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
     };
     finish_reason: string;
@@ -338,6 +342,7 @@ export function streamChunks(completion: Completion, includeUsage: boolean): Arr
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
   const events: Array<Record<string, unknown>> = [chunk({ role: "assistant", content: "" })];
+  for (const word of (choice.message.reasoning_content ?? "").match(/\S+\s*|\s+/g) ?? []) events.push(chunk({ reasoning_content: word }));
   for (const word of (choice.message.content ?? "").match(/\S+\s*|\s+/g) ?? []) events.push(chunk({ content: word }));
   (choice.message.tool_calls ?? []).forEach((call, index) => {
     events.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }));

@@ -1,7 +1,8 @@
 import { LEAD } from "../../core/agent-name.ts";
+import { ClaudePartialMessages } from "./claude-partial.ts";
 import { type RunInfo, eventJson, initJson, resultJson } from "./result-json.ts";
 import { type StreamEvent, type StreamShapes, callInput } from "./stream-shapes.ts";
-import type { RunSubtype } from "../../runtime/run-types.ts";
+import type { RunEvent, RunSubtype } from "../../runtime/run-types.ts";
 import type { TeamOutcome } from "./team-outcome.ts";
 
 // `--output-format stream-json`: the event shapes `claude -p` prints (its SDK's
@@ -14,10 +15,12 @@ export function claudeShapes(version: string): StreamShapes {
   let sessionId = "";
   let model = "";
   const stamp = <T extends object>(line: T) => ({ ...line, session_id: sessionId, uuid: crypto.randomUUID() });
+  // Only fed with --include-partial-messages: without it the answer's pieces and `usage` never come here (run-output.ts).
+  const partial = new ClaudePartialMessages(() => model);
   const assistant = (content: unknown[]) =>
     stamp({
       type: "assistant",
-      message: { id: `msg_${crypto.randomUUID().replaceAll("-", "")}`, type: "message", role: "assistant", model, content, stop_reason: null, stop_sequence: null },
+      message: { id: partial.messageId(), type: "message", role: "assistant", model, content, stop_reason: null, stop_sequence: null },
       parent_tool_use_id: null,
     });
   return {
@@ -59,9 +62,15 @@ export function claudeShapes(version: string): StreamShapes {
           }),
         ];
       }
-      if (lead && event.type === "assistant_delta") {
-        return [stamp({ type: "stream_event", event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: event.text } }, parent_tool_use_id: null })];
+      if (lead && PARTIAL_SOURCES.has(event.type)) {
+        const streamed = partial.event(event as RunEvent).map((anthropic) => stamp({ type: "stream_event", event: anthropic, parent_tool_use_id: null }));
+        // model_request stays a system line too, as before; the others are partial messages only.
+        if (event.type !== "model_request" && event.type !== "model_retry") return streamed;
+        const { type, ...fields } = eventJson(event);
+        return [stamp({ type: "system", subtype: type, ...fields }), ...streamed];
       }
+      // A teammate's answer pieces and token counts are not the Lead's messages; its whole answers are system lines below.
+      if (!lead && (event.type === "usage" || event.type === "tool_input_delta" || event.type === "thinking_delta")) return [];
       // claude -p does not echo the prompt back.
       if (lead && event.type === "user") return [];
       const { type, ...fields } = eventJson(event);
@@ -70,6 +79,9 @@ export function claudeShapes(version: string): StreamShapes {
     result: (outcome, info) => [stamp(claudeResult(outcome, info))],
   };
 }
+
+/** The Lead's events Claude's partial messages are made of (claude-partial.ts). */
+const PARTIAL_SOURCES: ReadonlySet<string> = new Set(["assistant_delta", "tool_input_delta", "thinking_delta", "usage", "model_request", "model_retry"]);
 
 /** Our subtypes as the SDK's (SDKResultMessage): the rest are its `error_during_execution`, ours kept in `agent_subtype`. */
 const CLAUDE_SUBTYPES: Partial<Record<RunSubtype, string>> = {

@@ -71,6 +71,8 @@ export function codexShapes(exists: (path: string) => boolean): StreamShapes {
       }
       if (lead && event.type === "warning") return [completed({ id: nextId(), type: "error", message: event.message })];
       if (lead && (event.type === "user" || event.type === "assistant_delta" || event.type === "model_request")) return [];
+      // An answer's pieces and its token count: codex exec has no partial messages.
+      if (event.type === "usage" || event.type === "tool_input_delta" || event.type === "thinking_delta") return [];
       return [{ type: "agent.event", event: eventJson(event) }];
     },
     result(outcome: TeamOutcome) {

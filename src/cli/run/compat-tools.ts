@@ -26,10 +26,13 @@ export function claudeToolRules(value: string, flag: string): string[] {
   }
   if (current !== "") entries.push(current);
   if (entries.length === 0) throw new UsageError(`${flag} needs a tool name, e.g. ${flag} "Bash(git diff:*),Read"`);
-  return entries.map(claudeRule);
+  const allow = flag === "--allowedTools";
+  return entries.map((entry) => claudeRule(entry, allow));
 }
 
-function claudeRule(entry: string): string {
+function claudeRule(entry: string, allow: boolean): string {
+  // Allowed whole, Claude's Bash is the shell with what it writes (PermissionRule.wholeShell); denied, it is `shell`.
+  if (allow && (entry === "Bash" || entry === "Bash(*)")) return "Bash";
   const open = entry.indexOf("(");
   const name = open === -1 ? entry : entry.slice(0, open);
   const tool = CLAUDE_TOOL_NAMES[name] ?? name;

@@ -29,7 +29,9 @@ export function progressLine(event: RunEvent, level: ProgressLevel): string | un
     case "assistant":
       return verbose ? `${who} ${clip(event.text, LONG)}` : undefined;
     case "assistant_delta":
-      return undefined; // the whole reply follows as "assistant"
+    case "tool_input_delta":
+    case "thinking_delta":
+      return undefined; // the whole reply follows as "assistant" and "tool_call"
     case "model_request":
       return verbose ? `${who} model request ${event.turn}` : undefined;
     case "usage":

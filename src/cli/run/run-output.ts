@@ -38,6 +38,9 @@ export interface RunOutputOptions {
  * stderr, then the result in the chosen format. In text mode stdout carries
  * nothing but the answer: on a terminal it streams in as the model writes it.
  */
+/** The events that are pieces of an answer as it streams in (--include-partial-messages). */
+const PARTIAL: ReadonlySet<RunEvent["type"]> = new Set(["assistant_delta", "tool_input_delta", "thinking_delta"]);
+
 export class RunOutput {
   readonly #o: RunOutputOptions;
   readonly #stdout: OrderedWriter;
@@ -106,11 +109,12 @@ export class RunOutput {
     this.#answer?.observe(event);
     this.#activity.observe(event);
     this.#progress.observe(event);
-    if (event.type !== "assistant_delta") this.#screen.refresh();
-    if (event.type === "assistant_delta" && !this.#o.includePartialMessages) return;
-    // Token counts per answer are for the terminal's team view; the result line has the totals.
+    const partial = PARTIAL.has(event.type);
+    if (!partial) this.#screen.refresh();
+    // An answer's pieces, and its end (`usage`: Claude's partial messages close the message with it), only when asked for.
+    if ((partial || event.type === "usage") && !this.#o.includePartialMessages) return;
     // A batch's one stderr line repeats its `event` lines, which stream-json has already.
-    if (event.type === "usage" || event.type === "event_turn") return;
+    if (event.type === "event_turn") return;
     this.#event(event);
   };
 

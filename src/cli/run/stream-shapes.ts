@@ -21,7 +21,8 @@ export interface StreamShapes {
 export function agentShapes(version: string): StreamShapes {
   return {
     init: (info) => [initJson(info, version)],
-    event: (event) => [eventJson(event)],
+    // Ours has text pieces only (assistant_delta); an answer's other pieces and its token count are Claude's partial messages'.
+    event: (event) => (event.type === "usage" || event.type === "tool_input_delta" || event.type === "thinking_delta" ? [] : [eventJson(event)]),
     result: (outcome, info) => [resultJson(outcome.result, info, outcome)],
   };
 }

@@ -123,7 +123,7 @@ export async function interactiveSession(setup: RuntimeSetup, io: SessionIo): Pr
     if (answer && session?.inUserTurn) answer.observe(event);
     progress.observe(event);
     activity.observe(event);
-    if (event.type !== "assistant_delta") live?.refresh();
+    if (event.type !== "assistant_delta" && event.type !== "tool_input_delta" && event.type !== "thinking_delta") live?.refresh();
   };
   let replies: ((id: string) => Promise<MailboxMessage | undefined>) | undefined;
   const observeTeam = (event: TeamEvent) => {

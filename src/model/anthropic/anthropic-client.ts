@@ -109,7 +109,7 @@ export class AnthropicModelClient implements ModelClient {
       "X-Agent-Name": request.identity,
     };
     const response = await postForAnswer(this.#url, headers, body, signal, this.#options.timeoutMs);
-    const assembler = new AnthropicStreamAssembler(request.onText, model);
+    const assembler = new AnthropicStreamAssembler(request.onText, model, request.onPiece);
     const type = response.headers.get("content-type") ?? "";
     if (!type.includes("text/event-stream") || !response.body) {
       // A proxy that ignores `stream`: a whole message is read as its events would have said it.

@@ -1,6 +1,6 @@
 import { parseErrorBody } from "../error-body.ts";
 import { StreamCutError, StreamErrorEventError } from "../stream-assembler.ts";
-import type { FinishReason, ModelResponse, ToolCall, Usage } from "../types.ts";
+import type { AnswerPiece, FinishReason, ModelResponse, ToolCall, Usage } from "../types.ts";
 import { EmptyCompletionError, InvalidCompletionError, firstBytes, oneLine } from "../wire-completion.ts";
 import { ModelRefusalError } from "../../core/errors.ts";
 import { ORDER_EXTRA, THINKING_EXTRA } from "./anthropic-request.ts";
@@ -30,6 +30,7 @@ interface PartialBlock {
  */
 export class AnthropicStreamAssembler {
   readonly #onText: ((text: string) => void) | undefined;
+  readonly #onPiece: ((piece: AnswerPiece) => void) | undefined;
   readonly #model: string;
   readonly #blocks: PartialBlock[] = [];
   #stopReason: string | undefined;
@@ -40,9 +41,10 @@ export class AnthropicStreamAssembler {
   #shown = false;
   #usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheReported: false };
 
-  constructor(onText?: (text: string) => void, model = "") {
+  constructor(onText?: (text: string) => void, model = "", onPiece?: (piece: AnswerPiece) => void) {
     this.#onText = onText;
     this.#model = model;
+    this.#onPiece = onPiece;
   }
 
   get events(): number {
@@ -130,6 +132,8 @@ export class AnthropicStreamAssembler {
     if (typeof block.name === "string") started.name = block.name;
     this.#blocks[event.index] = started;
     if (started.type === "text" && started.text) this.#tell(started.text);
+    if (started.type === "tool_use") this.#toolInput(started, "");
+    if (started.type === "thinking" && started.text) this.#onPiece?.({ kind: "thinking", text: started.text });
   }
 
   #delta(event: Json): void {
@@ -144,15 +148,27 @@ export class AnthropicStreamAssembler {
         }
         return;
       case "input_json_delta":
-        if (typeof delta.partial_json === "string") block.text += delta.partial_json;
+        if (typeof delta.partial_json === "string") {
+          block.text += delta.partial_json;
+          if (delta.partial_json !== "") this.#toolInput(block, delta.partial_json);
+        }
         return;
       case "thinking_delta":
-        if (typeof delta.thinking === "string") block.text += delta.thinking;
+        if (typeof delta.thinking === "string") {
+          block.text += delta.thinking;
+          if (delta.thinking !== "") this.#onPiece?.({ kind: "thinking", text: delta.thinking });
+        }
         return;
       case "signature_delta":
         if (typeof delta.signature === "string") block.signature = (block.signature ?? "") + delta.signature;
         return;
     }
+  }
+
+  /** A tool_use block's input piece, the block's place among the answer's tool calls as its index. */
+  #toolInput(block: PartialBlock, json: string): void {
+    const index = this.#blocks.filter((candidate) => candidate?.type === "tool_use").indexOf(block);
+    this.#onPiece?.({ kind: "tool_input", index, id: block.id ?? "", name: block.name ?? "", json });
   }
 
   #tell(text: string): void {

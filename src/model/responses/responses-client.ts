@@ -123,7 +123,7 @@ export class ResponsesModelClient implements ModelClient {
       }
       throw error;
     }
-    const assembler = new ResponsesStreamAssembler(request.onText);
+    const assembler = new ResponsesStreamAssembler(request.onText, request.onPiece);
     if (!response.body || !(response.headers.get("content-type") ?? "").includes("text/event-stream")) {
       const text = await response.text();
       throw new InvalidCompletionError("not an event stream", firstBytes(text));

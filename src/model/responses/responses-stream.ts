@@ -1,6 +1,6 @@
 import { parseErrorBody } from "../error-body.ts";
 import { StreamCutError, StreamErrorEventError } from "../stream-assembler.ts";
-import type { FinishReason, ModelResponse, ToolCall, Usage } from "../types.ts";
+import type { AnswerPiece, FinishReason, ModelResponse, ToolCall, Usage } from "../types.ts";
 import { EmptyCompletionError, InvalidCompletionError, firstBytes } from "../wire-completion.ts";
 import { REASONING_EXTRA } from "./responses-request.ts";
 
@@ -18,6 +18,9 @@ const count = (value: unknown): number => (typeof value === "number" && value > 
  */
 export class ResponsesStreamAssembler {
   readonly #onText: ((text: string) => void) | undefined;
+  readonly #onPiece: ((piece: AnswerPiece) => void) | undefined;
+  /** The function calls begun so far, by output index: their place among the answer's calls, id and name. */
+  readonly #calls = new Map<number, { index: number; id: string; name: string }>();
   /** Items by output index, as `output_item.done` gave them. */
   readonly #items: Json[] = [];
   #final: Json | undefined;
@@ -25,8 +28,9 @@ export class ResponsesStreamAssembler {
   /** Text of the answer was told to `onText`: an error after it is not retried (the user saw it). */
   #shown = false;
 
-  constructor(onText?: (text: string) => void) {
+  constructor(onText?: (text: string) => void, onPiece?: (piece: AnswerPiece) => void) {
     this.#onText = onText;
+    this.#onPiece = onPiece;
   }
 
   get events(): number {
@@ -56,6 +60,22 @@ export class ResponsesStreamAssembler {
           this.#shown = true;
           this.#onText?.(json.delta);
         }
+        return;
+      case "response.output_item.added":
+        if (typeof json.output_index === "number" && isObject(json.item) && json.item.type === "function_call") {
+          const call = { index: this.#calls.size, id: String(json.item.call_id ?? ""), name: String(json.item.name ?? "") };
+          this.#calls.set(json.output_index, call);
+          this.#onPiece?.({ kind: "tool_input", ...call, json: "" });
+        }
+        return;
+      case "response.function_call_arguments.delta": {
+        const call = typeof json.output_index === "number" ? this.#calls.get(json.output_index) : undefined;
+        if (call && typeof json.delta === "string" && json.delta !== "") this.#onPiece?.({ kind: "tool_input", ...call, json: json.delta });
+        return;
+      }
+      case "response.reasoning_summary_text.delta":
+      case "response.reasoning_text.delta":
+        if (typeof json.delta === "string" && json.delta !== "") this.#onPiece?.({ kind: "thinking", text: json.delta });
         return;
       case "response.output_item.done":
         if (typeof json.output_index === "number" && isObject(json.item)) this.#items[json.output_index] = json.item;

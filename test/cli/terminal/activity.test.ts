@@ -6,7 +6,7 @@ describe("TeamActivity", () => {
     let now = 1_000;
     const activity = new TeamActivity(() => now);
     activity.observe({ type: "user", agent: "lead", content: "go" });
-    activity.observe({ type: "usage", agent: "lead", inputTokens: 1000, outputTokens: 200 });
+    activity.observe({ type: "usage", agent: "lead", inputTokens: 1000, outputTokens: 200, finishReason: "stop" });
     activity.observeTeam({ type: "teammate", name: "alice", role: "writer", state: "running" });
     now = 4_000;
     activity.observe({ type: "tool_call", agent: "alice", id: "c1", name: "write_file", arguments: "{}" });
