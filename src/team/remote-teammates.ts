@@ -65,23 +65,30 @@ export class RemoteTeammates implements TeamWatchTarget {
   /**
    * Learns the team as the store has it (from another process): teammates
    * spawned, failed or removed there. Records of teammates run here are this
-   * process's to write and are left as they are.
+   * process's to write and are left as they are, and so are those changed here
+   * since `mark` (TeamContext.changeMark taken before the read): the rows read
+   * may be older than they are.
    */
-  sync(stored: TeammateRecord[]): void {
+  sync(stored: TeammateRecord[], mark = this.#team.changeMark()): void {
     const team = this.#team;
     const names = new Set<string>();
     for (const record of stored) {
       names.add(record.name);
       const worker = team.workers.get(record.name);
-      if (worker && team.runsHere(record.name)) continue;
+      if (worker && (team.runsHere(record.name) || !team.mayReplace(record.name, mark))) continue;
       // Shut down by the handshake where it ran: so it stays when this process writes it.
       const retired = record.state === "shutdown";
       if (worker) Object.assign(worker, { record, retired });
       else team.workers.set(record.name, { record, runner: undefined, active: false, current: undefined, pokes: 0, retired });
     }
     for (const [name, worker] of team.workers) {
-      if (!names.has(name) && !team.runsHere(name) && !worker.active && !worker.record.pendingTaskId) team.workers.delete(name);
+      if (!names.has(name) && !team.runsHere(name) && !worker.active && !worker.record.pendingTaskId && team.mayReplace(name, mark)) team.workers.delete(name);
     }
+  }
+
+  /** See TeamContext.changeMark. */
+  changeMark(): number {
+    return this.#team.changeMark();
   }
 
   /** The teammates this process could run and does not: not failed, spawned, not held here. */
@@ -164,8 +171,8 @@ export class RemoteTeammates implements TeamWatchTarget {
     const elsewhere = [...team.workers.values()].filter(({ record }) => record.state !== "failed" && record.state !== "shutdown" && !team.runsHere(record.name));
     const working: TeammateRecord[] = [];
     if (elsewhere.length > 0) {
-      const stored = await team.o.registry.read();
-      this.sync(stored);
+      const mark = team.changeMark();
+      this.sync(await team.o.registry.read(), mark);
       // One listing for the whole team: a look costs the same however many teammates run elsewhere.
       const open = new Map((await team.o.store.list()).map((listing) => [listing.name, listing.counts.ready + listing.counts.processing]));
       for (const { record } of elsewhere) {

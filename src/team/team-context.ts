@@ -141,6 +141,11 @@ export class TeamContext {
   #nextWrite: Promise<void> | undefined;
   /** The write that stores each teammate's record as it is now, until it is done (see stored). */
   readonly #storing = new Map<AgentName, Promise<void>>();
+  /** How many spawns and record writes of each teammate are under way here (see mayReplace). */
+  readonly #changing = new Map<AgentName, number>();
+  /** Counts the local changes ended; each teammate's last one ended at the count it has here. */
+  #changesEnded = 0;
+  readonly #endedAt = new Map<AgentName, number>();
 
   constructor(options: TeammateRuntimeOptions, hooks: TeamHooks) {
     this.o = options;
@@ -264,6 +269,7 @@ export class TeamContext {
    * team.json, not 64); each caller resolves once its teammate is durable.
    */
   persist(name: AgentName): Promise<void> {
+    const end = this.changing(name);
     this.#dirty.add(name);
     this.#nextWrite ??= this.#writes.chain(async () => {
       // From here on a persist asks for the write after this one: this one may
@@ -290,9 +296,45 @@ export class TeamContext {
     this.#storing.set(name, write);
     const done = () => {
       if (this.#storing.get(name) === write) this.#storing.delete(name);
+      end();
     };
     write.then(done, done);
     return write;
+  }
+
+  /**
+   * Marks a change of `name`'s record under way here (a spawn, a write); the
+   * returned function ends it. While one is under way, and for a read of the
+   * store begun before it ended, the stored row is older than the record here.
+   */
+  changing(name: AgentName): () => void {
+    this.#changing.set(name, (this.#changing.get(name) ?? 0) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.#changing.get(name) ?? 1) - 1;
+      if (left > 0) this.#changing.set(name, left);
+      else this.#changing.delete(name);
+      this.#changesEnded += 1;
+      this.#endedAt.set(name, this.#changesEnded);
+    };
+  }
+
+  /** Taken before reading the store: what mayReplace compares against. */
+  changeMark(): number {
+    return this.#changesEnded;
+  }
+
+  /**
+   * Whether a stored row of `name` read after `mark` may replace the record
+   * here: no change of it is under way, and none ended after the read began (a
+   * row read then may be from before that change). A sync that replaced a spawn's
+   * record while its write was queued had that write store the row's
+   * `pendingTaskId` again: no worker took the teammate, and the Lead waited for ever.
+   */
+  mayReplace(name: AgentName, mark: number): boolean {
+    return !this.#changing.has(name) && (this.#endedAt.get(name) ?? 0) <= mark;
   }
 
   /** Resolves once the teammate's record as it is now is in team.json (at once when no write of it is under way). */
