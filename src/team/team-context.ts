@@ -279,8 +279,14 @@ export class TeamContext {
       this.#dirty.clear();
       const put: TeammateRecord[] = [];
       const removed: AgentName[] = [];
+      const fences = new Map<string, string>();
       for (const each of names) {
         const worker = this.workers.get(each);
+        // Written only while this process still holds the lease it ran the teammate
+        // under. A spawn's first record (its task pending) is written as the lease
+        // is taken, and no other process touches a teammate whose task is pending.
+        const token = this.o.hosting?.fenceOf(each);
+        if (token !== undefined && worker?.record.pendingTaskId === undefined) fences.set(each, token);
         if (!worker) {
           removed.push(each);
           continue;
@@ -290,7 +296,8 @@ export class TeamContext {
         const { record, retired } = worker;
         put.push(record.state === "shutdown" && !retired ? { ...record, state: "idle" } : { ...record });
       }
-      await this.o.registry.change(put, removed);
+      const refused = await this.o.registry.change(put, removed, fences);
+      for (const name of refused) this.#refused(name);
     });
     const write = this.#nextWrite;
     this.#storing.set(name, write);
@@ -335,6 +342,16 @@ export class TeamContext {
    */
   mayReplace(name: AgentName, mark: number): boolean {
     return !this.#changing.has(name) && (this.#endedAt.get(name) ?? 0) <= mark;
+  }
+
+  /**
+   * Another process holds `name`'s lease now (this one stalled past it): its
+   * record is that holder's to write. Said, and the loss learned at once.
+   */
+  #refused(name: AgentName): void {
+    const state = this.workers.get(name)?.record.state ?? "removed";
+    this.o.hosting?.warn(`did not store teammate ${name} as ${state}: this process no longer holds its lease; the process that took it over writes it now`);
+    void this.o.hosting?.confirm(name);
   }
 
   /** Resolves once the teammate's record as it is now is in team.json (at once when no write of it is under way). */

@@ -16,7 +16,7 @@ import { FileHistoryBackend } from "../../src/runtime/file-history.ts";
 import { JobSupervisor } from "../../src/runtime/job-supervisor.ts";
 import { RemoteTeammates } from "../../src/team/remote-teammates.ts";
 import { TeamContext } from "../../src/team/team-context.ts";
-import { FileTeamRegistry, type TeammateRecord } from "../../src/team/team-registry.ts";
+import { FileTeamRegistry, type RegistryFences, type TeammateRecord } from "../../src/team/team-registry.ts";
 import { TeammateHosting } from "../../src/team/teammate-hosting.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
@@ -36,14 +36,14 @@ class HeldRegistry extends FileTeamRegistry {
     return { reached: reached.promise, letGo: until.resolve };
   }
 
-  override async change(put: TeammateRecord[], removed: string[]): Promise<void> {
+  override async change(put: TeammateRecord[], removed: string[], fences?: RegistryFences): Promise<string[]> {
     const hold = this.#hold;
     this.#hold = undefined;
     if (hold) {
       hold.reached();
       await hold.until;
     }
-    await super.change(put, removed);
+    return super.change(put, removed, fences);
   }
 }
 
