@@ -124,12 +124,16 @@ export class RemoteTeammates implements TeamWatchTarget {
       worker.runner = undefined;
       worker.current = undefined;
       // Whatever its last holder said ("running" when it was killed), it starts here afresh.
+      const said = worker.record.state;
       worker.record = { ...worker.record, state: "idle" };
       // Its worktree is this machine's to have: re-added here, or the teammate fails saying why.
       if (worker.record.worktree && !(await restoreWorktree(team, worker.record))) {
         await team.persist(name);
         return false;
       }
+      // Stored idle now: its loop, finding an empty mailbox (a holder killed just after
+      // its last ack), stores nothing, and a Lead reading "running" waited for ever.
+      if (said === "running") await team.persist(name);
       await team.o.store.recover(name);
       team.startWorker(name);
       started = true;
