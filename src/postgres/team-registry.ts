@@ -1,6 +1,8 @@
 import type { SQL } from "bun";
 import { type RegistryFences, type TeamRegistry, TeammateRecord } from "../team/team-registry.ts";
+import type { MailboxMessage } from "../core/message.ts";
 import { TEAM_CHANNEL } from "./mail-channel.ts";
+import type { PgMailboxStore } from "./mailbox-store.ts";
 import { parseRow, rowName, stateError } from "./state-rows.ts";
 
 /**
@@ -13,6 +15,8 @@ export class PgTeamRegistry implements TeamRegistry {
   constructor(
     readonly sql: SQL,
     readonly session: string,
+    /** The session's mailbox on the same database: with it, a spawn's first task goes out with its record (changeWithTask). */
+    readonly mailbox?: PgMailboxStore,
   ) {}
 
   async read(): Promise<TeammateRecord[]> {
@@ -47,23 +51,45 @@ export class PgTeamRegistry implements TeamRegistry {
     if (valid.length + removed.length === 0) return [];
     try {
       // One transaction, one notification: delivered when the changes commit.
-      return await this.sql.begin(async (tx) => {
-        const refused = await this.#refused(tx, fences);
-        const gone = removed.filter((name) => !refused.includes(name));
-        const kept = valid.filter((record) => !refused.includes(record.name));
-        if (gone.length > 0) await tx`DELETE FROM agent_teammates WHERE session = ${this.session} AND name IN ${tx(gone)}`;
-        for (const record of kept) {
-          await tx`
-            INSERT INTO agent_teammates (session, name, created_at_utc, record)
-            VALUES (${this.session}, ${record.name}, ${record.createdAtUtc}, ${JSON.stringify(record)})
-            ON CONFLICT (session, name) DO UPDATE SET created_at_utc = excluded.created_at_utc, record = excluded.record`;
-        }
-        if (gone.length + kept.length > 0) await tx`SELECT pg_notify(${TEAM_CHANNEL}, ${this.session})`;
-        return refused;
-      });
+      return await this.sql.begin((tx) => this.#changeIn(tx, valid, removed, fences));
     } catch (error) {
       throw stateError(`storing teammates ${[...valid.map((record) => record.name), ...removed].join(", ")}`, error, "the team is as it was");
     }
+  }
+
+  /**
+   * Stores `put` and sends `task` in one transaction (with the session's mailbox
+   * given): a spawn's first task is in ready exactly when its teammate's row no
+   * longer names it pending, so no worker sees the one without the other.
+   */
+  get changeWithTask(): ((put: TeammateRecord[], task: MailboxMessage) => Promise<void>) | undefined {
+    const mailbox = this.mailbox;
+    if (!mailbox) return undefined;
+    return async (put, task) => {
+      const valid = put.map((record) => TeammateRecord.parse(record));
+      await mailbox.sendAlong(task, async (tx) => {
+        try {
+          await this.#changeIn(tx, valid, [], undefined);
+        } catch (error) {
+          throw stateError(`storing teammates ${valid.map((record) => record.name).join(", ")}`, error, "the team is as it was, the task not sent");
+        }
+      });
+    };
+  }
+
+  async #changeIn(tx: SQL, valid: TeammateRecord[], removed: string[], fences: RegistryFences | undefined): Promise<string[]> {
+    const refused = await this.#refused(tx, fences);
+    const gone = removed.filter((name) => !refused.includes(name));
+    const kept = valid.filter((record) => !refused.includes(record.name));
+    if (gone.length > 0) await tx`DELETE FROM agent_teammates WHERE session = ${this.session} AND name IN ${tx(gone)}`;
+    for (const record of kept) {
+      await tx`
+        INSERT INTO agent_teammates (session, name, created_at_utc, record)
+        VALUES (${this.session}, ${record.name}, ${record.createdAtUtc}, ${JSON.stringify(record)})
+        ON CONFLICT (session, name) DO UPDATE SET created_at_utc = excluded.created_at_utc, record = excluded.record`;
+    }
+    if (gone.length + kept.length > 0) await tx`SELECT pg_notify(${TEAM_CHANNEL}, ${this.session})`;
+    return refused;
   }
 
   /**

@@ -299,7 +299,11 @@ export class TeamContext {
       const refused = await this.o.registry.change(put, removed, fences);
       for (const name of refused) this.#refused(name);
     });
-    const write = this.#nextWrite;
+    return this.#tracked(name, this.#nextWrite, end);
+  }
+
+  /** `write` is the one storing `name` as it is now until it settles; `end` ends the change then. */
+  #tracked(name: AgentName, write: Promise<void>, end: () => void): Promise<void> {
     this.#storing.set(name, write);
     const done = () => {
       if (this.#storing.get(name) === write) this.#storing.delete(name);
@@ -352,6 +356,23 @@ export class TeamContext {
     const state = this.workers.get(name)?.record.state ?? "removed";
     this.o.hosting?.warn(`did not store teammate ${name} as ${state}: this process no longer holds its lease; the process that took it over writes it now`);
     void this.o.hosting?.confirm(name);
+  }
+
+  /**
+   * Stores the teammate's record as it is now and sends `task` with it, in one
+   * transaction (TeamRegistry.changeWithTask), after every write asked for
+   * before. For a teammate another process runs: not fenced.
+   */
+  persistWithTask(name: AgentName, task: MailboxMessage): Promise<void> {
+    const send = this.o.registry.changeWithTask;
+    if (!send) return Promise.reject(new Error("this store cannot send a task with a teammate's record"));
+    const end = this.changing(name);
+    const write = this.#writes.chain(async () => {
+      const worker = this.workers.get(name);
+      if (!worker) throw new TeammateUnavailableError(`teammate "${name}" was removed before its task went out`);
+      await send([{ ...worker.record }], task);
+    });
+    return this.#tracked(name, write, end);
   }
 
   /** Resolves once the teammate's record as it is now is in team.json (at once when no write of it is under way). */

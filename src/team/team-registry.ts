@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { AgentName } from "../core/agent-name-schema.ts";
-import { MessageId, UtcInstant } from "../core/message.ts";
+import { type MailboxMessage, MessageId, UtcInstant } from "../core/message.ts";
 import { ensureDir, isErrno, writeFileAtomicOffLoop } from "../storage/atomic-file.ts";
 import { parseStateText } from "../storage/state-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
@@ -79,6 +79,13 @@ export interface TeamRegistry {
    * others are refused and returned, the rest stored.
    */
   change(put: TeammateRecord[], removed: string[], fences?: RegistryFences): Promise<string[]>;
+  /**
+   * Where the store can (PostgreSQL): stores `put` and sends `task` to its
+   * recipient's ready in one transaction. A spawn clears its first task's
+   * `pendingTaskId` with it, so the task is never visible beside a record that
+   * still calls it pending (a worker skips such a teammate).
+   */
+  readonly changeWithTask?: ((put: TeammateRecord[], task: MailboxMessage) => Promise<void>) | undefined;
 }
 
 /** Teammate name -> the lease token its writer holds (see TeamRegistry.change). */

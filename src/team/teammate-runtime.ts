@@ -186,6 +186,8 @@ export class TeammateRuntime implements TeamWatchTarget {
       let previous: string | undefined;
       // The task, when it went straight into the teammate's processing/: its loop starts on it.
       let first: MailboxMessage | undefined;
+      // Whether the store sent its task with the record that clears it (nothing more to store).
+      let sentWithRecord = false;
       try {
         if (existing) {
           existing.runner?.close();
@@ -207,7 +209,15 @@ export class TeammateRuntime implements TeamWatchTarget {
         await allDone([team.persist(name), team.takeLease(name), team.o.store.prepare?.(name), existing ? undefined : this.#buildAhead(worker, prompt)]);
         // After the lease: what is in processing/ is no other holder's.
         await team.o.store.recover(name);
-        first = await this.#mail.deliverTaskClaimed(name, prompt, taskId);
+        const task = await this.#mail.taskGoingWithRecord(name, prompt, taskId);
+        if (task) {
+          // Another process runs it: its task goes out in the transaction that says so.
+          const { pendingTaskId: _sent, ...record } = worker.record;
+          worker.record = record;
+          await team.persistWithTask(name, task);
+          team.emit({ type: "mailbox", op: "send", agent: name, id: task.id, from: LEAD, kind: "task" });
+          sentWithRecord = true;
+        } else first = await this.#mail.deliverTaskClaimed(name, prompt, taskId);
       } catch (error) {
         team.workers.delete(name);
         // Its model call made ahead is stopped with it.
@@ -222,7 +232,7 @@ export class TeammateRuntime implements TeamWatchTarget {
       worker.record = first ? { ...record, state: "running", updatedAtUtc: team.o.clock.now().toISOString() } : record;
       // The task is durable in its mailbox: the teammate starts on it while
       // team.json is told it went out (a restore finds it sent either way).
-      const stored = team.persist(name);
+      const stored = sentWithRecord ? team.stored(name) : team.persist(name);
       if (first) {
         void stored.then(
           () => {
