@@ -17,14 +17,14 @@ import { eventsIn } from "./team-fixture.ts";
 // worker took it, and the Lead waited for ever. A run that does not end within
 // the deadline counts as hung, and says which rows were left so.
 
-const RUNS = Number(process.env.SPAWN_RACE_RUNS ?? 3);
+const RUNS = Number(process.env.SPAWN_RACE_RUNS ?? 20);
 /** The sizes to run (all by default): `SPAWN_RACE_SIZES=16,32` to look at some. */
 const SIZES = (process.env.SPAWN_RACE_SIZES ?? "8,16,32").split(",").map(Number);
 /** Far above a run's time on a loaded machine (~5-15 s at 32): a run past it is stuck. */
 const DEADLINE_MS = Number(process.env.SPAWN_RACE_DEADLINE_MS ?? 60_000);
 const FINAL = "every teammate reported.";
 
-const cluster = clusterForFile(() => ensureBinary());
+const cluster = clusterForFile();
 
 interface Running {
   child: Subprocess<"ignore", "pipe", "pipe">;
