@@ -80,7 +80,7 @@ export async function openMailboxBackend(settings: Pick<Settings, "store" | "mai
     store,
     wakeups,
     leases: new PgTeammateLeases({ sql: connection.sql, session }),
-    state: postgresStores(connection.sql, session),
+    state: postgresStores(connection.sql, session, store),
     teamWakeups,
     sharedOwner: () => PgSessionLock.holder(connection.sql, session),
     async close() {
@@ -93,10 +93,10 @@ export async function openMailboxBackend(settings: Pick<Settings, "store" | "mai
 }
 
 /** A session's state stores on one PostgreSQL connection pool, its rows keyed by the session's id. */
-export function postgresStores(sql: SQL, session: string): StateStores {
+export function postgresStores(sql: SQL, session: string, mailbox?: PgMailboxStore): StateStores {
   return {
     histories: new PgHistoryBackend(sql, session),
-    team: new PgTeamRegistry(sql, session),
+    team: new PgTeamRegistry(sql, session, mailbox),
     tasks: new PgTaskTable(sql, session),
     cron: new PgCronTable(sql, session),
     files: new PgFileJournal(sql, session),

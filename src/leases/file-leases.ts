@@ -27,6 +27,15 @@ const LeaseFile = lazySchema(() =>
 );
 
 /**
+ * The token of `name`'s lease as its file in `<sessionDir>/leases/` says now
+ * (live or run out: the token of the last holder to take it), or undefined when
+ * no one holds it. What the team registry fences a teammate's record with.
+ */
+export function leaseTokenIn(sessionDir: string, name: string): string | undefined {
+  return readStateFile(join(sessionDir, "leases", `${name}.json`), LeaseFile)?.token;
+}
+
+/**
  * Teammate leases as files, `<session>/leases/<name>.json`, for runtimes and
  * workers of one machine (or of machines sharing the state dir): every change is
  * a read-check-write under `leases/.lock`, so two takers of a free lease never

@@ -89,24 +89,51 @@ export class PgMailboxStore implements MailboxStore {
   }
 
   async send(input: MailboxMessage): Promise<void> {
+    const message = this.#sendable(input);
+    try {
+      await this.#insert(this.#sql, message);
+    } catch (error) {
+      throw sendError(message.id, error);
+    }
+  }
+
+  /**
+   * Sends `input` in one transaction with `alongside` (rows of another store in
+   * the same database): the message is in ready exactly when those are written.
+   */
+  async sendAlong<T>(input: MailboxMessage, alongside: (tx: SQL) => Promise<T>): Promise<T> {
+    const message = this.#sendable(input);
+    let sent = false;
+    try {
+      return await this.#sql.begin(async (tx) => {
+        await this.#insert(tx, message);
+        sent = true;
+        return alongside(tx);
+      });
+    } catch (error) {
+      // What `alongside` threw is its own (it says what failed); the send's own failure is said as a send's.
+      throw sent ? error : sendError(message.id, error);
+    }
+  }
+
+  #sendable(input: MailboxMessage): MailboxMessage {
     const message = this.#checked.valid(input);
     const bytes = Buffer.byteLength(message.content, "utf8");
     if (bytes > this.maxContentBytes) throw new MessageTooLargeError(bytes, this.maxContentBytes);
+    return message;
+  }
+
+  async #insert(sql: SQL, message: MailboxMessage): Promise<void> {
     const { id, recipient, sender, kind, createdAtUtc } = message;
-    try {
-      // The notification goes out when the insert commits, never before: a woken
-      // claimer always finds the row.
-      await this.#sql`
-        WITH sent AS (
-          INSERT INTO agent_messages (session, id, agent, state, created_at_utc, sender, kind, body)
-          VALUES (${this.#session}, ${id}, ${recipient}, 'ready', ${createdAtUtc}, ${sender}, ${kind}, ${serializeMessage(message)})
-          RETURNING agent
-        )
-        SELECT pg_notify(${MAIL_CHANNEL}, ${mailPayload(this.#session, recipient)}) FROM sent`;
-    } catch (error) {
-      if (sqlState(error) === "23505") throw new DuplicateMessageIdError(id);
-      throw storageError(`send ${id}`, error, "nothing was written");
-    }
+    // The notification goes out when the insert commits, never before: a woken
+    // claimer always finds the row.
+    await sql`
+      WITH sent AS (
+        INSERT INTO agent_messages (session, id, agent, state, created_at_utc, sender, kind, body)
+        VALUES (${this.#session}, ${id}, ${recipient}, 'ready', ${createdAtUtc}, ${sender}, ${kind}, ${serializeMessage(message)})
+        RETURNING agent
+      )
+      SELECT pg_notify(${MAIL_CHANNEL}, ${mailPayload(this.#session, recipient)}) FROM sent`;
   }
 
   async claim(agentName: AgentName, only?: ClaimFilter): Promise<MailboxMessage | null> {
@@ -453,4 +480,10 @@ function zeroCounts(): MailboxCounts {
 export function sqlState(error: unknown): string | undefined {
   const errno = (error as { errno?: unknown }).errno;
   return typeof errno === "string" ? errno : undefined;
+}
+
+/** A send that failed: a duplicate id, or the store's own failure. */
+function sendError(id: string, error: unknown): Error {
+  if (sqlState(error) === "23505") return new DuplicateMessageIdError(id);
+  return storageError(`send ${id}`, error, "nothing was written");
 }

@@ -65,23 +65,30 @@ export class RemoteTeammates implements TeamWatchTarget {
   /**
    * Learns the team as the store has it (from another process): teammates
    * spawned, failed or removed there. Records of teammates run here are this
-   * process's to write and are left as they are.
+   * process's to write and are left as they are, and so are those changed here
+   * since `mark` (TeamContext.changeMark taken before the read): the rows read
+   * may be older than they are.
    */
-  sync(stored: TeammateRecord[]): void {
+  sync(stored: TeammateRecord[], mark = this.#team.changeMark()): void {
     const team = this.#team;
     const names = new Set<string>();
     for (const record of stored) {
       names.add(record.name);
       const worker = team.workers.get(record.name);
-      if (worker && team.runsHere(record.name)) continue;
+      if (worker && (team.runsHere(record.name) || !team.mayReplace(record.name, mark))) continue;
       // Shut down by the handshake where it ran: so it stays when this process writes it.
       const retired = record.state === "shutdown";
       if (worker) Object.assign(worker, { record, retired });
       else team.workers.set(record.name, { record, runner: undefined, active: false, current: undefined, pokes: 0, retired });
     }
     for (const [name, worker] of team.workers) {
-      if (!names.has(name) && !team.runsHere(name) && !worker.active && !worker.record.pendingTaskId) team.workers.delete(name);
+      if (!names.has(name) && !team.runsHere(name) && !worker.active && !worker.record.pendingTaskId && team.mayReplace(name, mark)) team.workers.delete(name);
     }
+  }
+
+  /** See TeamContext.changeMark. */
+  changeMark(): number {
+    return this.#team.changeMark();
   }
 
   /** The teammates this process could run and does not: not failed, spawned, not held here. */
@@ -117,12 +124,16 @@ export class RemoteTeammates implements TeamWatchTarget {
       worker.runner = undefined;
       worker.current = undefined;
       // Whatever its last holder said ("running" when it was killed), it starts here afresh.
+      const said = worker.record.state;
       worker.record = { ...worker.record, state: "idle" };
       // Its worktree is this machine's to have: re-added here, or the teammate fails saying why.
       if (worker.record.worktree && !(await restoreWorktree(team, worker.record))) {
         await team.persist(name);
         return false;
       }
+      // Stored idle now: its loop, finding an empty mailbox (a holder killed just after
+      // its last ack), stores nothing, and a Lead reading "running" waited for ever.
+      if (said === "running") await team.persist(name);
       await team.o.store.recover(name);
       team.startWorker(name);
       started = true;
@@ -164,8 +175,8 @@ export class RemoteTeammates implements TeamWatchTarget {
     const elsewhere = [...team.workers.values()].filter(({ record }) => record.state !== "failed" && record.state !== "shutdown" && !team.runsHere(record.name));
     const working: TeammateRecord[] = [];
     if (elsewhere.length > 0) {
-      const stored = await team.o.registry.read();
-      this.sync(stored);
+      const mark = team.changeMark();
+      this.sync(await team.o.registry.read(), mark);
       // One listing for the whole team: a look costs the same however many teammates run elsewhere.
       const open = new Map((await team.o.store.list()).map((listing) => [listing.name, listing.counts.ready + listing.counts.processing]));
       for (const { record } of elsewhere) {

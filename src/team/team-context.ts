@@ -155,6 +155,11 @@ export class TeamContext {
   #nextWrite: Promise<void> | undefined;
   /** The write that stores each teammate's record as it is now, until it is done (see stored). */
   readonly #storing = new Map<AgentName, Promise<void>>();
+  /** How many spawns and record writes of each teammate are under way here (see mayReplace). */
+  readonly #changing = new Map<AgentName, number>();
+  /** Counts the local changes ended; each teammate's last one ended at the count it has here. */
+  #changesEnded = 0;
+  readonly #endedAt = new Map<AgentName, number>();
 
   constructor(options: TeammateRuntimeOptions, hooks: TeamHooks) {
     this.o = options;
@@ -278,6 +283,7 @@ export class TeamContext {
    * team.json, not 64); each caller resolves once its teammate is durable.
    */
   persist(name: AgentName): Promise<void> {
+    const end = this.changing(name);
     this.#dirty.add(name);
     this.#nextWrite ??= this.#writes.chain(async () => {
       // From here on a persist asks for the write after this one: this one may
@@ -287,8 +293,14 @@ export class TeamContext {
       this.#dirty.clear();
       const put: TeammateRecord[] = [];
       const removed: AgentName[] = [];
+      const fences = new Map<string, string>();
       for (const each of names) {
         const worker = this.workers.get(each);
+        // Written only while this process still holds the lease it ran the teammate
+        // under. A spawn's first record (its task pending) is written as the lease
+        // is taken, and no other process touches a teammate whose task is pending.
+        const token = this.o.hosting?.fenceOf(each);
+        if (token !== undefined && worker?.record.pendingTaskId === undefined) fences.set(each, token);
         if (!worker) {
           removed.push(each);
           continue;
@@ -298,15 +310,83 @@ export class TeamContext {
         const { record, retired } = worker;
         put.push(record.state === "shutdown" && !retired ? { ...record, state: "idle" } : { ...record });
       }
-      await this.o.registry.change(put, removed);
+      const refused = await this.o.registry.change(put, removed, fences);
+      for (const name of refused) this.#refused(name);
     });
-    const write = this.#nextWrite;
+    return this.#tracked(name, this.#nextWrite, end);
+  }
+
+  /** `write` is the one storing `name` as it is now until it settles; `end` ends the change then. */
+  #tracked(name: AgentName, write: Promise<void>, end: () => void): Promise<void> {
     this.#storing.set(name, write);
     const done = () => {
       if (this.#storing.get(name) === write) this.#storing.delete(name);
+      end();
     };
     write.then(done, done);
     return write;
+  }
+
+  /**
+   * Marks a change of `name`'s record under way here (a spawn, a write); the
+   * returned function ends it. While one is under way, and for a read of the
+   * store begun before it ended, the stored row is older than the record here.
+   */
+  changing(name: AgentName): () => void {
+    this.#changing.set(name, (this.#changing.get(name) ?? 0) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.#changing.get(name) ?? 1) - 1;
+      if (left > 0) this.#changing.set(name, left);
+      else this.#changing.delete(name);
+      this.#changesEnded += 1;
+      this.#endedAt.set(name, this.#changesEnded);
+    };
+  }
+
+  /** Taken before reading the store: what mayReplace compares against. */
+  changeMark(): number {
+    return this.#changesEnded;
+  }
+
+  /**
+   * Whether a stored row of `name` read after `mark` may replace the record
+   * here: no change of it is under way, and none ended after the read began (a
+   * row read then may be from before that change). A sync that replaced a spawn's
+   * record while its write was queued had that write store the row's
+   * `pendingTaskId` again: no worker took the teammate, and the Lead waited for ever.
+   */
+  mayReplace(name: AgentName, mark: number): boolean {
+    return !this.#changing.has(name) && (this.#endedAt.get(name) ?? 0) <= mark;
+  }
+
+  /**
+   * Another process holds `name`'s lease now (this one stalled past it): its
+   * record is that holder's to write. Said, and the loss learned at once.
+   */
+  #refused(name: AgentName): void {
+    const state = this.workers.get(name)?.record.state ?? "removed";
+    this.o.hosting?.warn(`did not store teammate ${name} as ${state}: this process no longer holds its lease; the process that took it over writes it now`);
+    void this.o.hosting?.confirm(name);
+  }
+
+  /**
+   * Stores the teammate's record as it is now and sends `task` with it, in one
+   * transaction (TeamRegistry.changeWithTask), after every write asked for
+   * before. For a teammate another process runs: not fenced.
+   */
+  persistWithTask(name: AgentName, task: MailboxMessage): Promise<void> {
+    const send = this.o.registry.changeWithTask;
+    if (!send) return Promise.reject(new Error("this store cannot send a task with a teammate's record"));
+    const end = this.changing(name);
+    const write = this.#writes.chain(async () => {
+      const worker = this.workers.get(name);
+      if (!worker) throw new TeammateUnavailableError(`teammate "${name}" was removed before its task went out`);
+      await send([{ ...worker.record }], task);
+    });
+    return this.#tracked(name, write, end);
   }
 
   /** Resolves once the teammate's record as it is now is in team.json (at once when no write of it is under way). */

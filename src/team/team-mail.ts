@@ -40,6 +40,17 @@ export class TeamMail {
   }
 
   /**
+   * A spawn's first task for a teammate another process will run, built but not
+   * sent: the registry sends it with the record that says it went out
+   * (TeamRegistry.changeWithTask). Undefined where the registry cannot.
+   */
+  async taskGoingWithRecord(to: AgentName, content: string, id: string): Promise<MailboxMessage | undefined> {
+    const team = this.#team;
+    if (!team.o.registry.changeWithTask || team.runsHere(to)) return undefined;
+    return createMessage({ sender: LEAD, recipient: to, kind: "task", content: await this.#fitted("task", content) }, { clock: team.o.clock, ids: { next: () => id } });
+  }
+
+  /**
    * A task for a teammate this process runs and starts at once: sent straight
    * into its `processing/` where the store can (`sendClaimed`), so its loop takes
    * it without a claim. Returns the message then; undefined when it was sent as

@@ -2,12 +2,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { AgentName } from "../core/agent-name-schema.ts";
-import { MessageId, UtcInstant } from "../core/message.ts";
+import { type MailboxMessage, MessageId, UtcInstant } from "../core/message.ts";
 import { ensureDir, isErrno, writeFileAtomicOffLoop } from "../storage/atomic-file.ts";
 import { parseStateText } from "../storage/state-file.ts";
 import { withFileLock } from "../storage/file-lock.ts";
 import { TeammateWorktree } from "../worktrees/teammate-worktree.ts";
 import { lazySchema } from "../core/lazy-schema.ts";
+import { leaseTokenIn } from "../leases/file-leases.ts";
 
 export const TEAMMATE_STATES = ["running", "idle", "failed", "shutdown"] as const;
 export const TeammateState = lazySchema(() => z.enum(TEAMMATE_STATES));
@@ -72,10 +73,23 @@ export interface TeamRegistry {
   /**
    * Several changes in one durable write (one file write, one transaction):
    * each record added or replaced, each name in `removed` removed. Either all
-   * are stored or none.
+   * are stored or none. A name in `fences` is changed only while its lease's
+   * token is the one given (its writer still holds it: checked under the
+   * write's lock, so a take of the lease comes wholly before or after); the
+   * others are refused and returned, the rest stored.
    */
-  change(put: TeammateRecord[], removed: string[]): Promise<void>;
+  change(put: TeammateRecord[], removed: string[], fences?: RegistryFences): Promise<string[]>;
+  /**
+   * Where the store can (PostgreSQL): stores `put` and sends `task` to its
+   * recipient's ready in one transaction. A spawn clears its first task's
+   * `pendingTaskId` with it, so the task is never visible beside a record that
+   * still calls it pending (a worker skips such a teammate).
+   */
+  readonly changeWithTask?: ((put: TeammateRecord[], task: MailboxMessage) => Promise<void>) | undefined;
 }
+
+/** Teammate name -> the lease token its writer holds (see TeamRegistry.change). */
+export type RegistryFences = ReadonlyMap<string, string>;
 
 /** `<state-dir>/team.json`: the teammates, written atomically, validated when read. */
 export class FileTeamRegistry implements TeamRegistry {
@@ -99,25 +113,32 @@ export class FileTeamRegistry implements TeamRegistry {
   // Each read and its write run under `team.lock`: the Lead's runtime and
   // `agent worker` processes (docs/worker.md) change the same team.json, each
   // only the teammates it runs, and none may undo another's change.
-  put(record: TeammateRecord): Promise<void> {
-    return this.change([record], []);
+  async put(record: TeammateRecord): Promise<void> {
+    await this.change([record], []);
   }
 
-  remove(name: string): Promise<void> {
-    return this.change([], [name]);
+  async remove(name: string): Promise<void> {
+    await this.change([], [name]);
   }
 
-  async change(put: TeammateRecord[], removed: string[]): Promise<void> {
+  async change(put: TeammateRecord[], removed: string[], fences?: RegistryFences): Promise<string[]> {
     const valid = put.map((record) => TeammateRecord.parse(record));
+    let refused: string[] = [];
     await this.#locked(async () => {
+      // Under team.lock: a lease taken after this look is followed by its holder's
+      // writes, which wait for this lock, so a refused holder's state never lands after theirs.
+      refused = [...(fences ?? [])].filter(([name, token]) => leaseTokenIn(this.stateDir, name) !== token).map(([name]) => name);
+      const gone = removed.filter((name) => !refused.includes(name));
+      const kept = valid.filter((record) => !refused.includes(record.name));
       const before = this.#read();
-      let teammates = before.filter((t) => !removed.includes(t.name));
-      for (const record of valid) {
+      let teammates = before.filter((t) => !gone.includes(t.name));
+      for (const record of kept) {
         const at = teammates.findIndex((t) => t.name === record.name);
         teammates = at < 0 ? [...teammates, record] : teammates.with(at, record);
       }
-      if (valid.length > 0 || teammates.length !== before.length) await this.#write(teammates);
+      if (kept.length > 0 || teammates.length !== before.length) await this.#write(teammates);
     });
+    return refused;
   }
 
   #locked(change: () => Promise<void>): Promise<void> {

@@ -6,7 +6,9 @@ import type { TeammateHosting } from "./teammate-hosting.ts";
 export interface TeamWatchTarget {
   readonly role: "lead" | "worker";
   readonly needsWatch: boolean;
-  sync(stored: TeammateRecord[]): void;
+  /** Taken before a read of the store, handed to sync with what it read. */
+  changeMark(): number;
+  sync(stored: TeammateRecord[], mark: number): void;
   unheld(): AgentName[];
   adopt(name: AgentName): Promise<boolean>;
   pokeHeld(): void;
@@ -91,7 +93,8 @@ export async function watchTeam(team: TeamWatchTarget, options: TeamWatchOptions
 
 /** One look; whether it took a teammate over. */
 async function lookOnce(team: TeamWatchTarget, { registry, hosting }: TeamWatchOptions, signal: AbortSignal): Promise<boolean> {
-  team.sync(await registry.read());
+  const mark = team.changeMark();
+  team.sync(await registry.read(), mark);
   let took = false;
   if (hosting.runsTeammates) {
     for (const name of team.unheld()) {

@@ -23,6 +23,8 @@ export interface TeammateHostingOptions {
 export class TeammateHosting {
   readonly #o: TeammateHostingOptions;
   readonly #held = new Map<AgentName, TeammateLease>();
+  /** The token of the last lease taken here of each teammate, kept after it is lost or given up (see fenceOf). */
+  readonly #lastTokens = new Map<AgentName, string>();
   readonly #timer: ReturnType<typeof setInterval>;
   #beating: Promise<void> | undefined;
   #closed = false;
@@ -73,7 +75,22 @@ export class TeammateHosting {
       return false;
     }
     this.#held.set(name, lease);
+    this.#lastTokens.set(name, lease.token);
     return true;
+  }
+
+  /**
+   * The lease token this process writes `name`'s record under: the one it holds,
+   * or last held (a stalled holder that has not heard yet that it lost it; its
+   * write is then refused). Undefined when it never took the lease.
+   */
+  fenceOf(name: AgentName): string | undefined {
+    return this.#held.get(name)?.token ?? this.#lastTokens.get(name);
+  }
+
+  /** Says what went wrong where this process's warnings go (a refused registry write). */
+  warn(message: string): void {
+    this.#o.onWarning?.(message);
   }
 
   /** The teammates some live process (this one or another) holds now, as the store says. */

@@ -177,66 +177,83 @@ export class TeammateRuntime implements TeamWatchTarget {
       pokes: 0,
     };
     team.workers.set(name, worker);
-    // A failed teammate's name may be taken again: the new teammate starts with
-    // an empty history, the old one's is kept under agents/removed/.
-    let previous: string | undefined;
-    // The task, when it went straight into the teammate's processing/: its loop starts on it.
-    let first: MailboxMessage | undefined;
+    // Until its last write is done, a look at the store (the team watch) reads
+    // rows older than this record: they must not replace it (see TeamContext.mayReplace).
+    const spawned = team.changing(name);
     try {
-      if (existing) {
-        existing.runner?.close();
-        existing.runner = undefined;
-        const archived = await team.o.histories.archive(name, at);
-        const what = existing.retired ? "shut-down" : "failed";
-        previous = `replaced the ${what} teammate ${name}${archived ? ` (its history is kept at ${archived})` : ""}`;
-      } else if (await team.o.histories.wasArchived(name)) {
-        previous = `a teammate named ${name} was removed earlier; this is a new one with an empty history`;
+      // A failed teammate's name may be taken again: the new teammate starts with
+      // an empty history, the old one's is kept under agents/removed/.
+      let previous: string | undefined;
+      // The task, when it went straight into the teammate's processing/: its loop starts on it.
+      let first: MailboxMessage | undefined;
+      // Whether the store sent its task with the record that clears it (nothing more to store).
+      let sentWithRecord = false;
+      try {
+        if (existing) {
+          existing.runner?.close();
+          existing.runner = undefined;
+          const archived = await team.o.histories.archive(name, at);
+          const what = existing.retired ? "shut-down" : "failed";
+          previous = `replaced the ${what} teammate ${name}${archived ? ` (its history is kept at ${archived})` : ""}`;
+        } else if (await team.o.histories.wasArchived(name)) {
+          previous = `a teammate named ${name} was removed earlier; this is a new one with an empty history`;
+        }
+        // Created after the name is reserved, so of two spawns only the winner makes one;
+        // before team.json names it, so a restore never looks for a worktree that is not there.
+        if (settings.isolation === "worktree") worker.record = { ...worker.record, worktree: await (await openWorktrees(team)).create(name) };
+        // Three independent steps at once, each done before the task goes out: the
+        // teammate named in team.json, its lease held (so a worker looking for
+        // free teammates does not take one this runtime means to run itself), its
+        // mailbox's directories made.
+        // And its runner built, its first model request sent ahead (see #buildAhead).
+        await allDone([team.persist(name), team.takeLease(name), team.o.store.prepare?.(name), existing ? undefined : this.#buildAhead(worker, prompt)]);
+        // After the lease: what is in processing/ is no other holder's.
+        await team.o.store.recover(name);
+        const task = await this.#mail.taskGoingWithRecord(name, prompt, taskId);
+        if (task) {
+          // Another process runs it: its task goes out in the transaction that says so.
+          const { pendingTaskId: _sent, ...record } = worker.record;
+          worker.record = record;
+          await team.persistWithTask(name, task);
+          team.emit({ type: "mailbox", op: "send", agent: name, id: task.id, from: LEAD, kind: "task" });
+          sentWithRecord = true;
+        } else first = await this.#mail.deliverTaskClaimed(name, prompt, taskId);
+      } catch (error) {
+        team.workers.delete(name);
+        // Its model call made ahead is stopped with it.
+        worker.runner?.close();
+        worker.runner = undefined;
+        await team.persist(name);
+        throw error;
       }
-      // Created after the name is reserved, so of two spawns only the winner makes one;
-      // before team.json names it, so a restore never looks for a worktree that is not there.
-      if (settings.isolation === "worktree") worker.record = { ...worker.record, worktree: await (await openWorktrees(team)).create(name) };
-      // Three independent steps at once, each done before the task goes out: the
-      // teammate named in team.json, its lease held (so a worker looking for
-      // free teammates does not take one this runtime means to run itself), its
-      // mailbox's directories made.
-      // And its runner built, its first model request sent ahead (see #buildAhead).
-      await allDone([team.persist(name), team.takeLease(name), team.o.store.prepare?.(name), existing ? undefined : this.#buildAhead(worker, prompt)]);
-      // After the lease: what is in processing/ is no other holder's.
-      await team.o.store.recover(name);
-      first = await this.#mail.deliverTaskClaimed(name, prompt, taskId);
-    } catch (error) {
-      team.workers.delete(name);
-      // Its model call made ahead is stopped with it.
-      worker.runner?.close();
-      worker.runner = undefined;
-      await team.persist(name);
-      throw error;
+      const { pendingTaskId: _sent, ...record } = worker.record;
+      // Starting on its task here, it is stored running by the same write that
+      // says the task went out: its turn waits for one write of team.json, not two.
+      worker.record = first ? { ...record, state: "running", updatedAtUtc: team.o.clock.now().toISOString() } : record;
+      // The task is durable in its mailbox: the teammate starts on it while
+      // team.json is told it went out (a restore finds it sent either way).
+      const stored = sentWithRecord ? team.stored(name) : team.persist(name);
+      if (first) {
+        void stored.then(
+          () => {
+            team.emit({ type: "teammate", name, role: worker.record.role, state: "running" });
+            team.changed();
+          },
+          () => {},
+        );
+      }
+      this.#loop.start(name, first);
+      // Another process runs it (its lease was not ours to take): no turn here takes the call made ahead.
+      if (!team.runsHere(name) && worker.runner && !worker.active) {
+        worker.runner.close();
+        worker.runner = undefined;
+      }
+      await stored;
+      this.#remote.ensureWatch();
+      return { ...worker.record, ...(previous !== undefined ? { previous } : {}) };
+    } finally {
+      spawned();
     }
-    const { pendingTaskId: _sent, ...record } = worker.record;
-    // Starting on its task here, it is stored running by the same write that
-    // says the task went out: its turn waits for one write of team.json, not two.
-    worker.record = first ? { ...record, state: "running", updatedAtUtc: team.o.clock.now().toISOString() } : record;
-    // The task is durable in its mailbox: the teammate starts on it while
-    // team.json is told it went out (a restore finds it sent either way).
-    const stored = team.persist(name);
-    if (first) {
-      void stored.then(
-        () => {
-          team.emit({ type: "teammate", name, role: worker.record.role, state: "running" });
-          team.changed();
-        },
-        () => {},
-      );
-    }
-    this.#loop.start(name, first);
-    // Another process runs it (its lease was not ours to take): no turn here takes the call made ahead.
-    if (!team.runsHere(name) && worker.runner && !worker.active) {
-      worker.runner.close();
-      worker.runner = undefined;
-    }
-    await stored;
-    this.#remote.ensureWatch();
-    return { ...worker.record, ...(previous !== undefined ? { previous } : {}) };
   }
 
   /**
@@ -371,9 +388,14 @@ export class TeammateRuntime implements TeamWatchTarget {
     if (errors.length > 1) throw new AggregateError(errors, `closing ${errors.length} teammates failed`);
   }
 
+  /** See RemoteTeammates.changeMark. */
+  changeMark(): number {
+    return this.#remote.changeMark();
+  }
+
   /** See RemoteTeammates.sync. */
-  sync(stored: TeammateRecord[]): void {
-    this.#remote.sync(stored);
+  sync(stored: TeammateRecord[], mark: number): void {
+    this.#remote.sync(stored, mark);
   }
 
   /** See RemoteTeammates.unheld. */

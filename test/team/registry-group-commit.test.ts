@@ -7,7 +7,7 @@ import { EventInbox } from "../../src/runtime/event-inbox.ts";
 import { FileHistoryBackend } from "../../src/runtime/file-history.ts";
 import { JobSupervisor } from "../../src/runtime/job-supervisor.ts";
 import { TeamContext } from "../../src/team/team-context.ts";
-import { FileTeamRegistry, type TeammateRecord } from "../../src/team/team-registry.ts";
+import { FileTeamRegistry, type RegistryFences, type TeammateRecord } from "../../src/team/team-registry.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 /** The file registry, telling how many writes it was asked for and what each stored. */
@@ -15,10 +15,10 @@ class CountingRegistry extends FileTeamRegistry {
   readonly writes: string[][] = [];
   /** While set, a write waits for it: a write under way, for as long as the test likes. */
   hold: Promise<void> | undefined;
-  override async change(put: TeammateRecord[], removed: string[]): Promise<void> {
+  override async change(put: TeammateRecord[], removed: string[], fences?: RegistryFences): Promise<string[]> {
     this.writes.push([...put.map((record) => record.name), ...removed.map((name) => `-${name}`)]);
     await this.hold;
-    await super.change(put, removed);
+    return super.change(put, removed, fences);
   }
 }
 

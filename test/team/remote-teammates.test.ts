@@ -61,14 +61,14 @@ class HeldStore extends FileMailboxStore {
   }
 }
 
-/** A Lead's team beside a killed worker: alice "running", her task waiting, no live lease. */
-async function teamAfterKilledWorker() {
+/** A Lead's team beside a killed worker: alice "running", her task waiting (unless `withTask` is false), no live lease. */
+async function teamAfterKilledWorker({ withTask = true } = {}) {
   const dir = tempDir("agent-remote-teammates-");
   const store = new HeldStore({ stateDir: dir });
   const registry = new FileTeamRegistry(dir);
   const at = new Date().toISOString();
   await registry.put({ name: "alice", role: "helper", state: "running", createdAtUtc: at, updatedAtUtc: at });
-  await store.send(createMessage({ sender: "lead", recipient: "alice", kind: "task", content: "count the tables" }, { clock: systemClock, ids: uuidV7Source }));
+  if (withTask) await store.send(createMessage({ sender: "lead", recipient: "alice", kind: "task", content: "count the tables" }, { clock: systemClock, ids: uuidV7Source }));
   const leases = new FileTeammateLeases(dir);
   const hosting = new TeammateHosting({ leases, holder: thisHolder("lead"), ttlMs: 60_000, runsTeammates: true, onLost: () => {} });
   closers.push(() => hosting.close());
@@ -89,7 +89,7 @@ async function teamAfterKilledWorker() {
   );
   const remote = new RemoteTeammates(team);
   remote.sync(await registry.read());
-  return { store, leases, team, remote, started };
+  return { store, registry, leases, team, remote, started };
 }
 
 test("a teammate taken over while the Lead looks at the ones run elsewhere is not counted as busy elsewhere once it runs here", async () => {
@@ -137,4 +137,14 @@ test("a takeover that does not happen (another live holder) wakes whoever waits 
   expect(started).toEqual([]);
   // Still hers elsewhere, with work.
   expect(await remote.refreshElsewhere()).toBe(true);
+});
+
+test("a teammate left running with an empty mailbox (its holder killed just after its last ack) is taken over and stored idle", async () => {
+  const { registry, remote, started } = await teamAfterKilledWorker({ withTask: false });
+  expect(remote.unheld()).toEqual(["alice"]);
+  expect(await remote.adopt("alice")).toBe(true);
+  expect(started).toEqual(["alice"]);
+  // Its loop finds nothing to do and stores nothing: the takeover itself says idle.
+  expect((await registry.read()).map((record) => record.state)).toEqual(["idle"]);
+  expect(await remote.refreshElsewhere()).toBe(false);
 });

@@ -35,6 +35,9 @@ class Looks implements TeamWatchTarget {
   readonly seen: string[][] = [];
   #waiters: { count: number; resolve: () => void }[] = [];
 
+  changeMark(): number {
+    return 0;
+  }
   sync(stored: TeammateRecord[]): void {
     this.seen.push(stored.map((r) => r.name));
     for (const waiter of this.#waiters.filter((w) => this.seen.length >= w.count)) waiter.resolve();

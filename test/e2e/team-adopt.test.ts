@@ -1,0 +1,188 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import type { Subprocess } from "bun";
+import { SQL } from "bun";
+import { basename, join } from "node:path";
+import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
+import type { MailboxStore } from "../../src/mailbox/store.ts";
+import { PgMailboxStore } from "../../src/postgres/mailbox-store.ts";
+import { PgTeamRegistry } from "../../src/postgres/team-registry.ts";
+import { FileTeamRegistry, type TeamRegistry } from "../../src/team/team-registry.ts";
+import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
+import { ScriptedModelServer } from "../support/model-server.ts";
+import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
+import { parseResult, runSetup } from "./run-fixture.ts";
+
+// A worker killed just after a teammate's last ack: alice's result and idle
+// notice are with the Lead, her task is acknowledged, and her record still says
+// "running" (the write that stores her idle never landed). No process holds
+// her. A worker started then takes her over with an empty mailbox and stores
+// her idle, so `agent drain --remote-teammates` answers her result and ends;
+// it used to wait for ever ("alice still running"). The idle write is kept from
+// landing by holding the registry's lock (team.lock's flock on files, her row
+// on PostgreSQL) from after her turn began until the worker is killed.
+
+const ALICE_RESULT = "alice: the schema has 2 tables";
+const FINAL = "alice counted them.";
+/** Far above a drain's time on a loaded machine: a drain past it waits for ever. */
+const DEADLINE_MS = 60_000;
+
+const servers: ScriptedModelServer[] = [];
+const pools: SQL[] = [];
+const children: { child: Subprocess<"pipe" | "ignore", "pipe", "pipe">; stderr: Promise<string> }[] = [];
+afterEach(async () => {
+  for (const { child } of children.splice(0)) {
+    child.kill("SIGKILL");
+    await child.exited;
+  }
+  for (const server of servers.splice(0)) await server.close();
+  for (const pool of pools.splice(0)) await pool.close().catch(() => {});
+});
+let cluster: Promise<PostgresCluster> | undefined;
+afterAll(async () => {
+  await (await cluster)?.stop();
+});
+beforeAll(() => {
+  ensureBinary();
+}, 120_000);
+
+function start(args: string[]) {
+  const child = Bun.spawn([AGENT_BINARY, ...args], {
+    env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key" },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const running = { child, stderr: new Response(child.stderr).text() };
+  children.push(running);
+  return running;
+}
+
+/** Where the team is, and how the test holds its registry's writes back. */
+interface Backend {
+  name: string;
+  args(): Promise<string[]>;
+  open(sessionDir: string): { registry: TeamRegistry; store: MailboxStore };
+  /** Holds every write of alice's record until the returned function is called. */
+  holdWrites(sessionDir: string): Promise<() => Promise<void>>;
+}
+
+const files: Backend = {
+  name: "files (a shared state dir)",
+  args: async () => [],
+  open: (sessionDir) => ({ registry: new FileTeamRegistry(sessionDir), store: new FileMailboxStore({ stateDir: sessionDir }) }),
+  async holdWrites(sessionDir) {
+    // The registry's writes take flock(2) on team.lock.flock: a process of ours holds it until its stdin closes.
+    const holder = Bun.spawn(["flock", "-x", join(sessionDir, "team.lock.flock"), "-c", "echo held; cat"], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    children.push({ child: holder as unknown as Subprocess<"pipe", "pipe", "pipe">, stderr: new Response(holder.stderr).text() });
+    const reader = holder.stdout.getReader();
+    let said = "";
+    while (!said.includes("held")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("flock exited before holding team.lock.flock");
+      said += new TextDecoder().decode(value);
+    }
+    return async () => {
+      await holder.stdin.end();
+      await holder.exited;
+    };
+  },
+};
+
+function postgres(): Backend {
+  let url = "";
+  return {
+    name: "PostgreSQL",
+    async args() {
+      cluster ??= startPostgres();
+      url = await (await cluster).database();
+      return ["--store", url];
+    },
+    open(sessionDir) {
+      const sql = new SQL(url, { max: 2 });
+      pools.push(sql);
+      const session = basename(sessionDir);
+      return { registry: new PgTeamRegistry(sql, session), store: new PgMailboxStore({ sql, session }) };
+    },
+    async holdWrites(sessionDir) {
+      const sql = new SQL(url, { max: 1 });
+      pools.push(sql);
+      const held = Promise.withResolvers<void>();
+      const release = Promise.withResolvers<void>();
+      // Her row locked in a transaction left open: an update of it waits; rolled back when let go.
+      const transaction = sql
+        .begin(async (tx) => {
+          await tx`SELECT 1 FROM agent_teammates WHERE session = ${basename(sessionDir)} AND name = 'alice' FOR UPDATE`;
+          held.resolve();
+          await release.promise;
+          throw new Error("let go");
+        })
+        .catch(() => {});
+      await held.promise;
+      return async () => {
+        release.resolve();
+        await transaction;
+      };
+    },
+  };
+}
+
+/** Polls `read` until `ok` says yes, or fails saying what it last saw. */
+async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
+  const from = Date.now();
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() - from > 30_000) throw new Error(`${what}: still ${JSON.stringify(value)}`);
+    await Bun.sleep(25);
+  }
+}
+
+describe.each([files, postgres()])("a worker killed just after a teammate's last ack, store: $name", (backend: Backend) => {
+  test("another worker takes the teammate over with an empty mailbox and stores it idle: drain --remote-teammates ends", async () => {
+    const { workspace, stateDir, sessionDir } = runSetup();
+    const aliceAsked = Promise.withResolvers<void>();
+    const aliceGo = Promise.withResolvers<void>();
+    const server = ScriptedModelServer.start([
+      { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "helper", prompt: "count the tables" } }] },
+      { identity: "lead", text: "alice is on it." },
+      { identity: "alice", check: () => aliceAsked.resolve(), gate: aliceGo.promise, text: ALICE_RESULT },
+      { identity: "lead", text: FINAL },
+    ]);
+    servers.push(server);
+    const common = ["--session", "adopt", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, ...(await backend.args())];
+    // The run spawns alice and returns: no process of its own runs her.
+    const run = start(["run", "--remote-teammates", "--no-wait", ...common, "Have alice count the tables."]);
+    expect(await run.child.exited).toBe(0);
+    const killed = start(["worker", ...common]);
+    await aliceAsked.promise;
+    const dir = sessionDir();
+    const { registry, store } = backend.open(dir);
+    await until("alice stored running", () => registry.read(), (team) => team[0]?.state === "running");
+
+    const letGo = await backend.holdWrites(dir);
+    aliceGo.resolve();
+    // Her result and idle notice with the Lead, her task acknowledged: her last ack is done.
+    const counts = async () => Object.fromEntries((await store.list()).map((listing) => [listing.name, listing.counts]));
+    await until("her result delivered and her task acked", counts, (now) => now.alice?.done === 1 && now.lead?.ready === 2);
+    killed.child.kill("SIGKILL");
+    expect(await killed.child.exited).toBe(137);
+    await letGo();
+    // What the kill left: "running", no holder, nothing in her mailbox.
+    expect((await registry.read()).map((record) => record.state)).toEqual(["running"]);
+    expect((await counts()).alice).toEqual({ ready: 0, processing: 0, done: 1, quarantine: 0 });
+
+    const taker = start(["worker", ...common]);
+    const drain = start(["drain", "--remote-teammates", "--output", "json", ...common]);
+    const deadline = Promise.withResolvers<"waited for ever">();
+    const timer = setTimeout(() => deadline.resolve("waited for ever"), DEADLINE_MS);
+    const code = await Promise.race([drain.child.exited, deadline.promise]);
+    clearTimeout(timer);
+    if (code !== 0) drain.child.kill("SIGKILL");
+    expect({ code, stderr: code === 0 ? "" : await drain.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(parseResult(await new Response(drain.child.stdout).text())).toMatchObject({ subtype: "success", result: FINAL });
+    expect((await registry.read()).map((record) => record.state)).toEqual(["idle"]);
+    taker.child.kill("SIGTERM");
+    expect(await taker.child.exited).toBe(0);
+    server.assertDone();
+  }, 150_000);
+});
