@@ -9,6 +9,7 @@ import { JobSupervisor } from "../../src/runtime/job-supervisor.ts";
 import { TeamContext } from "../../src/team/team-context.ts";
 import { FileTeamRegistry, type RegistryFences, type TeammateRecord } from "../../src/team/team-registry.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { waitUntil } from "../support/deadline.ts";
 
 /** The file registry, telling how many writes it was asked for and what each stored. */
 class CountingRegistry extends FileTeamRegistry {
@@ -92,7 +93,8 @@ describe("team registry writes (group commit)", () => {
     const stored = context.persist("alice");
     let settled = false;
     const running = context.setState("alice", "running").then(() => (settled = true));
-    await Bun.sleep(20);
+    // The write is under way (held): setState, which asked for no write of its own, waits for it.
+    await waitUntil(() => registry.writes.length > 0, "the held write to start");
     expect(settled).toBe(false);
     held.resolve();
     await Promise.all([stored, running]);
