@@ -1,6 +1,7 @@
 import { awaitFsync, fsyncDirOffLoop, isErrno, pathExists } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { dirHandle, forgetDirHandle, pinned } from "../storage/dir-handles.ts";
+import { AT_FDCWD } from "../storage/no-replace-rename.ts";
 import { storageError } from "./failures.ts";
 import type { DurableBatch } from "./group-commit.ts";
 
@@ -48,9 +49,9 @@ export async function moveDurably(fs: FsOps, move: Move, batch?: DurableBatch): 
   return moveByPath(fs, move, batch);
 }
 
-/** In a batch, the fsync is the batch's; the undo renames the file back by path. */
-function deferred(fs: FsOps, move: Move, batch: DurableBatch): "moved" {
-  batch.step(move.to, () => fs.renameSync(`${move.to}/${move.name}`, `${move.from}/${move.name}`));
+/** In a batch, the fsync is the batch's (of `to`, the descriptor moved into, when there is one); the undo renames the file back by path. */
+function deferred(fs: FsOps, move: Move, batch: DurableBatch, to?: number): "moved" {
+  batch.step(move.to, () => fs.renameSync(`${move.to}/${move.name}`, `${move.from}/${move.name}`), to);
   return "moved";
 }
 
@@ -69,7 +70,7 @@ async function moveBetweenHandles(fs: FsOps, move: Move, fresh: boolean, batch?:
     }
     throw storageError(move.what, error, staysIn(move));
   }
-  if (batch) return deferred(fs, move, batch);
+  if (batch) return deferred(fs, move, batch, to);
   // Both kept open while the fsync waits: the undo may need them after it.
   return pinned(from, fs, () =>
     pinned(to, fs, async () => {
@@ -111,6 +112,40 @@ async function moveByPath(fs: FsOps, move: Move, batch?: DurableBatch): Promise<
     throw storageError(move.what, error, staysIn(move));
   }
   return "moved";
+}
+
+/**
+ * Links `from` into `dir` as `name`, through the kept descriptor of `dir` where
+ * the platform can (see dir-handles.ts, link-at.ts): returns that descriptor, the
+ * one to fsync to make the link durable, or undefined when it linked by path.
+ * With `missingOk`, a missing source is "missing" (nothing linked); otherwise,
+ * like a missing directory, an ENOENT. A descriptor kept from before may name a
+ * directory removed since: its ENOENT is looked at once more through a fresh one.
+ */
+export function linkInto(fs: FsOps, from: string, dir: string, name: string, missingOk: boolean): number | undefined | "missing" {
+  if (fs.linkAtSync) {
+    for (const fresh of [false, true]) {
+      try {
+        const handle = dirHandle(dir, fs);
+        if (!fs.linkAtSync(AT_FDCWD, from, handle, name)) break;
+        return handle;
+      } catch (error) {
+        if (!isErrno(error, "ENOENT")) throw error;
+        if (fresh) {
+          if (missingOk && !pathExists(from, fs)) return "missing";
+          throw error;
+        }
+        forgetDirHandle(dir, fs);
+      }
+    }
+  }
+  try {
+    fs.linkSync(from, `${dir}/${name}`);
+  } catch (error) {
+    if (missingOk && isErrno(error, "ENOENT") && !pathExists(from, fs)) return "missing";
+    throw error;
+  }
+  return undefined;
 }
 
 function staysIn(move: Move): string {

@@ -7,11 +7,11 @@ import {
   MailboxStorageError,
   MessageTooLargeError,
 } from "../core/errors.ts";
+import type { BigIntStats } from "node:fs";
 import type { MailboxState } from "../core/mailbox-state.ts";
 import type { MailboxMessage } from "../core/message.ts";
 import { assertMessageId, DEFAULT_MAX_CONTENT_BYTES, sameMessage, serializeMessage } from "../core/message-format.ts";
 import {
-  type FileIdentity,
   ensureDir,
   ensureDirWhereCheap,
   isErrno,
@@ -22,7 +22,7 @@ import {
 import { type FileLockOptions, withFileLock } from "../storage/file-lock.ts";
 import { type FsOps, realFs } from "../storage/fs-ops.ts";
 import { CheckedMessages } from "./checked-messages.ts";
-import { type MoveOutcome, moveDurably } from "./durable-move.ts";
+import { type MoveOutcome, linkInto, moveDurably } from "./durable-move.ts";
 import { BatchFailure, DurableBatch } from "./group-commit.ts";
 import { differentInProcessing, notInProcessing, storageError } from "./failures.ts";
 import { findMessage, listMailboxes } from "./listing.ts";
@@ -165,33 +165,74 @@ export class FileMailboxStore implements MailboxStore {
     };
     await this.#batched(`send ${id}`, async (batch) => {
       this.#prepareAgent(recipient);
-      const target = this.paths.messageFile(recipient, into, id);
+      const dir = this.paths.stateDirOf(recipient, into);
+      const name = fileNameOf(id);
+      const target = `${dir}/${name}`;
       const index = into === "ready" ? this.#queues.current(recipient) : undefined;
-      if (!isStill(fs, marker, await written)) await writeMarker();
-      let linked = false;
+      let handle: number | undefined;
       let stamp: Stamp | undefined;
-      try {
-        fs.linkSync(marker, target);
-        linked = true;
-        // Stamped at once after the link (which changed the file's ctime and link
-        // count), before the name has been visible for more than a moment.
-        stamp = this.#sent.stamp(fs, target);
-      } catch (error) {
+      const early = await written;
+      let linked = false;
+      const failed = (error: unknown): never => {
         // Nothing of a failed send may remain: not the message, and not the marker
         // that would block a retry with the same id.
         if (linked) unlinkQuietly(target, fs);
         unlinkQuietly(marker, fs);
         if (isErrno(error, "EEXIST")) throw new DuplicateMessageIdError(id);
         throw storageError(`send ${id}`, error, "nothing was written");
+      };
+      if (early !== undefined) {
+        // Linked first, looked at after: the file linked is the one this call wrote
+        // only if it is that inode, written then, and now has two names — one
+        // another sender put in its place has other links or none, one prune
+        // removed is "missing". Anything else, a failed link included (its marker
+        // may not be this call's to remove), is settled as a late write is.
+        let through: number | undefined | "missing" = "missing";
+        try {
+          through = linkInto(fs, marker, dir, name, true);
+        } catch {
+          // Settled below.
+        }
+        if (through !== "missing") {
+          // Stamped at once after the link (which changed the file's ctime and link
+          // count), before the name has been visible for more than a moment.
+          stamp = this.#sent.stamp(fs, target);
+          if (stamp && stamp.ino === early.ino && stamp.dev === early.dev && stamp.mtimeNs === early.mtimeNs && stamp.nlink === 2n) {
+            linked = true;
+            handle = through;
+          } else {
+            try {
+              fs.unlinkSync(target);
+            } catch (error) {
+              throw storageError(`send ${id}`, error, `a link to another file may remain at ${target}`);
+            }
+          }
+        }
+      }
+      if (!linked) {
+        await writeMarker();
+        try {
+          handle = linkInto(fs, marker, dir, name, false) as number | undefined;
+          linked = true;
+          // Stamped at once after the link (which changed the file's ctime and link
+          // count), before the name has been visible for more than a moment.
+          stamp = this.#sent.stamp(fs, target);
+        } catch (error) {
+          failed(error);
+        }
       }
       // The marker is durable (its own fsync; its creation in an earlier journal
       // transaction than the link, or the same one when written here) and the
       // batch's fsync of ready/ commits the link (see docs/mailbox.md,
       // "Durability"); undone, neither remains.
-      batch.step(this.paths.stateDirOf(recipient, into), () => {
-        fs.unlinkSync(target);
-        fs.unlinkSync(marker);
-      });
+      batch.step(
+        dir,
+        () => {
+          fs.unlinkSync(target);
+          fs.unlinkSync(marker);
+        },
+        handle,
+      );
       if (into === "processing") return;
       this.#sent.remember(target, stamp, message);
       // After the send is durable, so a record never names a message that is not there.
@@ -199,7 +240,7 @@ export class FileMailboxStore implements MailboxStore {
         const record = recordBody(message, stamp);
         batch.afterCommit(() => appendRecords(fs, this.paths.index(recipient), [record]));
       }
-      this.#queues.gained(recipient, index, (i) => i.insert({ name: fileNameOf(id), id, createdAtUtc: message.createdAtUtc }));
+      this.#queues.gained(recipient, index, (i) => i.insert({ name, id, createdAtUtc: message.createdAtUtc }));
     });
   }
 
@@ -703,27 +744,20 @@ interface QueuedCall {
  * marker was there, or a step failed): it never removes a file, since outside
  * the lock it cannot know the marker is still its own.
  */
-async function writeMarkerEarly(fs: FsOps, marker: string, spares: SpareMarkers, text: () => string): Promise<FileIdentity | undefined> {
+/**
+ * The marker, written and made durable outside the lock; its stat then (which
+ * file this call made), or undefined when it could not be (the marker there
+ * already, a failed write): the send settles that under the lock.
+ */
+async function writeMarkerEarly(fs: FsOps, marker: string, spares: SpareMarkers, text: () => string): Promise<BigIntStats | undefined> {
   try {
     const content = text();
-    return (await spares.writeAs(marker, content)) ?? (await writeNewFileDurably(marker, content, fs));
+    const spare = await spares.writeAs(marker, content);
+    if (spare) return spare;
+    await writeNewFileDurably(marker, content, fs);
+    return fs.lstatSync(marker, { bigint: true });
   } catch {
     return undefined;
-  }
-}
-
-/**
- * Whether `marker` is still the file `written` says this send made, and linked
- * nowhere yet: another sender of the same id may have replaced it (seeing it
- * unlinked, under the lock), and `agent mailbox prune` may have removed it.
- */
-function isStill(fs: FsOps, marker: string, written: FileIdentity | undefined): boolean {
-  if (!written) return false;
-  try {
-    const stat = fs.lstatSync(marker);
-    return stat.ino === written.ino && stat.ctimeMs === written.ctimeMs && stat.nlink === 1;
-  } catch {
-    return false;
   }
 }
 

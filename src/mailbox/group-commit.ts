@@ -1,4 +1,5 @@
 import { fsyncDirOffLoop } from "../storage/atomic-file.ts";
+import { pin, unpin } from "../storage/dir-handles.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 
 /**
@@ -15,7 +16,8 @@ import type { FsOps } from "../storage/fs-ops.ts";
  */
 export class DurableBatch {
   readonly #fs: FsOps;
-  readonly #dirs = new Set<string>();
+  /** Each directory to fsync, and the kept descriptor of it that steps went through, if they did (see dir-handles.ts). */
+  readonly #dirs = new Map<string, { dir: string; handle: number | undefined }>();
   readonly #undo: (() => void)[] = [];
   readonly #after: (() => void)[] = [];
 
@@ -23,9 +25,18 @@ export class DurableBatch {
     this.#fs = fs;
   }
 
-  /** A step that `dir`'s fsync makes durable, and how to take it back. */
-  step(dir: string, undo: () => void): void {
-    this.#dirs.add(dir);
+  /**
+   * A step that `dir`'s fsync makes durable, and how to take it back. Given
+   * `handle`, the kept descriptor of `dir` the step was made through, the
+   * commit fsyncs that one (held open until then) rather than open `dir`.
+   */
+  step(dir: string, undo: () => void, handle?: number): void {
+    // A path and a descriptor may name different directories (one removed and made again): each is fsynced.
+    const key = handle === undefined ? dir : `${dir}\0${handle}`;
+    if (!this.#dirs.has(key)) {
+      if (handle !== undefined) pin(handle);
+      this.#dirs.set(key, { dir, handle });
+    }
     this.#undo.push(undo);
   }
 
@@ -39,7 +50,9 @@ export class DurableBatch {
    * `{ error, undone }`: whether the batch is back where it was.
    */
   async commit(): Promise<void> {
-    const synced = await Promise.allSettled([...this.#dirs].map((dir) => fsyncDirOffLoop(dir, this.#fs)));
+    const dirs = [...this.#dirs.values()];
+    const synced = await Promise.allSettled(dirs.map(({ dir, handle }) => fsyncDirOffLoop(dir, this.#fs, handle)));
+    for (const { handle } of dirs) if (handle !== undefined) unpin(handle, this.#fs);
     const failed = synced.find((result) => result.status === "rejected");
     if (failed) {
       let undone = true;

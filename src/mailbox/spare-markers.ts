@@ -1,5 +1,5 @@
-import { constants } from "node:fs";
-import { type FileIdentity, FILE_MODE, awaitFsync, openWhereCheap, unlinkQuietly, writeAll } from "../storage/atomic-file.ts";
+import { type BigIntStats, constants } from "node:fs";
+import { FILE_MODE, awaitFsync, openWhereCheap, unlinkQuietly, writeAll } from "../storage/atomic-file.ts";
 import type { FsOps } from "../storage/fs-ops.ts";
 import { AT_FDCWD } from "../storage/no-replace-rename.ts";
 
@@ -72,12 +72,13 @@ export class SpareMarkers {
   /**
    * Writes `text` into a spare, fsyncs it and renames it to `marker` if nothing
    * is there: what creating `marker` exclusively and writing it does. Returns
-   * what the marker is, or undefined when no spare could be used (none made, one
-   * removed meanwhile, a platform that cannot rename without replacing): the
-   * caller creates the marker. Throws as a create would when `marker` exists
-   * (EEXIST), or when a write or the fsync fails; the spare is gone then.
+   * the marker's stat as it is then, or undefined when no spare could be used
+   * (none made, one removed meanwhile, a platform that cannot rename without
+   * replacing): the caller creates the marker. Throws as a create would when
+   * `marker` exists (EEXIST), or when a write or the fsync fails; the spare is
+   * gone then.
    */
-  async writeAs(marker: string, text: string): Promise<FileIdentity | undefined> {
+  async writeAs(marker: string, text: string): Promise<BigIntStats | undefined> {
     const rename = this.#fs.renameNoReplaceSync;
     const spare = rename ? this.#ready.pop() : undefined;
     if (!rename || spare === undefined) return undefined;
@@ -97,8 +98,7 @@ export class SpareMarkers {
         return undefined;
       }
       // After the rename, which changed the inode's change time: the marker as a later look finds it.
-      const stat = this.#fs.fstatSync(fd);
-      return { ino: stat.ino, ctimeMs: stat.ctimeMs };
+      return this.#fs.fstatSync(fd, { bigint: true });
     } finally {
       this.#fs.closeSync(fd);
       if (!renamed) unlinkQuietly(spare, this.#fs);

@@ -1,4 +1,4 @@
-import { constants, fsync, mkdir, open } from "node:fs";
+import { constants, fsync, mkdir, open, writeFile } from "node:fs";
 import { dirname } from "node:path";
 import { type FsOps, realFs } from "./fs-ops.ts";
 
@@ -134,19 +134,23 @@ export async function awaitFsync(fd: number, fs: FsOps = realFs): Promise<void> 
  * fsync is already waiting to start, it joins that one: every change made
  * before the ask is made durable by an fsync begun after it, and 32 agents
  * creating their files in one directory at once pay a few fsyncs, not 32 in a
- * row on the thread pool's two threads.
+ * row on the thread pool's two threads. Given `fd`, a descriptor of the
+ * directory the changes were made in (see dir-handles.ts), it fsyncs that one,
+ * which the caller keeps open until this settles: no open and close of `path`.
  */
-export function fsyncDirOffLoop(path: string, fs: FsOps = realFs): Promise<void> {
-  if (fs !== realFs) return fsyncDirNow(path, fs);
-  const pending = dirSyncs.get(path);
+export function fsyncDirOffLoop(path: string, fs: FsOps = realFs, fd?: number): Promise<void> {
+  if (fs !== realFs) return fd === undefined ? fsyncDirNow(path, fs) : awaitFsync(fd, fs);
+  // A descriptor names one directory, a path whichever is there now: only asks for the same one join.
+  const key = fd === undefined ? path : `${path}\0${fd}`;
+  const pending = dirSyncs.get(key);
   if (pending?.waiting) return pending.waiting;
   const start = async (): Promise<void> => {
-    const entry = dirSyncs.get(path)!;
+    const entry = dirSyncs.get(key)!;
     entry.waiting = undefined;
     try {
-      await fsyncDirNow(path, fs);
+      await (fd === undefined ? fsyncDirNow(path, fs) : fsyncOffLoop(fd));
     } finally {
-      if (entry.waiting === undefined) dirSyncs.delete(path);
+      if (entry.waiting === undefined) dirSyncs.delete(key);
     }
   };
   if (pending) {
@@ -157,7 +161,7 @@ export function fsyncDirOffLoop(path: string, fs: FsOps = realFs): Promise<void>
     return waiting;
   }
   const entry: DirSync = { running: Promise.resolve(), waiting: undefined };
-  dirSyncs.set(path, entry);
+  dirSyncs.set(key, entry);
   entry.running = start();
   return entry.running;
 }
@@ -182,26 +186,19 @@ async function fsyncDirNow(path: string, fs: FsOps): Promise<void> {
 }
 
 /**
- * writeNewFileSynced, its create and its fsync off the event loop (see
- * openWhereCheap and awaitFsync); returns which file it made. The write of a new,
- * small file stays on the loop: it allocates nothing yet.
+ * writeNewFileSynced off the event loop, in one task of the thread pool: the
+ * file is opened O_SYNC, so its write returns once the data and the inode are
+ * on the disk, as a write then an fsync would (open(2)). One hop to the pool
+ * and back, not one for the fsync and one for the create (see openWhereCheap):
+ * each hop costs the loop a wake-up and a poll. A store given other calls (a
+ * test's, failing or dying at a chosen one) runs writeNewFileSynced with them.
  */
-export async function writeNewFileDurably(path: string, data: string | Uint8Array, fs: FsOps = realFs): Promise<FileIdentity> {
-  const fd = await openWhereCheap(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE, fs);
-  try {
-    writeAll(fd, data, fs);
-    await awaitFsync(fd, fs);
-    const stat = fs.fstatSync(fd);
-    return { ino: stat.ino, ctimeMs: stat.ctimeMs };
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** Which file a path named when it was written: its inode and the change time its last write left (a reused inode has another). */
-export interface FileIdentity {
-  ino: number;
-  ctimeMs: number;
+export async function writeNewFileDurably(path: string, data: string | Uint8Array, fs: FsOps = realFs): Promise<void> {
+  if (fs !== realFs) return writeNewFileSynced(path, data, fs);
+  const flag = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_SYNC;
+  // A numeric flag, as open(2) takes it (node:fs accepts one; its type says string).
+  const options = { flag: flag as unknown as string, mode: FILE_MODE };
+  await new Promise<void>((resolve, reject) => writeFile(path, data, options, (error) => (error ? reject(error) : resolve())));
 }
 
 /** Creates `path` (which must not exist), writes `data` and fsyncs it. */

@@ -56,16 +56,25 @@ export function forgetDirHandle(path: string, fs: FsOps): void {
 
 /** Runs `use` with `fd` kept open until it settles, even if its path is forgotten or evicted meanwhile. */
 export async function pinned<T>(fd: number, fs: FsOps, use: () => Promise<T>): Promise<T> {
-  pins.set(fd, (pins.get(fd) ?? 0) + 1);
+  pin(fd);
   try {
     return await use();
   } finally {
-    const left = pins.get(fd)! - 1;
-    if (left > 0) pins.set(fd, left);
-    else {
-      pins.delete(fd);
-      if (closeWhenFree.delete(fd)) closeQuietly(fd, fs);
-    }
+    unpin(fd, fs);
+  }
+}
+
+/** Keeps `fd` open, even if its path is forgotten or evicted, until as many `unpin`s. */
+export function pin(fd: number): void {
+  pins.set(fd, (pins.get(fd) ?? 0) + 1);
+}
+
+export function unpin(fd: number, fs: FsOps): void {
+  const left = pins.get(fd)! - 1;
+  if (left > 0) pins.set(fd, left);
+  else {
+    pins.delete(fd);
+    if (closeWhenFree.delete(fd)) closeQuietly(fd, fs);
   }
 }
 

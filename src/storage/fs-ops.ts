@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { linkAt } from "./link-at.ts";
 import { renameNoReplace } from "./no-replace-rename.ts";
 
 /**
@@ -19,6 +20,12 @@ export type FsOps = NodeCalls & {
    * `node:fs`: a store then looks and renames.
    */
   renameNoReplaceSync?: (fromDir: number, from: string, toDir: number, to: string) => boolean;
+  /**
+   * link with names resolved in directory descriptors (see link-at.ts); false,
+   * having done nothing, where the platform cannot. Absent from a test's
+   * `node:fs`: a store then links by path and opens the directory to fsync it.
+   */
+  linkAtSync?: (fromDir: number, from: string, toDir: number, to: string) => boolean;
 };
 
 type NodeCalls = Pick<
@@ -64,4 +71,5 @@ export const realFs: FsOps = {
   linkSync: fs.linkSync,
   utimesSync: fs.utimesSync,
   renameNoReplaceSync: renameNoReplace,
+  linkAtSync: linkAt,
 };

@@ -4,7 +4,7 @@
 // orphan of a killed send — is settled under the lock, and each id is still
 // delivered once.
 import { describe, expect, test } from "bun:test";
-import { existsSync, lstatSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, lstatSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DuplicateMessageIdError } from "../../src/core/errors.ts";
 import { systemClock } from "../../src/core/clock.ts";
@@ -80,6 +80,21 @@ describe("a send's message is written before the lock", () => {
     await expect(w.store.send(w.m)).rejects.toBeInstanceOf(DuplicateMessageIdError);
     expect(await w.store.claim("bob")).toEqual(w.m);
     expect(await w.store.claim("bob")).toBeNull();
+  });
+
+  test("its marker replaced meanwhile by another sender of the id that delivered it already: refused as a duplicate, the other's message and marker untouched", async () => {
+    const w = await world();
+    const sending = w.store.send(w.m);
+    await until(() => existsSync(w.marker) && readFileSync(w.marker, "utf8") === serializeMessage(w.m));
+    // What the other sender leaves once its batch is done: its own file as the marker, linked in ready/.
+    const theirs = serializeMessage({ ...w.m, content: "another sender's content" });
+    unlinkSync(w.marker);
+    writeFileSync(w.marker, theirs);
+    linkSync(w.marker, w.ready);
+    w.other.give();
+    await expect(sending).rejects.toBeInstanceOf(DuplicateMessageIdError);
+    expect(readFileSync(w.ready, "utf8")).toBe(theirs);
+    expect(lstatSync(w.marker).nlink).toBe(2);
   });
 
   test("an orphan marker a killed send left: the retry delivers the message", async () => {

@@ -8,7 +8,7 @@ import { type FsOps, realFs } from "../../src/storage/fs-ops.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { fixture } from "./helpers.ts";
 
-type Call = Exclude<keyof FsOps, "renameNoReplaceSync">;
+type Call = Exclude<keyof FsOps, "renameNoReplaceSync" | "linkAtSync">;
 
 // The stores' file calls as they run (renames through renameat2 where there is one),
 // and node:fs alone (a store looks, then renames): both must keep every guarantee.
@@ -20,7 +20,9 @@ const BASES = { "renameat2(RENAME_NOREPLACE)": realFs, "a look, then rename": fs
  */
 function failing(call: Call, when: (...args: unknown[]) => boolean = () => true, base: FsOps = realFs): FsOps & { armed: boolean } {
   const ops = { ...base, armed: true } as FsOps & { armed: boolean };
-  const calls: (keyof FsOps)[] = call === "renameSync" && base.renameNoReplaceSync ? [call, "renameNoReplaceSync"] : [call];
+  // The call and its twin through directory descriptors, which a store with the real calls makes instead.
+  const twin = ({ renameSync: "renameNoReplaceSync", linkSync: "linkAtSync" } as Partial<Record<Call, keyof FsOps>>)[call];
+  const calls: (keyof FsOps)[] = twin && base[twin] ? [call, twin] : [call];
   for (const name of calls) {
     const real = base[name] as (...args: unknown[]) => unknown;
     (ops as Record<string, unknown>)[name] = (...args: unknown[]) => {

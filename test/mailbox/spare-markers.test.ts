@@ -15,13 +15,8 @@ const idsDir = (stateDir: string) => join(stateDir, "mailboxes/.ids");
 const spares = (stateDir: string) => readdirSync(idsDir(stateDir)).filter((name) => name.startsWith(".spare.")).sort();
 
 async function reserved(f: ReturnType<typeof fixture>, count: number): Promise<string[]> {
-  f.store.reserve(count);
-  for (let waited = 0; spares(f.stateDir).length < count; waited += 5) {
-    if (waited > 5_000) throw new Error("spares not made");
-    await Bun.sleep(5);
-  }
-  // Made, and handed to sends once their open settled.
-  await Bun.sleep(5);
+  // Settles once each spare is made and handed to sends (waiting for the files alone left a send before the hand-over).
+  await f.store.reserve(count);
   return spares(f.stateDir);
 }
 
