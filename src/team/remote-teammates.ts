@@ -128,7 +128,15 @@ export class RemoteTeammates implements TeamWatchTarget {
       // Its row as stored now, not as the last look read it: with the lease taken
       // here no other holder's write lands any more, and one may have landed since.
       const stored = (await team.o.registry.read()).find((record) => record.name === name);
-      if (stored && team.mayReplace(name, mark)) worker.record = stored;
+      if (stored && team.mayReplace(name, mark)) {
+        worker.record = stored;
+        // Failed or shut down by that write, or spawned again since (its task pending): not to run now.
+        if (stored.state === "failed" || stored.state === "shutdown" || stored.pendingTaskId !== undefined) {
+          worker.retired = stored.state === "shutdown";
+          await team.o.hosting?.give(name);
+          return false;
+        }
+      }
       // Whatever its last holder said ("running" when it was killed), it starts here afresh:
       // idle, unless that holder was killed between its last ack and its idle notice
       // (owedIdleNotice), when it stays running until its loop has sent the notice.
