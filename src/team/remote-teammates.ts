@@ -127,7 +127,8 @@ export class RemoteTeammates implements TeamWatchTarget {
       worker.current = undefined;
       // Its row as stored now, not as the last look read it: with the lease taken
       // here no other holder's write lands any more, and one may have landed since.
-      const stored = (await team.o.registry.read()).find((record) => record.name === name);
+      const registry = team.o.registry;
+      const stored = (await (registry.readSettled ? registry.readSettled() : registry.read())).find((record) => record.name === name);
       if (stored && team.mayReplace(name, mark)) {
         worker.record = stored;
         // Failed or shut down by that write, or spawned again since (its task pending): not to run now.
