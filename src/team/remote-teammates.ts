@@ -1,5 +1,6 @@
 import type { AgentName } from "../core/agent-name.ts";
 import type { JobHandle } from "../runtime/job-supervisor.ts";
+import { owedIdleNotice } from "./owed-idle.ts";
 import type { TeamContext } from "./team-context.ts";
 import type { TeammateRecord } from "./team-registry.ts";
 import { type TeamWatchTarget, watchTeam } from "./team-watch.ts";
@@ -118,14 +119,31 @@ export class RemoteTeammates implements TeamWatchTarget {
     this.#adopting.add(name);
     let started = false;
     try {
+      const mark = team.changeMark();
       if (!(await team.takeLease(name))) return false;
       // A runner from an earlier hold has an old history: build it again from the store.
       worker.runner?.close();
       worker.runner = undefined;
       worker.current = undefined;
-      // Whatever its last holder said ("running" when it was killed), it starts here afresh.
+      // Its row as stored now, not as the last look read it: with the lease taken
+      // here no other holder's write lands any more, and one may have landed since.
+      const registry = team.o.registry;
+      const stored = (await (registry.readSettled ? registry.readSettled() : registry.read())).find((record) => record.name === name);
+      if (stored && team.mayReplace(name, mark)) {
+        worker.record = stored;
+        // Failed or shut down by that write, or spawned again since (its task pending): not to run now.
+        if (stored.state === "failed" || stored.state === "shutdown" || stored.pendingTaskId !== undefined) {
+          worker.retired = stored.state === "shutdown";
+          await team.o.hosting?.give(name);
+          return false;
+        }
+      }
+      // Whatever its last holder said ("running" when it was killed), it starts here afresh:
+      // idle, unless that holder was killed between its last ack and its idle notice
+      // (owedIdleNotice), when it stays running until its loop has sent the notice.
       const said = worker.record.state;
-      worker.record = { ...worker.record, state: "idle" };
+      const owed = said === "running" ? await owedIdleNotice(team, name) : undefined;
+      worker.record = { ...worker.record, state: owed === undefined ? "idle" : "running" };
       // Its worktree is this machine's to have: re-added here, or the teammate fails saying why.
       if (worker.record.worktree && !(await restoreWorktree(team, worker.record))) {
         await team.persist(name);
@@ -133,8 +151,9 @@ export class RemoteTeammates implements TeamWatchTarget {
       }
       // Stored idle now: its loop, finding an empty mailbox (a holder killed just after
       // its last ack), stores nothing, and a Lead reading "running" waited for ever.
-      if (said === "running") await team.persist(name);
+      if (said === "running" && owed === undefined) await team.persist(name);
       await team.o.store.recover(name);
+      worker.owedIdle = owed;
       team.startWorker(name);
       started = true;
       return true;

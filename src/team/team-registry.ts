@@ -66,6 +66,12 @@ export type TeamFile = z.infer<typeof TeamFile>;
 export interface TeamRegistry {
   /** Every teammate, oldest first. */
   read(): Promise<TeammateRecord[]>;
+  /**
+   * As read(), once every write under way has landed: a write whose fence was
+   * checked before a take of the lease is in it. Absent where a read already
+   * sees such a write (PostgreSQL: the take waits for the writing transaction).
+   */
+  readSettled?(): Promise<TeammateRecord[]>;
   /** Adds the teammate, or replaces the one of the same name. */
   put(record: TeammateRecord): Promise<void>;
   /** Removes the teammate of that name (nothing when there is none). */
@@ -108,6 +114,15 @@ export class FileTeamRegistry implements TeamRegistry {
 
   async read(): Promise<TeammateRecord[]> {
     return [...this.#read()];
+  }
+
+  /** Under team.lock: a write checked against the lease before it was taken has landed. */
+  async readSettled(): Promise<TeammateRecord[]> {
+    let teammates: TeammateRecord[] = [];
+    await this.#locked(async () => {
+      teammates = [...this.#read()];
+    });
+    return teammates;
   }
 
   // Each read and its write run under `team.lock`: the Lead's runtime and

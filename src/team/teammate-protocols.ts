@@ -154,6 +154,11 @@ export class TeammateProtocols {
    * The Lead's review of a submitted plan: a `plan_approval_response` to the
    * teammate. Approval lifts it to its normal permission mode from the turn
    * that reads the answer; a rejection keeps it in plan mode with the feedback.
+   *
+   * A teammate another process holds (a Lead with --remote-teammates) has one
+   * writer of its record, its holder: the answer goes to it as that message
+   * alone, which its loop applies when it takes it up. Written here too, the
+   * Lead's record, read before the holder's last write, landed over it.
    */
   async reviewPlan(name: string, requestId: string, approve: boolean, feedback: string): Promise<void> {
     const team = this.#team;
@@ -166,7 +171,12 @@ export class TeammateProtocols {
       throw new TeammateUnavailableError(`request_id ${requestId} is not ${name}'s open plan request: ${open}`);
     }
     const reply = { inReplyTo: requestId, requestId };
-    await this.#mail.sendOnce(LEAD, worker.record.name, "plan_approval_response", JSON.stringify({ approve, feedback }), reply, derivedId(requestId, "plan_approval_response"));
+    const sent = await this.#mail.sendOnce(LEAD, worker.record.name, "plan_approval_response", JSON.stringify({ approve, feedback }), reply, derivedId(requestId, "plan_approval_response"));
+    if (!team.runsHere(worker.record.name)) {
+      // This view of its plan is older than its holder's, which has not read the answer yet.
+      if (!sent) throw new TeammateUnavailableError(`request_id ${requestId} is answered already; ${name} applies that answer when it reads it`);
+      return;
+    }
     // Also set when the teammate takes the answer up: a runtime killed here still lifts it.
     await team.setPlan(worker.record.name, { state: approve ? "approved" : "drafting" });
     team.startWorker(worker.record.name);

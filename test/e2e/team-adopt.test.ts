@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
 import { SQL } from "bun";
+import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import type { MailboxStore } from "../../src/mailbox/store.ts";
@@ -8,9 +9,12 @@ import { PgMailboxStore } from "../../src/postgres/mailbox-store.ts";
 import { PgTeamRegistry } from "../../src/postgres/team-registry.ts";
 import { FileTeamRegistry, type TeamRegistry } from "../../src/team/team-registry.ts";
 import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
-import { ScriptedModelServer } from "../support/model-server.ts";
+import { type RecordedRequest, ScriptedModelServer } from "../support/model-server.ts";
+import { derivedId } from "../../src/team/derived-id.ts";
 import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
+import { hook, until as untilTrue } from "./hook-fixture.ts";
 import { parseResult, runSetup } from "./run-fixture.ts";
+import { eventsIn } from "./team-fixture.ts";
 
 // A worker killed just after a teammate's last ack: alice's result and idle
 // notice are with the Lead, her task is acknowledged, and her record still says
@@ -137,6 +141,18 @@ async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => 
   }
 }
 
+/** Runs `agent drain --remote-teammates` and expects it to end well within DEADLINE_MS (killed past it). */
+async function drainWithin(common: string[]) {
+  const drain = start(["drain", "--remote-teammates", "--output", "json", ...common]);
+  const deadline = Promise.withResolvers<"waited for ever">();
+  const timer = setTimeout(() => deadline.resolve("waited for ever"), DEADLINE_MS);
+  const code = await Promise.race([drain.child.exited, deadline.promise]);
+  clearTimeout(timer);
+  if (code !== 0) drain.child.kill("SIGKILL");
+  expect({ code, stderr: code === 0 ? "" : await drain.stderr }).toEqual({ code: 0, stderr: "" });
+  return drain;
+}
+
 describe.each([files, postgres()])("a worker killed just after a teammate's last ack, store: $name", (backend: Backend) => {
   test("another worker takes the teammate over with an empty mailbox and stores it idle: drain --remote-teammates ends", async () => {
     const { workspace, stateDir, sessionDir } = runSetup();
@@ -172,17 +188,76 @@ describe.each([files, postgres()])("a worker killed just after a teammate's last
     expect((await counts()).alice).toEqual({ ready: 0, processing: 0, done: 1, quarantine: 0 });
 
     const taker = start(["worker", ...common]);
-    const drain = start(["drain", "--remote-teammates", "--output", "json", ...common]);
-    const deadline = Promise.withResolvers<"waited for ever">();
-    const timer = setTimeout(() => deadline.resolve("waited for ever"), DEADLINE_MS);
-    const code = await Promise.race([drain.child.exited, deadline.promise]);
-    clearTimeout(timer);
-    if (code !== 0) drain.child.kill("SIGKILL");
-    expect({ code, stderr: code === 0 ? "" : await drain.stderr }).toEqual({ code: 0, stderr: "" });
+    const drain = await drainWithin(common);
     expect(parseResult(await new Response(drain.child.stdout).text())).toMatchObject({ subtype: "success", result: FINAL });
     expect((await registry.read()).map((record) => record.state)).toEqual(["idle"]);
     taker.child.kill("SIGTERM");
     expect(await taker.child.exited).toBe(0);
     server.assertDone();
+  }, 150_000);
+});
+
+// The same kill a moment later: alice's task is acknowledged and her idle
+// notice is not sent yet (her TeammateIdle hook runs in that window: it says
+// where it runs and stays there until killed). The worker that takes her over
+// owes that notice: its loop sends it once, under the id derived from her
+// task, and only then stores her idle. It used to store her idle at once and
+// send nothing, so the Lead never heard that she was idle.
+
+// First call: says where it runs (its pid, once the file is whole) and stays there until killed. Later calls let the teammate go idle.
+const HOLD_ONCE = `#!/bin/sh
+if [ -e held ]; then exit 0; fi
+echo $$ > held.tmp && mv held.tmp held
+exec sleep 300
+`;
+
+describe.each([files, postgres()])("a worker killed between a teammate's last ack and its idle notice, store: $name", (backend: Backend) => {
+  test("the worker that takes the teammate over sends the notice it owes, once", async () => {
+    const { workspace, stateDir, sessionDir } = runSetup();
+    hook(workspace, "TeammateIdle", "hold.sh", HOLD_ONCE);
+    const server = ScriptedModelServer.start(
+      [
+        { identity: "lead", toolCalls: [{ name: "spawn_teammate", arguments: { name: "alice", role: "helper", prompt: "count the tables" } }] },
+        { identity: "lead", text: "alice is on it." },
+        { identity: "alice", text: ALICE_RESULT },
+      ],
+      // The Lead answers every event turn alike, however her result and notice are batched.
+      { respond: () => ({ text: FINAL }) },
+    );
+    servers.push(server);
+    const common = ["--session", "adopt-idle", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, "--trust-project", ...(await backend.args())];
+    const run = start(["run", "--remote-teammates", "--no-wait", ...common, "Have alice count the tables."]);
+    expect(await run.child.exited).toBe(0);
+    const killed = start(["worker", ...common]);
+    const held = join(workspace, "held");
+    // The hook runs after her task is acked and before her notice is sent: the kill lands between the two.
+    await untilTrue(() => existsSync(held) || killed.child.exitCode !== null, "her TeammateIdle hook to run");
+    expect(existsSync(held)).toBe(true);
+    killed.child.kill("SIGKILL");
+    expect(await killed.child.exited).toBe(137);
+    process.kill(Number(readFileSync(held, "utf8")), "SIGKILL");
+
+    const dir = sessionDir();
+    const { registry, store } = backend.open(dir);
+    const task = (await store.list({ agent: "alice" }))[0]!.messages;
+    expect(task.map((m) => [m.state, m.kind])).toEqual([["done", "task"]]);
+    const fromAlice = async () => (await store.list({ agent: "lead" })).flatMap((l) => l.messages).filter((m) => m.sender === "alice");
+    expect((await fromAlice()).map((m) => m.kind)).toEqual(["result"]);
+    expect((await registry.read()).map((record) => record.state)).toEqual(["running"]);
+
+    const taker = start(["worker", ...common]);
+    await drainWithin(common);
+    // Her turn ran once; the Lead heard her result and one idle notice, under the id derived from her task.
+    expect(server.requests.filter((r) => r.identity === "alice")).toHaveLength(1);
+    const last = server.requests.filter((r: RecordedRequest) => r.identity === "lead").at(-1)!;
+    expect(eventsIn(last).filter((event) => event.from === "alice")).toEqual([
+      { from: "alice", kind: "result", content: ALICE_RESULT },
+      { from: "alice", kind: "idle", content: "alice is idle" },
+    ]);
+    const notices = (await fromAlice()).filter((m) => m.kind === "idle");
+    expect(notices.map((m) => m.id)).toEqual([derivedId(task[0]!.id!, "idle")]);
+    await until("alice stored idle", () => registry.read(), (team) => team[0]?.state === "idle");
+    taker.child.kill("SIGTERM");
+    expect(await taker.child.exited).toBe(0);
   }, 150_000);
 });

@@ -1,4 +1,5 @@
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import type { Subprocess } from "bun";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type RecordedRequest, type ScriptedReply, ScriptedModelServer, type ScriptedToolCall } from "../support/model-server.ts";
@@ -137,8 +138,16 @@ describe("shutdown handshake", () => {
   });
 });
 
+// With --remote-teammates an `agent worker` runs carol: the Lead's review goes
+// to her as its answer alone, and her worker stores her plan as she reads it
+// (a Lead writes no record of a teammate another process holds).
+const planRuns = [
+  { where: "in the Lead's runtime", remote: false },
+  { where: "in an agent worker (--remote-teammates)", remote: true },
+];
+
 describe("plan approval", () => {
-  test("carol works read-only, her first plan is rejected with feedback, the second approved: then she edits in the Lead's mode", async () => {
+  test.each(planRuns)("carol works read-only, her first plan is rejected with feedback, the second approved: then she edits in the Lead's mode ($where)", async ({ remote }) => {
     const reviews: boolean[] = [];
     const lead = leadBrain([call("spawn_teammate", { name: "carol", role: "backend", prompt: "Add a CHANGELOG.", plan_mode_required: true })], (events) =>
       events
@@ -189,21 +198,47 @@ describe("plan approval", () => {
       ],
       { respond: lead },
     );
-    const { run, agent, workspace, sessionDir } = teamSetup();
-    const result = await run(["Get a CHANGELOG written, with a plan first.", "--base-url", server.url, "--permission-mode", "acceptEdits", "--output", "stream-json"]);
+    const { run, agent, workspace, sessionDir, stateDir } = teamSetup();
+    const flags = ["--base-url", server.url, "--permission-mode", "acceptEdits"];
+    const running = run(["Get a CHANGELOG written, with a plan first.", ...flags, "--output", "stream-json", ...(remote ? ["--session", "plan-remote", "--remote-teammates"] : [])]);
+    let worker: Subprocess<"ignore", "pipe", "pipe"> | undefined;
+    if (remote) {
+      // The Lead's first request means its session exists: the worker can join it.
+      while (server.requests.length === 0) await Bun.sleep(20);
+      worker = Bun.spawn([AGENT_BINARY, "worker", "--session", "plan-remote", "--workspace", workspace, "--state-dir", stateDir, ...flags], {
+        env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key" },
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+    }
+    const result = await running;
+    if (worker) {
+      worker.kill("SIGTERM");
+      expect(await worker.exited).toBe(0);
+    }
     expect({ code: result.code, stderr: result.stderr.includes("Error") ? result.stderr : "" }).toEqual({ code: 0, stderr: "" });
     server.assertDone();
     expect(server.problems).toEqual([]);
     expect(reviews).toEqual([false, true]);
     expect(readFileSync(join(workspace, "CHANGELOG.md"), "utf8")).toBe("# 1.0\n");
 
-    // Two plans, each answered once, request ids paired.
-    const lines = protocolLines(parseStream(result.stdout));
-    const requests = lines.filter((l) => l.kind === "plan_approval_request");
-    const responses = lines.filter((l) => l.kind === "plan_approval_response");
-    expect(requests).toHaveLength(2);
-    expect(responses.map((l) => l.request_id)).toEqual(requests.map((l) => l.request_id));
-    expect(new Set(requests.map((l) => l.request_id)).size).toBe(2);
+    // Two plans, each answered once, request ids paired (the worker's side of it is not in the Lead's stream: its mailboxes tell).
+    if (remote) {
+      const kinds = async (name: string) => {
+        const listed = JSON.parse((await agent("mailbox", "list", "--agent", name, "--json")).stdout) as { agents: { messages: { kind: string }[] }[] };
+        return listed.agents[0]!.messages.map((m) => m.kind).filter((kind) => kind.startsWith("plan_"));
+      };
+      expect(await kinds("lead")).toEqual(["plan_approval_request", "plan_approval_request"]);
+      expect(await kinds("carol")).toEqual(["plan_approval_response", "plan_approval_response"]);
+    } else {
+      const lines = protocolLines(parseStream(result.stdout));
+      const requests = lines.filter((l) => l.kind === "plan_approval_request");
+      const responses = lines.filter((l) => l.kind === "plan_approval_response");
+      expect(requests).toHaveLength(2);
+      expect(responses.map((l) => l.request_id)).toEqual(requests.map((l) => l.request_id));
+      expect(new Set(requests.map((l) => l.request_id)).size).toBe(2);
+    }
 
     const listed = TeamList.parse(JSON.parse((await agent("team", "list", "--json")).stdout));
     expect(listed.teammates.map((t) => [t.name, t.state, (t as { plan?: { state: string } }).plan?.state])).toEqual([["carol", "idle", "approved"]]);

@@ -148,3 +148,17 @@ test("a teammate left running with an empty mailbox (its holder killed just afte
   expect((await registry.read()).map((record) => record.state)).toEqual(["idle"]);
   expect(await remote.refreshElsewhere()).toBe(false);
 });
+
+test("a takeover goes by the record as stored once the lease is taken: one its last holder shut down after the look is not run", async () => {
+  const { registry, team, remote, started } = await teamAfterKilledWorker();
+  // The look read her running; her holder's last write, after it, shut her down (then it was killed).
+  const [alice] = await registry.read();
+  await registry.put({ ...alice!, state: "shutdown" });
+  expect(remote.unheld()).toEqual(["alice"]);
+  expect(await remote.adopt("alice")).toBe(false);
+  expect(started).toEqual([]);
+  expect(team.workers.get("alice")?.record.state).toBe("shutdown");
+  // Her lease is given back, her record left as her holder stored it.
+  expect(team.runsHere("alice")).toBe(false);
+  expect((await registry.read()).map((record) => record.state)).toEqual(["shutdown"]);
+});
