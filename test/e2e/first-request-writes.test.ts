@@ -14,14 +14,25 @@ import { runSetup, scriptedServers } from "./run-fixture.ts";
 const startServer = scriptedServers();
 const strace = Bun.which("strace");
 
+/**
+ * The line that made `path` durable before its rename: its fsync, or its
+ * create with O_SYNC (each write then returns once it is on disk).
+ */
+function durableBy(line: string): string | undefined {
+  const fsync = /fsync\(\d+<([^>]*)>/.exec(line); // also an "<unfinished ...>" one
+  if (fsync) return fsync[1];
+  const open = /openat\((?:AT_FDCWD<[^>]*>|\d+<[^>]*>), "([^"]+)", [^)]*O_SYNC/.exec(line);
+  return open?.[1];
+}
+
 /** Each rename's target with whether the file renamed was fsynced first (strace -y lines). */
 function renames(trace: string): { target: string; synced: boolean }[] {
   const lines = readFileSync(trace, "utf8").split("\n");
   const synced = new Set<string>();
   const out: { target: string; synced: boolean }[] = [];
   for (const line of lines) {
-    const fsync = /fsync\(\d+<([^>]*)>/.exec(line); // also an "<unfinished ...>" one
-    if (fsync) synced.add(fsync[1]!);
+    const durable = durableBy(line);
+    if (durable) synced.add(durable);
     const rename = /rename(?:at2?)?\((?:AT_FDCWD<[^>]*>, )?"([^"]+)", (?:AT_FDCWD<[^>]*>, )?"([^"]+)"/.exec(line);
     if (rename) out.push({ target: rename[2]!, synced: synced.has(rename[1]!) });
   }
@@ -35,7 +46,7 @@ describe("a run's writes before its first request", () => {
       const server = startServer([{ text: "done" }]);
       const trace = join(setup.root, "trace.txt");
       const child = Bun.spawn(
-        [strace!, "-f", "-y", "-e", "trace=fsync,rename,renameat,renameat2", "-o", trace, AGENT_BINARY, "run", "hello there", "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url],
+        [strace!, "-f", "-y", "-e", "trace=fsync,openat,rename,renameat,renameat2", "-o", trace, AGENT_BINARY, "run", "hello there", "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url],
         { env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" }, stdout: "ignore", stderr: "pipe" },
       );
       expect(await child.exited).toBe(0);
@@ -54,7 +65,7 @@ describe("a run's writes before its first request", () => {
       const server = startServer([{ text: "done" }]);
       const trace = join(setup.root, "trace.txt");
       const child = Bun.spawn(
-        [strace!, "-f", "-y", "-e", "trace=execve,fsync,rename,renameat,renameat2,write", "-o", trace, AGENT_BINARY, "run", "hello there", "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url],
+        [strace!, "-f", "-y", "-e", "trace=execve,fsync,openat,rename,renameat,renameat2,write", "-o", trace, AGENT_BINARY, "run", "hello there", "--workspace", setup.workspace, "--state-dir", setup.stateDir, "--base-url", server.url],
         { env: { ...process.env, OPENAI_API_KEY: "test-key", NO_COLOR: "1" }, stdout: "ignore", stderr: "pipe" },
       );
       expect(await child.exited).toBe(0);
@@ -65,9 +76,10 @@ describe("a run's writes before its first request", () => {
       const renamed = lines.findIndex((line) => /rename(?:at2?)?\(.*"[^"]*\/run-flags\.json"/.test(line));
       expect(renamed).toBeGreaterThan(-1);
       const temp = /rename(?:at2?)?\((?:AT_FDCWD<[^>]*>, )?"([^"]+)"/.exec(lines[renamed]!)![1]!;
-      const tempSynced = lines.find((line) => line.includes(`fsync(`) && line.includes(`<${temp}>`));
+      // Made durable (an fsync, or written through O_SYNC) before the rename.
+      const tempSynced = lines.slice(0, renamed).find((line) => durableBy(line)?.endsWith(temp.slice(temp.lastIndexOf("/"))) === true);
       expect(tempSynced).toBeDefined();
-      // Its fsyncs run on the thread pool while the event loop builds the runtime.
+      // Its durable write runs on the thread pool while the event loop builds the runtime.
       expect(tempSynced!.split(" ")[0]).not.toBe(main);
       const sessionDir = temp.slice(0, temp.lastIndexOf("/"));
       const dirSynced = lines.findIndex((line, index) => index > renamed && line.includes(`fsync(`) && line.includes(`<${sessionDir}>`));
