@@ -1,6 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import type { Subprocess } from "bun";
-import { SQL } from "bun";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
@@ -8,10 +6,9 @@ import type { MailboxStore } from "../../src/mailbox/store.ts";
 import { PgMailboxStore } from "../../src/postgres/mailbox-store.ts";
 import { PgTeamRegistry } from "../../src/postgres/team-registry.ts";
 import { FileTeamRegistry, type TeamRegistry } from "../../src/team/team-registry.ts";
-import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { type RecordedRequest, ScriptedModelServer } from "../support/model-server.ts";
 import { derivedId } from "../../src/team/derived-id.ts";
-import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
+import { teamBinaries } from "./team-binaries.ts";
 import { hook, until as untilTrue } from "./hook-fixture.ts";
 import { parseResult, runSetup } from "./run-fixture.ts";
 import { eventsIn } from "./team-fixture.ts";
@@ -30,36 +27,8 @@ const FINAL = "alice counted them.";
 /** Far above a drain's time on a loaded machine: a drain past it waits for ever. */
 const DEADLINE_MS = 60_000;
 
-const servers: ScriptedModelServer[] = [];
-const pools: SQL[] = [];
-const children: { child: Subprocess<"pipe" | "ignore", "pipe", "pipe">; stderr: Promise<string> }[] = [];
-afterEach(async () => {
-  for (const { child } of children.splice(0)) {
-    child.kill("SIGKILL");
-    await child.exited;
-  }
-  for (const server of servers.splice(0)) await server.close();
-  for (const pool of pools.splice(0)) await pool.close().catch(() => {});
-});
-let cluster: Promise<PostgresCluster> | undefined;
-afterAll(async () => {
-  await (await cluster)?.stop();
-});
-beforeAll(() => {
-  ensureBinary();
-}, 120_000);
-
-function start(args: string[]) {
-  const child = Bun.spawn([AGENT_BINARY, ...args], {
-    env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key" },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const running = { child, stderr: new Response(child.stderr).text() };
-  children.push(running);
-  return running;
-}
+const team = teamBinaries();
+const { start } = team;
 
 /** Where the team is, and how the test holds its registry's writes back. */
 interface Backend {
@@ -77,7 +46,7 @@ const files: Backend = {
   async holdWrites(sessionDir) {
     // The registry's writes take flock(2) on team.lock.flock: a process of ours holds it until its stdin closes.
     const holder = Bun.spawn(["flock", "-x", join(sessionDir, "team.lock.flock"), "-c", "echo held; cat"], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-    children.push({ child: holder as unknown as Subprocess<"pipe", "pipe", "pipe">, stderr: new Response(holder.stderr).text() });
+    team.track(holder);
     const reader = holder.stdout.getReader();
     let said = "";
     while (!said.includes("held")) {
@@ -97,19 +66,16 @@ function postgres(): Backend {
   return {
     name: "PostgreSQL",
     async args() {
-      cluster ??= startPostgres();
-      url = await (await cluster).database();
+      url = await team.postgresUrl();
       return ["--store", url];
     },
     open(sessionDir) {
-      const sql = new SQL(url, { max: 2 });
-      pools.push(sql);
+      const sql = team.pool(url);
       const session = basename(sessionDir);
       return { registry: new PgTeamRegistry(sql, session), store: new PgMailboxStore({ sql, session }) };
     },
     async holdWrites(sessionDir) {
-      const sql = new SQL(url, { max: 1 });
-      pools.push(sql);
+      const sql = team.pool(url, 1);
       const held = Promise.withResolvers<void>();
       const release = Promise.withResolvers<void>();
       // Her row locked in a transaction left open: an update of it waits; rolled back when let go.
@@ -164,7 +130,7 @@ describe.each([files, postgres()])("a worker killed just after a teammate's last
       { identity: "alice", check: () => aliceAsked.resolve(), gate: aliceGo.promise, text: ALICE_RESULT },
       { identity: "lead", text: FINAL },
     ]);
-    servers.push(server);
+    team.serve(server);
     const common = ["--session", "adopt", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, ...(await backend.args())];
     // The run spawns alice and returns: no process of its own runs her.
     const run = start(["run", "--remote-teammates", "--no-wait", ...common, "Have alice count the tables."]);
@@ -224,7 +190,7 @@ describe.each([files, postgres()])("a worker killed between a teammate's last ac
       // The Lead answers every event turn alike, however her result and notice are batched.
       { respond: () => ({ text: FINAL }) },
     );
-    servers.push(server);
+    team.serve(server);
     const common = ["--session", "adopt-idle", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, "--trust-project", ...(await backend.args())];
     const run = start(["run", "--remote-teammates", "--no-wait", ...common, "Have alice count the tables."]);
     expect(await run.child.exited).toBe(0);

@@ -1,14 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import type { Subprocess } from "bun";
-import { SQL } from "bun";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { PgTeamRegistry } from "../../src/postgres/team-registry.ts";
 import { FileTeamRegistry, type TeamRegistry } from "../../src/team/team-registry.ts";
-import { type PostgresCluster, startPostgres } from "../support/postgres.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
 import { seededRandom } from "../support/seeded-random.ts";
-import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
+import { teamBinaries } from "./team-binaries.ts";
 import { parseResult, runSetup } from "./run-fixture.ts";
 import { eventsIn } from "./team-fixture.ts";
 
@@ -27,36 +24,8 @@ const CHAOS_MS = Number(process.env.CHAOS_MS ?? 60_000);
 const SEED = Number(process.env.CHAOS_SEED ?? 44);
 const FINAL = "every teammate reported.";
 
-const servers: ScriptedModelServer[] = [];
-const pools: SQL[] = [];
-const children: { child: Subprocess<"ignore", "pipe", "pipe">; stderr: Promise<string> }[] = [];
-afterEach(async () => {
-  for (const { child } of children.splice(0)) {
-    child.kill("SIGKILL");
-    await child.exited;
-  }
-  for (const server of servers.splice(0)) await server.close();
-  for (const pool of pools.splice(0)) await pool.close().catch(() => {});
-});
-let cluster: Promise<PostgresCluster> | undefined;
-afterAll(async () => {
-  await (await cluster)?.stop();
-});
-beforeAll(() => {
-  ensureBinary();
-}, 120_000);
-
-function start(args: string[]) {
-  const child = Bun.spawn([AGENT_BINARY, ...args], {
-    env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key" },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const running = { child, stderr: new Response(child.stderr).text() };
-  children.push(running);
-  return running;
-}
+const team = teamBinaries();
+const { start } = team;
 
 interface Backend {
   name: string;
@@ -75,14 +44,11 @@ function postgres(): Backend {
   return {
     name: "PostgreSQL",
     async args() {
-      cluster ??= startPostgres();
-      url = await (await cluster).database();
+      url = await team.postgresUrl();
       return ["--store", url];
     },
     registry(sessionDir) {
-      const sql = new SQL(url, { max: 1 });
-      pools.push(sql);
-      return new PgTeamRegistry(sql, basename(sessionDir));
+      return new PgTeamRegistry(team.pool(url, 1), basename(sessionDir));
     },
   };
 }
@@ -114,7 +80,7 @@ describe.each([files, postgres()])("chaos: 3 workers, 12 teammates, a worker kil
         return { text: new Set(results).size === TEAMMATES ? FINAL : "Noted." };
       },
     });
-    servers.push(server);
+    team.serve(server);
     const common = ["--session", "chaos", "--permission-mode", "bypassPermissions", "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, ...(await backend.args())];
     const lead = start(["run", "--remote-teammates", "--output", "json", ...common, "Have every teammate work."]);
     while (server.requests.length === 0) await Bun.sleep(20);

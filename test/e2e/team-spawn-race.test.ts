@@ -1,10 +1,8 @@
-import { afterEach, beforeAll, describe, expect, test } from "bun:test";
-import type { Subprocess } from "bun";
+import { describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { basename } from "node:path";
-import { clusterForFile } from "../support/postgres.ts";
 import { ScriptedModelServer } from "../support/model-server.ts";
-import { AGENT_BINARY, ensureBinary } from "./agent-binary.ts";
+import { teamBinaries } from "./team-binaries.ts";
 import { parseResult, runSetup } from "./run-fixture.ts";
 import { eventsIn } from "./team-fixture.ts";
 
@@ -24,43 +22,13 @@ const SIZES = (process.env.SPAWN_RACE_SIZES ?? "8,16,32").split(",").map(Number)
 const DEADLINE_MS = Number(process.env.SPAWN_RACE_DEADLINE_MS ?? 60_000);
 const FINAL = "every teammate reported.";
 
-const cluster = clusterForFile();
-
-interface Running {
-  child: Subprocess<"ignore", "pipe", "pipe">;
-  stderr: Promise<string>;
-}
-
-const children: Running[] = [];
-const servers: ScriptedModelServer[] = [];
-afterEach(async () => {
-  for (const { child } of children.splice(0)) {
-    child.kill("SIGKILL");
-    await child.exited;
-  }
-  for (const server of servers.splice(0)) await server.close();
-});
-
-beforeAll(() => {
-  ensureBinary();
-}, 120_000);
-
-function start(args: string[]): Running {
-  const child = Bun.spawn([AGENT_BINARY, ...args], {
-    env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key" },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const running = { child, stderr: new Response(child.stderr).text() };
-  children.push(running);
-  return running;
-}
+const team = teamBinaries();
+const { start } = team;
 
 /** One run: "ok", or what was left when it hung (or failed otherwise). */
 async function oneRun(size: number, run: number): Promise<string> {
   const { workspace, stateDir, sessionDir } = runSetup();
-  const url = await cluster().database();
+  const url = await team.postgresUrl();
   const session = `race-${size}-${run}`;
   const names = Array.from({ length: size }, (_, i) => `t${i + 1}`);
   const workersUp = Promise.withResolvers<void>();
@@ -76,7 +44,7 @@ async function oneRun(size: number, run: number): Promise<string> {
       return { text: results.size === size ? FINAL : "Noted." };
     },
   });
-  servers.push(server);
+  team.serve(server);
   const common = ["--session", session, "--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, "--store", url];
   const lead = start(["run", "--remote-teammates", "--output", "json", ...common, "Have every teammate report."]);
   // The Lead's first request means its session exists: the workers can join it.
