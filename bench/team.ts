@@ -14,11 +14,12 @@
  *      an idle machine 3 × 200 ms (spawning call, closing call while the
  *      teammates work, one event turn), printed too; on a loaded one the
  *      measured path is what the run could at best have taken;
- *  (d) scale: a Lead spawning N teammates (1, 8, 32) in one reply, each
+ *  (d) scale: a Lead spawning N teammates (1, 8, 32, 64) in one reply, each
  *      teammate 3 model calls (two read_file steps and its answer), every
  *      model call 100 ms; the wall time of the whole run against its ideal
  *      with one batched Lead turn: the spawning call, the teammates' 3 calls,
- *      one event turn (500 ms), as `scaleRatio<N>` (goals: 8 <= 1.15, 32 <= 1.25).
+ *      one event turn (500 ms), as `scaleRatio<N>` (goals: 8 <= 1.15, 32 <= 1.25,
+ *      64 <= 1.5).
  *      The server streams each answer's chunks back to back (paceMs 0): the
  *      model's time is the 100 ms, not 130 pauses of 1 ms for 32 tool calls.
  *      The scripted server runs in a process of its own, as a model API does
@@ -63,7 +64,7 @@ const MODEL_DELAY_MS = 300;
 const BATCH_DELAY_MS = 200;
 const BATCH_TEAMMATES = 4;
 const SCALE_DELAY_MS = 100;
-const SCALE_SIZES = (process.env.BENCH_SCALE ?? "1,8,32").split(",").map(Number);
+const SCALE_SIZES = (process.env.BENCH_SCALE ?? "1,8,32,64").split(",").map(Number);
 /** BENCH_ONLY=scale runs only (d), for profiling it. */
 const ONLY = process.env.BENCH_ONLY;
 /** (d)'s runs of each size (the median is printed), and BENCH_SCALE_APART_ONLY=1 to skip those with the server in this process. */

@@ -20,4 +20,4 @@ for _ in $(seq "$loops"); do
   node -e 'for (;;) {}' &
   pids+=("$!")
 done
-bun test --timeout 120000 "$@"
+bun test --timeout 120000 --parallel --timings=test/timings.json "$@"

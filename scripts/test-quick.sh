@@ -12,4 +12,4 @@ npm run build
 mapfile -t files < <(find test -name '*.test.ts' \
   -not -path 'test/e2e/*' -not -path 'test/postgres/*' -not -path 'test/compat/*' -not -path 'test/security/*' \
   -not -name '*crash*' | sort)
-bun test --timeout 120000 "${files[@]}" "$@"
+bun test --timeout 120000 --parallel --timings=test/timings.json "${files[@]}" "$@"
