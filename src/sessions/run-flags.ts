@@ -66,7 +66,7 @@ export function removeRunFlags(dir: string): void {
 }
 
 function runFlagsText(sessionId: string, flags: RunFlags, marker: SessionMarker): string {
-  const clean = RunFlags.parse(flags);
+  const clean = plainRunFlags(flags) ?? RunFlags.parse(flags);
   return `${JSON.stringify({ version: 1, flags: clean, seal: marker.sign(sealInput(sessionId, clean)) }, null, 2)}\n`;
 }
 
@@ -75,6 +75,41 @@ export function readRunFlags(dir: string, sessionId: string, marker: SessionMark
   const file = readStateFile(join(dir, RUN_FLAGS_FILE), RunFlagsFile);
   if (file === undefined) return undefined;
   return marker.owns({ id: sealInput(sessionId, file.flags), marker: file.seal }) ? file.flags : undefined;
+}
+
+/** RunFlags' keys in its shape's order: the seal is over the flags' JSON, which a read (through the schema) gives in this order. */
+const RUN_FLAG_KEYS = ["permissionMode", "allow", "deny", "sandbox", "trustProject", "addDirs", "leadMode"] as const;
+
+const strings = (value: unknown): boolean => Array.isArray(value) && value.every((item) => typeof item === "string");
+const oneOf = (values: readonly string[]) => (value: unknown) => typeof value === "string" && values.includes(value);
+const RUN_FLAG_CHECKS: Record<(typeof RUN_FLAG_KEYS)[number], (value: unknown) => boolean> = {
+  permissionMode: oneOf(PERMISSION_MODES),
+  allow: strings,
+  deny: strings,
+  sandbox: oneOf(SANDBOX_MODES),
+  trustProject: (value) => value === true,
+  addDirs: strings,
+  leadMode: oneOf(LEAD_MODES),
+};
+
+/**
+ * `RunFlags.parse(flags)` as the schema returns it (defined keys in the shape's
+ * order, arrays copied) when every key is one of its own with a good value, or
+ * undefined for the schema to take (and refuse) the rest. A run writes its flags
+ * before its first model request, and building the schema was ~2 ms of that.
+ * test/sessions/run-flags.test.ts holds the two to the same answers.
+ */
+export function plainRunFlags(flags: Record<string, unknown>): RunFlags | undefined {
+  if (typeof flags !== "object" || flags === null || Array.isArray(flags)) return undefined;
+  for (const key of Object.keys(flags)) if (!Object.hasOwn(RUN_FLAG_CHECKS, key)) return undefined;
+  const clean: Record<string, unknown> = {};
+  for (const key of RUN_FLAG_KEYS) {
+    const value = flags[key];
+    if (value === undefined) continue;
+    if (!RUN_FLAG_CHECKS[key](value)) return undefined;
+    clean[key] = Array.isArray(value) ? [...value] : value;
+  }
+  return clean as RunFlags;
 }
 
 // A colon never occurs in a session id, so no seal over flags is also a session's marker.
