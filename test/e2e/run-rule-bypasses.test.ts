@@ -78,7 +78,7 @@ describe("path rules name every way of changing the file", () => {
     expect(readFileSync(join(workspace, ".env"), "utf8")).toBe("KEY=original\n");
   });
 
-  test("with a deny rule on shell, $(…) as a command, | sh and python3 -c are refused headless even in bypassPermissions", async () => {
+  sandboxTest("with a deny rule on shell, $(…) as a command, | sh and python3 -c are refused headless even in bypassPermissions", async () => {
     const { workspace, attack } = setup();
     const run = await attack(
       [
@@ -99,7 +99,7 @@ describe("path rules name every way of changing the file", () => {
 });
 
 describe("wrappers that run a command carry nothing past a deny rule", () => {
-  test("flock, taskset and watch are seen through; unshare, setpriv and strace cannot be checked: all refused under --deny 'shell(touch*)' in bypassPermissions", async () => {
+  sandboxTest("flock, taskset and watch are seen through; unshare, setpriv and strace cannot be checked: all refused under --deny 'shell(touch*)' in bypassPermissions", async () => {
     const { workspace, attack } = setup();
     const run = await attack(
       [

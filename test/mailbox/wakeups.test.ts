@@ -1,5 +1,6 @@
 // MailWakeups on both backends: a message sent by another process wakes the
-// watcher of its recipient, and only that one; a stopped watch is not woken.
+// watcher of its recipient, and only that one (not a watcher of a mailbox sent
+// nothing); a stopped watch is not woken.
 import { describe, expect, test } from "bun:test";
 import { systemClock } from "../../src/core/clock.ts";
 import { uuidV7Source } from "../../src/core/ids.ts";
@@ -14,7 +15,7 @@ for (const backend of mailboxBackends()) {
       const place = await backend.place();
       // Both mailboxes exist before the watch, as a running team's do.
       const store = backend.open(place);
-      for (const agent of ["alice", "bob", "carol"]) {
+      for (const agent of ["alice", "bob", "carol", "dave"]) {
         await store.send(createMessage({ sender: "lead", recipient: agent, kind: "task", content: "first" }, { clock: systemClock, ids: uuidV7Source }));
         await store.ack((await store.claim(agent))!);
       }
@@ -33,6 +34,8 @@ for (const backend of mailboxBackends()) {
       await Bun.sleep(100);
       woken.length = 0; // subscribing may wake once: something could have come meanwhile
       bobWatch.stop();
+      // Watching, and sent nothing: a wake-up of every watcher on any send would reach dave before carol.
+      await wakeups.watch("dave", () => woken.push("dave"));
       const script = `
         const { openStoreAt } = await import(${JSON.stringify(sender)});
         const { createMessage } = await import(${JSON.stringify(`${import.meta.dir}/../../src/core/message.ts`)});
@@ -47,7 +50,7 @@ for (const backend of mailboxBackends()) {
       expect(await child.exited).toBe(0);
       await alice.promise;
       await carol.promise;
-      expect(woken.filter((name) => name === "bob")).toEqual([]);
+      expect(woken.filter((name) => name === "bob" || name === "dave")).toEqual([]);
       expect((await store.claim("alice"))!.content).toBe("wake up");
       await wakeups.close();
     });

@@ -107,6 +107,28 @@ function gatherTool(expected: number): Tool {
   });
 }
 
+/**
+ * A tool not marked concurrent that logs when each call starts and ends, and
+ * between the two yields to the event loop a few times: a runner that started
+ * its siblings at once would start the next call during those turns, so the
+ * log would show it begun before this one ended.
+ */
+function serialTool(log: string[]): Tool {
+  return defineTool({
+    name: "serial",
+    description: "one at a time",
+    input: z.strictObject({ label: z.string() }),
+    effect: "coordinate",
+    subject: (input) => input.label,
+    async run(input) {
+      log.push(`${input.label} start`);
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+      log.push(`${input.label} end`);
+      return { content: input.label };
+    },
+  });
+}
+
 describe("AgentRunner", () => {
   test("calls of a concurrent tool in one reply run at once; their results are stored in the calls' order", async () => {
     const s = setup(
@@ -130,6 +152,27 @@ describe("AgentRunner", () => {
       ["c2", "two together"],
       ["c3", "three together"],
     ]);
+    s.server.assertDone();
+  });
+
+  test("calls of a tool not marked concurrent run one after another, in the calls' order", async () => {
+    const log: string[] = [];
+    const s = setup(
+      [
+        {
+          toolCalls: [
+            { id: "s1", name: "serial", arguments: { label: "one" } },
+            { id: "s2", name: "serial", arguments: { label: "two" } },
+            { id: "s3", name: "serial", arguments: { label: "three" } },
+          ],
+        },
+        { text: "done" },
+      ],
+      { tools: [serialTool(log)] },
+    );
+    const result = await s.runner().run("one by one", { idempotencyKey: key() });
+    expect(result.result).toBe("done");
+    expect(log).toEqual(["one start", "one end", "two start", "two end", "three start", "three end"]);
     s.server.assertDone();
   });
 
