@@ -103,13 +103,16 @@ describe("agent run's path to its first model request", () => {
     expect(shellParser(shelled).length).toBeGreaterThan(0);
   }, 60_000);
 
-  test("builds no zod schema before the first request but the ones it parses with, and reads no config parser without a config file", async () => {
+  /** The stacks of the zod schemas a run made before its first request (zod compiling none), and the modules it loaded. */
+  async function schemasOfRun(extra: string[] = []): Promise<{ where: string[]; modules: string[] }> {
     const server = ScriptedModelServer.start([{ text: "hi" }]);
     try {
       const dir = tempDir("agent-schemas-run-");
       const out = join(dir, "schemas.json");
+      const args = extra.map((arg) => arg.replace("$DIR", dir));
+      for (const arg of args) if (arg.endsWith(".json") && arg.startsWith(dir)) writeFileSync(arg, JSON.stringify({ mcpServers: {} }));
       const child = Bun.spawn(
-        [process.execPath, "--preload", schemasBuilt, "--preload", preload, join(root, "src", "main.ts"), "run", "hello", "--base-url", server.url, "--workspace", dir, "--state-dir", join(dir, "state")],
+        [process.execPath, "--preload", schemasBuilt, "--preload", preload, join(root, "src", "main.ts"), "run", "hello", "--base-url", server.url, "--workspace", dir, "--state-dir", join(dir, "state"), ...args],
         { env: { ...process.env, SCHEMAS_BUILT_OUT: out, LOADED_MODULES_OUT: join(dir, "modules.txt"), OPENAI_API_KEY: "test-key" }, stdout: "ignore", stderr: "pipe" },
       );
       const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
@@ -119,19 +122,28 @@ describe("agent run's path to its first model request", () => {
       // zod runs jitless (src/core/lazy-schema.ts): compiling a parser for each object
       // schema at its first parse cost more than a run's few parses of it gain.
       expect(compiledBeforeFetch).toBe(0);
-      // Building every schema of every module evaluated cost ~20 ms of a 60 ms start:
-      // a module's schema is a lazySchema stand-in, built when first parsed with.
-      const builtUnused = where.filter((stack) => !stack.includes("new ZodLazy") && !stack.includes("zod/v4/core/parse.js"));
-      expect(builtUnused.map((stack) => stack.split("\n").find((line) => line.includes("/src/")) ?? stack)).toEqual([]);
-      // Not vacuous: the run's flags are checked through their schema.
-      expect(where.some((stack) => stack.includes("src/sessions/run-flags.ts") && stack.includes("zod/v4/core/parse.js"))).toBe(true);
-      // Its first history records are plain ones, checked without the schema (history-record-check.ts).
-      expect(where.some((stack) => stack.includes("src/runtime/history-store.ts") && stack.includes("zod/v4/core/parse.js"))).toBe(false);
-      const modules = readFileSync(join(dir, "modules.txt"), "utf8").trim().split("\n");
-      expect(modules.filter((path) => path.includes("/node_modules/jsonc-parser/"))).toEqual([]);
+      return { where, modules: readFileSync(join(dir, "modules.txt"), "utf8").trim().split("\n") };
     } finally {
       await server.close();
     }
+  }
+  const builtByParse = (where: string[]) => where.filter((stack) => stack.includes("zod/v4/core/parse.js"));
+
+  test("builds no zod schema before the first request (a module's are stand-ins built when first parsed with), and reads no config parser without a config file", async () => {
+    const { where, modules } = await schemasOfRun();
+    // Building every schema of every module evaluated cost ~20 ms of a 60 ms start:
+    // a module's schema is a lazySchema stand-in, built when first parsed with.
+    const builtUnused = where.filter((stack) => !stack.includes("new ZodLazy") && !stack.includes("zod/v4/core/parse.js"));
+    expect(builtUnused.map((stack) => stack.split("\n").find((line) => line.includes("/src/")) ?? stack)).toEqual([]);
+    // And none is parsed with: the run's flags and its first history records are
+    // checked by plain checks (run-flags.ts, history-record-check.ts).
+    expect(builtByParse(where).map((stack) => stack.split("\n").find((line) => line.includes("/src/")) ?? stack)).toEqual([]);
+    // Not vacuous: the stand-ins are seen made…
+    expect(where.some((stack) => stack.includes("new ZodLazy"))).toBe(true);
+    expect(modules.filter((path) => path.includes("/node_modules/jsonc-parser/"))).toEqual([]);
+    // …and a run that does parse with a schema before its request (an --mcp-config file) is seen building it.
+    const withConfig = await schemasOfRun(["--mcp-config", "$DIR/mcp.json"]);
+    expect(builtByParse(withConfig.where).some((stack) => stack.includes("src/config/mcp-config-file.ts"))).toBe(true);
   }, 60_000);
 
   test("asks libc whether stdin is a terminal: a headless run never builds process.stdin (~2.5 ms)", async () => {
