@@ -235,10 +235,11 @@ export class FileMailboxStore implements MailboxStore {
       );
       if (into === "processing") return;
       this.#sent.remember(target, stamp, message);
-      // After the send is durable, so a record never names a message that is not there.
+      // While ready/ is fsynced: should that fail, the link is undone and the record
+      // names a file that is not there, which no reader uses (it lists the files first).
       if (stamp) {
         const record = recordBody(message, stamp);
-        batch.afterCommit(() => appendRecords(fs, this.paths.index(recipient), [record]));
+        batch.whileCommitting(() => appendRecords(fs, this.paths.index(recipient), [record]));
       }
       this.#queues.gained(recipient, index, (i) => i.insert({ name, id, createdAtUtc: message.createdAtUtc }));
     });

@@ -19,7 +19,7 @@ export class DurableBatch {
   /** Each directory to fsync, and the kept descriptor of it that steps went through, if they did (see dir-handles.ts). */
   readonly #dirs = new Map<string, { dir: string; handle: number | undefined }>();
   readonly #undo: (() => void)[] = [];
-  readonly #after: (() => void)[] = [];
+  readonly #meanwhile: (() => void)[] = [];
 
   constructor(fs: FsOps) {
     this.#fs = fs;
@@ -40,9 +40,15 @@ export class DurableBatch {
     this.#undo.push(undo);
   }
 
-  /** Runs once the batch is durable (an index record must never name a message that is not there). */
-  afterCommit(run: () => void): void {
-    this.#after.push(run);
+  /**
+   * Runs while the commit's fsyncs are on the thread pool, so the event loop does
+   * it in time it would spend waiting for the disk: work that must follow the
+   * batch's steps but need not wait for them to be durable, such as an index
+   * record (a cache whose record of a file that is not there is never used).
+   * It runs whether or not the fsyncs then succeed.
+   */
+  whileCommitting(run: () => void): void {
+    this.#meanwhile.push(run);
   }
 
   /**
@@ -51,7 +57,9 @@ export class DurableBatch {
    */
   async commit(): Promise<void> {
     const dirs = [...this.#dirs.values()];
-    const synced = await Promise.allSettled(dirs.map(({ dir, handle }) => fsyncDirOffLoop(dir, this.#fs, handle)));
+    const syncing = Promise.allSettled(dirs.map(({ dir, handle }) => fsyncDirOffLoop(dir, this.#fs, handle)));
+    for (const run of this.#meanwhile) run();
+    const synced = await syncing;
     for (const { handle } of dirs) if (handle !== undefined) unpin(handle, this.#fs);
     const failed = synced.find((result) => result.status === "rejected");
     if (failed) {
@@ -65,7 +73,6 @@ export class DurableBatch {
       }
       throw new BatchFailure(failed.reason, undone);
     }
-    for (const run of this.#after) run();
   }
 }
 

@@ -17,8 +17,10 @@ import type { FsOps } from "../storage/fs-ops.ts";
  * read and checked in full as it always was, and `list` uses a record only while
  * the file's inode, size and mtime are still what they were.
  *
- * Records are appended under the mailbox lock, after the send they describe is
- * durable, and never fsynced (a lost one only costs a read). Each is one line
+ * Records are appended under the mailbox lock while the send they describe is
+ * made durable (a record whose file a failed fsync took back, like one whose
+ * file was since claimed, names nothing in the listing and is never used), and
+ * never fsynced (a lost one only costs a read). Each is one line
  * *led* by a newline, so a record torn by a crash never joins the next one:
  *
  *     "\n" crc32(body) as 8 hex digits, then the body:
