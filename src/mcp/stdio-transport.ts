@@ -2,7 +2,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Subprocess } from "bun";
-import { processReaper } from "../process/reaper.ts";
+import { gatedCommand, openGate, processReaper } from "../process/reaper.ts";
 import { type EnvPolicy, commandEnv } from "../security/env-policy.ts";
 
 /** How long a server may take to exit on its own once its stdin is closed, then after SIGTERM. */
@@ -67,8 +67,12 @@ export class StdioProcessTransport implements Transport {
     const env = commandEnv(this.#params.policy, process.env, { inherit: "core" });
     // Throws (ENOENT, EACCES, a sandbox that cannot start) when the command cannot be started: the caller reports it.
     const argv = [this.#params.command, ...(this.#params.args ?? [])];
+    const wrapped = this.#params.wrap ? this.#params.wrap(argv, this.#params.cwd) : argv;
+    // Windows has neither process groups nor sh: there the server is ended on its own.
+    const gated = process.platform !== "win32";
     const proc = Bun.spawn({
-      cmd: this.#params.wrap ? this.#params.wrap(argv, this.#params.cwd) : argv,
+      // Behind a gate until its group is listed with the reaper (gatedCommand).
+      cmd: gated ? gatedCommand(wrapped) : wrapped,
       cwd: this.#params.cwd,
       env: { ...env, ...this.#params.env },
       stdin: "pipe",
@@ -77,8 +81,10 @@ export class StdioProcessTransport implements Transport {
       detached: true,
     });
     this.#proc = proc;
-    // Windows has neither process groups nor sh: there the server is ended on its own.
-    if (process.platform !== "win32") processReaper().track(proc.pid);
+    if (gated) {
+      processReaper().track(proc.pid);
+      openGate(proc.stdin, undefined, true);
+    }
     void this.#readStdout(proc.stdout);
     void this.#readStderr(proc.stderr);
     void proc.exited.then(() => {

@@ -1,5 +1,6 @@
+import type { FileSink } from "bun";
 import { type CappedText, readCapped } from "../core/truncate.ts";
-import { type GroupReaper, processReaper } from "./reaper.ts";
+import { type GroupReaper, gatedCommand, openGate, processReaper } from "./reaper.ts";
 
 /**
  * After the command exits, a background child it started (`server &`) may still
@@ -49,20 +50,31 @@ export interface GroupResult {
  * cannot be started (e.g. the cwd does not exist).
  */
 export async function runProcessGroup(command: GroupCommand): Promise<GroupResult> {
+  // Windows has neither process groups nor sh.
+  const reaper = process.platform === "win32" ? undefined : (command.reaper ?? processReaper());
+  const gated = reaper !== undefined;
   // One pipe for both streams keeps stdout and stderr in the order they were
   // written; the wrapper `exec`s the command, so it stays the group leader.
-  const cmd = command.capture === "combined" ? ["sh", "-c", 'exec "$@" 2>&1', "sh", ...command.cmd] : command.cmd;
+  // Where there are process groups, the command waits behind a gate until its
+  // group is listed with the reaper (gatedCommand).
+  const cmd = gated
+    ? gatedCommand(command.cmd, command.capture === "combined")
+    : command.capture === "combined"
+      ? ["sh", "-c", 'exec "$@" 2>&1', "sh", ...command.cmd]
+      : command.cmd;
   const proc = Bun.spawn({
     cmd: [...deathSignalPrefix(), ...cmd],
     cwd: command.cwd,
     env: command.env ?? process.env,
-    stdin: command.stdin ?? "ignore",
+    stdin: gated ? "pipe" : (command.stdin ?? "ignore"),
     stdout: "pipe",
     stderr: command.capture === "split" ? "pipe" : "ignore",
     detached: true,
   });
-  const reaper = process.platform === "win32" ? undefined : (command.reaper ?? processReaper());
-  reaper?.track(proc.pid);
+  if (reaper) {
+    reaper.track(proc.pid);
+    openGate(proc.stdin as FileSink, command.stdin);
+  }
   const stream = (command.capture === "combined" ? proc.stdout : proc.stderr) as ReadableStream<Uint8Array>;
   const reader = stream.getReader();
   const reading = readCapped(reader, command.maxChars);

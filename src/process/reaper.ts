@@ -99,3 +99,31 @@ export function processReaper(): GroupReaper {
   shared ??= new GroupReaper();
   return shared;
 }
+
+/**
+ * `cmd` behind a gate: `sh` waits for one line on stdin, then execs `cmd` (its
+ * stdin the rest of the pipe). The process that starts it opens the gate
+ * (`openGate`) only after `GroupReaper.track` has listed its group. Without the
+ * gate, a loaded machine could run the command — and the processes it puts in
+ * the background — before the agent got to list the group; a kill -9 of the
+ * agent then left them running (the direct child dies of its death signal,
+ * what it started did not). Killed before the gate opens, the command never runs.
+ * `stderrToStdout`: the command's stderr goes where its stdout does.
+ */
+export function gatedCommand(cmd: string[], stderrToStdout = false): string[] {
+  return ["sh", "-c", `IFS= read -r _ || exit 1; exec "$@"${stderrToStdout ? " 2>&1" : ""}`, "sh", ...cmd];
+}
+
+/** Opens the gate of a gatedCommand started with `stdin: "pipe"`, then writes `input` after it, if given, and closes stdin unless `keepOpen`. */
+export function openGate(stdin: FileSink, input?: Uint8Array, keepOpen = false): void {
+  try {
+    stdin.write("\n");
+    if (input !== undefined && input.length > 0) stdin.write(input);
+    const flushed = keepOpen ? stdin.flush() : stdin.end();
+    // A command that ended without reading all of it (EPIPE) is its own business.
+    if (flushed instanceof Promise) flushed.catch(() => {});
+  } catch {
+    // The command is gone already: its exit says what happened.
+  }
+}
+

@@ -37,8 +37,19 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Which of `pids` (named by `names`) are alive, each with its process group and state: what a timeout says. */
+function describeAlive(names: string[], pids: number[]): string {
+  const left = pids.flatMap((pid, i) => {
+    if (!alive(pid)) return [];
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return [`${names[i]} ${pid} (state ${fields[0]}, parent ${fields[1]}, group ${fields[2]})`];
+  });
+  return left.length > 0 ? left.join(", ") : "none";
+}
+
 /** Waits for `ok` (the deadline scaled to the machine's load: test/support/deadline.ts); how long it took. */
-async function waitFor(what: string, ok: () => boolean, ms: number): Promise<number> {
+async function waitFor(what: string | (() => string), ok: () => boolean, ms: number): Promise<number> {
   const started = performance.now();
   await waitUntil(ok, what, ms);
   return performance.now() - started;
@@ -80,7 +91,11 @@ describe.skipIf(process.platform !== "linux")("children of an unsandboxed run", 
     await agent.exited;
     // Typically 0-21 ms (printed); the bound only says they die, with room for a loaded
     // machine: a full suite on 2 cores once took more than 2 s.
-    const took = await waitFor("every child to die", () => children.every((pid) => !alive(pid)), 15_000);
+    const took = await waitFor(
+      () => `every child to die; alive: ${describeAlive(names, children)}`,
+      () => children.every((pid) => !alive(pid)),
+      15_000,
+    );
     console.log(`children of a run ended by ${signal} gone ${took.toFixed(0)} ms after it exited`);
   });
 

@@ -13,23 +13,41 @@ import { createMessage } from "../../src/core/message.ts";
 import { serializeMessage } from "../../src/core/message-format.ts";
 import { FileMailboxStore } from "../../src/mailbox/file-store.ts";
 import { fileNameOf } from "../../src/mailbox/paths.ts";
+import { realFs } from "../../src/storage/fs-ops.ts";
 import { openOsLock } from "../../src/storage/os-lock.ts";
 import { tempDir } from "../support/temp-dir.ts";
 import { waitUntil } from "../support/deadline.ts";
 
 const message = (content: string, recipient = "bob") => createMessage({ sender: "lead", recipient, kind: "task", content }, { clock: systemClock, ids: uuidV7Source });
 
-/** The store, a message, and its paths; the mailbox lock taken from another open file, as another process would hold it. */
-async function world() {
+/**
+ * The store, a message, and its paths; the mailbox lock taken from another open file, as another process would hold it.
+ *
+ * `looked`, with `watchLook`: settles once the send has looked at the marker it
+ * wrote (its identity, kept to compare with what it links). With realFs the write
+ * is a thread-pool task and the look follows its answer on the event loop, a moment
+ * after the file is whole: a file put in its place within that moment is taken for
+ * this send's own — harmless (a sender of the same id sends the same message, and
+ * it is delivered once), but not the case a test of a marker replaced *after* the
+ * look means to make. Watching the look goes through an FsOps of the test's, which
+ * writes the marker synchronously.
+ */
+async function world(options: { watchLook?: boolean } = {}) {
   const stateDir = tempDir("agent-early-marker-");
-  const store = new FileMailboxStore({ stateDir });
+  const m = message("the task");
+  const marker = join(stateDir, "mailboxes/.ids", m.id);
+  const looked = Promise.withResolvers<void>();
+  const lstatSync = ((path: string, ...rest: never[]) => {
+    const stats = (realFs.lstatSync as (path: string, ...rest: never[]) => unknown)(path, ...rest);
+    if (path === marker) looked.resolve();
+    return stats;
+  }) as typeof realFs.lstatSync;
+  const store = new FileMailboxStore({ stateDir, ...(options.watchLook ? { fs: { ...realFs, lstatSync } } : {}) });
   await store.prepare("bob");
   const other = openOsLock(join(stateDir, "mailboxes.lock.flock"))!;
   expect(other.tryTake()).toBe(true);
-  const m = message("the task");
-  const marker = join(stateDir, "mailboxes/.ids", m.id);
   const ready = join(stateDir, "mailboxes/bob/ready", fileNameOf(m.id));
-  return { stateDir, store, other, m, marker, ready };
+  return { stateDir, store, other, m, marker, ready, looked: looked.promise };
 }
 
 async function until(check: () => boolean): Promise<void> {
@@ -65,9 +83,10 @@ describe("a send's message is written before the lock", () => {
   });
 
   test("its marker replaced meanwhile by another sender of the id (not linked yet): this send's own content is delivered, once", async () => {
-    const w = await world();
+    const w = await world({ watchLook: true });
     const sending = w.store.send(w.m);
-    await until(() => existsSync(w.marker) && readFileSync(w.marker, "utf8") === serializeMessage(w.m));
+    await w.looked;
+    expect(readFileSync(w.marker, "utf8")).toBe(serializeMessage(w.m));
     // Another file in its place, as a sender that found it unlinked under the lock leaves it before its own link.
     const impostor = serializeMessage({ ...w.m, content: "another sender's content" });
     unlinkSync(w.marker);
@@ -83,9 +102,10 @@ describe("a send's message is written before the lock", () => {
   });
 
   test("its marker replaced meanwhile by another sender of the id that delivered it already: refused as a duplicate, the other's message and marker untouched", async () => {
-    const w = await world();
+    const w = await world({ watchLook: true });
     const sending = w.store.send(w.m);
-    await until(() => existsSync(w.marker) && readFileSync(w.marker, "utf8") === serializeMessage(w.m));
+    await w.looked;
+    expect(readFileSync(w.marker, "utf8")).toBe(serializeMessage(w.m));
     // What the other sender leaves once its batch is done: its own file as the marker, linked in ready/.
     const theirs = serializeMessage({ ...w.m, content: "another sender's content" });
     unlinkSync(w.marker);
