@@ -35,7 +35,8 @@ function loopSyscallsPer(mode: "send" | "pair"): { all: number; own: number } {
   const loop = lines[begin]!.split(" ")[0]!;
   // A call another thread interrupted shows as "<unfinished ...>" then "<... resumed>": counted once.
   const calls = lines.slice(begin + 1, end).filter((line) => line.startsWith(`${loop} `) && !line.includes(" resumed>"));
-  const own = calls.filter((line) => !HAND_OFF.has(line.slice(loop.length + 1).split("(")[0]!));
+  // strace pads a short pid with spaces: the call's name is the first word after it.
+  const own = calls.filter((line) => !HAND_OFF.has(/^\s*(\w+)\(/.exec(line.slice(loop.length))?.[1] ?? ""));
   return { all: calls.length / COUNT, own: own.length / COUNT };
 }
 
