@@ -364,8 +364,15 @@ export class TeammateRuntime implements TeamWatchTarget {
         // perhaps finished — not ours to give back.
         if (worker.current && !team.runsHere(name)) worker.current = undefined;
         if (worker.current) {
-          await team.o.store.release(worker.current);
-          team.emit({ type: "mailbox", op: "release", agent: name, id: worker.current.id, from: worker.current.sender, kind: worker.current.kind });
+          try {
+            await team.o.store.release(worker.current);
+            team.emit({ type: "mailbox", op: "release", agent: name, id: worker.current.id, from: worker.current.sender, kind: worker.current.kind });
+          } catch (error) {
+            // Taken over between the look above and the release (a stall can outlast
+            // the lease at any moment, and the new holder recovers the message at
+            // once): the message is the new holder's, and its shutdown no failure.
+            if (!team.o.hosting || (await team.stillHeld(name))) throw error;
+          }
           worker.current = undefined;
         }
         worker.runner?.close();
