@@ -116,14 +116,18 @@ export function gatedCommand(cmd: string[], stderrToStdout = false): string[] {
 
 /** Opens the gate of a gatedCommand started with `stdin: "pipe"`, then writes `input` after it, if given, and closes stdin unless `keepOpen`. */
 export function openGate(stdin: FileSink, input?: Uint8Array, keepOpen = false): void {
+  // A command that ends without reading all of its input makes the rest of the
+  // write fail (EPIPE), now or — what the pipe could not take at once — later, as
+  // the promise a write or the close returns then: its own business, said by its exit.
+  const settle = (result: unknown) => {
+    if (result instanceof Promise) result.catch(() => {});
+  };
   try {
-    stdin.write("\n");
-    if (input !== undefined && input.length > 0) stdin.write(input);
-    const flushed = keepOpen ? stdin.flush() : stdin.end();
-    // A command that ended without reading all of it (EPIPE) is its own business.
-    if (flushed instanceof Promise) flushed.catch(() => {});
+    settle(stdin.write("\n"));
+    if (input !== undefined && input.length > 0) settle(stdin.write(input));
+    settle(keepOpen ? stdin.flush() : stdin.end());
   } catch {
-    // The command is gone already: its exit says what happened.
+    // The command is gone already.
   }
 }
 

@@ -41,7 +41,7 @@ describe.skipIf(process.platform === "win32")("runProcessGroup", () => {
 
   test("stdin: what is given reaches the command whole, after the gate; none given is an empty stdin", async () => {
     const dir = tempDir("agent-group-stdin-");
-    const input = new TextEncoder().encode(`${"first line\n"}${"x".repeat(200_000)}\nlast line`);
+    const input = new TextEncoder().encode(`${"first line\n"}${"x".repeat(4_000_000)}\nlast line`);
     const given = await runProcessGroup({ cmd: ["sh", "-c", "wc -c"], cwd: dir, stdin: input, capture: "split", maxChars: 1_000, timeoutMs: 60_000 });
     expect(given.exitCode).toBe(0);
     expect(given.stdout!.text.trim()).toBe(String(input.length));
