@@ -1,4 +1,4 @@
-import { LEAD } from "../core/agent-name.ts";
+import { type AgentName, LEAD } from "../core/agent-name.ts";
 import { owedIdleNotice } from "./owed-idle.ts";
 import type { RemoteTeammates } from "./remote-teammates.ts";
 import type { TeamContext } from "./team-context.ts";
@@ -23,6 +23,10 @@ export async function restoreTeam(team: TeamContext, parts: { protocols: Teammat
     remote.ensureWatch();
     return;
   }
+  // First, before any teammate's loop runs again: a result the killed Lead had
+  // claimed is ready again before the idle notice that follows it is sent, and
+  // the Lead's claims take the two in the order they were sent.
+  await team.o.store.recover(LEAD);
   const records: TeammateRecord[] = [];
   for (const { pendingTaskId, ...record } of stored) {
     // A spawn killed before its first task went out: undo it, so the Lead's
@@ -34,6 +38,9 @@ export async function restoreTeam(team: TeamContext, parts: { protocols: Teammat
     }
     records.push(record);
   }
+  // Started once every mailbox is recovered: a loop started earlier could send a
+  // teammate not yet recovered a message that overtakes the one it had claimed.
+  const restarting: AgentName[] = [];
   for (const record of records) {
     const state: TeammateState = record.state === "failed" || record.state === "shutdown" ? record.state : "idle";
     const retired = state === "shutdown";
@@ -53,9 +60,10 @@ export async function restoreTeam(team: TeamContext, parts: { protocols: Teammat
         worker.owedIdle = owed;
         worker.record = { ...worker.record, state: "running" };
       }
-      team.startWorker(record.name);
+      restarting.push(record.name);
     }
   }
+  for (const name of restarting) team.startWorker(name);
   remote.ensureWatch();
   // A teammate a killed runtime left "running" with no work to pick up again
   // never changes state here: without this write team.json would keep saying
@@ -69,6 +77,5 @@ export async function restoreTeam(team: TeamContext, parts: { protocols: Teammat
       if (record.pendingTaskId) await team.persist(record.name);
     } else if (record.state === "running" || record.pendingTaskId || kept.record.state !== record.state || kept.record.plan?.state !== record.plan?.state) await team.persist(record.name);
   }
-  await team.o.store.recover(LEAD);
   await team.pumpLead();
 }
