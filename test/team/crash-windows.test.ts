@@ -55,7 +55,9 @@ describe("the Lead's history after a kill -9", () => {
     model.push({ identity: "lead", delayMs: 30_000, text: "never delivered: the process is killed while waiting" });
 
     const first = children.start("drain", dirs, model.url);
-    expect(await until(() => model.requests.length === 1, 10_000)).toBe(true);
+    // The ack goes its own way beside the turn's request (sent ahead): the kill waits for both.
+    const acked = () => idsIn(takeCensus(dirs.stateDir), "done").includes(message.id);
+    expect(await until(() => model.requests.length === 1 && acked(), 10_000)).toBe(true);
     first.proc.kill("SIGKILL");
     await first.finished;
     // The event is in the history and acknowledged (done); its model turn never finished.
