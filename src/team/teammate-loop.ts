@@ -68,6 +68,12 @@ export class TeammateLoop {
     const worker = team.workers.get(name);
     if (!worker) return;
     worker.pokes += 1;
+    if (worker.active && worker.settling) {
+      // Storing that it is idle, its loop will go round for this: at work again now, or a
+      // quiet check before the store call returns ends the run with the message unanswered.
+      worker.settling = false;
+      team.changed();
+    }
     if (worker.active || team.closing) return;
     if (worker.record.state === "failed" || worker.record.state === "shutdown") return;
     // Another process runs it (or will, once it sees the message): this one must not.
@@ -86,6 +92,10 @@ export class TeammateLoop {
     // period (#goIdle). At first, the one whose notice a killed runtime owes (see owedIdleNotice).
     let lastWorked: string | undefined = worker.owedIdle;
     worker.owedIdle = undefined;
+    // The pokes the loop had seen when it last found its mailbox empty and left:
+    // a send in the few steps from that look to `active = false` found the loop
+    // still active and started none, so the loop starts again for it.
+    let leftIdle: number | undefined;
     // The ack of a message whose idle notice went out with its result, awaited by TeammateRuntime.acked.
     let acking: ReturnType<typeof Promise.withResolvers<void>> | undefined;
     const ackedNow = () => {
@@ -143,6 +153,7 @@ export class TeammateLoop {
           }
           // Storing the state may have yielded to a send that found the loop active.
           if (worker.pokes !== pokes) continue;
+          leftIdle = pokes;
           // Idle, it keeps no runner: its history, tools and prompt are rebuilt from disk by
           // its next message, so an idle teammate costs its record, not its conversation.
           worker.runner?.close();
@@ -281,11 +292,13 @@ export class TeammateLoop {
         // The result is in the Lead's mailbox: the Lead's next pump takes it.
       }
       ackedNow();
+      const poked = leftIdle !== undefined && worker.pokes !== leftIdle && !signal.aborted;
       worker.active = false;
       worker.settling = false;
       // Ended: an idle teammate keeps no handle (its signal, controller and closures) of a loop that ran.
       worker.job = undefined;
       team.changed();
+      if (poked) this.start(name);
     }
   }
 

@@ -215,6 +215,37 @@ describe("TeammateRuntime", () => {
     w.server.assertDone();
   });
 
+  test("a message sent to a teammate while it stores that it is idle makes it work the Lead waits for again, before its loop looks", async () => {
+    const w = await world([
+      { identity: "alice", text: "alice: done" },
+      { identity: "alice", text: "alice: indexes added" },
+      { identity: "lead", text: "noted" },
+    ]);
+    // Held as another process would hold it: alice's loop waits to store that she is idle.
+    const teamLock = openOsLock(join(w.stateDir, "team.lock.flock"))!;
+    await w.lead.team.spawn("alice", "backend", "write schema.sql");
+    expect(teamLock.tryTake()).toBe(true);
+    try {
+      const idleSent = () => w.teamEvents.some((e) => e.type === "mailbox" && e.op === "send" && e.kind === "idle");
+      await waitUntil(() => idleSent() && !w.lead.team.hasPendingWork(), "alice to tell the Lead she is idle");
+      await w.lead.team.send(LEAD, "alice", "add indexes too");
+      // Her loop is still in its last store call and will go round for the message: a quiet
+      // check now must not end the run (it did, and closing put the message back unanswered).
+      expect(w.lead.team.hasPendingWork()).toBe(true);
+    } finally {
+      teamLock.give();
+    }
+    const quiet = await runUntilQuiet(w.lead);
+    expect(quiet.turns.flatMap((t) => (t.events ?? []).map((e) => `${e.kind}: ${e.content}`))).toEqual([
+      "result: alice: done",
+      "idle: alice is idle",
+      "result: alice: indexes added",
+      "idle: alice is idle",
+    ]);
+    await w.lead.close();
+    w.server.assertDone();
+  });
+
   test("a teammate spawned to work at once is stored running with its task sent: one team.json write before its turn, one running event", async () => {
     const answer = Promise.withResolvers<void>();
     const w = await world([
