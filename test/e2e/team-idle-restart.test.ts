@@ -28,6 +28,24 @@ echo $$ > held.tmp && mv held.tmp held
 exec sleep 300
 `;
 
+/**
+ * Runs the Lead's prompt until alice's TeammateIdle hook holds her loop (after her
+ * message's ack, before her idle notice), then kills the run and the hook.
+ */
+async function runKilledInHook(workspace: string, common: string[]): Promise<void> {
+  const child = Bun.spawn([AGENT_BINARY, "run", "Count the tables with a helper.", "--permission-mode", "bypassPermissions", "--trust-project", ...common], {
+    env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key" },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const held = join(workspace, "held");
+  await until(() => existsSync(held) || child.exitCode !== null, "the TeammateIdle hook to run");
+  expect(existsSync(held)).toBe(true);
+  child.kill("SIGKILL");
+  await child.exited;
+  process.kill(Number(readFileSync(held, "utf8")), "SIGKILL");
+}
+
 describe.each(stores)("idle notice across a kill, store: $name", (store) => {
   test("killed between alice's ack and her idle notice, the next runtime sends the notice once", async () => {
     const { workspace, stateDir, drain, agent, sessionDir } = teamSetup();
@@ -43,19 +61,7 @@ describe.each(stores)("idle notice across a kill, store: $name", (store) => {
     );
     try {
       const storeArgs = await store.args();
-      const common = ["--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, "--output", "json", ...storeArgs];
-      const child = Bun.spawn([AGENT_BINARY, "run", "Count the tables with a helper.", "--permission-mode", "bypassPermissions", "--trust-project", ...common], {
-        env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key" },
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const held = join(workspace, "held");
-      // The hook runs after alice's message is acked and before her notice is sent: the kill lands between the two.
-      await until(() => existsSync(held) || child.exitCode !== null, "the TeammateIdle hook to run");
-      expect(existsSync(held)).toBe(true);
-      child.kill("SIGKILL");
-      await child.exited;
-      process.kill(Number(readFileSync(held, "utf8")), "SIGKILL");
+      await runKilledInHook(workspace, ["--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, "--output", "json", ...storeArgs]);
       expect(server.requests.filter((r) => r.identity === "alice")).toHaveLength(1);
 
       const drained = await drain(["--base-url", server.url, "--output", "json", ...storeArgs]);
@@ -201,18 +207,7 @@ describe.each([filesUndone(), postgresUndone()])("idle notice across a kill, the
     );
     try {
       const storeArgs = await store.store();
-      const common = ["--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, "--output", "json", ...storeArgs];
-      const child = Bun.spawn([AGENT_BINARY, "run", "Count the tables with a helper.", "--permission-mode", "bypassPermissions", "--trust-project", ...common], {
-        env: { ...process.env, NO_COLOR: "1", OPENAI_API_KEY: "test-key" },
-        stdout: "ignore",
-        stderr: "pipe",
-      });
-      const held = join(workspace, "held");
-      await until(() => existsSync(held) || child.exitCode !== null, "the TeammateIdle hook to run");
-      expect(existsSync(held)).toBe(true);
-      child.kill("SIGKILL");
-      await child.exited;
-      process.kill(Number(readFileSync(held, "utf8")), "SIGKILL");
+      await runKilledInHook(workspace, ["--workspace", workspace, "--state-dir", stateDir, "--base-url", server.url, "--output", "json", ...storeArgs]);
       await store.claimResult(sessionDir());
 
       const letGo = await store.holdAlice(sessionDir());
