@@ -149,10 +149,10 @@ describe("failures that are not retried", () => {
   });
 
   test("an aborted signal ends the request with an AbortError and no retry", async () => {
-    await using server = ScriptedModelServer.start([{ delayMs: 2_000, text: "never read" }]);
-    const { client, sleeps } = clientFor(server.url);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
+    // Aborted once the server has the request: the abort lands on a request in flight.
+    await using server = ScriptedModelServer.start([{ check: () => controller.abort(), delayMs: 2_000, text: "never read" }]);
+    const { client, sleeps } = clientFor(server.url);
     const error = await failure(client.complete(ask("hi", { signal: controller.signal })));
     expect(error.name).toBe("AbortError");
     expect(sleeps).toEqual([]);

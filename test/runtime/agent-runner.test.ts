@@ -18,6 +18,7 @@ import { type ScriptedReply, ScriptedModelServer } from "../support/model-server
 import { tempDir } from "../support/temp-dir.ts";
 import { deadline } from "../support/deadline.ts";
 import { FileAttachments } from "../../src/attachments/file-attachments.ts";
+import { waitUntil } from "../support/deadline.ts";
 
 const servers: ScriptedModelServer[] = [];
 afterEach(async () => {
@@ -456,12 +457,13 @@ describe("AgentRunner", () => {
   });
 
   test("an abort mid-turn ends it as error_interrupted with every tool call paired", async () => {
-    const s = setup([{ toolCalls: [{ id: "s1", name: "shell", arguments: { command: "sleep 5" } }] }], {
+    const s = setup([{ toolCalls: [{ id: "s1", name: "shell", arguments: { command: "touch began; sleep 5" } }] }], {
       mode: "bypassPermissions",
     });
     const controller = new AbortController();
     const runner = s.runner();
-    setTimeout(() => controller.abort(), 300);
+    // Aborted once the command runs: mid-turn, with its tool call unanswered.
+    void waitUntil(() => existsSync(join(s.workspace, "began")), "the shell command to start").then(() => controller.abort());
     const result = await runner.run("slow", { idempotencyKey: key(), signal: controller.signal });
     expect(result).toMatchObject({ subtype: "error_interrupted", isError: true });
     const messages = runner.history.messages;

@@ -9,6 +9,7 @@ import { baseTools } from "../../src/tools/base-tools.ts";
 import { ToolPipeline } from "../../src/tools/pipeline.ts";
 import { defineTool, type Tool, type ToolContext } from "../../src/core/tool.ts";
 import { workspaceContext } from "./helpers.ts";
+import { waitUntil } from "../support/deadline.ts";
 
 /**
  * Every step writes one line to `steps.log` in the workspace: the hooks as real
@@ -161,9 +162,10 @@ describe("ToolPipeline", () => {
   test("an abort during the handler is an interrupted result", async () => {
     const { run, context } = setup({ mode: "bypassPermissions" });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 200);
+    // Aborted once the command runs: the abort lands during the handler.
+    void waitUntil(() => existsSync(join(context.workspace, "began")), "the command to start").then(() => controller.abort());
     const started = Date.now();
-    const result = await run('{"command":"sleep 30"}', "shell", { ...context, signal: controller.signal });
+    const result = await run('{"command":"touch began; sleep 30"}', "shell", { ...context, signal: controller.signal });
     expect(result).toEqual({ content: "interrupted", isError: true });
     expect(Date.now() - started).toBeLessThan(5_000);
   });

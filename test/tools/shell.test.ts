@@ -5,6 +5,7 @@ import { ConfigError } from "../../src/core/errors.ts";
 import { compileShellDeny, findShellDenial } from "../../src/tools/shell-deny.ts";
 import { shellTool } from "../../src/tools/shell.ts";
 import { call, workspaceContext } from "./helpers.ts";
+import { waitUntil } from "../support/deadline.ts";
 
 /** Whether a process runs (a zombie waiting to be reaped counts as gone). */
 function alive(pid: number): boolean {
@@ -52,8 +53,9 @@ describe("shell", () => {
   test("an abort kills the command group and throws", async () => {
     const controller = new AbortController();
     const context = workspaceContext({ signal: controller.signal });
-    setTimeout(() => controller.abort(), 200);
-    const outcome = await call(shellTool(), { command: "echo $$ > pid; sleep 30 | cat" }, context).catch((e: Error) => e);
+    // Aborted once the command runs (its pid written), not after a time a loaded machine may not have started it in.
+    void waitUntil(() => existsSync(join(context.workspace, "pid")) && readFileSync(join(context.workspace, "pid"), "utf8").endsWith("\n"), "the command to start").then(() => controller.abort());
+    const outcome = await call(shellTool(), { command: "echo $$ > pid.tmp && mv pid.tmp pid; sleep 30 | cat" }, context).catch((e: Error) => e);
     expect(outcome).toBeInstanceOf(Error);
     expect(await waitGone(pidIn(join(context.workspace, "pid")))).toBe(true);
   });
